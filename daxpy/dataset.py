@@ -1,0 +1,166 @@
+"""The dataset base class: point and cell fields over a topology.
+
+Concrete grids live in :mod:`daxpy.structured` and :mod:`daxpy.unstructured`.
+
+Examples
+--------
+>>> import numpy as np, daxpy
+>>> grid = daxpy.UniformGrid(dims=(3, 3, 3))
+>>> grid.point_data["t"] = np.arange(27.0)
+>>> grid.field("t")[1]
+'points'
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from .errors import FieldError, UnknownFieldError
+from .fields import FieldData, check_association
+
+
+class DataSet:
+    """Points, cells and the fields attached to them.
+
+    Subclasses set ``n_points`` and ``n_cells`` and call :meth:`_init_fields`.
+    Fields are stored by reference; filters return new datasets whose field
+    mappings are new but whose arrays are shared with the input.
+    """
+
+    name: str = "dataset"
+    n_points: int
+    n_cells: int
+
+    def _init_fields(self, point_data=None, cell_data=None) -> None:
+        self.point_data = FieldData("points", self.n_points, owner=self.name)
+        self.cell_data = FieldData("cells", self.n_cells, owner=self.name)
+        # Derived topology (shape partitions, device copies, links) is shared
+        # between a dataset and the datasets that filters derive from it.
+        self._cache: dict[str, Any] = {}
+        for key, values in (point_data or {}).items():
+            self.point_data[key] = values
+        for key, values in (cell_data or {}).items():
+            self.cell_data[key] = values
+
+    @property
+    def topology_name(self) -> str:
+        """Name of the topology, as used in kernel names (``uniform3d``...)."""
+        raise NotImplementedError
+
+    @property
+    def family(self) -> str:
+        """Grid family: ``uniform``, ``rectilinear``, ``curvilinear`` or ``unstructured``."""
+        raise NotImplementedError
+
+    def fields(self, association: str) -> FieldData:
+        """Return the point or the cell field mapping.
+
+        Examples
+        --------
+        >>> import daxpy
+        >>> daxpy.UniformGrid(dims=(2, 2)).fields("cells").size
+        1
+        """
+        check_association(association)
+        return self.point_data if association == "points" else self.cell_data
+
+    def field(self, name: str, association: str | None = None) -> tuple[Any, str]:
+        """Look a field up by name; return ``(array, association)``.
+
+        Parameters
+        ----------
+        name : str
+            Field name.
+        association : {"points", "cells"}, optional
+            Where to look; by default points, then cells.
+
+        Raises
+        ------
+        UnknownFieldError
+            If no field of that name exists where asked.
+        FieldError
+            If the name exists at both points and cells and no association is given.
+
+        Examples
+        --------
+        >>> import numpy as np, daxpy
+        >>> g = daxpy.UniformGrid(dims=(2, 2), cell_data={"c": np.ones(1)})
+        >>> g.field("c")[1]
+        'cells'
+        """
+        if association is not None:
+            data = self.fields(association)
+            if name not in data:
+                raise UnknownFieldError(
+                    f"{self.name} has no {association[:-1]} field {name!r}; "
+                    f"it has {sorted(data)}"
+                )
+            return data[name], association
+        in_points, in_cells = name in self.point_data, name in self.cell_data
+        if in_points and in_cells:
+            raise FieldError(
+                f"{name!r} is both a point and a cell field of {self.name}; "
+                "pass association='points' or 'cells'"
+            )
+        if in_points:
+            return self.point_data[name], "points"
+        if in_cells:
+            return self.cell_data[name], "cells"
+        raise UnknownFieldError(
+            f"{self.name} has no field {name!r}; point fields: "
+            f"{sorted(self.point_data)}, cell fields: {sorted(self.cell_data)}"
+        )
+
+    def with_fields(self, point_data=None, cell_data=None) -> "DataSet":
+        """Return a shallow copy with fields added; ``self`` is not modified.
+
+        Examples
+        --------
+        >>> import numpy as np, daxpy
+        >>> g = daxpy.UniformGrid(dims=(2,))
+        >>> h = g.with_fields(point_data={"a": np.zeros(2)})
+        >>> ("a" in h.point_data, "a" in g.point_data)
+        (True, False)
+        """
+        other = copy.copy(self)
+        other.point_data = self.point_data.copy()
+        other.cell_data = self.cell_data.copy()
+        for key, values in (point_data or {}).items():
+            other.point_data[key] = values
+        for key, values in (cell_data or {}).items():
+            other.cell_data[key] = values
+        return other
+
+    def to_vtk(self):
+        """Return the equivalent VTK dataset, sharing field memory where possible.
+
+        Examples
+        --------
+        >>> import daxpy
+        >>> daxpy.UniformGrid(dims=(2, 2, 2)).to_vtk().GetNumberOfPoints()
+        8
+        """
+        from .interop import to_vtk
+
+        return to_vtk(self)
+
+    def to_pyvista(self):
+        """Return the equivalent PyVista dataset, sharing field memory where possible.
+
+        Examples
+        --------
+        >>> import daxpy
+        >>> daxpy.UniformGrid(dims=(2, 2, 2)).to_pyvista().n_points
+        8
+        """
+        from .interop import to_pyvista
+
+        return to_pyvista(self)
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}({self.topology_name}, n_points={self.n_points}, "
+            f"n_cells={self.n_cells}, point_data={list(self.point_data)}, "
+            f"cell_data={list(self.cell_data)})"
+        )

@@ -1,0 +1,67 @@
+"""Run one worklet on one dataset: pick the backend and the implementation once.
+
+Examples
+--------
+>>> import numpy as np, daxpy
+>>> from daxpy.dispatch import execute
+>>> g = daxpy.UniformGrid(dims=(3,))
+>>> execute("pass_through", g, np.arange(3, dtype=np.float32), "points",
+...         backend="cpu", dtype=np.float64).dtype
+dtype('float64')
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .arrays import to_host
+from .backend import resolve_backend
+from .dataset import DataSet
+from .errors import FieldError
+from .worklet import get_worklet
+
+
+def execute(name: str, dataset: DataSet, values: Any, association: str, *,
+            backend: str | None = "auto", **params) -> Any:
+    """Apply worklet ``name`` to a field of ``dataset``.
+
+    Parameters
+    ----------
+    name : str
+        Registered worklet name.
+    dataset : DataSet
+        The grid that gives the topology.
+    values : array-like
+        Field values, at ``association``.
+    association : {"points", "cells"}
+        Where ``values`` lives; checked against the worklet's declaration.
+    backend : {"auto", "cpu", "cuda"}
+        Where to run.
+    **params
+        Static parameters of the worklet (dtype, bias, expression...).
+
+    Returns
+    -------
+    numpy.ndarray or cupy.ndarray
+        NumPy on the CPU backend, CuPy on the CUDA backend.
+
+    Examples
+    --------
+    >>> import numpy as np, daxpy
+    >>> g = daxpy.UniformGrid(dims=(2,))
+    >>> execute("pass_through", g, np.ones(2), "points", backend="cpu").tolist()
+    [1.0, 1.0]
+    """
+    worklet = get_worklet(name)
+    wanted = worklet.input_association
+    if wanted != "any" and wanted != association:
+        raise FieldError(
+            f"worklet {name!r} reads {wanted[:-1]} fields, but the field given is "
+            f"associated with {association}"
+        )
+    if resolve_backend(backend) == "cuda":
+        from .cuda.dispatch import execute_cuda
+
+        return execute_cuda(worklet, dataset, values, association, **params)
+    impl = worklet.numpy_impl(dataset.family)
+    return impl(dataset, to_host(values), **params)

@@ -1,0 +1,266 @@
+"""Unstructured grids: explicit points and cells of the VTK linear shapes.
+
+Examples
+--------
+>>> import numpy as np, daxpy
+>>> from daxpy.celltypes import TETRA
+>>> pts = np.eye(4, 3)
+>>> g = daxpy.UnstructuredGrid(pts, [0, 1, 2, 3], [0, 4], [TETRA])
+>>> (g.topology_name, g.n_cells)
+('unstructured_tet', 1)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .arrays import as_field_array, to_host
+from .celltypes import (CELL_SHAPES, HEXAHEDRON, PIXEL, PIXEL_TO_QUAD_ORDER, QUAD,
+                        VOXEL, VOXEL_TO_HEX_ORDER, CellShape)
+from .dataset import DataSet
+from .errors import InvalidDataSetError
+
+
+@dataclass(frozen=True)
+class CellBlock:
+    """All cells of one shape: their ids in the grid and their corner point ids.
+
+    Attributes
+    ----------
+    shape : CellShape
+        The shape shared by every cell of the block.
+    cell_ids : numpy.ndarray
+        Ids (int64) of the block's cells in the grid, ascending.
+    corners : numpy.ndarray
+        Point ids, shape ``(len(cell_ids), shape.n_corners)``.
+    """
+
+    shape: CellShape
+    cell_ids: np.ndarray
+    corners: np.ndarray
+
+
+class UnstructuredGrid(DataSet):
+    """Points and explicitly listed cells of VTK's linear shapes.
+
+    Parameters
+    ----------
+    points : array-like, shape (n_points, 3)
+        Finite float32 or float64 coordinates.
+    connectivity : array-like of int
+        Point ids of all cells, one after the other.
+    offsets : array-like of int
+        ``n_cells + 1`` entries: cell ``c`` uses ``connectivity[offsets[c]:offsets[c+1]]``.
+    cell_types : array-like of int
+        VTK cell type id of each cell (vertex, line, triangle, quad, tetra,
+        hexahedron, wedge, pyramid; pixel and voxel are renumbered to quad/hex).
+    point_data, cell_data : dict, optional
+        Initial fields.
+    name : str, optional
+        Used in error messages.
+
+    Raises
+    ------
+    InvalidDataSetError
+        On out-of-range point ids, inconsistent offsets, unknown cell types,
+        a corner count that does not match the cell type, or a cell that
+        repeats a point.
+
+    Examples
+    --------
+    >>> import numpy as np, daxpy
+    >>> from daxpy.celltypes import TRIANGLE
+    >>> g = daxpy.UnstructuredGrid(np.eye(3), [0, 1, 2], [0, 3], [TRIANGLE])
+    >>> g.n_points
+    3
+    """
+
+    family = "unstructured"
+
+    def __init__(self, points, connectivity, offsets, cell_types, point_data=None,
+                 cell_data=None, name: str = "unstructured grid"):
+        self.name = name
+        self.points_array = self._check_points(points)
+        self.n_points = int(self.points_array.shape[0])
+        conn = self._int_array(connectivity, "connectivity")
+        offs = self._int_array(offsets, "offsets")
+        types = self._int_array(cell_types, "cell_types")
+        self._check_offsets(offs, types, conn)
+        self._check_types(types)
+        conn, types = self._renumber_pixels_and_voxels(conn, offs, types)
+        self.connectivity, self.offsets, self.cell_types = conn, offs, types
+        self.n_cells = int(types.shape[0])
+        self._check_corners()
+        self._init_fields(point_data, cell_data)
+
+    @classmethod
+    def from_blocks(cls, points, blocks: dict[int, Any], **kwargs) -> "UnstructuredGrid":
+        """Build a grid from ``{vtk_cell_type: corners (n, k)}``; cells keep that order.
+
+        Examples
+        --------
+        >>> import numpy as np, daxpy
+        >>> from daxpy.celltypes import LINE
+        >>> g = daxpy.UnstructuredGrid.from_blocks(np.eye(3), {LINE: [[0, 1], [1, 2]]})
+        >>> g.n_cells
+        2
+        """
+        conns, types = [], []
+        for vtk_id, corners in blocks.items():
+            corners = np.asarray(corners, dtype=np.int64)
+            if corners.ndim != 2:
+                raise InvalidDataSetError(
+                    f"corners of cell type {vtk_id} must be 2-D (n_cells, n_corners)"
+                )
+            conns.append(corners.ravel())
+            types.append(np.full(corners.shape[0], vtk_id, dtype=np.uint8))
+        sizes = np.concatenate([np.full(len(t), c.size // max(len(t), 1))
+                                for c, t in zip(conns, types)]) if conns else np.zeros(0)
+        offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        return cls(points, np.concatenate(conns) if conns else np.zeros(0, np.int64),
+                   offsets, np.concatenate(types) if types else np.zeros(0, np.uint8),
+                   **kwargs)
+
+    # -- validation ---------------------------------------------------------
+    def _check_points(self, points):
+        array = as_field_array(points)
+        if array.ndim != 2 or array.shape[1] != 3:
+            raise InvalidDataSetError(
+                f"points of {self.name} must have shape (n_points, 3), got {array.shape}"
+            )
+        if np.dtype(array.dtype).kind != "f":
+            raise InvalidDataSetError(
+                f"points of {self.name} must be float32 or float64, got {array.dtype}"
+            )
+        if not bool(np.all(np.isfinite(to_host(array)))):
+            raise InvalidDataSetError(f"points of {self.name} hold NaN or Inf")
+        return array
+
+    def _int_array(self, values, what: str) -> np.ndarray:
+        array = to_host(values)
+        if array.ndim != 1:
+            raise InvalidDataSetError(
+                f"{what} of {self.name} must be 1-D, got shape {array.shape}"
+            )
+        if array.size and np.dtype(array.dtype).kind not in "iu":
+            raise InvalidDataSetError(
+                f"{what} of {self.name} must hold integers, got {array.dtype}"
+            )
+        return array if array.size else array.astype(np.int64)
+
+    def _check_offsets(self, offs, types, conn) -> None:
+        if offs.shape[0] != types.shape[0] + 1:
+            raise InvalidDataSetError(
+                f"offsets of {self.name} must have n_cells + 1 = {types.shape[0] + 1} "
+                f"entries, got {offs.shape[0]}"
+            )
+        if offs[0] != 0:
+            raise InvalidDataSetError(f"offsets of {self.name} must start at 0, got {offs[0]}")
+        if np.any(np.diff(offs.astype(np.int64)) < 0):
+            raise InvalidDataSetError(f"offsets of {self.name} must not decrease")
+        if offs[-1] != conn.shape[0]:
+            raise InvalidDataSetError(
+                f"last offset of {self.name} is {offs[-1]} but connectivity has "
+                f"{conn.shape[0]} entries"
+            )
+        if conn.size and (conn.min() < 0 or conn.max() >= self.n_points):
+            bad = conn[(conn < 0) | (conn >= self.n_points)][0]
+            raise InvalidDataSetError(
+                f"connectivity of {self.name} holds point id {bad}, outside "
+                f"[0, {self.n_points})"
+            )
+
+    def _check_types(self, types) -> None:
+        known = np.array(sorted(CELL_SHAPES), dtype=np.int64)
+        unknown = ~np.isin(types, known)
+        if np.any(unknown):
+            raise InvalidDataSetError(
+                f"cell_types of {self.name} holds unsupported VTK cell type "
+                f"{int(types[unknown][0])}; supported: {sorted(CELL_SHAPES)}"
+            )
+
+    def _renumber_pixels_and_voxels(self, conn, offs, types):
+        legacy = np.isin(types, (PIXEL, VOXEL))
+        if not np.any(legacy):
+            return conn, types
+        conn, types = conn.copy(), types.copy()
+        for old, new, order in ((PIXEL, QUAD, PIXEL_TO_QUAD_ORDER),
+                                (VOXEL, HEXAHEDRON, VOXEL_TO_HEX_ORDER)):
+            ids = np.flatnonzero(types == old)
+            if ids.size:
+                index = offs[ids][:, None] + np.arange(len(order))
+                conn[index] = conn[index[:, list(order)]]
+                types[ids] = new
+        return conn, types
+
+    def _check_corners(self) -> None:
+        sizes = np.diff(self.offsets.astype(np.int64))
+        for block in self.cell_blocks().values():
+            expected = block.shape.n_corners
+            wrong = sizes[block.cell_ids] != expected
+            if np.any(wrong):
+                cell = int(block.cell_ids[wrong][0])
+                raise InvalidDataSetError(
+                    f"cell {cell} of {self.name} is a {block.shape.name} with "
+                    f"{int(sizes[cell])} points; expected {expected}"
+                )
+            ordered = np.sort(block.corners, axis=1)
+            repeated = np.any(ordered[:, 1:] == ordered[:, :-1], axis=1)
+            if np.any(repeated):
+                cell = int(block.cell_ids[repeated][0])
+                raise InvalidDataSetError(
+                    f"cell {cell} of {self.name} ({block.shape.name}) repeats a point id: "
+                    f"{block.corners[repeated][0].tolist()}"
+                )
+
+    # -- topology -----------------------------------------------------------
+    def cell_blocks(self) -> dict[str, CellBlock]:
+        """Cells partitioned by shape, computed once and cached on the grid.
+
+        Returns
+        -------
+        dict of str to CellBlock
+            Keyed by shape name (``hex``, ``tet``...), in ascending VTK id order.
+
+        Examples
+        --------
+        >>> import numpy as np, daxpy
+        >>> from daxpy.celltypes import LINE
+        >>> g = daxpy.UnstructuredGrid(np.eye(3), [0, 1], [0, 2], [LINE])
+        >>> list(g.cell_blocks())
+        ['line']
+        """
+        cache = getattr(self, "_cache", None)
+        if cache is not None and "cell_blocks" in cache:
+            return cache["cell_blocks"]
+        blocks = {}
+        starts = self.offsets[:-1].astype(np.int64)
+        for vtk_id in np.unique(self.cell_types):
+            shape = CELL_SHAPES[int(vtk_id)]
+            ids = np.flatnonzero(self.cell_types == vtk_id).astype(np.int64)
+            sizes_ok = np.diff(self.offsets.astype(np.int64))[ids] == shape.n_corners
+            safe = ids[sizes_ok] if not np.all(sizes_ok) else ids
+            index = starts[safe][:, None] + np.arange(shape.n_corners)
+            blocks[shape.name] = CellBlock(shape, safe, self.connectivity[index])
+        if cache is not None:
+            cache["cell_blocks"] = blocks
+        return blocks
+
+    @property
+    def topology_name(self) -> str:
+        names = list(self.cell_blocks())
+        if len(names) == 1:
+            return f"unstructured_{names[0]}"
+        return "unstructured_mixed" if names else "unstructured_empty"
+
+    @property
+    def dimension(self) -> int:
+        """Highest topological dimension among the cells (0 if there are none)."""
+        return max((b.shape.dimension for b in self.cell_blocks().values()), default=0)
+
+    def points(self) -> Any:
+        """Point coordinates ``(n_points, 3)`` as given (not copied)."""
+        return self.points_array

@@ -1,0 +1,120 @@
+"""What every filter shares: input conversion, field lookup, output assembly.
+
+Examples
+--------
+>>> from daxpy.filters import PassThrough
+>>> PassThrough("t").backend
+'auto'
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from daxpy.dataset import DataSet
+from daxpy.errors import ArgumentError
+from daxpy.fields import check_association
+
+
+def as_dataset(data: Any) -> DataSet:
+    """Accept a daxpy dataset, or a VTK/PyVista dataset wrapped without copying.
+
+    Examples
+    --------
+    >>> import daxpy
+    >>> g = daxpy.UniformGrid(dims=(2,))
+    >>> as_dataset(g) is g
+    True
+    """
+    if isinstance(data, DataSet):
+        return data
+    from daxpy.interop import from_vtk
+
+    return from_vtk(data)
+
+
+def output_name(option: bool | str, default: str, argument: str) -> str | None:
+    """Resolve a PyVista-style ``bool | str`` option into an output field name.
+
+    Examples
+    --------
+    >>> output_name(True, "Vorticity", "vorticity")
+    'Vorticity'
+    >>> output_name("w", "Vorticity", "vorticity")
+    'w'
+    >>> output_name(False, "Vorticity", "vorticity") is None
+    True
+    """
+    if option is True:
+        return default
+    if option is False or option is None:
+        return None
+    if isinstance(option, str) and option:
+        return option
+    raise ArgumentError(f"{argument} must be a bool or a non-empty field name, got {option!r}")
+
+
+class Filter:
+    """Base class: a filter reads fields of a dataset and returns a new dataset.
+
+    Subclasses implement :meth:`compute`, which returns the new fields as
+    ``{"points": {...}, "cells": {...}}``. The input dataset is never modified.
+
+    Parameters
+    ----------
+    backend : {"auto", "cpu", "cuda"}
+        Where the worklets run.
+    """
+
+    def __init__(self, *, backend: str = "auto"):
+        self.backend = backend
+
+    def compute(self, dataset: DataSet) -> dict[str, dict[str, Any]]:
+        """Return the new fields by association; implemented by each filter."""
+        raise NotImplementedError
+
+    def execute(self, data: Any) -> DataSet:
+        """Run the filter; return a new dataset holding the input's and new fields.
+
+        Parameters
+        ----------
+        data : DataSet, vtkDataSet or pyvista.DataSet
+            The input, converted without copying its arrays.
+
+        Returns
+        -------
+        DataSet
+        """
+        dataset = as_dataset(data)
+        new = self.compute(dataset)
+        return dataset.with_fields(new.get("points"), new.get("cells"))
+
+    __call__ = execute
+
+
+class FieldFilter(Filter):
+    """A filter that reads one named field.
+
+    Parameters
+    ----------
+    field : str
+        Name of the input field.
+    association : {"points", "cells"}, optional
+        Where to find it; by default points, then cells.
+    backend : {"auto", "cpu", "cuda"}
+        Where the worklets run.
+    """
+
+    def __init__(self, field: str, *, association: str | None = None,
+                 backend: str = "auto"):
+        super().__init__(backend=backend)
+        if not isinstance(field, str) or not field:
+            raise ArgumentError(f"field must be a non-empty field name, got {field!r}")
+        if association is not None:
+            check_association(association)
+        self.field = field
+        self.association = association
+
+    def input_field(self, dataset: DataSet) -> tuple[Any, str]:
+        """Return ``(values, association)`` of the input field."""
+        return dataset.field(self.field, self.association)

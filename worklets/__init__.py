@@ -1,0 +1,14 @@
+"""Execution layer: one module per worklet family.
+
+Each public module declares its worklet (:class:`daxpy.worklet.Worklet`), holds
+its NumPy implementation per grid family, and has its CUDA template in a
+``.cuh`` file beside it. Importing this package imports every module, which
+registers the worklets; modules whose names start with ``_`` are helpers.
+"""
+
+import importlib
+import pkgutil
+
+for _info in pkgutil.iter_modules(__path__):
+    if not _info.name.startswith("_"):
+        importlib.import_module(f"{__name__}.{_info.name}")
