@@ -37,7 +37,8 @@ class DataSet:
         self.cell_data = FieldData("cells", self.n_cells, owner=self.name)
         # Derived topology (shape partitions, device copies, links) is shared
         # between a dataset and the datasets that filters derive from it.
-        self._cache: dict[str, Any] = {}
+        if not hasattr(self, "_cache"):
+            self._cache: dict[str, Any] = {}
         for key, values in (point_data or {}).items():
             self.point_data[key] = values
         for key, values in (cell_data or {}).items():

@@ -83,6 +83,7 @@ class UnstructuredGrid(DataSet):
     def __init__(self, points, connectivity, offsets, cell_types, point_data=None,
                  cell_data=None, name: str = "unstructured grid"):
         self.name = name
+        self._cache = {}
         self.points_array = self._check_points(points)
         self.n_points = int(self.points_array.shape[0])
         conn = self._int_array(connectivity, "connectivity")
@@ -198,15 +199,19 @@ class UnstructuredGrid(DataSet):
 
     def _check_corners(self) -> None:
         sizes = np.diff(self.offsets.astype(np.int64))
+        expected_by_type = np.zeros(max(CELL_SHAPES) + 1, dtype=np.int64)
+        for vtk_id, shape in CELL_SHAPES.items():
+            expected_by_type[vtk_id] = shape.n_corners
+        expected = expected_by_type[self.cell_types]
+        wrong = np.flatnonzero(sizes != expected)
+        if wrong.size:
+            cell = int(wrong[0])
+            shape = CELL_SHAPES[int(self.cell_types[cell])]
+            raise InvalidDataSetError(
+                f"cell {cell} of {self.name} is a {shape.name} with {int(sizes[cell])} "
+                f"points; expected {shape.n_corners}"
+            )
         for block in self.cell_blocks().values():
-            expected = block.shape.n_corners
-            wrong = sizes[block.cell_ids] != expected
-            if np.any(wrong):
-                cell = int(block.cell_ids[wrong][0])
-                raise InvalidDataSetError(
-                    f"cell {cell} of {self.name} is a {block.shape.name} with "
-                    f"{int(sizes[cell])} points; expected {expected}"
-                )
             ordered = np.sort(block.corners, axis=1)
             repeated = np.any(ordered[:, 1:] == ordered[:, :-1], axis=1)
             if np.any(repeated):
@@ -233,20 +238,16 @@ class UnstructuredGrid(DataSet):
         >>> list(g.cell_blocks())
         ['line']
         """
-        cache = getattr(self, "_cache", None)
-        if cache is not None and "cell_blocks" in cache:
-            return cache["cell_blocks"]
+        if "cell_blocks" in self._cache:
+            return self._cache["cell_blocks"]
         blocks = {}
         starts = self.offsets[:-1].astype(np.int64)
         for vtk_id in np.unique(self.cell_types):
             shape = CELL_SHAPES[int(vtk_id)]
             ids = np.flatnonzero(self.cell_types == vtk_id).astype(np.int64)
-            sizes_ok = np.diff(self.offsets.astype(np.int64))[ids] == shape.n_corners
-            safe = ids[sizes_ok] if not np.all(sizes_ok) else ids
-            index = starts[safe][:, None] + np.arange(shape.n_corners)
-            blocks[shape.name] = CellBlock(shape, safe, self.connectivity[index])
-        if cache is not None:
-            cache["cell_blocks"] = blocks
+            index = starts[ids][:, None] + np.arange(shape.n_corners)
+            blocks[shape.name] = CellBlock(shape, ids, self.connectivity[index])
+        self._cache["cell_blocks"] = blocks
         return blocks
 
     @property

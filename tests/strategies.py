@@ -1,0 +1,188 @@
+"""Hypothesis strategies for random daxpy grids and fields.
+
+Sizes are drawn by hypothesis (so failures shrink to small grids); coordinates
+and values come from a NumPy generator seeded by a drawn integer, which keeps
+example generation fast on big arrays.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import strategies as st
+
+import daxpy
+from daxpy.celltypes import (HEXAHEDRON, LINE, PYRAMID, QUAD, TETRA, TRIANGLE,
+                             VERTEX, WEDGE)
+
+FLOAT_DTYPES = (np.float32, np.float64)
+
+seeds = st.integers(min_value=0, max_value=2**32 - 1)
+
+
+@st.composite
+def point_dims(draw, min_dimension=1, max_dimension=3, max_side=6):
+    """Point counts along x, y, z; axes beyond the drawn dimension have 1 point."""
+    dimension = draw(st.integers(min_dimension, max_dimension))
+    sides = [draw(st.integers(2, max_side)) for _ in range(dimension)]
+    return tuple(sides) + (1,) * (3 - dimension)
+
+
+@st.composite
+def uniform_grids(draw, min_dimension=1, max_dimension=3, max_side=6):
+    """Random ``UniformGrid`` of 1 to 3 dimensions with random origin and spacing."""
+    dims = draw(point_dims(min_dimension, max_dimension, max_side))
+    rng = np.random.default_rng(draw(seeds))
+    origin = rng.uniform(-10, 10, 3)
+    spacing = rng.uniform(0.1, 3.0, 3)
+    return daxpy.UniformGrid(dims=dims, origin=origin, spacing=spacing)
+
+
+def _axis(rng, n):
+    return np.cumsum(np.concatenate([[rng.uniform(-5, 5)], rng.uniform(0.2, 2.0, n - 1)]))
+
+
+@st.composite
+def rectilinear_grids(draw, min_dimension=1, max_dimension=3, max_side=6):
+    """Random ``RectilinearGrid`` with strictly increasing, unevenly spaced axes."""
+    dims = draw(point_dims(min_dimension, max_dimension, max_side))
+    rng = np.random.default_rng(draw(seeds))
+    return daxpy.RectilinearGrid(*(_axis(rng, n) for n in dims))
+
+
+def _lattice_points(rng, dims, jitter):
+    axes = [_axis(rng, n) for n in dims]
+    z, y, x = np.meshgrid(axes[2], axes[1], axes[0], indexing="ij")
+    points = np.stack([x.ravel(), y.ravel(), z.ravel()], axis=1)
+    # Jitter stays well under the smallest spacing (0.2) so no cell inverts.
+    return points + rng.uniform(-jitter, jitter, points.shape)
+
+
+@st.composite
+def curvilinear_grids(draw, min_dimension=1, max_dimension=3, max_side=6):
+    """Random ``CurvilinearGrid``: a jittered lattice, rotated about z."""
+    dims = draw(point_dims(min_dimension, max_dimension, max_side))
+    rng = np.random.default_rng(draw(seeds))
+    points = _lattice_points(rng, dims, 0.04)
+    angle = rng.uniform(0, np.pi)
+    c, s = np.cos(angle), np.sin(angle)
+    rotation = np.array([[c, -s, 0], [s, c, 0], [0, 0, 1]])
+    return daxpy.CurvilinearGrid(dims, points @ rotation.T)
+
+
+def structured_grids(**kwargs):
+    """Any of the three structured grid families."""
+    return st.one_of(uniform_grids(**kwargs), rectilinear_grids(**kwargs),
+                     curvilinear_grids(**kwargs))
+
+
+# Corner orders that cut one lattice hexahedron (VTK hex corner numbering) into
+# other shapes; every piece keeps VTK's positive orientation.
+_HEX_TO_TETS = ((0, 1, 3, 4), (1, 2, 3, 6), (1, 3, 4, 6), (3, 4, 6, 7), (1, 4, 5, 6))
+_HEX_TO_WEDGES = ((0, 1, 3, 4, 5, 7), (1, 2, 3, 5, 6, 7))
+# Pyramids use the hexahedron's faces as bases and its centre (index 8) as apex,
+# each base ordered so its normal points at the apex. Wedges and pyramids have
+# positive volume by vtkMeshQuality.
+_HEX_TO_PYRAMIDS = ((0, 1, 2, 3, 8), (4, 7, 6, 5, 8), (0, 4, 5, 1, 8),
+                    (1, 5, 6, 2, 8), (2, 6, 7, 3, 8), (3, 7, 4, 0, 8))
+_SOLIDS = (HEXAHEDRON, TETRA, WEDGE, PYRAMID)
+
+
+def _lattice_hexes(dims):
+    nx, ny, nz = dims
+    k, j, i = np.meshgrid(np.arange(nz - 1), np.arange(ny - 1), np.arange(nx - 1),
+                          indexing="ij")
+    base = (i + nx * (j + ny * k)).ravel()
+    step = np.array([0, 1, 1 + nx, nx, nx * ny, 1 + nx * ny, 1 + nx + nx * ny,
+                     nx + nx * ny])
+    return base[:, None] + step
+
+
+def _solid_cells(rng, points, hexes, shapes):
+    """Cut each lattice hexahedron into one randomly chosen solid shape."""
+    blocks = {s: [] for s in _SOLIDS}
+    extra_points = []
+    choice = rng.choice(np.array(shapes), size=len(hexes))
+    for shape, pieces in ((TETRA, _HEX_TO_TETS), (WEDGE, _HEX_TO_WEDGES)):
+        chosen = hexes[choice == shape]
+        for piece in pieces:
+            blocks[shape].append(chosen[:, list(piece)])
+    blocks[HEXAHEDRON].append(hexes[choice == HEXAHEDRON])
+    chosen = hexes[choice == PYRAMID]
+    if len(chosen):
+        centre_ids = len(points) + np.arange(len(chosen))
+        extra_points.append(points[chosen].mean(axis=1))
+        with_centre = np.concatenate([chosen, centre_ids[:, None]], axis=1)
+        for piece in _HEX_TO_PYRAMIDS:
+            blocks[PYRAMID].append(with_centre[:, list(piece)])
+    return blocks, extra_points
+
+
+@st.composite
+def unstructured_grids(draw, shapes=None, max_side=4, lower_dimensional=True):
+    """Random ``UnstructuredGrid`` cut from a jittered lattice.
+
+    Parameters
+    ----------
+    shapes : sequence of int, optional
+        VTK solid types to use (hexahedron, tetra, wedge, pyramid); default all,
+        drawn per lattice cell.
+    lower_dimensional : bool
+        Also add quads, triangles, lines and vertices on the lattice's faces,
+        edges and points (only when ``shapes`` is None).
+    """
+    dims = tuple(draw(st.integers(2, max_side)) for _ in range(3))
+    rng = np.random.default_rng(draw(seeds))
+    points = _lattice_points(rng, dims, 0.04)
+    solids = tuple(shapes) if shapes is not None else _SOLIDS
+    blocks, extra = _solid_cells(rng, points, _lattice_hexes(dims), solids)
+    if shapes is None and lower_dimensional and draw(st.booleans()):
+        nx = dims[0]
+        quad = np.array([0, 1, 1 + nx, nx])
+        bottom = _lattice_hexes(dims)[: (dims[0] - 1) * (dims[1] - 1), :4]
+        blocks[QUAD] = [bottom[::2]]
+        blocks[TRIANGLE] = [bottom[1::2][:, [0, 1, 2]], bottom[1::2][:, [0, 2, 3]]]
+        blocks[LINE] = [np.stack([quad[:1] + np.arange(nx - 1), quad[1:2] + np.arange(nx - 1)], 1)]
+        blocks[VERTEX] = [np.arange(0, len(points), 7)[:, None]]
+    all_points = np.concatenate([points] + extra) if extra else points
+    merged = {s: np.concatenate(b) for s, b in blocks.items() if b and sum(len(x) for x in b)}
+    return daxpy.UnstructuredGrid.from_blocks(all_points, merged)
+
+
+def mixed_grid_all_shapes() -> daxpy.UnstructuredGrid:
+    """A small grid holding all eight VTK linear cell types (deterministic)."""
+    rng = np.random.default_rng(7)
+    dims = (3, 3, 3)
+    points = _lattice_points(rng, dims, 0.03)
+    hexes = _lattice_hexes(dims)
+    blocks = {HEXAHEDRON: [hexes[0:1]], TETRA: [hexes[1:2][:, list(p)] for p in _HEX_TO_TETS],
+              WEDGE: [hexes[2:3][:, list(p)] for p in _HEX_TO_WEDGES]}
+    centre = len(points)
+    with_centre = np.concatenate([hexes[3:4], [[centre]]], axis=1)
+    blocks[PYRAMID] = [with_centre[:, list(p)] for p in _HEX_TO_PYRAMIDS]
+    extra = points[hexes[3]].mean(axis=0, keepdims=True)
+    nx = dims[0]
+    blocks[QUAD] = [np.array([[0, 1, 1 + nx, nx]])]
+    blocks[TRIANGLE] = [np.array([[1, 2, 2 + nx]])]
+    blocks[LINE] = [np.array([[2 + nx, 2 + 2 * nx]])]
+    blocks[VERTEX] = [np.array([[2 * nx]])]
+    merged = {s: np.concatenate(b) for s, b in blocks.items()}
+    return daxpy.UnstructuredGrid.from_blocks(np.concatenate([points, extra]), merged)
+
+
+def any_grids():
+    """Any grid family."""
+    return st.one_of(structured_grids(), unstructured_grids())
+
+
+@st.composite
+def field_arrays(draw, n, ncomp=None, dtype=None):
+    """Random field values of shape ``(n,)`` or ``(n, ncomp)``.
+
+    ``ncomp`` and ``dtype`` are drawn (1..3 components, float32/float64) when
+    not given; a drawn ``ncomp`` of 1 gives a flat ``(n,)`` array.
+    """
+    ncomp = draw(st.integers(1, 3)) if ncomp is None else ncomp
+    dtype = draw(st.sampled_from(FLOAT_DTYPES)) if dtype is None else dtype
+    rng = np.random.default_rng(draw(seeds))
+    shape = (n,) if ncomp == 1 else (n, ncomp)
+    return rng.uniform(-10, 10, shape).astype(dtype)
