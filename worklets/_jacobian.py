@@ -1,0 +1,206 @@
+"""Spatial derivatives from parametric ones: the small linear algebra of gradients.
+
+Every gradient in daxpy ends the same way: three rows ``dX/dxi_a`` (the
+Jacobian of the map from parametric or index space to space) and the matching
+derivatives of the field ``df/dxi_a`` give the spatial gradient ``g`` through
+``J g = df``. The 3x3 systems are solved in closed form with cross products,
+vectorized over a block of evaluations laid out as ``(component, ..., n)``.
+
+Examples
+--------
+>>> import numpy as np
+>>> rows = [np.array([[2.0], [0.0], [0.0]]), np.array([[0.0], [4.0], [0.0]]),
+...         np.array([[0.0], [0.0], [1.0]])]
+>>> solve_rows(rows, [np.array([[2.0]]), np.array([[2.0]]), None])[:, :, 0].tolist()
+[[1.0, 0.5, 0.0]]
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def cross(a, b) -> np.ndarray:
+    """Cross product of two blocks of vectors laid out as ``(3, n)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> cross(np.eye(3)[:, :1], np.eye(3)[:, 1:2])[:, 0].tolist()
+    [0.0, 0.0, 1.0]
+    """
+    out = np.empty(np.broadcast_shapes(np.shape(a), np.shape(b)),
+                   dtype=np.result_type(a, b))
+    for i in range(3):
+        j, k = (i + 1) % 3, (i + 2) % 3
+        np.multiply(a[j], b[k], out=out[i])
+        out[i] -= a[k] * b[j]
+    return out
+
+
+def solve_rows(rows, rhs) -> np.ndarray:
+    """Solve ``J g = b`` for blocks of 3x3 systems given by the rows of ``J``.
+
+    Parameters
+    ----------
+    rows : list of 3 arrays, each ``(3, n)``
+        Rows of the Jacobian, ``dX/dxi_a`` for a = 0, 1, 2.
+    rhs : list of 3 arrays ``(c, n)`` or None
+        ``df/dxi_a`` for each of ``c`` field components; None means zero.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape ``(c, 3, n)``: ``g[comp, j]`` is d(component)/dx_j. Where the
+        Jacobian is singular the gradient is zero, as VTK sets it.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> e = np.eye(3)[:, :, None]
+    >>> solve_rows([e[0], e[1], e[2]], [np.ones((1, 1))] * 3)[0, :, 0].tolist()
+    [1.0, 1.0, 1.0]
+    """
+    r0, r1, r2 = rows
+    inverse_rows = (cross(r1, r2), cross(r2, r0), cross(r0, r1))
+    det = r0[0] * inverse_rows[0][0]
+    det += r0[1] * inverse_rows[0][1]
+    det += r0[2] * inverse_rows[0][2]
+    scale = np.zeros_like(det)
+    np.divide(1, det, out=scale, where=det != 0)
+    gradient = None
+    for b, inv in zip(rhs, inverse_rows):
+        if b is None:
+            continue
+        inv *= scale
+        term = b[:, None, :] * inv[None, :, :]
+        if gradient is None:
+            gradient = term
+        else:
+            gradient += term
+    return gradient
+
+
+def combine(coefficients: np.ndarray, corners: np.ndarray) -> np.ndarray:
+    """Weighted sum over the corner axis: ``sum_j w_j * corners[:, j]``.
+
+    Parameters
+    ----------
+    coefficients : numpy.ndarray, shape (k,)
+        One weight per corner; zeros are skipped and +-1 need no product,
+        so the derivative at a corner (an edge difference) costs one pass.
+    corners : numpy.ndarray, shape (m, k, n)
+        Per-corner values (coordinates or field components) of n cells.
+
+    Returns
+    -------
+    numpy.ndarray, shape (m, n)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> combine(np.array([-1.0, 1.0]), np.array([[[1.0], [3.0]]])).tolist()
+    [[2.0]]
+    """
+    used = [(j, w) for j, w in enumerate(coefficients.tolist()) if w != 0]
+    plus = [j for j, w in used if w == 1]
+    minus = [j for j, w in used if w == -1]
+    if len(used) == 2 and len(plus) == 1 and len(minus) == 1:
+        return corners[:, plus[0]] - corners[:, minus[0]]
+    total = np.zeros(corners.shape[::2], dtype=corners.dtype)
+    for j, w in used:
+        total += corners[:, j] * corners.dtype.type(w)
+    return total
+
+
+def cell_derivatives(table: np.ndarray, points: np.ndarray, values: np.ndarray,
+                     normal: np.ndarray | None = None) -> np.ndarray:
+    """Spatial derivatives of a field inside a block of cells of one shape.
+
+    Parameters
+    ----------
+    table : numpy.ndarray, shape (dimension, k)
+        Parametric derivatives of the interpolation functions at the point of
+        evaluation (see :mod:`daxpy.worklets._shape_functions`).
+    points : numpy.ndarray, shape (3, k, n)
+        Corner coordinates of n cells.
+    values : numpy.ndarray, shape (c, k, n)
+        Corner values of the field's c components.
+    normal : numpy.ndarray, shape (3, n), optional
+        For 2-D cells: the plane's normal. VTK derives a surface cell's
+        gradient in the plane through its first three corners.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape ``(c, 3, n)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> pts = np.array([[[0.0], [2.0]], [[0.0], [1.0]], [[0.0], [0.0]]])
+    >>> cell_derivatives(np.array([[-1.0, 1.0]]), pts, np.array([[[0.0], [1.0]]]))[0, :, 0].tolist()
+    [0.5, 1.0, 0.0]
+    """
+    dimension = table.shape[0]
+    c, n = values.shape[0], values.shape[2]
+    if dimension == 0:
+        return np.zeros((c, 3, n), dtype=values.dtype)
+    rows = [combine(table[a], points) for a in range(dimension)]
+    rhs = [combine(table[a], values) for a in range(dimension)]
+    if dimension == 1:
+        return _line_derivatives(rows[0], rhs[0])
+    if dimension == 2:
+        rows.append(normal)
+        rhs.append(None)
+    return solve_rows(rows, rhs)
+
+
+def _line_derivatives(delta_x: np.ndarray, delta_f: np.ndarray) -> np.ndarray:
+    # vtkLine::Derivatives divides by each coordinate difference on its own
+    # (zero where the line does not move along that axis); kept for agreement.
+    gradient = np.zeros((delta_f.shape[0], 3, delta_f.shape[1]), dtype=delta_f.dtype)
+    for j in range(3):
+        np.divide(delta_f, delta_x[j], out=gradient[:, j], where=delta_x[j] != 0)
+    return gradient
+
+
+def prepare_field(values: np.ndarray) -> tuple[np.ndarray, np.dtype]:
+    """View a field as ``(n, c)`` floats and pick the gradient's dtype.
+
+    Floating inputs keep their dtype; integers are converted to float64 (a
+    difference of small unsigned integers must not wrap around).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> v, dtype = prepare_field(np.arange(3, dtype=np.uint8))
+    >>> (v.shape, dtype)
+    ((3, 1), dtype('float64'))
+    """
+    array = np.asarray(values)
+    table = array.reshape(array.shape[0], -1)
+    if table.dtype.kind != "f":
+        table = table.astype(np.float64)
+    return table, table.dtype
+
+
+def first_corners_normal(points: np.ndarray) -> np.ndarray:
+    """Normal ``(x1 - x0) x (x2 - x0)`` of the plane through the first three corners.
+
+    Parameters
+    ----------
+    points : numpy.ndarray, shape (3, k, n)
+
+    Returns
+    -------
+    numpy.ndarray, shape (3, n)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> pts = np.array([[0, 1, 0], [0, 0, 1], [0, 0, 0.]])[:, :, None]
+    >>> first_corners_normal(pts)[:, 0].tolist()
+    [0.0, 0.0, 1.0]
+    """
+    return cross(points[:, 1] - points[:, 0], points[:, 2] - points[:, 0])
