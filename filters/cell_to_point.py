@@ -1,0 +1,65 @@
+"""CellToPoint: average a cell field onto the points (vtkCellDataToPointData).
+
+Examples
+--------
+>>> import numpy as np, daxpy
+>>> from daxpy.filters import CellToPoint
+>>> g = daxpy.UniformGrid(dims=(3,), cell_data={"c": np.array([1.0, 3.0])})
+>>> CellToPoint("c", backend="cpu")(g).point_data["c"].tolist()
+[1.0, 2.0, 3.0]
+"""
+
+from __future__ import annotations
+
+from daxpy.dispatch import execute
+
+from ._base import FieldFilter
+from .point_to_cell import require_association
+
+__all__ = ["CellToPoint"]
+
+
+class CellToPoint(FieldFilter):
+    """Give each point the mean of the values of the cells that use it.
+
+    Every cell counts once, whatever its size; a point that no cell uses gets
+    0, as in VTK. Float fields keep their dtype; integer fields give float64.
+
+    Parameters
+    ----------
+    field : str
+        Input cell field.
+    result : str, optional
+        Output point field name (default: the input's name, as VTK does).
+    association : {"cells"}, optional
+        Where the input lives; only cell fields can be averaged onto points.
+    backend : {"auto", "cpu", "cuda"}
+        Where to run.
+
+    Raises
+    ------
+    FieldError
+        If ``association`` is not ``"cells"``.
+
+    See Also
+    --------
+    daxpy.filters.PointToCell : the opposite direction.
+
+    Examples
+    --------
+    >>> import numpy as np, daxpy
+    >>> g = daxpy.UniformGrid(dims=(2, 3), cell_data={"c": np.array([2.0, 4.0])})
+    >>> CellToPoint("c", result="cp", backend="cpu")(g).point_data["cp"].tolist()
+    [2.0, 2.0, 3.0, 3.0, 4.0, 4.0]
+    """
+
+    def __init__(self, field: str, result: str | None = None, *,
+                 association: str | None = None, backend: str = "auto"):
+        super().__init__(field, association=association, backend=backend)
+        require_association(self, "cells")
+        self.result = result or field
+
+    def compute(self, dataset):
+        values, _ = dataset.field(self.field, "cells")
+        averaged = execute("cell_to_point", dataset, values, "cells", backend=self.backend)
+        return {"points": {self.result: averaged}}

@@ -1,0 +1,78 @@
+"""PointToCell: average a point field onto the cells (vtkPointDataToCellData).
+
+Examples
+--------
+>>> import numpy as np, daxpy
+>>> from daxpy.filters import PointToCell
+>>> g = daxpy.UniformGrid(dims=(3,), point_data={"t": np.array([0.0, 2.0, 6.0])})
+>>> PointToCell("t", backend="cpu")(g).cell_data["t"].tolist()
+[1.0, 4.0]
+"""
+
+from __future__ import annotations
+
+from daxpy.dispatch import execute
+from daxpy.errors import FieldError
+
+from ._base import FieldFilter
+
+__all__ = ["PointToCell"]
+
+
+class PointToCell(FieldFilter):
+    """Give each cell the mean of its corner points' values.
+
+    Float fields keep their dtype; integer fields give float64.
+
+    Parameters
+    ----------
+    field : str
+        Input point field.
+    result : str, optional
+        Output cell field name (default: the input's name, as VTK does).
+    association : {"points"}, optional
+        Where the input lives; only point fields can be averaged onto cells.
+    backend : {"auto", "cpu", "cuda"}
+        Where to run.
+
+    Raises
+    ------
+    FieldError
+        If ``association`` is not ``"points"``.
+
+    See Also
+    --------
+    daxpy.filters.CellToPoint : the opposite direction.
+
+    Examples
+    --------
+    >>> import numpy as np, daxpy
+    >>> g = daxpy.UniformGrid(dims=(2, 2), point_data={"t": np.arange(4.0)})
+    >>> PointToCell("t", result="tc", backend="cpu")(g).cell_data["tc"].tolist()
+    [1.5]
+    """
+
+    def __init__(self, field: str, result: str | None = None, *,
+                 association: str | None = None, backend: str = "auto"):
+        super().__init__(field, association=association, backend=backend)
+        require_association(self, "points")
+        self.result = result or field
+
+    def compute(self, dataset):
+        values, _ = dataset.field(self.field, "points")
+        averaged = execute("point_to_cell", dataset, values, "points", backend=self.backend)
+        return {"cells": {self.result: averaged}}
+
+
+def require_association(flt: FieldFilter, wanted: str) -> None:
+    """Raise FieldError if a filter was told to read its field elsewhere than ``wanted``.
+
+    Examples
+    --------
+    >>> require_association(PointToCell("t"), "points")
+    """
+    if flt.association not in (None, wanted):
+        raise FieldError(
+            f"{type(flt).__name__} reads {wanted[:-1]} fields; field {flt.field!r} "
+            f"was given association={flt.association!r}"
+        )

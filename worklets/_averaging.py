@@ -1,0 +1,146 @@
+"""What point-to-cell and cell-to-point averaging share: result dtype, output
+checks, the structured view of a field and the size of a cache-sized slab.
+
+Examples
+--------
+>>> import numpy as np
+>>> average_dtype(np.dtype(np.int32))
+dtype('float64')
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+from typing import Callable
+
+import numpy as np
+
+from daxpy.errors import ArgumentError, FieldError
+
+SLAB_BYTES = 4 << 20
+"""Target size of one slab's temporaries: small enough to stay in cache, so each
+structured pass reads the field from memory once."""
+
+THREADS = max(1, min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+                     else (os.cpu_count() or 1), 8))
+"""Threads that share the slabs of one structured average. NumPy's ufuncs
+release the GIL, so slabs run in parallel as vtkSMPTools' threads do."""
+
+_POOL: ThreadPoolExecutor | None = None
+
+
+def average_dtype(dtype: np.dtype) -> np.dtype:
+    """Dtype of an average: floats keep theirs, integers average in float64.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> average_dtype(np.dtype(np.float32))
+    dtype('float32')
+    """
+    dtype = np.dtype(dtype)
+    return dtype if dtype.kind == "f" else np.dtype(np.float64)
+
+
+def check_tuples(values: np.ndarray, expected: int, what: str, owner: str) -> None:
+    """Raise FieldError unless ``values`` is ``(expected,)`` or ``(expected, c)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> check_tuples(np.zeros((4, 3)), 4, "point", "grid")
+    """
+    if values.ndim not in (1, 2) or values.shape[0] != expected:
+        raise FieldError(
+            f"the {what} field must have shape ({expected},) or ({expected}, components) "
+            f"for the {expected} {what}s of {owner}, got {values.shape}"
+        )
+
+
+def output_array(out: np.ndarray | None, shape: tuple, dtype: np.dtype) -> np.ndarray:
+    """Return ``out`` after checking it, or a new array of ``shape`` and ``dtype``.
+
+    Raises
+    ------
+    ArgumentError
+        If ``out`` is given with another shape or dtype, or is not C-contiguous.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> output_array(None, (2, 3), np.dtype(np.float32)).shape
+    (2, 3)
+    """
+    if out is None:
+        return np.empty(shape, dtype=dtype)
+    if out.shape != shape or out.dtype != dtype or not out.flags.c_contiguous:
+        raise ArgumentError(
+            f"out must be a C-contiguous {dtype} array of shape {shape}, got "
+            f"{out.dtype} {out.shape}"
+        )
+    return out
+
+
+def structured_view(grid, values: np.ndarray, association: str) -> np.ndarray:
+    """View a structured point or cell field as ``(n_k, n_j, n_i, components)``
+    over the grid's cell axes only (axes with one point are dropped).
+
+    Examples
+    --------
+    >>> import numpy as np, daxpy
+    >>> g = daxpy.UniformGrid(dims=(4, 1, 3))
+    >>> structured_view(g, np.zeros(12), "points").shape
+    (3, 4, 1)
+    """
+    components = values.shape[1] if values.ndim == 2 else 1
+    per_axis = grid.dims if association == "points" else grid.cell_dims
+    sides = tuple(s for d, s in zip(grid.dims[::-1], per_axis[::-1]) if d > 1)
+    return values.reshape(sides + (components,))
+
+
+def slab_planes(view: np.ndarray) -> int:
+    """How many planes of ``view``'s first axis make one cache-sized slab.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> slab_planes(np.zeros((10, 1000, 1000, 1))) >= 1
+    True
+    """
+    plane_bytes = max(view[:1].nbytes, 1)
+    return max(1, SLAB_BYTES // plane_bytes)
+
+
+def run_slabs(work: Callable[[list[int]], None], n_planes: int, planes: int) -> None:
+    """Call ``work(starts)`` on contiguous runs of slab starts, one run per thread.
+
+    Parameters
+    ----------
+    work : callable
+        Processes the slabs that begin at each of ``starts`` (``planes`` planes
+        each, the last one possibly shorter); allocates its own buffers.
+    n_planes : int
+        Planes along the slab axis of the output.
+    planes : int
+        Planes per slab.
+
+    Examples
+    --------
+    >>> seen = []
+    >>> run_slabs(seen.extend, 10, 4)
+    >>> sorted(seen)
+    [0, 4, 8]
+    """
+    global _POOL
+    starts = list(range(0, n_planes, planes))
+    threads = min(THREADS, len(starts))
+    if threads <= 1:
+        work(starts)
+        return
+    if _POOL is None:
+        _POOL = ThreadPoolExecutor(THREADS, thread_name_prefix="daxpy-slabs")
+    per = -(-len(starts) // threads)
+    runs = [starts[i:i + per] for i in range(0, len(starts), per)]
+    for _ in _POOL.map(work, runs):  # iterating re-raises a worker's exception
+        pass

@@ -1,0 +1,154 @@
+"""Point-to-cell average: each cell gets the mean of its corner values, as
+vtkPointDataToCellData computes it.
+
+Structured grids average separably: one pairwise pass per cell axis, run slab
+by slab along the slowest axis so the passes between the first read and the
+final write stay in cache. Unstructured grids sum corner by corner over blocks
+of cells of one shape.
+
+Examples
+--------
+>>> import numpy as np, daxpy
+>>> g = daxpy.UniformGrid(dims=(3, 2))
+>>> point_to_cell_structured(g, np.arange(6.0)).tolist()
+[2.0, 3.0]
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from daxpy.worklet import Worklet, register
+
+from ._averaging import (average_dtype, check_tuples, output_array, run_slabs,
+                         slab_planes, structured_view)
+
+CELL_BLOCK = 1 << 16
+"""Cells gathered at a time on unstructured grids: bounds the temporaries."""
+
+
+def _pair_sum(src: np.ndarray, axis: int, dst: np.ndarray) -> None:
+    """``dst[..., i, ...] = src[..., i, ...] + src[..., i + 1, ...]`` along ``axis``."""
+    low = [slice(None)] * src.ndim
+    high = list(low)
+    low[axis], high[axis] = slice(None, -1), slice(1, None)
+    np.add(src[tuple(low)], src[tuple(high)], out=dst, dtype=dst.dtype)
+
+
+def point_to_cell_structured(grid, values: np.ndarray, out: np.ndarray | None = None):
+    """Average a point field over the corners of each cell of a structured grid.
+
+    Parameters
+    ----------
+    grid : UniformGrid, RectilinearGrid or CurvilinearGrid
+        Only the dims matter: the average does not depend on coordinates.
+    values : numpy.ndarray, shape (n_points,) or (n_points, c)
+        Point field.
+    out : numpy.ndarray, optional
+        C-contiguous output of shape ``(n_cells,) + values.shape[1:]``.
+
+    Returns
+    -------
+    numpy.ndarray
+        Cell field; float dtypes are kept, integers give float64.
+
+    Examples
+    --------
+    >>> import numpy as np, daxpy
+    >>> g = daxpy.UniformGrid(dims=(2, 2, 2))
+    >>> point_to_cell_structured(g, np.arange(8, dtype=np.float32)).tolist()
+    [3.5]
+    """
+    check_tuples(values, grid.n_points, "point", grid.name)
+    dtype = average_dtype(values.dtype)
+    out = output_array(out, (grid.n_cells,) + values.shape[1:], dtype)
+    src = structured_view(grid, values, "points")
+    dst = structured_view(grid, out, "cells")
+    if src.ndim == 1:  # a single point is a single vertex cell
+        np.copyto(out, values)
+        return out
+    planes = slab_planes(src)
+    run_slabs(lambda starts: _average_slabs(src, dst, starts, planes), dst.shape[0], planes)
+    return out
+
+
+def _average_slabs(src: np.ndarray, dst: np.ndarray, starts: list[int], planes: int) -> None:
+    """Cell planes ``[k0, k0 + planes)`` of axis 0 for each ``k0`` in ``starts``: they
+    read point planes ``[k0, k0 + planes]``; the pairwise passes along the other
+    axes go through buffers of one slab, allocated once."""
+    n_axes = src.ndim - 1
+    buffers, shape = [], [planes + 1] + list(src.shape[1:])
+    for axis in range(n_axes - 1, 0, -1):
+        shape[axis] -= 1
+        buffers.append((axis, np.empty(shape, dtype=dst.dtype)))
+    scale = 0.5 ** n_axes
+    for k0 in starts:
+        k1 = min(k0 + planes, dst.shape[0])
+        current = src[k0:k1 + 1]
+        for axis, buffer in buffers:
+            reduced = buffer[:k1 + 1 - k0]
+            _pair_sum(current, axis, reduced)
+            current = reduced
+        slab = dst[k0:k1]
+        _pair_sum(current, 0, slab)
+        slab *= scale
+
+
+def point_to_cell_unstructured(grid, values: np.ndarray, out: np.ndarray | None = None):
+    """Average a point field over the corners of each cell of an unstructured grid.
+
+    Parameters
+    ----------
+    grid : UnstructuredGrid
+        Cells of any of the supported shapes, one or mixed.
+    values : numpy.ndarray, shape (n_points,) or (n_points, c)
+        Point field.
+    out : numpy.ndarray, optional
+        C-contiguous output of shape ``(n_cells,) + values.shape[1:]``.
+
+    Returns
+    -------
+    numpy.ndarray
+        Cell field; float dtypes are kept, integers give float64.
+
+    Examples
+    --------
+    >>> import numpy as np, daxpy
+    >>> from daxpy.celltypes import LINE, TRIANGLE
+    >>> g = daxpy.UnstructuredGrid.from_blocks(np.eye(3), {LINE: [[0, 1]],
+    ...                                                   TRIANGLE: [[0, 1, 2]]})
+    >>> point_to_cell_unstructured(g, np.array([3.0, 6.0, 9.0])).tolist()
+    [4.5, 6.0]
+    """
+    check_tuples(values, grid.n_points, "point", grid.name)
+    dtype = average_dtype(values.dtype)
+    out = output_array(out, (grid.n_cells,) + values.shape[1:], dtype)
+    for block in grid.cell_blocks().values():
+        in_order = block.cell_ids.size == grid.n_cells  # one shape: ids are 0..n-1
+        n_corners = block.shape.n_corners
+        for start in range(0, block.cell_ids.size, CELL_BLOCK):
+            corners = block.corners[start:start + CELL_BLOCK]
+            if in_order:
+                total = out[start:start + corners.shape[0]]
+                np.copyto(total, values[corners[:, 0]])
+            else:
+                total = values[corners[:, 0]].astype(dtype)
+            for corner in range(1, n_corners):
+                total += values[corners[:, corner]]
+            total *= 1.0 / n_corners
+            if not in_order:
+                out[block.cell_ids[start:start + CELL_BLOCK]] = total
+    return out
+
+
+_STRUCTURED = {family: point_to_cell_structured
+               for family in ("uniform", "rectilinear", "curvilinear")}
+
+POINT_TO_CELL = register(Worklet(
+    name="point_to_cell",
+    input_association="points",
+    output_association="cells",
+    halo=1,
+    numpy={**_STRUCTURED, "unstructured": point_to_cell_unstructured},
+    doc="Mean of each cell's corner values (vtkPointDataToCellData).",
+))
