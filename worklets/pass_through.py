@@ -13,6 +13,8 @@ import numpy as np
 
 from daxpy.worklet import ANY_FAMILY, Worklet, register
 
+from ._cuda_specs import CUDA
+
 
 def pass_through(grid, values: np.ndarray, dtype=None, out: np.ndarray | None = None):
     """Return a copy of ``values``, converted to ``dtype`` if given.
@@ -51,4 +53,5 @@ PASS_THROUGH = register(Worklet(
     output_association=None,
     halo=0,
     numpy={ANY_FAMILY: pass_through},
+    cuda=CUDA["pass_through"],
 ))

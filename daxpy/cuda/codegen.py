@@ -1,0 +1,182 @@
+"""Assemble the CUDA source of one specialized kernel.
+
+A kernel is named after its specialization (``point_to_cell__uniform3d__f32__c1``)
+and that name is also its cache key. Its source is self-contained: the shared
+topology header, the worklet family's ``.cuh`` template, and a short
+``extern "C"`` kernel that builds the topology from scalar arguments and calls
+the worklet once per work item. Nothing in the generated kernel branches on
+grid type, cell shape or dtype: those are template arguments.
+
+Examples
+--------
+>>> k = KernelSource(name="demo__f32", headers=(), params=[("float*", "out")],
+...                  count="1", body="out[item] = 1.0f;")
+>>> "extern \\"C\\" __global__" in k.source()
+True
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import ArgumentError
+
+TOPOLOGY_HEADER = "_topology.cuh"
+BLOCK_SIZE = 256
+"""Threads per block of every generated kernel."""
+
+_CTYPES = {
+    "float32": "float", "float64": "double",
+    "int8": "signed char", "int16": "short", "int32": "int", "int64": "long long",
+    "uint8": "unsigned char", "uint16": "unsigned short", "uint32": "unsigned int",
+    "uint64": "unsigned long long",
+}
+_TAGS = {
+    "float32": "f32", "float64": "f64", "int8": "i8", "int16": "i16", "int32": "i32",
+    "int64": "i64", "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64",
+}
+INT32_MAX = 2**31 - 1
+
+
+def _header_dir() -> Path:
+    # Editable installs map daxpy.worklets to the top-level worklets/ folder.
+    import daxpy.worklets
+
+    return Path(daxpy.worklets.__file__).resolve().parent
+
+
+def ctype(dtype) -> str:
+    """C++ type of a NumPy dtype.
+
+    Raises
+    ------
+    ArgumentError
+        For dtypes the CUDA backend does not handle (complex, bool, float16...).
+
+    Examples
+    --------
+    >>> ctype("float32")
+    'float'
+    """
+    name = np.dtype(dtype).name
+    if name not in _CTYPES:
+        raise ArgumentError(
+            f"the CUDA backend handles {sorted(_CTYPES)}, got dtype {name!r}"
+        )
+    return _CTYPES[name]
+
+
+def dtype_tag(dtype) -> str:
+    """Short dtype name used in kernel names (``f32``, ``i64``...).
+
+    Examples
+    --------
+    >>> dtype_tag("float64")
+    'f64'
+    """
+    ctype(dtype)
+    return _TAGS[np.dtype(dtype).name]
+
+
+def index_ctype(n_elements: int) -> str:
+    """Index type that can address ``n_elements``: 32-bit unless that overflows.
+
+    Examples
+    --------
+    >>> index_ctype(10), index_ctype(2**31)
+    ('int', 'long long')
+    """
+    return "int" if n_elements <= INT32_MAX else "long long"
+
+
+def kernel_name(*parts) -> str:
+    """Join specialization parts into a kernel name (``None`` parts dropped).
+
+    Examples
+    --------
+    >>> kernel_name("point_to_cell", "uniform3d", "f32", None, "c1")
+    'point_to_cell__uniform3d__f32__c1'
+    """
+    return "__".join(str(p) for p in parts if p is not None and p != "")
+
+
+def read_header(name: str) -> str:
+    """Text of one ``.cuh`` template from ``daxpy.worklets``.
+
+    Examples
+    --------
+    >>> "namespace dax" in read_header("_topology.cuh")
+    True
+    """
+    path = _header_dir() / name
+    if not path.is_file():
+        raise ArgumentError(f"CUDA template {name!r} not found in {path.parent}")
+    return path.read_text()
+
+
+@dataclass
+class KernelSource:
+    """One specialized kernel: its name, arguments and per-item body.
+
+    Attributes
+    ----------
+    name : str
+        Specialization name, used as the ``extern "C"`` symbol and cache key.
+    headers : tuple of str
+        Worklet ``.cuh`` files to include after the topology header.
+    params : list of (str, str)
+        C++ type and name of each kernel argument, in launch order.
+    count : str
+        C++ expression for the number of work items.
+    body : str
+        Statement(s) run for each ``item`` below ``count``.
+    setup : list of str
+        Statements before the per-item code (e.g. building the topology).
+    index : str
+        C++ type of ``item`` (``int`` or ``long long``).
+    """
+
+    name: str
+    headers: tuple
+    params: list
+    count: str
+    body: str
+    setup: list = field(default_factory=list)
+    index: str = "int"
+
+    def kernel(self) -> str:
+        """The generated ``extern "C"`` kernel alone (without the headers).
+
+        Examples
+        --------
+        >>> KernelSource("k", (), [("int*", "o")], "1", "o[item] = 0;").kernel().split("(")[0]
+        'extern "C" __global__ void __launch_bounds__(256) k'
+        """
+        args = ",\n    ".join(f"{t} {n}" for t, n in self.params)
+        setup = "".join(f"  {line}\n" for line in self.setup)
+        return (
+            f'extern "C" __global__ void __launch_bounds__({BLOCK_SIZE}) {self.name}(\n'
+            f"    {args}) {{\n"
+            f"{setup}"
+            f"  const {self.index} item = {self.index}(blockIdx.x) * {BLOCK_SIZE} + threadIdx.x;\n"
+            f"  if (item >= {self.count}) return;\n"
+            f"  {self.body}\n"
+            f"}}\n"
+        )
+
+    def source(self) -> str:
+        """Complete, self-contained CUDA source of this kernel.
+
+        Examples
+        --------
+        >>> src = KernelSource("k", (), [("int*", "o")], "1", "o[item] = 0;").source()
+        >>> src.startswith("// daxpy generated kernel k")
+        True
+        """
+        parts = [f"// daxpy generated kernel {self.name}\n", read_header(TOPOLOGY_HEADER)]
+        parts += [read_header(h) for h in self.headers]
+        parts.append(self.kernel())
+        return "\n".join(parts)

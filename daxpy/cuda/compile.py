@@ -1,0 +1,171 @@
+"""Compile generated kernels with NVRTC and cache them in memory and on disk.
+
+A cache entry is keyed by the kernel's specialization name plus a hash of its
+source, the CUDA (NVRTC) version and the device architecture, so a changed
+template, toolkit or GPU never reuses a stale binary. The disk cache lives in
+the user's cache directory (``~/.cache/daxpy/kernels``), or in
+``$DAXPY_CACHE_DIR``. An entry that fails to load is rebuilt with a warning.
+
+Examples
+--------
+>>> cache_key("k__f32", "source", (13, 0), "90").startswith("k__f32-")
+True
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+import threading
+import time
+import warnings
+from pathlib import Path
+
+from ..errors import CompileError
+
+NVRTC_OPTIONS = ("-std=c++17",)
+
+_MEMORY: dict[str, object] = {}
+_LOCK = threading.Lock()
+STATS = {"compiled": 0, "disk_hits": 0, "memory_hits": 0, "compile_seconds": []}
+"""Counters for tests and benchmarks: what the last calls had to do."""
+
+
+def cache_dir() -> Path:
+    """Directory of the on-disk kernel cache (``$DAXPY_CACHE_DIR`` wins).
+
+    Examples
+    --------
+    >>> cache_dir().name
+    'kernels'
+    """
+    root = os.environ.get("DAXPY_CACHE_DIR")
+    if root:
+        return Path(root).expanduser() / "kernels"
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "daxpy" / "kernels"
+
+
+def cache_key(name: str, source: str, cuda_version: tuple, arch: str) -> str:
+    """File stem of a cached kernel: readable name plus a content hash.
+
+    Examples
+    --------
+    >>> len(cache_key("k", "s", (13, 0), "90").split("-")[1])
+    16
+    """
+    digest = hashlib.sha256(
+        f"{source}\0{cuda_version}\0{arch}\0{NVRTC_OPTIONS}".encode()
+    ).hexdigest()[:16]
+    return f"{name}-{digest}"
+
+
+def nvrtc_compile(source: str, name: str, arch: str) -> tuple[bytes, str]:
+    """Compile ``source`` for ``sm_<arch>``; return (binary, kind) with kind
+    ``"cubin"``, or ``"ptx"`` where this NVRTC cannot emit a cubin.
+
+    Raises
+    ------
+    CompileError
+        With NVRTC's log, naming the kernel.
+    """
+    from cupy_backends.cuda.libs import nvrtc
+
+    prog = nvrtc.createProgram(source, f"{name}.cu", [], [])
+    try:
+        get_cubin = getattr(nvrtc, "getCUBIN", None)
+        target = f"sm_{arch}" if get_cubin else f"compute_{arch}"
+        try:
+            nvrtc.compileProgram(prog, [f"--gpu-architecture={target}", *NVRTC_OPTIONS])
+        except nvrtc.NVRTCError as exc:
+            raise CompileError(
+                f"NVRTC failed to compile kernel {name}:\n{nvrtc.getProgramLog(prog)}"
+            ) from exc
+        if get_cubin:
+            return bytes(get_cubin(prog)), "cubin"
+        return nvrtc.getPTX(prog).encode(), "ptx"
+    finally:
+        nvrtc.destroyProgram(prog)
+
+
+def _device_info() -> tuple[tuple, str]:
+    import cupy
+    from cupy_backends.cuda.libs import nvrtc
+
+    return tuple(nvrtc.getVersion()), cupy.cuda.Device().compute_capability
+
+
+def _write_atomically(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+    os.replace(tmp, path)
+
+
+def _load(path: Path, name: str):
+    import cupy
+
+    module = cupy.RawModule(path=str(path))
+    return module.get_function(name)
+
+
+def get_kernel(name: str, source: str):
+    """Return the compiled ``cupy.RawKernel``-like function ``name`` of ``source``.
+
+    Looks in memory, then on disk, then compiles (and stores on disk).
+
+    Examples
+    --------
+    >>> callable(get_kernel)
+    True
+    """
+    cuda_version, arch = _device_info()
+    key = cache_key(name, source, cuda_version, arch)
+    with _LOCK:
+        if key in _MEMORY:
+            STATS["memory_hits"] += 1
+            return _MEMORY[key]
+        directory = cache_dir()
+        for kind in ("cubin", "ptx"):
+            path = directory / f"{key}.{kind}"
+            if path.is_file():
+                try:
+                    kernel = _load(path, name)
+                except Exception as exc:  # truncated or foreign file: rebuild it
+                    warnings.warn(
+                        f"daxpy kernel cache entry {path} is unreadable ({exc}); "
+                        "recompiling it", RuntimeWarning, stacklevel=2,
+                    )
+                    path.unlink(missing_ok=True)
+                    break
+                STATS["disk_hits"] += 1
+                _MEMORY[key] = kernel
+                return kernel
+        start = time.perf_counter()
+        binary, kind = nvrtc_compile(source, name, arch)
+        STATS["compile_seconds"].append(time.perf_counter() - start)
+        STATS["compiled"] += 1
+        path = directory / f"{key}.{kind}"
+        try:
+            _write_atomically(path, binary)
+            kernel = _load(path, name)
+        except OSError:  # read-only cache dir: still run, from a temporary file
+            with tempfile.TemporaryDirectory() as tmp:
+                path = Path(tmp) / f"{key}.{kind}"
+                path.write_bytes(binary)
+                kernel = _load(path, name)
+        _MEMORY[key] = kernel
+        return kernel
+
+
+def clear_memory_cache() -> None:
+    """Forget kernels loaded in this process (the disk cache stays).
+
+    Examples
+    --------
+    >>> clear_memory_cache()
+    """
+    with _LOCK:
+        _MEMORY.clear()

@@ -1,0 +1,124 @@
+"""Device arrays without copies: CuPy, ``__cuda_array_interface__``, DLPack.
+
+Device inputs (CuPy, PyTorch, JAX, Numba) are viewed in place. A host array is
+copied to the device once and the copy is cached on the dataset's ``_cache``
+(shared with every dataset derived from it), keyed by the host array's
+identity: assigning a new array to a field makes a new copy. A host array
+modified in place must be re-assigned (or :func:`forget` called) to be seen.
+
+Examples
+--------
+>>> import numpy as np
+>>> is_c_contiguous(np.zeros((3, 2)))
+True
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from ..arrays import as_field_array, is_device_array
+
+_PREFIX = "cuda:"
+
+
+def is_c_contiguous(array: Any) -> bool:
+    """True when ``array`` (NumPy or CuPy) is C-contiguous.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> is_c_contiguous(np.zeros((4, 3))[:, 0])
+    False
+    """
+    return bool(array.flags.c_contiguous)
+
+
+def cached(dataset: Any, key: str, build: Callable[[], Any]) -> Any:
+    """Return ``dataset._cache[key]``, building it once with ``build()``.
+
+    Datasets without a cache (``None``) just build.
+
+    Examples
+    --------
+    >>> import daxpy
+    >>> g = daxpy.UniformGrid(dims=(2,))
+    >>> cached(g, "answer", lambda: 42), cached(g, "answer", lambda: 0)
+    (42, 42)
+    """
+    cache = getattr(dataset, "_cache", None)
+    if cache is None:
+        return build()
+    full = _PREFIX + key
+    if full not in cache:
+        cache[full] = build()
+    return cache[full]
+
+
+def to_device(array: Any, dataset: Any = None, dtype=None) -> Any:
+    """A C-contiguous CuPy view or copy of ``array`` (of ``dtype`` if given).
+
+    Device arrays that already fit are used in place. Host arrays are copied
+    once per dataset and cached there (with the host array kept alive, so its
+    ``id`` cannot be reused by another array while the entry exists).
+
+    Parameters
+    ----------
+    array : array-like
+        NumPy array, CuPy array, or any ``__cuda_array_interface__`` /
+        ``__dlpack__`` exporter.
+    dataset : DataSet, optional
+        Whose cache keeps host copies.
+    dtype : dtype-like, optional
+        Wanted dtype (converted on the device, also cached).
+
+    Examples
+    --------
+    >>> callable(to_device)
+    True
+    """
+    import cupy
+
+    view = as_field_array(array)
+    target = np.dtype(dtype) if dtype is not None else np.dtype(view.dtype)
+    if is_device_array(view):
+        if view.dtype == target and view.flags.c_contiguous:
+            return view
+        return cupy.ascontiguousarray(view, dtype=target)
+    key = f"host:{id(view)}:{target.str}"
+
+    def upload():
+        return view, cupy.asarray(np.ascontiguousarray(view, dtype=target))
+
+    return cached(dataset, key, upload)[1]
+
+
+def forget(dataset: Any) -> None:
+    """Drop every device copy and device topology cached on ``dataset``.
+
+    Examples
+    --------
+    >>> import daxpy
+    >>> forget(daxpy.UniformGrid(dims=(2,)))
+    """
+    cache = getattr(dataset, "_cache", None)
+    if cache:
+        for key in [k for k in cache if isinstance(k, str) and k.startswith(_PREFIX)]:
+            del cache[key]
+
+
+def alignment(array: Any) -> int:
+    """Largest power of two (up to 16) dividing the device pointer of ``array``.
+
+    Examples
+    --------
+    >>> callable(alignment)
+    True
+    """
+    pointer = int(array.data.ptr)
+    for size in (16, 8, 4, 2):
+        if pointer % size == 0:
+            return size
+    return 1

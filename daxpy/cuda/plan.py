@@ -1,0 +1,217 @@
+"""Turn (worklet, grid, dtype, components, static parameters) into the list of
+specialized kernels to launch: one for a structured grid or an elementwise
+map, one per cell shape for unstructured cells, one over point links for
+unstructured points. Nothing here needs a GPU, so sources can be printed and
+compiled anywhere.
+
+Examples
+--------
+>>> import numpy as np, daxpy
+>>> from daxpy.worklet import get_worklet
+>>> g = daxpy.UniformGrid(dims=(4, 4, 4))
+>>> p = make_plan(get_worklet("pass_through"), g, "points", np.dtype("float32"), (),
+...               {"dtype": "float64"})
+>>> [launch.kernel.name for launch in p.launches]
+['pass_through__f32__f64__v4']
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from ..errors import BackendError
+from . import topology as topo_mod
+from .codegen import KernelSource, ctype, dtype_tag, index_ctype, kernel_name
+from .spec import CudaSpec
+
+
+@dataclass
+class Launch:
+    """One kernel launch of a plan.
+
+    Attributes
+    ----------
+    kernel : KernelSource
+        The specialized kernel.
+    n_items : int
+        Work items (threads) to launch.
+    values : callable
+        ``values(in_array, out_array) -> list`` of launch arguments.
+    """
+
+    kernel: KernelSource
+    n_items: int
+    values: Callable[[Any, Any], list]
+
+
+@dataclass
+class Plan:
+    """Everything one worklet call needs: output layout and kernel launches."""
+
+    out_dtype: np.dtype
+    out_shape: tuple
+    launches: list
+
+
+def vector_width(in_dtype: np.dtype, out_dtype: np.dtype) -> int:
+    """Elements per work item of a flat map: 16 bytes of the narrower type.
+
+    Examples
+    --------
+    >>> vector_width(np.dtype("float32"), np.dtype("float64"))
+    4
+    """
+    return 16 // min(in_dtype.itemsize, out_dtype.itemsize)
+
+
+def spec_of(worklet) -> CudaSpec:
+    """The worklet's CudaSpec, or BackendError if it has none.
+
+    Examples
+    --------
+    >>> from daxpy.worklet import get_worklet
+    >>> spec_of(get_worklet("pass_through")).domain
+    'flat'
+    """
+    if worklet.cuda is None:
+        raise BackendError(
+            f"worklet {worklet.name!r} has no CUDA implementation yet; use backend='cpu'"
+        )
+    return worklet.cuda
+
+
+def _call_args(options) -> str:
+    return "".join(f", {name}" for _, name in options.params)
+
+
+def _targs(options) -> str:
+    return "".join(f", {a}" for a in options.template_args)
+
+
+def _io_params(in_ct: str, out_ct: str) -> list:
+    return [(f"const {in_ct}* __restrict__", "in"), (f"{out_ct}* __restrict__", "out")]
+
+
+def make_plan(worklet, dataset, association: str, in_dtype: np.dtype, tail: tuple,
+              params: dict, aligned: bool = True) -> Plan:
+    """Plan the kernels for one call.
+
+    Parameters
+    ----------
+    worklet : Worklet
+        Declaration with a ``cuda`` spec.
+    dataset : DataSet
+        The grid.
+    association : {"points", "cells"}
+        Where the input field lives.
+    in_dtype : numpy.dtype
+        Input dtype.
+    tail : tuple
+        Input shape past the first axis (``()`` or ``(c,)``).
+    params : dict
+        Static worklet parameters.
+    aligned : bool
+        Whether the input and output are 16-byte aligned (vector loads).
+
+    Returns
+    -------
+    Plan
+    """
+    spec = spec_of(worklet)
+    spec.check_params(worklet.name, params)
+    out_dtype, out_tail = spec.output(in_dtype, tail, params)
+    components = math.prod(tail)
+    n_in = dataset.n_points if association == "points" else dataset.n_cells
+    out_assoc = worklet.output_association or association
+    n_out = dataset.n_points if out_assoc == "points" else dataset.n_cells
+    biggest = max(n_in * max(components, 1), n_out * max(math.prod(out_tail), 1),
+                  3 * dataset.n_points)
+    index = index_ctype(biggest)
+    options = spec.options(params, in_dtype, out_dtype, components)
+    in_ct, out_ct = ctype(in_dtype), ctype(out_dtype)
+    wide = "i64" if index != "int" else None
+    build = {"flat": _flat, "tuples": _tuples, "cells": _topological,
+             "points": _topological}[spec.domain]
+    launches = build(worklet, spec, dataset, in_dtype, out_dtype, components, options,
+                     index, wide, aligned, n_in)
+    return Plan(out_dtype, (n_out,) + tuple(out_tail), launches)
+
+
+def _flat(worklet, spec, dataset, in_dtype, out_dtype, components, options, index,
+          wide, aligned, n_in):
+    n_flat = n_in * max(components, 1)
+    width = vector_width(in_dtype, out_dtype) if aligned else 1
+    n_vec, n_tail = divmod(n_flat, width)
+    in_ct, out_ct = ctype(in_dtype), ctype(out_dtype)
+    out_tag = dtype_tag(out_dtype) if out_dtype != in_dtype else None
+    name = kernel_name(worklet.name, dtype_tag(in_dtype), out_tag, *options.tags,
+                       f"v{width}" if width > 1 else None, wide)
+    call = f"dax::{spec.function}<{{V}}, {index}, {in_ct}, {out_ct}{_targs(options)}>"
+    args = _call_args(options)
+    body = f"{call.format(V=width)}(item, in, out{args});"
+    if width > 1:
+        # The last n_flat % V elements, one per work item, after the vectors.
+        body = (f"if (item < n_vec) {body}\n"
+                f"  else {call.format(V=1)}(n_vec * {width} + (item - n_vec), in, out{args});")
+    idt = np.int32 if index == "int" else np.int64
+    kernel = KernelSource(
+        name, (spec.header,),
+        _io_params(in_ct, out_ct) + [(f"const {index}", "n_vec"), (f"const {index}", "n_items")]
+        + options.params,
+        "n_items", body, index=index)
+    return [Launch(kernel, n_vec + n_tail,
+                   lambda i, o: [i, o, idt(n_vec), idt(n_vec + n_tail)] + options.values)]
+
+
+def _tuples(worklet, spec, dataset, in_dtype, out_dtype, components, options, index,
+            wide, aligned, n_in):
+    in_ct, out_ct = ctype(in_dtype), ctype(out_dtype)
+    c = max(components, 1)
+    name = kernel_name(worklet.name, dtype_tag(in_dtype), f"c{c}", *options.tags, wide)
+    idt = np.int32 if index == "int" else np.int64
+    kernel = KernelSource(
+        name, (spec.header,),
+        _io_params(in_ct, out_ct) + [(f"const {index}", "n_items")] + options.params,
+        "n_items",
+        f"dax::{spec.function}<{c}, {index}, {in_ct}, {out_ct}{_targs(options)}>"
+        f"(item, in, out{_call_args(options)});",
+        index=index)
+    return [Launch(kernel, n_in, lambda i, o: [i, o, idt(n_in)] + options.values)]
+
+
+def _topologies(spec, dataset, index, coord):
+    """(topology, work items) pairs: one structured topology, or per-shape blocks
+    (cells) / point links (points) of an unstructured grid."""
+    if dataset.family != "unstructured":
+        t = topo_mod.structured(dataset, index, coord)
+        n = dataset.n_cells if spec.domain == "cells" else dataset.n_points
+        return [(t, n, "topo.n_cells()" if spec.domain == "cells" else "topo.n_points()")]
+    if spec.domain == "points":
+        return [(topo_mod.links(dataset, index), dataset.n_points, "topo.n_points()")]
+    return [(topo_mod.cell_block(dataset, shape, index, coord), block.cell_ids.size,
+             "topo.n_cells()") for shape, block in dataset.cell_blocks().items()]
+
+
+def _topological(worklet, spec, dataset, in_dtype, out_dtype, components, options,
+                 index, wide, aligned, n_in):
+    in_ct, out_ct = ctype(in_dtype), ctype(out_dtype)
+    c = max(components, 1)
+    coord = out_dtype if out_dtype.kind == "f" else np.dtype(np.float64)
+    launches = []
+    for topo, n_items, count in _topologies(spec, dataset, index, coord):
+        name = kernel_name(worklet.name, topo.name, dtype_tag(in_dtype), f"c{c}",
+                           *options.tags, wide)
+        kernel = KernelSource(
+            name, (spec.header,),
+            _io_params(in_ct, out_ct) + topo.params + options.params,
+            count,
+            f"dax::{spec.function}<{c}{_targs(options)}>(topo, item, in, out"
+            f"{_call_args(options)});",
+            setup=topo.declaration(), index=index)
+        launches.append(Launch(kernel, n_items,
+                               lambda i, o, t=topo: [i, o] + t.values() + options.values))
+    return launches

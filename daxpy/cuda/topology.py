@@ -1,0 +1,213 @@
+"""Describe a grid to a generated kernel: its C++ topology type, the scalar and
+pointer arguments that build it, and (lazily) their values on the device.
+
+Structured grids keep only their active axes (axes with more than one point),
+so a 2-D slab of a 3-D grid is a 2-D topology. Unstructured grids are seen one
+cell shape at a time (``CellBlock``), or through point -> cell links built
+once on the device and cached on the dataset.
+
+Examples
+--------
+>>> import daxpy
+>>> t = structured(daxpy.UniformGrid(dims=(4, 1, 3)), "int", "float32")
+>>> (t.name, t.ctype)
+('uniform2d', 'dax::UniformGrid<2, int, float>')
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from .codegen import ctype
+from .device import cached, to_device
+
+
+@dataclass
+class Topology:
+    """What a kernel needs to know about the cells or points it runs over.
+
+    Attributes
+    ----------
+    name : str
+        Part of the kernel name (``uniform3d``, ``unstructured_hex``, ``links``).
+    ctype : str
+        C++ type of the ``topo`` object the worklet receives.
+    params : list of (str, str)
+        Kernel arguments that build it.
+    setup : list of str
+        Statements that build ``topo`` from those arguments.
+    values : callable
+        Returns the launch values of ``params`` (uploads what is missing).
+    """
+
+    name: str
+    ctype: str
+    params: list
+    setup: list
+    values: Callable[[], list] = field(repr=False)
+
+    def declaration(self) -> list:
+        """Setup statements, with the declaration of ``topo`` first.
+
+        Examples
+        --------
+        >>> import daxpy
+        >>> structured(daxpy.UniformGrid(dims=(2,)), "int", "float64").declaration()[0]
+        'dax::UniformGrid<1, int, double> topo;'
+        """
+        return [f"{self.ctype} topo;"] + self.setup
+
+
+def _vector_params(prefix: str, d: int, cty: str, member: str):
+    names = [f"{prefix}{d}{c}" for c in "xyz"]
+    return ([(f"const {cty}", n) for n in names],
+            f"topo.{member}[{d}] = dax::V3<{cty}>{{{', '.join(names)}}};")
+
+
+def structured(grid, index: str, coord) -> Topology:
+    """Topology of a uniform, rectilinear or curvilinear grid.
+
+    Parameters
+    ----------
+    grid : StructuredGrid
+        The grid.
+    index : {"int", "long long"}
+        Index type of the kernel.
+    coord : dtype-like
+        Floating type in which coordinates and metrics are computed.
+
+    Examples
+    --------
+    >>> import daxpy
+    >>> structured(daxpy.UniformGrid(dims=(2, 2, 2)), "int", "float32").params[:3]
+    [('const int', 'n0'), ('const int', 'n1'), ('const int', 'n2')]
+    """
+    axes = grid.cell_axes
+    dim, cty = len(axes), ctype(coord)
+    family = grid.family
+    kind = {"uniform": "UniformGrid", "rectilinear": "RectilinearGrid",
+            "curvilinear": "CurvilinearGrid"}[family]
+    params = [(f"const {index}", f"n{d}") for d in range(dim)]
+    setup = [f"topo.n[{d}] = n{d};" for d in range(dim)]
+    scalars: list[Any] = [grid.dims[a] for a in axes]
+    arrays: list[Callable[[], Any]] = []
+    if family in ("uniform", "rectilinear"):
+        member = "w" if family == "uniform" else "e"
+        for d, axis in enumerate(axes):
+            p, line = _vector_params(member, d, cty, member)
+            params += p
+            setup.append(line)
+            unit = np.eye(3)[axis]
+            scalars += list(unit / grid.spacing[axis] if family == "uniform" else unit)
+    if family == "rectilinear":
+        for d, axis in enumerate(axes):
+            params.append((f"const {cty}* __restrict__", f"x{d}"))
+            setup.append(f"topo.x[{d}] = x{d};")
+            arrays.append(lambda a=axis: to_device(grid.coordinates[a], grid, coord))
+    if family == "curvilinear":
+        params.append((f"const {cty}* __restrict__", "xyz"))
+        setup.append("topo.xyz = xyz;")
+        arrays.append(lambda: to_device(grid.points(), grid, coord))
+    scalar_types = [np.int32 if index == "int" else np.int64] * dim
+    scalar_types += [np.dtype(coord).type] * (len(scalars) - dim)
+
+    def values():
+        typed = [t(v) for t, v in zip(scalar_types, scalars)]
+        return typed + [make() for make in arrays]
+
+    return Topology(f"{family}{dim}d", f"dax::{kind}<{dim}, {index}, {cty}>",
+                    params, setup, values)
+
+
+def _index_dtype(index: str):
+    return np.int32 if index == "int" else np.int64
+
+
+def cell_block(grid, shape_name: str, index: str, coord) -> Topology:
+    """Topology of the cells of one shape of an unstructured grid.
+
+    Examples
+    --------
+    >>> import numpy as np, daxpy
+    >>> from daxpy.celltypes import TETRA
+    >>> g = daxpy.UnstructuredGrid(np.eye(4, 3), [0, 1, 2, 3], [0, 4], [TETRA])
+    >>> cell_block(g, "tet", "int", "float32").ctype
+    'dax::CellBlock<dax::Tet, int, float>'
+    """
+    cty = ctype(coord)
+    idt = _index_dtype(index)
+    shape_type = shape_name.capitalize()
+
+    def values():
+        block = grid.cell_blocks()[shape_name]
+        corners = cached(grid, f"corners:{shape_name}:{index}",
+                         lambda: to_device(block.corners.astype(idt, copy=False)))
+        ids = cached(grid, f"cell_ids:{shape_name}:{index}",
+                     lambda: to_device(block.cell_ids.astype(idt, copy=False)))
+        return [corners, ids, to_device(grid.points(), grid, coord),
+                idt(block.cell_ids.size)]
+
+    params = [(f"const {index}* __restrict__", "corners"),
+              (f"const {index}* __restrict__", "cell_ids"),
+              (f"const {cty}* __restrict__", "xyz"), (f"const {index}", "n")]
+    setup = ["topo.corners = corners;", "topo.cell_ids = cell_ids;", "topo.xyz = xyz;",
+             "topo.n = n;"]
+    return Topology(f"unstructured_{shape_name}",
+                    f"dax::CellBlock<dax::{shape_type}, {index}, {cty}>",
+                    params, setup, values)
+
+
+def point_cell_links(grid, index: str) -> tuple:
+    """Point -> cell links (CSR) of an unstructured grid, on the device, cached.
+
+    Links of each point are sorted by cell id, so sums over them always run
+    in the same order (bitwise reproducible results, no atomics).
+
+    Returns
+    -------
+    (cupy.ndarray, cupy.ndarray)
+        ``offsets`` (n_points + 1) and ``cells``, of the index dtype.
+    """
+    import cupy
+
+    idt = _index_dtype(index)
+
+    def build():
+        conn = to_device(grid.connectivity, grid, np.int64)
+        offsets = to_device(grid.offsets, grid, np.int64)
+        sizes = cupy.diff(offsets)
+        cells = cupy.repeat(cupy.arange(grid.n_cells, dtype=np.int64), sizes)
+        # Unique keys (point, cell): the order of each point's cells is fixed.
+        order = cupy.argsort(conn * max(grid.n_cells, 1) + cells)
+        counts = cupy.bincount(conn, minlength=grid.n_points)
+        link_offsets = cupy.zeros(grid.n_points + 1, dtype=idt)
+        link_offsets[1:] = cupy.cumsum(counts)
+        return link_offsets, cells[order].astype(idt)
+
+    return cached(grid, f"links:{index}", build)
+
+
+def links(grid, index: str) -> Topology:
+    """Topology of an unstructured grid seen from its points (cell-to-point).
+
+    Examples
+    --------
+    >>> import numpy as np, daxpy
+    >>> from daxpy.celltypes import TETRA
+    >>> g = daxpy.UnstructuredGrid(np.eye(4, 3), [0, 1, 2, 3], [0, 4], [TETRA])
+    >>> links(g, "int").ctype
+    'dax::PointCellLinks<int>'
+    """
+    idt = _index_dtype(index)
+
+    def values():
+        offsets, cells = point_cell_links(grid, index)
+        return [offsets, cells, idt(grid.n_points)]
+
+    params = [(f"const {index}* __restrict__", "offsets"),
+              (f"const {index}* __restrict__", "cells"), (f"const {index}", "n")]
+    setup = ["topo.offsets = offsets;", "topo.cells = cells;", "topo.n = n;"]
+    return Topology("unstructured", f"dax::PointCellLinks<{index}>", params, setup, values)

@@ -1,0 +1,315 @@
+// Topologies for daxpy's generated kernels: one small struct per grid kind, all
+// with the same device-side interface, so that a worklet is written once as a
+// function template and instantiated per topology (never switched on).
+//
+//   topo.n_points(), topo.n_cells()          work counts
+//   topo.cell(c)        -> Cell: c.id (output index), c.point(k) (corner ids),
+//                          computed once per work item (seed 004, cause #2)
+//   topo.for_each_cell_of_point(p, f)         neighbours of a point
+//   topo.point_derivatives / cell_metric      coordinates and the derivatives
+//                                             of the interpolation functions
+//
+// Structured grids keep only their D active axes (axes with one point hold
+// no cells), x fastest, so the flat point id is p = i0 + n0 * (i1 + n1 * i2).
+#ifndef DAXPY_TOPOLOGY_CUH
+#define DAXPY_TOPOLOGY_CUH
+
+namespace dax {
+
+typedef long long i64;
+
+template <typename T> struct V3 { T x, y, z; };
+
+template <typename T>
+__device__ __forceinline__ V3<T> operator+(V3<T> a, V3<T> b) { return {a.x + b.x, a.y + b.y, a.z + b.z}; }
+template <typename T>
+__device__ __forceinline__ V3<T> operator-(V3<T> a, V3<T> b) { return {a.x - b.x, a.y - b.y, a.z - b.z}; }
+template <typename T>
+__device__ __forceinline__ V3<T> operator*(T s, V3<T> a) { return {s * a.x, s * a.y, s * a.z}; }
+template <typename T>
+__device__ __forceinline__ T dot(V3<T> a, V3<T> b) { return a.x * b.x + a.y * b.y + a.z * b.z; }
+template <typename T>
+__device__ __forceinline__ V3<T> cross(V3<T> a, V3<T> b) {
+  return {a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x};
+}
+
+// Read-only loads through the non-coherent cache.
+template <typename T> __device__ __forceinline__ T load(const T* p) { return __ldg(p); }
+
+// Vector memory access: V consecutive elements moved as 16-byte (or smaller)
+// words with streaming cache hints, for data read or written exactly once.
+template <int B> struct Word;
+template <> struct Word<16> { typedef uint4 type; };
+template <> struct Word<8> { typedef uint2 type; };
+template <> struct Word<4> { typedef unsigned int type; };
+template <> struct Word<2> { typedef unsigned short type; };
+template <> struct Word<1> { typedef unsigned char type; };
+
+template <int V, typename T>
+__device__ __forceinline__ void load_vector(const T* p, T (&x)[V]) {
+  constexpr int B = V * int(sizeof(T)), W = B >= 16 ? 16 : B;
+  typedef typename Word<W>::type R;
+#pragma unroll
+  for (int o = 0; o < B; o += W) {
+    const R r = __ldcs(reinterpret_cast<const R*>(reinterpret_cast<const char*>(p) + o));
+    __builtin_memcpy(reinterpret_cast<char*>(x) + o, &r, W);
+  }
+}
+
+template <int V, typename T>
+__device__ __forceinline__ void store_vector(T* p, const T (&x)[V]) {
+  constexpr int B = V * int(sizeof(T)), W = B >= 16 ? 16 : B;
+  typedef typename Word<W>::type R;
+#pragma unroll
+  for (int o = 0; o < B; o += W) {
+    R r;
+    __builtin_memcpy(&r, reinterpret_cast<const char*>(x) + o, W);
+    __stcs(reinterpret_cast<R*>(reinterpret_cast<char*>(p) + o), r);
+  }
+}
+
+// Rows m[d] of the (pseudo-)inverse of the Jacobian whose D columns are
+// J[d] = dX/dxi_d, so that grad f = sum_d (df/dxi_d) m[d]. A singular
+// Jacobian gives zero rows (a zero derivative), as VTK does.
+template <typename T>
+__device__ __forceinline__ void jacobian_rows(const V3<T> (&J)[3], V3<T> (&m)[3]) {
+  const V3<T> c0 = cross(J[1], J[2]), c1 = cross(J[2], J[0]), c2 = cross(J[0], J[1]);
+  const T det = dot(J[0], c0);
+  const T inv = det != T(0) ? T(1) / det : T(0);
+  m[0] = inv * c0; m[1] = inv * c1; m[2] = inv * c2;
+}
+template <typename T>
+__device__ __forceinline__ void jacobian_rows(const V3<T> (&J)[2], V3<T> (&m)[2]) {
+  const T g00 = dot(J[0], J[0]), g01 = dot(J[0], J[1]), g11 = dot(J[1], J[1]);
+  const T det = g00 * g11 - g01 * g01;
+  const T inv = det != T(0) ? T(1) / det : T(0);
+  m[0] = inv * (g11 * J[0] - g01 * J[1]);
+  m[1] = inv * (g00 * J[1] - g01 * J[0]);
+}
+template <typename T>
+__device__ __forceinline__ void jacobian_rows(const V3<T> (&J)[1], V3<T> (&m)[1]) {
+  const T g = dot(J[0], J[0]);
+  m[0] = (g != T(0) ? T(1) / g : T(0)) * J[0];
+}
+
+// ---------------------------------------------------------------- structured
+template <int D> struct Pow2 { static constexpr int value = 1 << D; };
+
+// Index space of a structured grid with D active axes (D = 0: one point).
+template <int D, typename I>
+struct StructuredIndex {
+  typedef I Index;
+  static constexpr int dim = D;
+  static constexpr int n_corners = 1 << D;
+  I n[D > 0 ? D : 1];  // points along each active axis
+
+  __device__ __forceinline__ I stride(int d) const {
+    I s = 1;
+#pragma unroll
+    for (int e = 0; e < D; ++e) s = e < d ? s * n[e] : s;
+    return s;
+  }
+  __device__ __forceinline__ I n_points() const { return stride(D); }
+  __device__ __forceinline__ I n_cells() const {
+    I c = 1;
+#pragma unroll
+    for (int d = 0; d < D; ++d) c *= n[d] - 1;
+    return c;
+  }
+  // Split a flat id over per-axis extents ext[d] (points or cells).
+  __device__ __forceinline__ void split(I flat, const I (&ext)[D > 0 ? D : 1], I (&ijk)[D > 0 ? D : 1]) const {
+#pragma unroll
+    for (int d = 0; d < D; ++d) {
+      if (d == D - 1) { ijk[d] = flat; } else { ijk[d] = flat % ext[d]; flat /= ext[d]; }
+    }
+  }
+
+  // A cell: its lower corner id, computed once; corner k adds bit d of k
+  // times the stride of axis d (VTK voxel/pixel order).
+  struct Cell {
+    I id, base, ijk[D > 0 ? D : 1];
+    I strides[D > 0 ? D : 1];
+    __device__ __forceinline__ I point(int k) const {
+      I p = base;
+#pragma unroll
+      for (int d = 0; d < D; ++d) p += ((k >> d) & 1) ? strides[d] : I(0);
+      return p;
+    }
+  };
+  __device__ __forceinline__ Cell cell(I c) const {
+    Cell cell;
+    cell.id = c;
+    I ext[D > 0 ? D : 1];
+#pragma unroll
+    for (int d = 0; d < D; ++d) ext[d] = n[d] - 1;
+    split(c, ext, cell.ijk);
+    cell.base = 0;
+#pragma unroll
+    for (int d = 0; d < D; ++d) { cell.strides[d] = stride(d); cell.base += cell.ijk[d] * cell.strides[d]; }
+    return cell;
+  }
+
+  // Cells around point p: along each axis the cell below (i - 1) and the
+  // cell above (i), where they exist. f(cell_id) is called once per cell.
+  template <class F>
+  __device__ __forceinline__ void for_each_cell_of_point(I p, F&& f) const {
+    I ijk[D > 0 ? D : 1];
+    split(p, n, ijk);
+#pragma unroll
+    for (int k = 0; k < (1 << D); ++k) {
+      bool inside = true;
+      I cid = 0, cstride = 1;
+#pragma unroll
+      for (int d = 0; d < D; ++d) {
+        const I ci = ijk[d] - 1 + ((k >> d) & 1);
+        inside = inside && ci >= 0 && ci < n[d] - 1;
+        cid += ci * cstride;
+        cstride *= n[d] - 1;
+      }
+      if (D == 0 || inside) f(cid);
+    }
+  }
+};
+
+#define DAX_AXES(D) [D > 0 ? D : 1]
+
+// Uniform grid: w[d] = e_axis(d) / spacing(axis(d)): the metric is constant.
+// point_metric: rows m[d] for index-space differences from point plo[d]
+// (index lo[d]) to point phi[d] (index hi[d]) along each axis.
+template <int D, typename I, typename T>
+struct UniformGrid : StructuredIndex<D, I> {
+  typedef T Coord;
+  V3<T> w DAX_AXES(D);
+  __device__ __forceinline__ void point_metric(const I (&lo) DAX_AXES(D), const I (&hi) DAX_AXES(D),
+                                               const I (&) DAX_AXES(D), const I (&) DAX_AXES(D),
+                                               V3<T> (&m) DAX_AXES(D)) const {
+#pragma unroll
+    for (int d = 0; d < D; ++d) m[d] = (T(1) / T(hi[d] - lo[d])) * w[d];
+  }
+  __device__ __forceinline__ void cell_metric(const typename StructuredIndex<D, I>::Cell&,
+                                              V3<T> (&m) DAX_AXES(D)) const {
+#pragma unroll
+    for (int d = 0; d < D; ++d) m[d] = w[d];
+  }
+};
+
+// Rectilinear grid: one coordinate array per active axis, e[d] its unit vector.
+template <int D, typename I, typename T>
+struct RectilinearGrid : StructuredIndex<D, I> {
+  typedef T Coord;
+  const T* x DAX_AXES(D);
+  V3<T> e DAX_AXES(D);
+  __device__ __forceinline__ void point_metric(const I (&lo) DAX_AXES(D), const I (&hi) DAX_AXES(D),
+                                               const I (&) DAX_AXES(D), const I (&) DAX_AXES(D),
+                                               V3<T> (&m) DAX_AXES(D)) const {
+#pragma unroll
+    for (int d = 0; d < D; ++d) m[d] = (T(1) / (load(x[d] + hi[d]) - load(x[d] + lo[d]))) * e[d];
+  }
+  __device__ __forceinline__ void cell_metric(const typename StructuredIndex<D, I>::Cell& c,
+                                              V3<T> (&m) DAX_AXES(D)) const {
+#pragma unroll
+    for (int d = 0; d < D; ++d)
+      m[d] = (T(1) / (load(x[d] + c.ijk[d] + 1) - load(x[d] + c.ijk[d]))) * e[d];
+  }
+};
+
+// Curvilinear grid: explicit points (n_points, 3); the metric is the
+// (pseudo-)inverse of the Jacobian from the same differences of coordinates.
+template <int D, typename I, typename T>
+struct CurvilinearGrid : StructuredIndex<D, I> {
+  typedef T Coord;
+  const T* xyz;
+  __device__ __forceinline__ V3<T> point_coords(I p) const {
+    return {load(xyz + 3 * p), load(xyz + 3 * p + 1), load(xyz + 3 * p + 2)};
+  }
+  __device__ __forceinline__ void point_metric(const I (&) DAX_AXES(D), const I (&) DAX_AXES(D),
+                                               const I (&plo) DAX_AXES(D), const I (&phi) DAX_AXES(D),
+                                               V3<T> (&m) DAX_AXES(D)) const {
+    V3<T> J DAX_AXES(D);
+#pragma unroll
+    for (int d = 0; d < D; ++d) J[d] = point_coords(phi[d]) - point_coords(plo[d]);
+    jacobian_rows(J, m);
+  }
+  // Trilinear map at the cell centre: dX/dxi_d is the mean of the cell's edges along d.
+  __device__ __forceinline__ void cell_metric(const typename StructuredIndex<D, I>::Cell& c,
+                                              V3<T> (&m) DAX_AXES(D)) const {
+    V3<T> J DAX_AXES(D);
+    V3<T> X[1 << D];
+#pragma unroll
+    for (int k = 0; k < (1 << D); ++k) X[k] = point_coords(c.point(k));
+#pragma unroll
+    for (int d = 0; d < D; ++d) {
+      J[d] = V3<T>{T(0), T(0), T(0)};
+#pragma unroll
+      for (int k = 0; k < (1 << D); ++k)
+        if ((k >> d) & 1) J[d] = J[d] + (X[k] - X[k ^ (1 << d)]);
+      J[d] = (T(1) / T(1 << (D > 0 ? D - 1 : 0))) * J[d];
+    }
+    jacobian_rows(J, m);
+  }
+};
+
+// -------------------------------------------------------------- unstructured
+// VTK linear cell shapes: corner count and topological dimension. Their
+// interpolation derivatives live with the worklets that need them.
+#define DAX_SHAPE(NAME, CORNERS, DIM) \
+  struct NAME { static constexpr int n_corners = CORNERS; static constexpr int dim = DIM; };
+DAX_SHAPE(Vertex, 1, 0)
+DAX_SHAPE(Line, 2, 1)
+DAX_SHAPE(Tri, 3, 2)
+DAX_SHAPE(Quad, 4, 2)
+DAX_SHAPE(Tet, 4, 3)
+DAX_SHAPE(Hex, 8, 3)
+DAX_SHAPE(Wedge, 6, 3)
+DAX_SHAPE(Pyramid, 5, 3)
+#undef DAX_SHAPE
+
+// All cells of one VTK shape: corner ids (n, K) and their ids in the grid.
+template <class S, typename I, typename T>
+struct CellBlock {
+  typedef I Index;
+  typedef S Shape;
+  static constexpr int dim = S::dim;
+  static constexpr int n_corners = S::n_corners;
+  const I* corners;
+  const I* cell_ids;
+  const T* xyz;  // grid points (n_points, 3)
+  I n;
+  struct Cell {
+    I id;
+    I ids[S::n_corners];
+    __device__ __forceinline__ I point(int k) const { return ids[k]; }
+  };
+  __device__ __forceinline__ I n_cells() const { return n; }
+  __device__ __forceinline__ Cell cell(I c) const {
+    Cell cell;
+    cell.id = load(cell_ids + c);
+    const I* row = corners + c * I(S::n_corners);
+#pragma unroll
+    for (int k = 0; k < S::n_corners; ++k) cell.ids[k] = load(row + k);
+    return cell;
+  }
+  __device__ __forceinline__ V3<T> point_coords(I p) const {
+    return {load(xyz + 3 * p), load(xyz + 3 * p + 1), load(xyz + 3 * p + 2)};
+  }
+};
+
+// Point -> cell links in CSR form, built once on the device (sorted by point,
+// then by cell id, so sums run in a fixed order: bitwise reproducible).
+template <typename I>
+struct PointCellLinks {
+  typedef I Index;
+  const I* offsets;  // n_points + 1
+  const I* cells;    // incident cell ids
+  I n;
+  __device__ __forceinline__ I n_points() const { return n; }
+  template <class F>
+  __device__ __forceinline__ void for_each_cell_of_point(I p, F&& f) const {
+    const I end = load(offsets + p + 1);
+    for (I l = load(offsets + p); l < end; ++l) f(load(cells + l));
+  }
+};
+
+}  // namespace dax
+
+#endif  // DAXPY_TOPOLOGY_CUH
