@@ -1,10 +1,11 @@
-"""What point-to-cell and cell-to-point averaging share: result dtype, output
-checks, the structured view of a field and the size of a cache-sized slab.
+"""What the averaging and norm worklets share: result dtype, input and output
+checks; for structured averages, the view of a field over the cell axes and
+the slabs that the passes run over, on several threads.
 
 Examples
 --------
 >>> import numpy as np
->>> average_dtype(np.dtype(np.int32))
+>>> float_dtype(np.dtype(np.int32))
 dtype('float64')
 """
 
@@ -30,13 +31,14 @@ release the GIL, so slabs run in parallel as vtkSMPTools' threads do."""
 _POOL: ThreadPoolExecutor | None = None
 
 
-def average_dtype(dtype: np.dtype) -> np.dtype:
-    """Dtype of an average: floats keep theirs, integers average in float64.
+def float_dtype(dtype: np.dtype) -> np.dtype:
+    """Dtype of a computed field (average, norm): floats keep theirs, integers
+    give float64.
 
     Examples
     --------
     >>> import numpy as np
-    >>> average_dtype(np.dtype(np.float32))
+    >>> float_dtype(np.dtype(np.float32))
     dtype('float32')
     """
     dtype = np.dtype(dtype)

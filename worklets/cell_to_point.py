@@ -22,7 +22,7 @@ import numpy as np
 
 from daxpy.worklet import Worklet, register
 
-from ._averaging import (average_dtype, check_tuples, output_array, run_slabs,
+from ._averaging import (check_tuples, float_dtype, output_array, run_slabs,
                          slab_planes, structured_view)
 
 
@@ -84,7 +84,7 @@ def cell_to_point_structured(grid, values: np.ndarray, out: np.ndarray | None = 
     [2.0, 3.0, 4.0, 2.0, 3.0, 4.0]
     """
     check_tuples(values, grid.n_cells, "cell", grid.name)
-    dtype = average_dtype(values.dtype)
+    dtype = float_dtype(values.dtype)
     out = output_array(out, (grid.n_points,) + values.shape[1:], dtype)
     src = structured_view(grid, values, "cells")
     dst = structured_view(grid, out, "points")
@@ -149,7 +149,7 @@ def cell_to_point_unstructured(grid, values: np.ndarray, out: np.ndarray | None 
     [2.0, 3.0, 4.0, 0.0]
     """
     check_tuples(values, grid.n_cells, "cell", grid.name)
-    dtype = average_dtype(values.dtype)
+    dtype = float_dtype(values.dtype)
     out = output_array(out, (grid.n_points,) + values.shape[1:], dtype)
     components = values.shape[1] if values.ndim == 2 else 1
     flat_values = values.reshape(grid.n_cells, components)

@@ -20,7 +20,7 @@ import numpy as np
 
 from daxpy.worklet import Worklet, register
 
-from ._averaging import (average_dtype, check_tuples, output_array, run_slabs,
+from ._averaging import (check_tuples, float_dtype, output_array, run_slabs,
                          slab_planes, structured_view)
 
 CELL_BLOCK = 1 << 16
@@ -60,7 +60,7 @@ def point_to_cell_structured(grid, values: np.ndarray, out: np.ndarray | None = 
     [3.5]
     """
     check_tuples(values, grid.n_points, "point", grid.name)
-    dtype = average_dtype(values.dtype)
+    dtype = float_dtype(values.dtype)
     out = output_array(out, (grid.n_cells,) + values.shape[1:], dtype)
     src = structured_view(grid, values, "points")
     dst = structured_view(grid, out, "cells")
@@ -121,7 +121,7 @@ def point_to_cell_unstructured(grid, values: np.ndarray, out: np.ndarray | None 
     [4.5, 6.0]
     """
     check_tuples(values, grid.n_points, "point", grid.name)
-    dtype = average_dtype(values.dtype)
+    dtype = float_dtype(values.dtype)
     out = output_array(out, (grid.n_cells,) + values.shape[1:], dtype)
     for block in grid.cell_blocks().values():
         in_order = block.cell_ids.size == grid.n_cells  # one shape: ids are 0..n-1

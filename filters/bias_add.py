@@ -1,0 +1,70 @@
+"""BiasAdd: add a bias to a field, repeated along its flat last axis (TensorFlow's BiasAdd).
+
+Examples
+--------
+>>> import numpy as np, daxpy
+>>> from daxpy.filters import BiasAdd
+>>> g = daxpy.UniformGrid(dims=(2,), point_data={"v": np.zeros((2, 2))})
+>>> BiasAdd("v", [1, 2], backend="cpu")(g).point_data["v_biased"].tolist()
+[[1.0, 2.0], [1.0, 2.0]]
+"""
+
+from __future__ import annotations
+
+from daxpy.dispatch import execute
+from daxpy.worklets.bias_add import as_bias
+
+from ._base import FieldFilter
+
+__all__ = ["BiasAdd"]
+
+
+class BiasAdd(FieldFilter):
+    """Add ``bias[i % len(bias)]`` to the ``i``-th value of the flattened field.
+
+    For a field of ``c`` components and a bias of ``c`` entries, each component
+    gets its own bias. The result keeps the field's dtype and shape.
+
+    Parameters
+    ----------
+    field : str
+        Input field, at points or cells.
+    bias : array-like, 1-D
+        Bias, cast to the field's dtype; its length must divide the number of
+        values of the field.
+    result : str, optional
+        Output field name (default ``"<field>_biased"``), at the input's association.
+    association : {"points", "cells"}, optional
+        Where to find the field; by default points, then cells.
+    backend : {"auto", "cpu", "cuda"}
+        Where to run.
+
+    Raises
+    ------
+    ArgumentError
+        If the bias is not a non-empty 1-D array of numbers, or (when run) if
+        its length does not divide the number of values.
+
+    See Also
+    --------
+    daxpy.filters.FieldMap : any elementwise expression over fields.
+
+    Examples
+    --------
+    >>> import numpy as np, daxpy
+    >>> g = daxpy.UniformGrid(dims=(2, 2), cell_data={"c": np.array([1], np.int32)})
+    >>> BiasAdd("c", [5], result="c5", backend="cpu")(g).cell_data["c5"].tolist()
+    [6]
+    """
+
+    def __init__(self, field: str, bias, result: str | None = None, *,
+                 association: str | None = None, backend: str = "auto"):
+        super().__init__(field, association=association, backend=backend)
+        self.bias = as_bias(bias)
+        self.result = result or f"{field}_biased"
+
+    def compute(self, dataset):
+        values, association = self.input_field(dataset)
+        biased = execute("bias_add", dataset, values, association, backend=self.backend,
+                         bias=self.bias)
+        return {association: {self.result: biased}}

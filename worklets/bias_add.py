@@ -1,0 +1,108 @@
+"""BiasAdd: add a bias repeated along the flat last axis, as TensorFlow's
+BiasAdd (NHWC): ``out.flat[i] = values.flat[i] + bias[i % len(bias)]``.
+
+For a field of shape ``(n, c)`` and a bias of ``c`` entries this is the usual
+per-component bias.
+
+Examples
+--------
+>>> import numpy as np
+>>> bias_add(None, np.zeros((2, 3), np.float32), bias=[1, 2, 3]).tolist()
+[[1.0, 2.0, 3.0], [1.0, 2.0, 3.0]]
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from daxpy.errors import ArgumentError
+from daxpy.worklet import ANY_FAMILY, Worklet, register
+
+from ._averaging import output_array
+
+
+def as_bias(bias) -> np.ndarray:
+    """Return ``bias`` as an array after checking it is a non-empty 1-D array of numbers.
+
+    Raises
+    ------
+    ArgumentError
+        Naming the shape or dtype that is wrong.
+
+    Examples
+    --------
+    >>> as_bias([1, 2]).shape
+    (2,)
+    """
+    array = np.asarray(bias)
+    if array.ndim != 1 or array.size == 0:
+        raise ArgumentError(f"bias must be a non-empty 1-D array, got shape {array.shape}")
+    if array.dtype.kind not in "fiu":
+        raise ArgumentError(f"bias must hold real numbers, got dtype {array.dtype}")
+    return array
+
+
+def fit_bias(bias, values: np.ndarray) -> np.ndarray:
+    """Return ``bias`` in ``values``' dtype, after checking its length divides their number.
+
+    Raises
+    ------
+    ArgumentError
+        If ``bias`` is malformed (see :func:`as_bias`) or its length does not
+        divide ``values.size``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> fit_bias([1.5, 2], np.zeros(4, np.float32)).dtype
+    dtype('float32')
+    """
+    array = as_bias(bias)
+    if values.size % array.size:
+        raise ArgumentError(
+            f"bias has {array.size} entries, which does not divide the field's "
+            f"{values.size} values (shape {values.shape}); its length must divide the "
+            f"number of values, as the number of components does"
+        )
+    return array.astype(values.dtype, copy=False)
+
+
+def bias_add(grid, values: np.ndarray, bias, out: np.ndarray | None = None):
+    """Add ``bias`` repeated every ``len(bias)`` values of the flattened field.
+
+    Parameters
+    ----------
+    grid : DataSet or None
+        Unused: the map does not depend on the topology.
+    values : numpy.ndarray, shape (n,) or (n, c)
+        Field values; the output keeps their dtype and shape.
+    bias : array-like, 1-D
+        Bias; cast to the field's dtype. Its length must divide ``values.size``.
+    out : numpy.ndarray, optional
+        C-contiguous output of ``values``' shape and dtype.
+
+    Returns
+    -------
+    numpy.ndarray
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> bias_add(None, np.arange(4.0), bias=[10, 20]).tolist()
+    [10.0, 21.0, 12.0, 23.0]
+    """
+    bias = fit_bias(bias, values)
+    out = output_array(out, values.shape, values.dtype)
+    rows = (values.size // bias.size, bias.size)
+    np.add(values.reshape(rows), bias, out=out.reshape(rows))
+    return out
+
+
+BIAS_ADD = register(Worklet(
+    name="bias_add",
+    input_association="any",
+    output_association=None,
+    halo=0,
+    numpy={ANY_FAMILY: bias_add},
+    doc="values + bias repeated along the flat last axis (TensorFlow BiasAdd).",
+))

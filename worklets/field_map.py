@@ -1,0 +1,159 @@
+"""FieldMap: an elementwise expression over one or more fields.
+
+The expression is parsed by :mod:`daxpy.expressions` into its IR; this module
+lines the fields up (same tuple count; one-component fields broadcast over
+the components of the others) and evaluates the IR with NumPy in one
+floating-point dtype (:func:`daxpy.expressions.working_dtype`).
+
+Examples
+--------
+>>> import numpy as np
+>>> field_map(None, np.array([1.0, 2.0]), "t * 10 + 1").tolist()
+[11.0, 21.0]
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import numpy as np
+
+from daxpy.arrays import to_host
+from daxpy.errors import ExpressionError, FieldError, UnknownFieldError
+from daxpy.expressions import Expression, evaluate, parse, working_dtype
+from daxpy.worklet import ANY_FAMILY, Worklet, register
+
+
+def as_expression(expression: str | Expression) -> Expression:
+    """Parse ``expression`` unless it already is parsed; require it to read a field.
+
+    Examples
+    --------
+    >>> as_expression("u + v").fields
+    ('u', 'v')
+    """
+    parsed = expression if isinstance(expression, Expression) else parse(expression)
+    if not parsed.fields:
+        raise ExpressionError(
+            f"expression {parsed.source!r} reads no field; a field map needs at least one"
+        )
+    return parsed
+
+
+def aligned_fields(arrays: Mapping[str, Any], n_tuples: int) -> tuple[dict, tuple]:
+    """Convert fields to their common float dtype and shapes that broadcast per tuple.
+
+    Parameters
+    ----------
+    arrays : mapping of str to array
+        The fields, each ``(n,)`` or ``(n, c)``.
+    n_tuples : int
+        The ``n`` every field must have.
+
+    Returns
+    -------
+    fields : dict of str to numpy.ndarray
+        One-component fields become ``(n, 1)`` when another has several components.
+    shape : tuple
+        Shape of the result: ``(n,)``, or ``(n, c)`` if any field is 2-D.
+
+    Raises
+    ------
+    FieldError
+        On a field with another tuple count, or two fields with different
+        numbers of components (both above one).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> fields, shape = aligned_fields({"a": np.zeros(2), "v": np.zeros((2, 3))}, 2)
+    >>> fields["a"].shape, shape
+    ((2, 1), (2, 3))
+    """
+    host = {name: to_host(a) for name, a in arrays.items()}
+    components = {}
+    for name, array in host.items():
+        if array.ndim not in (1, 2) or array.shape[0] != n_tuples:
+            raise FieldError(
+                f"field {name!r} has shape {array.shape}; the expression needs every field "
+                f"to be ({n_tuples},) or ({n_tuples}, components)"
+            )
+        components[name] = array.shape[1] if array.ndim == 2 else 1
+    wide = {name: c for name, c in components.items() if c > 1}
+    if len(set(wide.values())) > 1:
+        raise FieldError(
+            f"fields with different numbers of components cannot be combined: {wide}"
+        )
+    two_d = any(array.ndim == 2 for array in host.values())
+    dtype = working_dtype(list(host.values()))
+    fields = {name: array.astype(dtype, copy=False).reshape(n_tuples, -1) if two_d
+              else array.astype(dtype, copy=False) for name, array in host.items()}
+    shape = (n_tuples, max(components.values())) if two_d else (n_tuples,)
+    return fields, shape
+
+
+def field_map(grid, values: np.ndarray, expression: str | Expression,
+              fields: Mapping[str, Any] | None = None) -> np.ndarray:
+    """Evaluate ``expression`` for every tuple of the fields it reads.
+
+    Parameters
+    ----------
+    grid : DataSet or None
+        Unused: the map does not depend on the topology.
+    values : numpy.ndarray
+        The first field the expression reads (it also gives the tuple count).
+    expression : str or Expression
+        See :func:`daxpy.expressions.parse` for what it may hold.
+    fields : mapping of str to array, optional
+        The other fields the expression reads, by name.
+
+    Returns
+    -------
+    numpy.ndarray
+        A new array of the fields' common float dtype (float32 fields give
+        float32; integers give float64), shaped ``(n,)`` or ``(n, c)``.
+
+    Raises
+    ------
+    ExpressionError
+        If the expression is not allowed or reads no field.
+    UnknownFieldError
+        If it reads a field that is not given.
+    FieldError
+        If the fields do not line up (see :func:`aligned_fields`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> v = np.array([[3.0, 4.0]], np.float32)
+    >>> field_map(None, v, "v * s", fields={"s": np.array([2.0], np.float32)})
+    array([[6., 8.]], dtype=float32)
+    """
+    parsed = as_expression(expression)
+    given = {parsed.fields[0]: values, **(fields or {})}
+    missing = [name for name in parsed.fields if name not in given]
+    if missing:
+        raise UnknownFieldError(
+            f"expression {parsed.source!r} reads field {missing[0]!r}, which is not given; "
+            f"given fields: {sorted(given)}"
+        )
+    aligned, shape = aligned_fields({name: given[name] for name in parsed.fields},
+                                    values.shape[0])
+    result = evaluate(parsed, aligned)
+    is_input = any(result is array for array in [*aligned.values(), *given.values()])
+    if isinstance(result, np.ndarray) and result.shape == shape and result.flags.owndata \
+            and not is_input:
+        return result
+    out = np.empty(shape, dtype=result.dtype)
+    np.copyto(out, result)  # broadcast, or copy a result that is an input field
+    return out
+
+
+FIELD_MAP = register(Worklet(
+    name="field_map",
+    input_association="any",
+    output_association=None,
+    halo=0,
+    numpy={ANY_FAMILY: field_map},
+    doc="Elementwise expression over one or more fields (see daxpy.expressions).",
+))

@@ -1,0 +1,65 @@
+"""Magnitude: the Euclidean norm of each tuple of a field.
+
+Examples
+--------
+>>> import numpy as np
+>>> magnitude(None, np.array([[3.0, 4.0], [0.0, -2.0]])).tolist()
+[5.0, 2.0]
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from daxpy.errors import FieldError
+from daxpy.worklet import ANY_FAMILY, Worklet, register
+
+from ._averaging import float_dtype, output_array
+
+
+def magnitude(grid, values: np.ndarray, out: np.ndarray | None = None):
+    """Return ``sqrt(sum of squares)`` over the components of each tuple.
+
+    Parameters
+    ----------
+    grid : DataSet or None
+        Unused: the map does not depend on the topology.
+    values : numpy.ndarray, shape (n,) or (n, c)
+        Field values; one component gives its absolute value.
+    out : numpy.ndarray, optional
+        C-contiguous output of shape ``(n,)``.
+
+    Returns
+    -------
+    numpy.ndarray, shape (n,)
+        Float dtypes are kept; integers give float64.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> magnitude(None, np.array([-3, 2], dtype=np.int8)).tolist()
+    [3.0, 2.0]
+    """
+    if values.ndim not in (1, 2):
+        raise FieldError(
+            f"magnitude needs a field of shape (n,) or (n, components), got {values.shape}"
+        )
+    dtype = float_dtype(values.dtype)
+    out = output_array(out, values.shape[:1], dtype)
+    if values.ndim == 1 or values.shape[1] == 1:
+        np.absolute(values.reshape(out.shape), out=out, dtype=dtype)
+        return out
+    work = values.astype(dtype, copy=False)
+    np.einsum("ij,ij->i", work, work, out=out)
+    np.sqrt(out, out=out)
+    return out
+
+
+MAGNITUDE = register(Worklet(
+    name="magnitude",
+    input_association="any",
+    output_association=None,
+    halo=0,
+    numpy={ANY_FAMILY: magnitude},
+    doc="Euclidean norm over the components of each tuple.",
+))
