@@ -1,0 +1,136 @@
+"""FieldMap against NumPy references on every grid family, and its errors."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import daxpy
+from daxpy.errors import ArgumentError, ExpressionError, FieldError, UnknownFieldError
+from daxpy.filters import FieldMap
+from daxpy.worklets.field_map import field_map
+
+from strategies import any_grids, field_arrays
+
+CASES = [
+    ("a * b + 2.5", lambda a, b: a * b + 2.5),
+    ("sqrt(abs(a)) - b ** 2 / 3", lambda a, b: np.sqrt(np.abs(a)) - b ** 2 / 3),
+    ("where(a > b, a, -b) + (a <= 0) * 4", lambda a, b: np.where(a > b, a, -b) + (a <= 0) * 4),
+    ("atan2(a, b) + hypot(a, b) + clip(a, -1, 1)",
+     lambda a, b: np.arctan2(a, b) + np.hypot(a, b) + np.clip(a, -1, 1)),
+    ("maximum(a, b) % 3 + exp(minimum(a, 1))",
+     lambda a, b: np.maximum(a, b) % 3 + np.exp(np.minimum(a, 1))),
+]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.data())
+def test_filter_on_any_grid_matches_numpy(data):
+    grid = data.draw(any_grids())
+    association = data.draw(st.sampled_from(["points", "cells"]))
+    size = grid.n_points if association == "points" else grid.n_cells
+    dtype = data.draw(st.sampled_from([np.float32, np.float64]))
+    a = data.draw(field_arrays(size, dtype=dtype))
+    b = data.draw(field_arrays(size, ncomp=1, dtype=dtype))
+    source, reference = data.draw(st.sampled_from(CASES))
+    key = "point_data" if association == "points" else "cell_data"
+    dataset = grid.with_fields(**{key: {"a": a, "b": b}})
+    result = FieldMap(source, result="r", association=association,
+                      backend="cpu")(dataset).fields(association)["r"]
+    wide_b = b[:, None] if a.ndim == 2 else b
+    # Computed in the fields' dtype, so that % and comparisons cut at the same places.
+    expected = reference(a, wide_b)
+    assert result.dtype == dtype and result.shape == a.shape
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(result, expected, rtol=tol, atol=tol)
+
+
+def test_one_component_broadcasts_over_the_components_of_another():
+    v = np.arange(6.0).reshape(3, 2)
+    s = np.array([1.0, 10.0, 100.0])
+    assert field_map(None, v, "v * s", fields={"s": s}).tolist() == [[0, 1], [20, 30],
+                                                                     [400, 500]]
+
+
+def test_float32_fields_with_float_literals_stay_float32():
+    a = np.ones(3, np.float32)
+    assert field_map(None, a, "a * 0.1 + where(a > 0, 1.5, 2.5)").dtype == np.float32
+
+
+def test_integer_fields_give_float64():
+    a = np.array([1, 2, 3], np.int32)
+    result = field_map(None, a, "a / 2 - a ** -1")
+    assert result.dtype == np.float64
+    np.testing.assert_allclose(result, [-0.5, 0.5, 1.5 - 1 / 3])
+
+
+def test_mixed_precision_promotes_like_numpy():
+    a, b = np.ones(2, np.float32), np.ones(2, np.float64)
+    assert field_map(None, a, "a + b", fields={"b": b}).dtype == np.float64
+
+
+def test_result_never_aliases_an_input():
+    a = np.arange(3.0)
+    result = field_map(None, a, "a")
+    assert not np.shares_memory(result, a)
+    result[0] = 7
+    assert a[0] == 0
+
+
+def test_constant_branch_is_broadcast_to_every_tuple():
+    v = np.zeros((2, 3), np.float32)
+    assert field_map(None, v, "v * 0 + 1").tolist() == [[1, 1, 1], [1, 1, 1]]
+
+
+def test_cell_fields():
+    grid = daxpy.UniformGrid(dims=(3, 2), cell_data={"c": np.array([1.0, 2.0])})
+    result = FieldMap("c * 2", result="d", association="cells", backend="cpu")(grid)
+    assert result.cell_data["d"].tolist() == [2.0, 4.0]
+    assert "d" not in grid.cell_data
+
+
+def test_components_that_do_not_line_up_raise():
+    with pytest.raises(FieldError, match=r"different numbers of components.*'a': 2.*'b': 3"):
+        field_map(None, np.zeros((4, 2)), "a + b", fields={"b": np.zeros((4, 3))})
+
+
+def test_fields_of_different_tuple_counts_raise():
+    with pytest.raises(FieldError, match=r"field 'b' has shape \(3,\).*\(4,\)"):
+        field_map(None, np.zeros(4), "a + b", fields={"b": np.zeros(3)})
+
+
+def test_field_not_given_to_the_worklet_raises():
+    with pytest.raises(UnknownFieldError, match=r"reads field 'b'.*given fields: \['a'\]"):
+        field_map(None, np.zeros(4), "a + b")
+
+
+def test_unknown_field_lists_the_available_ones():
+    grid = daxpy.UniformGrid(dims=(2,), point_data={"t": np.zeros(2), "u": np.zeros(2)})
+    with pytest.raises(UnknownFieldError, match=r"no point field 'x'; it has \['t', 'u'\]"):
+        FieldMap("t + x", backend="cpu")(grid)
+
+
+def test_field_at_the_other_association_is_not_found():
+    grid = daxpy.UniformGrid(dims=(2, 2), cell_data={"c": np.ones(1)})
+    with pytest.raises(UnknownFieldError, match="no point field 'c'"):
+        FieldMap("c + 1", backend="cpu")(grid)
+
+
+def test_expression_errors_are_raised_when_the_filter_is_made():
+    with pytest.raises(ExpressionError, match="attribute access 'a.__class__'"):
+        FieldMap("a.__class__")
+
+
+def test_expression_without_fields_raises():
+    with pytest.raises(ExpressionError, match="reads no field"):
+        FieldMap("1 + 2")
+
+
+def test_wrong_association_raises():
+    with pytest.raises(FieldError, match="association must be 'points' or 'cells', got 'edges'"):
+        FieldMap("a", association="edges")
+
+
+def test_empty_result_name_raises():
+    with pytest.raises(ArgumentError, match="result must be a non-empty field name"):
+        FieldMap("a", result="")
