@@ -1,0 +1,437 @@
+"""What every benchmark shares: device names, versions, timing, agreement, results.
+
+Each benchmark writes ``benchmarks/results/<benchmark>-<device-slug>.json`` in the
+format of ``DESIGN.md`` ("Results format") and prints a table. Times are medians
+after warm-up: host clocks (``time.perf_counter``) for CPU work, CUDA events for
+GPU work. Results are checked with :func:`agree` before any time is printed.
+
+Examples
+--------
+>>> row = make_row("bias_add", "uniform3d", "float32", 1000, "numpy", 2.0,
+...                min_bytes=8000)
+>>> row["gbps"]
+0.004
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import platform
+import shutil
+import statistics
+import time
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
+
+import numpy as np
+
+RESULTS_DIR = Path(__file__).resolve().parent / "results"
+
+
+class AgreementError(AssertionError):
+    """Two implementations gave different results; the message names the culprit."""
+
+
+# -- device and versions ------------------------------------------------------
+def gpu_name() -> str | None:
+    """Name of CUDA device 0 as CuPy reports it, or None without CuPy or a GPU.
+
+    Examples
+    --------
+    >>> gpu_name() is None or isinstance(gpu_name(), str)
+    True
+    """
+    try:
+        import cupy
+
+        props = cupy.cuda.runtime.getDeviceProperties(0)
+    except Exception:  # no CuPy, no driver or no device all mean "no GPU"
+        return None
+    name = props["name"]
+    return name.decode() if isinstance(name, bytes) else str(name)
+
+
+def cpu_name() -> str:
+    """The host processor's model name (``/proc/cpuinfo``), or the platform's guess.
+
+    Examples
+    --------
+    >>> isinstance(cpu_name(), str)
+    True
+    """
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def device_slug(gpu: bool) -> str:
+    """Short machine-kind name used in result file names.
+
+    ``nvidia-h200`` / ``nvidia-h100`` for GPU benchmarks (vendor and model, the
+    memory size and form factor dropped), ``cpu-<n>core`` for CPU benchmarks.
+
+    Parameters
+    ----------
+    gpu : bool
+        True when the benchmark measures the GPU.
+
+    Examples
+    --------
+    >>> device_slug(gpu=False) == f"cpu-{os.cpu_count()}core"
+    True
+    """
+    if not gpu:
+        return f"cpu-{os.cpu_count()}core"
+    name = gpu_name()
+    if name is None:
+        raise RuntimeError("a GPU benchmark needs CuPy and a visible CUDA device")
+    words = name.lower().replace("_", " ").split()
+    return "-".join(words[:2])
+
+
+def versions() -> dict[str, str | None]:
+    """Versions of daxpy, CuPy, the CUDA runtime, VTK and NumPy (None if absent).
+
+    Examples
+    --------
+    >>> sorted(versions())
+    ['cuda', 'cupy', 'daxpy', 'numpy', 'vtk']
+    """
+    found: dict[str, str | None] = {"daxpy": None, "cupy": None, "cuda": None,
+                                    "vtk": None, "numpy": np.__version__}
+    try:
+        import daxpy
+
+        found["daxpy"] = daxpy.__version__
+    except ImportError:
+        pass
+    try:
+        import cupy
+
+        found["cupy"] = cupy.__version__
+        runtime = cupy.cuda.runtime.runtimeGetVersion()
+        found["cuda"] = f"{runtime // 1000}.{runtime % 1000 // 10}"
+    except Exception:  # CuPy absent or without a usable runtime
+        pass
+    try:
+        from vtkmodules.vtkCommonCore import vtkVersion
+
+        found["vtk"] = vtkVersion.GetVTKVersion()
+    except ImportError:
+        pass
+    return found
+
+
+# -- rows, tables, files ------------------------------------------------------
+def make_row(case: str, grid: str, dtype: str, n_points: int, impl: str,
+             time_ms: float, *, kernel_ms: float | None = None,
+             min_bytes: int | None = None, copy_gbps: float | None = None,
+             agrees: bool = True, **extra) -> dict[str, Any]:
+    """One result row with the derived rate and ratio filled in.
+
+    ``gbps`` is ``min_bytes`` over ``kernel_ms`` when given, else over ``time_ms``;
+    ``ratio_to_copy`` divides it by the D2D copy rate of the same run.
+
+    Examples
+    --------
+    >>> r = make_row("pass_through", "uniform3d", "float32", 10, "daxpy", 1.0,
+    ...              kernel_ms=0.5, min_bytes=1_000_000, copy_gbps=4.0)
+    >>> (r["gbps"], r["ratio_to_copy"])
+    (2.0, 0.5)
+    """
+    row: dict[str, Any] = {"case": case, "grid": grid, "dtype": dtype,
+                           "n_points": int(n_points), "impl": impl,
+                           "time_ms": round(float(time_ms), 4)}
+    if kernel_ms is not None:
+        row["kernel_ms"] = round(float(kernel_ms), 4)
+    if min_bytes is not None:
+        row["min_bytes"] = int(min_bytes)
+        seconds = (kernel_ms if kernel_ms is not None else time_ms) / 1e3
+        row["gbps"] = round(min_bytes / seconds / 1e9, 3)
+        if copy_gbps:
+            row["ratio_to_copy"] = round(row["gbps"] / copy_gbps, 3)
+    row["agrees"] = bool(agrees)
+    row.update(extra)
+    return row
+
+
+def write_results(benchmark: str, rows: list[dict], *, gpu: bool,
+                  copy_gbps: float | None = None, **extra) -> Path:
+    """Write ``results/<benchmark>-<slug>.json`` (replacing it); copy it to $OUT.
+
+    Parameters
+    ----------
+    benchmark : str
+        Benchmark name (``kernels``, ``cpu_vs_vtk``...).
+    rows : list of dict
+        Rows from :func:`make_row`.
+    gpu : bool
+        Whether the figures are GPU figures (picks the device name and slug).
+    copy_gbps : float, optional
+        D2D copy rate measured in the same run.
+    **extra
+        More top-level keys (added, never renaming the standard ones).
+
+    Returns
+    -------
+    pathlib.Path
+    """
+    document: dict[str, Any] = {
+        "benchmark": benchmark,
+        "date": datetime.date.today().isoformat(),
+        "device": gpu_name() if gpu else cpu_name(),
+        "host_cores": os.cpu_count(),
+        "versions": versions(),
+    }
+    if copy_gbps is not None:
+        document["copy_gbps"] = round(float(copy_gbps), 1)
+    document.update(extra)
+    document["rows"] = rows
+    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
+    path = RESULTS_DIR / f"{benchmark}-{device_slug(gpu)}.json"
+    path.write_text(json.dumps(document, indent=1) + "\n")
+    out = os.environ.get("OUT")
+    if out:
+        shutil.copy(path, Path(out) / path.name)
+    return path
+
+
+def format_table(rows: Sequence[dict], columns: Sequence[str]) -> str:
+    """Render rows as a Markdown table (missing keys left blank).
+
+    Examples
+    --------
+    >>> print(format_table([{"a": 1, "b": 2.5}], ["a", "b"]))
+    | a | b |
+    | --- | --- |
+    | 1 | 2.5 |
+    """
+    def cell(value: Any) -> str:
+        if value is None:
+            return ""
+        if isinstance(value, float):
+            return f"{value:.4g}" if abs(value) < 1e4 else f"{value:.0f}"
+        return str(value)
+
+    lines = ["| " + " | ".join(columns) + " |", "|" + " --- |" * len(columns)]
+    for row in rows:
+        lines.append("| " + " | ".join(cell(row.get(c)) for c in columns) + " |")
+    return "\n".join(lines)
+
+
+# -- agreement ---------------------------------------------------------------
+def max_error(result: Any, reference: Any) -> tuple[float, float]:
+    """Largest absolute difference and largest reference magnitude (NaN counts as inf).
+
+    Works on NumPy and CuPy arrays without moving device data to the host.
+
+    Examples
+    --------
+    >>> max_error(np.array([1.0, 2.0]), np.array([1.0, 2.5]))
+    (0.5, 2.5)
+    """
+    xp = _array_module(result, reference)
+    a = xp.asarray(result, dtype=xp.float64)
+    b = xp.asarray(reference, dtype=xp.float64)
+    diff = xp.abs(a - b)
+    if bool(xp.isnan(diff).any()):
+        return float("inf"), float(xp.nanmax(xp.abs(b))) if b.size else 0.0
+    return (float(diff.max()) if diff.size else 0.0,
+            float(xp.abs(b).max()) if b.size else 0.0)
+
+
+def agree(impl: str, result: Any, reference: Any, *, rtol: float = 1e-5,
+          atol: float = 0.0, what: str = "") -> float:
+    """Raise :class:`AgreementError` naming ``impl`` unless ``result`` matches.
+
+    The check is ``max|result - reference| <= atol + rtol * max|reference|``:
+    a tolerance relative to the field's scale, since gradients of random data
+    hold values near zero whose relative error means nothing. Shapes must match
+    exactly; NaN never passes.
+
+    Parameters
+    ----------
+    impl : str
+        Name of the implementation being checked (in the message).
+    result, reference : array
+        NumPy or CuPy arrays of equal shape.
+    rtol, atol : float
+        Tolerances, relative to the largest reference magnitude and absolute.
+    what : str
+        Case description for the message.
+
+    Returns
+    -------
+    float
+        The largest absolute difference.
+
+    Examples
+    --------
+    >>> agree("numpy", np.ones(3), np.ones(3))
+    0.0
+    >>> agree("bad", np.zeros(2), np.ones(2), what="demo")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    common.AgreementError: bad disagrees with the reference on demo: ...
+    """
+    shape_a, shape_b = tuple(result.shape), tuple(reference.shape)
+    if shape_a != shape_b:
+        raise AgreementError(
+            f"{impl} disagrees with the reference on {what}: shape {shape_a}, "
+            f"expected {shape_b}"
+        )
+    err, scale = max_error(result, reference)
+    if not err <= atol + rtol * scale:
+        raise AgreementError(
+            f"{impl} disagrees with the reference on {what}: max |diff| {err:.3g} "
+            f"> atol {atol:.3g} + rtol {rtol:.3g} * max |ref| {scale:.3g}"
+        )
+    return err
+
+
+def _array_module(*arrays: Any):
+    if all(isinstance(a, np.ndarray) for a in arrays):
+        return np
+    import cupy
+
+    return cupy
+
+
+# -- timing ----------------------------------------------------------------
+def time_cpu(fn: Callable[[], Any], *, repeat: int = 5, warmup: int = 1,
+             slow_s: float = 3.0) -> tuple[float, Any]:
+    """Median wall time of ``fn()`` in ms after warm-up, and the last result.
+
+    When one warm-up call already takes longer than ``slow_s`` seconds, it is
+    repeated only twice in all and the median of those calls is returned, so
+    that a 20-second VTK run does not take two minutes.
+
+    Examples
+    --------
+    >>> ms, value = time_cpu(lambda: sum(range(100)), repeat=3)
+    >>> (ms >= 0, value)
+    (True, 4950)
+    """
+    samples = []
+    result = None
+    for _ in range(max(warmup, 1)):
+        start = time.perf_counter()
+        result = fn()
+        first = time.perf_counter() - start
+    if first > slow_s:
+        samples.append(first)
+        repeat = 1
+    for _ in range(repeat):
+        start = time.perf_counter()
+        result = fn()
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples) * 1e3, result
+
+
+_SPIN_SOURCE = r"""
+extern "C" __global__ void spin(long long cycles)
+{
+    long long start = clock64();
+    while (clock64() - start < cycles) { }
+}
+"""
+_spin_kernel = None
+
+
+def _spin(microseconds: float) -> None:
+    """Keep the GPU busy for a while so that the host queues the timed work behind it."""
+    global _spin_kernel
+    import cupy
+
+    if _spin_kernel is None:
+        _spin_kernel = cupy.RawKernel(_SPIN_SOURCE, "spin")
+    clock_khz = cupy.cuda.Device().attributes["ClockRate"]
+    _spin_kernel((1,), (1,), (np.int64(microseconds * clock_khz / 1e3),))
+
+
+def time_gpu(fn: Callable[[], Any], *, repeat: int = 20, warmup: int = 3,
+             spin_us: float = 300.0) -> float:
+    """Median time of ``fn()`` on the current CUDA stream in ms, by CUDA events.
+
+    ``fn`` must only enqueue work. Before each sample a one-thread kernel keeps
+    the GPU busy for ``spin_us`` while the host enqueues the start event,
+    ``fn``'s kernels and the stop event, so the time between the events is the
+    kernels' alone and not the host's launch overhead (which for a 0.2 ms
+    kernel would be a tenth of it).
+    """
+    import cupy
+
+    for _ in range(warmup):
+        fn()
+    cupy.cuda.get_current_stream().synchronize()
+    start, stop = cupy.cuda.Event(), cupy.cuda.Event()
+    samples = []
+    for _ in range(repeat):
+        _spin(spin_us)
+        start.record()
+        fn()
+        stop.record()
+        stop.synchronize()
+        samples.append(cupy.cuda.get_elapsed_time(start, stop))
+    return statistics.median(samples)
+
+
+def copy_bandwidth_gbps(nbytes: int = 2 << 30, repeat: int = 20) -> float:
+    """Device-to-device copy rate in GB/s, counting bytes read plus bytes written.
+
+    A ``cudaMemcpyAsync`` of ``nbytes`` between two device buffers, filled with
+    random bytes first (never time on zeros), median of ``repeat`` copies.
+    """
+    import cupy
+
+    n_words = nbytes // 4
+    src = cupy.random.default_rng(1).random(n_words, dtype=cupy.float32)
+    dst = cupy.empty_like(src)
+
+    def copy() -> None:
+        dst.data.copy_from_device_async(src.data, src.nbytes)
+
+    ms = time_gpu(copy, repeat=repeat)
+    if not bool((dst == src).all()):
+        raise AgreementError("the D2D copy did not reproduce its source")
+    return 2 * src.nbytes / (ms / 1e3) / 1e9
+
+
+def rng(seed: int = 0) -> np.random.Generator:
+    """The benchmarks' random generator (fixed seed: reruns see the same data).
+
+    Examples
+    --------
+    >>> int(rng(1).integers(10)) == int(rng(1).integers(10))
+    True
+    """
+    return np.random.default_rng(seed)
+
+
+def summarize(rows: Iterable[dict], baseline: str, impls: Sequence[str]) -> list[dict]:
+    """One line per (case, grid, n_points): each impl's time and speed-up over ``baseline``.
+
+    Examples
+    --------
+    >>> rows = [make_row("c", "g", "float32", 1, "vtk-seq", 10.0),
+    ...         make_row("c", "g", "float32", 1, "daxpy", 2.0)]
+    >>> summarize(rows, "vtk-seq", ["daxpy"])[0]["daxpy_x"]
+    5.0
+    """
+    lines: dict[tuple, dict] = {}
+    for row in rows:
+        key = (row["case"], row["grid"], row["n_points"])
+        line = lines.setdefault(key, {"case": key[0], "grid": key[1], "n_points": key[2]})
+        line[row["impl"]] = row["time_ms"]
+    for line in lines.values():
+        base = line.get(baseline)
+        for impl in impls:
+            if base and line.get(impl):
+                line[f"{impl}_x"] = round(base / line[impl], 2)
+    return list(lines.values())

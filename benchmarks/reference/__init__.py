@@ -1,0 +1,438 @@
+"""Reference CUDA kernels for the kernel benchmark: hand-tuned and generic.
+
+``hand_tuned.cu`` holds one kernel per case, written for that case alone;
+``generic.cu`` holds one switch-based kernel per worklet for every grid type
+(the "unmodified Dax" analog of seed 004). Both load through ``cupy.RawModule``.
+Every builder here returns ``(launch, out)``: ``launch()`` only enqueues the
+kernel (so CUDA events time the kernel and nothing else) and ``out`` is the
+preallocated output, poisoned with NaN so that an unwritten element shows.
+
+Examples
+--------
+>>> sorted(HAND_TUNED_BEST)[:3]
+['bias_add', 'cell_to_point_uniform', 'magnitude']
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+INT32_LIMIT = 2**31 - 1
+
+# Variants of each hand-tuned case (benchmarks/NOTES.md says what each tests);
+# the first-listed name in HAND_TUNED_BEST is what kernels.py runs.
+HAND_TUNED_VARIANTS: dict[str, tuple[str, ...]] = {
+    "pass_through": ("scalar", "vec4", "vec4_stream", "vec4x2_stream"),
+    "bias_add": ("scalar", "vec4", "vec4_smem", "vec4_smem_stream", "vec4_const_stream"),
+    "magnitude": ("scalar", "vec4", "vec4_stream"),
+    "gradient_uniform": ("naive", "march_ty4_z16", "march_ty8_z16", "march_ty8_z32",
+                         "march_ty8_z64", "march_smem_ty8_z32"),
+    "gradient_rectilinear": ("march_ty8_z16", "march_ty8_z32"),
+    "gradient_curvilinear": ("naive",),
+    "point_to_cell_uniform": ("naive", "march_z16", "march_z32", "march4_z16", "march4_z32"),
+    "cell_to_point_uniform": ("naive", "march_z16", "march_z32"),
+    "point_to_cell_hex": ("scalar", "vec_conn"),
+}
+HAND_TUNED_BEST: dict[str, str] = {
+    "pass_through": "vec4_stream",
+    "bias_add": "vec4_smem_stream",
+    "magnitude": "vec4_stream",
+    "gradient_uniform": "march_ty8_z32",
+    "gradient_rectilinear": "march_ty8_z32",
+    "gradient_curvilinear": "naive",
+    "point_to_cell_uniform": "march4_z32",
+    "cell_to_point_uniform": "march_z32",
+    "point_to_cell_hex": "vec_conn",
+}
+
+_NAME_EXPRESSIONS = [
+    "pass_through_f32_f64<0, false>", "pass_through_f32_f64<1, false>",
+    "pass_through_f32_f64<1, true>", "pass_through_f32_f64<2, true>",
+    "bias_add_f32<false, 0, false>", "bias_add_f32<true, 0, false>",
+    "bias_add_f32<true, 1, false>", "bias_add_f32<true, 1, true>",
+    "bias_add_f32<true, 2, true>",
+    "magnitude3_f32<false, false>", "magnitude3_f32<true, false>",
+    "magnitude3_f32<true, true>",
+    "gradient_uniform_march<false, 4>", "gradient_uniform_march<false, 8>",
+    "gradient_uniform_march<true, 8>", "gradient_rectilinear_march<8>",
+    "point_to_cell_uniform_march4<8>",
+    "point_to_cell_hex<false>", "point_to_cell_hex<true>",
+]
+
+
+@dataclass
+class Launch:
+    """One kernel launch with everything bound; calling it only enqueues it."""
+
+    kernel: Any
+    grid: tuple
+    block: tuple
+    args: tuple
+    shared_mem: int = 0
+    keep: list = field(default_factory=list)   # device buffers the args point into
+
+    def __call__(self) -> None:
+        self.kernel(self.grid, self.block, self.args, shared_mem=self.shared_mem)
+
+
+def _cupy():
+    import cupy
+
+    return cupy
+
+
+def _blocks(n: int, per_block: int) -> int:
+    return max(1, -(-n // per_block))
+
+
+def _check_32bit(what: str, count: int) -> None:
+    if count > INT32_LIMIT:
+        raise ValueError(f"{what}: {count} elements need 64-bit indices; the "
+                         "hand-tuned kernels are written for 32-bit ones")
+
+
+def _poisoned(shape, dtype):
+    cp = _cupy()
+    return cp.full(shape, cp.nan, dtype=dtype)
+
+
+def _check_structured(dims, need_x4: bool = False) -> tuple[int, int, int]:
+    nx, ny, nz = (int(d) for d in dims)
+    if min(nx, ny, nz) < 2:
+        raise ValueError(f"hand-tuned structured kernels are 3-D only, got dims {dims}")
+    if need_x4 and nx % 4:
+        raise ValueError(f"this hand-tuned kernel reads float4 rows: nx % 4 must be 0, "
+                         f"got nx={nx}")
+    _check_32bit("3-component point field", 3 * nx * ny * nz)
+    return nx, ny, nz
+
+
+class HandTuned:
+    """The hand-tuned kernels, compiled once (NVRTC) on first use.
+
+    Each method takes device arrays and returns ``(launch, out)``; ``variant``
+    picks one of ``HAND_TUNED_VARIANTS[case]`` (default: the best one).
+    """
+
+    def __init__(self):
+        cp = _cupy()
+        self.module = cp.RawModule(code=(HERE / "hand_tuned.cu").read_text(),
+                                   name_expressions=_NAME_EXPRESSIONS)
+        self.sm_count = cp.cuda.Device().attributes["MultiProcessorCount"]
+
+    def _fn(self, name: str):
+        return self.module.get_function(name)
+
+    @staticmethod
+    def _variant(case: str, variant: str | None) -> str:
+        chosen = variant or HAND_TUNED_BEST[case]
+        if chosen not in HAND_TUNED_VARIANTS[case]:
+            raise ValueError(f"unknown variant {chosen!r} of {case}; "
+                             f"known: {HAND_TUNED_VARIANTS[case]}")
+        return chosen
+
+    # -- elementwise --------------------------------------------------------
+    def pass_through(self, x, variant=None):
+        """float32 -> float64 copy of a flat field."""
+        v = self._variant("pass_through", variant)
+        cp = _cupy()
+        n = x.size
+        _check_32bit("pass_through", n)
+        out = _poisoned(x.shape, cp.float64)
+        spec = {"scalar": (0, "false"), "vec4": (1, "false"), "vec4_stream": (1, "true"),
+                "vec4x2_stream": (2, "true")}[v]
+        kernel = self._fn(f"pass_through_f32_f64<{spec[0]}, {spec[1]}>")
+        threads = n if spec[0] == 0 else -(-(n // 4) // spec[0])
+        threads = max(threads, n & 3)
+        return Launch(kernel, (_blocks(threads, 256),), (256,),
+                      (x, out, np.int32(n))), out
+
+    def bias_add(self, x, bias, variant=None):
+        """``out[e] = x[e] + bias[e % len(bias)]`` over the flat field."""
+        v = self._variant("bias_add", variant)
+        cp = _cupy()
+        n, nb = x.size, bias.size
+        _check_32bit("bias_add", n)
+        if nb > 4096:
+            raise ValueError(f"hand-tuned bias_add holds at most 4096 biases, got {nb}")
+        out = _poisoned(x.shape, cp.float32)
+        spec = {"scalar": ("false", 0, "false"), "vec4": ("true", 0, "false"),
+                "vec4_smem": ("true", 1, "false"), "vec4_smem_stream": ("true", 1, "true"),
+                "vec4_const_stream": ("true", 2, "true")}[v]
+        kernel = self._fn(f"bias_add_f32<{spec[0]}, {spec[1]}, {spec[2]}>")
+        if spec[1] == 2:
+            c_bias = self.module.get_global("c_bias")
+            c_bias.copy_from_device(bias.data, bias.nbytes)
+        threads = n if spec[0] == "false" else max(n // 4, n & 3)
+        smem = 4 * nb if spec[1] == 1 else 0
+        return Launch(kernel, (_blocks(threads, 256),), (256,),
+                      (x, bias, out, np.int32(n), np.int32(nb)), smem), out
+
+    def magnitude(self, vec, variant=None):
+        """Length of each tuple of a ``(n, 3)`` float32 field."""
+        v = self._variant("magnitude", variant)
+        cp = _cupy()
+        n = vec.shape[0]
+        _check_32bit("magnitude", 3 * n)
+        out = _poisoned((n,), cp.float32)
+        spec = {"scalar": ("false", "false"), "vec4": ("true", "false"),
+                "vec4_stream": ("true", "true")}[v]
+        kernel = self._fn(f"magnitude3_f32<{spec[0]}, {spec[1]}>")
+        threads = n if spec[0] == "false" else max(n // 4, n & 3)
+        return Launch(kernel, (_blocks(threads, 256),), (256,),
+                      (vec, out, np.int32(n))), out
+
+    # -- structured stencils ------------------------------------------------
+    @staticmethod
+    def _march_params(v: str) -> tuple[int, int]:
+        """``(rows per block, planes per chunk)`` from a name like ``march_ty8_z32``."""
+        tokens = v.split("_")
+        ty = next(int(t[2:]) for t in tokens if t.startswith("ty"))
+        zc = next(int(t[1:]) for t in tokens if t.startswith("z"))
+        return ty, zc
+
+    def gradient_uniform(self, f, dims, spacing, variant=None):
+        """VTK point gradient of a scalar float32 field on a 3-D uniform grid."""
+        v = self._variant("gradient_uniform", variant)
+        cp = _cupy()
+        naive = v == "naive"
+        nx, ny, nz = _check_structured(dims, need_x4=not naive)
+        out = _poisoned((nx * ny * nz, 3), cp.float32)
+        inv = tuple(np.float32(1.0 / h) for h in spacing)
+        if naive:
+            return Launch(self._fn("gradient_uniform_naive"),
+                          (_blocks(nx, 32), _blocks(ny, 8), nz), (32, 8),
+                          (f, out, np.int32(nx), np.int32(ny), np.int32(nz)) + inv), out
+        ty, zc = self._march_params(v.replace("smem_", ""))
+        smem = "true" if "smem" in v else "false"
+        kernel = self._fn(f"gradient_uniform_march<{smem}, {ty}>")
+        grid = (_blocks(nx // 4, 32), _blocks(ny, ty), _blocks(nz, zc))
+        return Launch(kernel, grid, (32, ty), (f, out, np.int32(nx), np.int32(ny),
+                                               np.int32(nz), np.int32(zc)) + inv), out
+
+    def gradient_rectilinear(self, f, coords, variant=None):
+        """VTK point gradient on a 3-D rectilinear grid (coords: three 1-D arrays)."""
+        v = self._variant("gradient_rectilinear", variant)
+        cp = _cupy()
+        dims = tuple(int(c.size) for c in coords)
+        nx, ny, nz = _check_structured(dims, need_x4=True)
+        invs = [cp.asarray(_rectilinear_inverse(np.asarray(_host(c), np.float64)))
+                for c in coords]
+        out = _poisoned((nx * ny * nz, 3), cp.float32)
+        ty, zc = self._march_params(v)
+        grid = (_blocks(nx // 4, 32), _blocks(ny, ty), _blocks(nz, zc))
+        return Launch(self._fn(f"gradient_rectilinear_march<{ty}>"), grid, (32, ty),
+                      (f, out, np.int32(nx), np.int32(ny), np.int32(nz), np.int32(zc),
+                       *invs), keep=invs), out
+
+    def gradient_curvilinear(self, f, points, dims, variant=None):
+        """VTK point gradient on a 3-D curvilinear grid with float32 points."""
+        self._variant("gradient_curvilinear", variant)
+        cp = _cupy()
+        nx, ny, nz = _check_structured(dims)
+        if points.dtype != cp.float32:
+            raise ValueError(f"gradient_curvilinear reads float32 points, got {points.dtype}")
+        out = _poisoned((nx * ny * nz, 3), cp.float32)
+        return Launch(self._fn("gradient_curvilinear"),
+                      (_blocks(nx, 32), _blocks(ny, 8), nz), (32, 8),
+                      (f, points, out, np.int32(nx), np.int32(ny), np.int32(nz))), out
+
+    def point_to_cell_uniform(self, f, dims, variant=None):
+        """Cell averages of a scalar float32 point field on a 3-D uniform grid."""
+        v = self._variant("point_to_cell_uniform", variant)
+        cp = _cupy()
+        nx, ny, nz = _check_structured(dims, need_x4=v.startswith("march4"))
+        out = _poisoned(((nx - 1) * (ny - 1) * (nz - 1),), cp.float32)
+        dim_args = (np.int32(nx), np.int32(ny), np.int32(nz))
+        if v == "naive":
+            return Launch(self._fn("point_to_cell_uniform_naive"),
+                          (_blocks(nx - 1, 32), _blocks(ny - 1, 8), nz - 1), (32, 8),
+                          (f, out) + dim_args), out
+        zc = int(v.split("_z")[1])
+        grid_z = _blocks(nz - 1, zc)
+        if v.startswith("march4"):
+            return Launch(self._fn("point_to_cell_uniform_march4<8>"),
+                          (_blocks(nx // 4, 32), _blocks(ny - 1, 8), grid_z), (32, 8),
+                          (f, out) + dim_args + (np.int32(zc),)), out
+        return Launch(self._fn("point_to_cell_uniform_march"),
+                      (_blocks(nx - 1, 31), _blocks(ny - 1, 8), grid_z), (32, 8),
+                      (f, out) + dim_args + (np.int32(zc),)), out
+
+    def cell_to_point_uniform(self, c, dims, variant=None):
+        """Point averages of a scalar float32 cell field on a 3-D uniform grid."""
+        v = self._variant("cell_to_point_uniform", variant)
+        cp = _cupy()
+        nx, ny, nz = _check_structured(dims)
+        out = _poisoned((nx * ny * nz,), cp.float32)
+        dim_args = (np.int32(nx), np.int32(ny), np.int32(nz))
+        if v == "naive":
+            return Launch(self._fn("cell_to_point_uniform_naive"),
+                          (_blocks(nx, 32), _blocks(ny, 8), nz), (32, 8),
+                          (c, out) + dim_args), out
+        zc = int(v.split("_z")[1])
+        return Launch(self._fn("cell_to_point_uniform_march"),
+                      (_blocks(nx, 31), _blocks(ny, 8), _blocks(nz, zc)), (32, 8),
+                      (c, out) + dim_args + (np.int32(zc),)), out
+
+    def point_to_cell_hex(self, f, corners, variant=None):
+        """Cell averages over hexahedra; ``corners`` is int32 ``(n_cells, 8)``."""
+        v = self._variant("point_to_cell_hex", variant)
+        cp = _cupy()
+        if corners.dtype != cp.int32 or corners.ndim != 2 or corners.shape[1] != 8:
+            raise ValueError("point_to_cell_hex needs int32 corners of shape (n_cells, 8)")
+        n_cells = corners.shape[0]
+        _check_32bit("hex connectivity", 8 * n_cells)
+        out = _poisoned((n_cells,), cp.float32)
+        kernel = self._fn(f"point_to_cell_hex<{'true' if v == 'vec_conn' else 'false'}>")
+        return Launch(kernel, (_blocks(n_cells, 256),), (256,),
+                      (f, corners, out, np.int32(n_cells))), out
+
+
+def _host(array) -> np.ndarray:
+    return array.get() if hasattr(array, "get") else np.asarray(array)
+
+
+def _rectilinear_inverse(x: np.ndarray) -> np.ndarray:
+    """``1 / (x[min(i+1, n-1)] - x[max(i-1, 0)])`` in float32 (the stencil's weights).
+
+    Examples
+    --------
+    >>> _rectilinear_inverse(np.array([0.0, 1.0, 3.0])).tolist()
+    [1.0, 0.3333333432674408, 0.5]
+    """
+    n = x.size
+    idx = np.arange(n)
+    return (1.0 / (x[np.minimum(idx + 1, n - 1)] - x[np.maximum(idx - 1, 0)])).astype(np.float32)
+
+
+# ----------------------------------------------------------------- generic
+_GRID_TYPES = {"uniform": 0, "rectilinear": 1, "curvilinear": 2, "unstructured": 3}
+_DTYPES = {np.dtype(np.float32): 0, np.dtype(np.float64): 1,
+           np.dtype(np.int32): 2, np.dtype(np.int64): 3}
+
+
+def _dtype_code(array) -> np.int64:
+    return np.int64(_DTYPES[np.dtype(array.dtype)])
+
+
+class Generic:
+    """The switch-based kernels of ``generic.cu``, for any daxpy grid.
+
+    The grid descriptor (and, for unstructured grids, device copies of the
+    topology and the point-to-cell links) is built once per grid and cached.
+    """
+
+    def __init__(self):
+        cp = _cupy()
+        self.module = cp.RawModule(code=(HERE / "generic.cu").read_text())
+        sm_count = cp.cuda.Device().attributes["MultiProcessorCount"]
+        self.max_blocks = 32 * sm_count
+        self._descs: dict[int, tuple[Any, list]] = {}
+
+    def _launch(self, name: str, n: int, args: tuple, keep=()) -> Launch:
+        blocks = min(_blocks(n, 256), self.max_blocks)
+        return Launch(self.module.get_function(name), (blocks,), (256,), args, keep=list(keep))
+
+    def descriptor(self, grid):
+        """Device copy of the ``GridDesc`` of a daxpy grid (cached per grid object)."""
+        key = id(grid)
+        if key not in self._descs:
+            self._descs[key] = (grid, *_pack_descriptor(grid))
+        return self._descs[key][1]
+
+    def pass_through(self, x, dtype):
+        out = _poisoned(x.shape, dtype)
+        return self._launch("pass_through_generic", x.size,
+                            (x, _dtype_code(x), out, _dtype_code(out), np.int64(x.size))), out
+
+    def bias_add(self, x, bias):
+        out = _poisoned(x.shape, x.dtype)
+        return self._launch("bias_add_generic", x.size,
+                            (x, _dtype_code(x), bias, _dtype_code(bias), np.int64(bias.size),
+                             out, np.int64(x.size))), out
+
+    def magnitude(self, vec):
+        n = vec.shape[0]
+        ncomp = 1 if vec.ndim == 1 else vec.shape[1]
+        out = _poisoned((n,), vec.dtype)
+        return self._launch("magnitude_generic", n,
+                            (vec, _dtype_code(vec), np.int64(ncomp), out, np.int64(n))), out
+
+    def _field_kernel(self, name: str, grid, values, n_out: int, out_shape):
+        desc = self.descriptor(grid)
+        ncomp = 1 if values.ndim == 1 else values.shape[1]
+        out = _poisoned(out_shape, values.dtype)
+        return self._launch(name, n_out, (desc, values, _dtype_code(values), np.int64(ncomp),
+                                          out)), out
+
+    def point_to_cell(self, grid, values):
+        shape = (grid.n_cells,) + tuple(values.shape[1:])
+        return self._field_kernel("point_to_cell_generic", grid, values, grid.n_cells, shape)
+
+    def cell_to_point(self, grid, values):
+        shape = (grid.n_points,) + tuple(values.shape[1:])
+        return self._field_kernel("cell_to_point_generic", grid, values, grid.n_points, shape)
+
+    def point_gradient(self, grid, values):
+        """Structured grids only (the generic gradient is the structured stencil)."""
+        if grid.family == "unstructured":
+            raise ValueError("the generic point gradient covers structured grids only")
+        desc = self.descriptor(grid)
+        out = _poisoned((grid.n_points, 3), values.dtype)
+        return self._launch("point_gradient_generic", grid.n_points,
+                            (desc, values, _dtype_code(values), out)), out
+
+
+def _pack_descriptor(grid):
+    """Pack a daxpy grid into generic.cu's ``GridDesc`` (all 8-byte members)."""
+    cp = _cupy()
+    keep: list = []
+
+    def ptr(array) -> int:
+        if array is None:
+            return 0
+        keep.append(array)
+        return array.data.ptr
+
+    dims = getattr(grid, "dims", (grid.n_points, 1, 1))
+    origin = getattr(grid, "origin", (0.0, 0.0, 0.0))
+    spacing = getattr(grid, "spacing", (1.0, 1.0, 1.0))
+    coords = [None, None, None]
+    pts = conn = offsets = types = link_offsets = link_cells = None
+    pts_dtype = 0
+    if grid.family == "rectilinear":
+        coords = [cp.asarray(grid.axis_coordinates(a), dtype=cp.float64) for a in range(3)]
+    if grid.family in ("curvilinear", "unstructured"):
+        pts = cp.asarray(grid.points())
+        pts_dtype = int(_dtype_code(pts))
+    if grid.family == "unstructured":
+        conn = cp.asarray(grid.connectivity, dtype=cp.int64)
+        offsets = cp.asarray(grid.offsets, dtype=cp.int64)
+        types = cp.asarray(grid.cell_types, dtype=cp.uint8)
+        link_offsets, link_cells = _point_cell_links(conn, offsets, grid.n_points)
+    packed = struct.pack(
+        "<6q6d9Q", _GRID_TYPES[grid.family], *dims, grid.n_cells, pts_dtype,
+        *origin, *spacing, *(ptr(c) for c in coords), ptr(pts), ptr(conn), ptr(offsets),
+        ptr(types), ptr(link_offsets), ptr(link_cells))
+    desc = cp.asarray(np.frombuffer(packed, dtype=np.uint8))
+    return desc, keep
+
+
+def _point_cell_links(conn, offsets, n_points):
+    """Point -> cell links as CSR ``(offsets, cell ids)``, built on the device."""
+    cp = _cupy()
+    entries = cp.arange(conn.size, dtype=cp.int64)
+    cell_of_entry = cp.searchsorted(offsets, entries, side="right") - 1
+    link_cells = cell_of_entry[cp.argsort(conn)]
+    counts = cp.bincount(conn, minlength=n_points)
+    link_offsets = cp.concatenate([cp.zeros(1, cp.int64), cp.cumsum(counts)])
+    return link_offsets.astype(cp.int64), link_cells
+
+
+__all__ = ["Generic", "HandTuned", "HAND_TUNED_BEST", "HAND_TUNED_VARIANTS", "Launch"]

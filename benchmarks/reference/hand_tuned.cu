@@ -1,0 +1,511 @@
+// Hand-tuned CUDA kernels: each written for exactly one case, the yardstick for
+// daxpy's generated kernels (issue 3's benchmark). Loaded through cupy.RawModule;
+// launch geometry and preconditions live in benchmarks/reference/__init__.py.
+//
+// Conventions: point index i + nx*(j + ny*k) (x fastest, VTK order); 32-bit
+// indices (the launcher checks every index fits); float32 values.
+// Variants of one kernel are template parameters, so that benchmarks/tune.py
+// can time each optimization on its own (benchmarks/NOTES.md).
+
+#define FULL_MASK 0xffffffffu
+
+// ---------------------------------------------------------------- elementwise
+// Pass-through float32 -> float64 (seed 004's test). VEC=0: one element per
+// thread; VEC=N: N float4 per thread. STREAM: evict-first loads and stores,
+// since every byte is touched once.
+template <int VEC, bool STREAM>
+__global__ void pass_through_f32_f64(const float* __restrict__ in,
+                                     double* __restrict__ out, int n)
+{
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (VEC == 0) {
+        if (t < n) out[t] = (double)in[t];
+        return;
+    }
+    int n4 = n >> 2;
+    const float4* in4 = reinterpret_cast<const float4*>(in);
+    double2* out2 = reinterpret_cast<double2*>(out);
+#pragma unroll
+    for (int v = 0; v < VEC; ++v) {
+        int q = t + v * gridDim.x * blockDim.x;
+        if (q < n4) {
+            float4 a = STREAM ? __ldcs(in4 + q) : __ldg(in4 + q);
+            double2 lo = make_double2(a.x, a.y), hi = make_double2(a.z, a.w);
+            if (STREAM) { __stcs(out2 + 2 * q, lo); __stcs(out2 + 2 * q + 1, hi); }
+            else        { out2[2 * q] = lo; out2[2 * q + 1] = hi; }
+        }
+    }
+    if (t < (n & 3)) out[4 * n4 + t] = (double)in[4 * n4 + t];
+}
+
+// out[e] = in[e] + bias[e % nb] over the flat array (TensorFlow's BiasAdd).
+// BIAS: 0 read-only cache (__ldg), 1 shared memory, 2 constant memory.
+__constant__ float c_bias[4096];
+
+template <int BIAS>
+__device__ __forceinline__ float bias_at(const float* __restrict__ bias,
+                                         const float* sbias, int k)
+{
+    if (BIAS == 1) return sbias[k];
+    if (BIAS == 2) return c_bias[k];
+    return __ldg(bias + k);
+}
+
+template <bool VEC, int BIAS, bool STREAM>
+__global__ void bias_add_f32(const float* __restrict__ in, const float* __restrict__ bias,
+                             float* __restrict__ out, int n, int nb)
+{
+    extern __shared__ float sbias[];
+    if (BIAS == 1) {
+        for (int k = threadIdx.x; k < nb; k += blockDim.x) sbias[k] = bias[k];
+        __syncthreads();
+    }
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (!VEC) {
+        if (t < n) out[t] = in[t] + bias_at<BIAS>(bias, sbias, t % nb);
+        return;
+    }
+    int n4 = n >> 2;
+    if (t < n4) {
+        const float4* in4 = reinterpret_cast<const float4*>(in);
+        float4 a = STREAM ? __ldcs(in4 + t) : __ldg(in4 + t);
+        // One modulo per thread; the next three bias indices wrap by compare.
+        int k0 = (4 * t) % nb;
+        int k1 = k0 + 1 == nb ? 0 : k0 + 1;
+        int k2 = k1 + 1 == nb ? 0 : k1 + 1;
+        int k3 = k2 + 1 == nb ? 0 : k2 + 1;
+        float4 r = make_float4(a.x + bias_at<BIAS>(bias, sbias, k0),
+                               a.y + bias_at<BIAS>(bias, sbias, k1),
+                               a.z + bias_at<BIAS>(bias, sbias, k2),
+                               a.w + bias_at<BIAS>(bias, sbias, k3));
+        float4* out4 = reinterpret_cast<float4*>(out) + t;
+        if (STREAM) __stcs(out4, r); else *out4 = r;
+    }
+    if (t < (n & 3)) {
+        int e = 4 * n4 + t;
+        out[e] = in[e] + bias_at<BIAS>(bias, sbias, e % nb);
+    }
+}
+
+// |v| of a 3-component float32 field. VEC: four points per thread, read as three
+// float4 and written as one.
+template <bool VEC, bool STREAM>
+__global__ void magnitude3_f32(const float* __restrict__ in, float* __restrict__ out, int n)
+{
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (!VEC) {
+        if (t < n) {
+            float x = __ldg(in + 3 * t), y = __ldg(in + 3 * t + 1), z = __ldg(in + 3 * t + 2);
+            out[t] = sqrtf(x * x + y * y + z * z);
+        }
+        return;
+    }
+    int n4 = n >> 2;
+    if (t < n4) {
+        const float4* in4 = reinterpret_cast<const float4*>(in) + 3 * t;
+        float4 a = STREAM ? __ldcs(in4) : __ldg(in4);
+        float4 b = STREAM ? __ldcs(in4 + 1) : __ldg(in4 + 1);
+        float4 c = STREAM ? __ldcs(in4 + 2) : __ldg(in4 + 2);
+        float4 r = make_float4(sqrtf(a.x * a.x + a.y * a.y + a.z * a.z),
+                               sqrtf(a.w * a.w + b.x * b.x + b.y * b.y),
+                               sqrtf(b.z * b.z + b.w * b.w + c.x * c.x),
+                               sqrtf(c.y * c.y + c.z * c.z + c.w * c.w));
+        float4* out4 = reinterpret_cast<float4*>(out) + t;
+        if (STREAM) __stcs(out4, r); else *out4 = r;
+    }
+    if (t < (n & 3)) {
+        int p = 4 * n4 + t;
+        float x = in[3 * p], y = in[3 * p + 1], z = in[3 * p + 2];
+        out[p] = sqrtf(x * x + y * y + z * z);
+    }
+}
+
+// ---------------------------------------------------------- point gradient
+// VTK's structured-grid stencil along one axis at index i of n points: central
+// difference inside, one-sided at the two ends, zero on a one-point axis.
+// lo/hi are the values at i-1/i+1 (ignored where they do not exist).
+struct UniformAxis {
+    float inv_h;   // 1 / spacing
+    int n;
+    __device__ __forceinline__ float d(int i, float lo, float c, float hi) const {
+        float a = i == 0 ? c : lo;
+        float b = i == n - 1 ? c : hi;
+        float w = (i == 0 || i == n - 1) ? inv_h : 0.5f * inv_h;
+        return (b - a) * w;
+    }
+};
+
+// Rectilinear axis: inv[i] = 1 / (x[min(i+1, n-1)] - x[max(i-1, 0)]), a few KB
+// that stay in L1.
+struct RectilinearAxis {
+    const float* __restrict__ inv;
+    int n;
+    __device__ __forceinline__ float d(int i, float lo, float c, float hi) const {
+        float a = i == 0 ? c : lo;
+        float b = i == n - 1 ? c : hi;
+        return n == 1 ? 0.0f : (b - a) * __ldg(inv + i);
+    }
+};
+
+// Naive reference point: one thread per point, seven loads through the caches.
+template <class Axis>
+__device__ __forceinline__ void gradient_point_naive(const float* __restrict__ f,
+    float* __restrict__ out, int nx, int ny, int nz, Axis ax, Axis ay, Axis az)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    int j = blockIdx.y * blockDim.y + threadIdx.y;
+    int k = blockIdx.z;
+    if (i >= nx || j >= ny) return;
+    int sy = nx, sz = nx * ny;
+    int p = i + sy * j + sz * k;
+    float c = __ldg(f + p);
+    float gx = ax.d(i, i > 0 ? __ldg(f + p - 1) : c, c, i < nx - 1 ? __ldg(f + p + 1) : c);
+    float gy = ay.d(j, j > 0 ? __ldg(f + p - sy) : c, c, j < ny - 1 ? __ldg(f + p + sy) : c);
+    float gz = az.d(k, k > 0 ? __ldg(f + p - sz) : c, c, k < nz - 1 ? __ldg(f + p + sz) : c);
+    out[3 * p] = gx; out[3 * p + 1] = gy; out[3 * p + 2] = gz;
+}
+
+extern "C" __global__ void gradient_uniform_naive(const float* __restrict__ f,
+    float* __restrict__ out, int nx, int ny, int nz, float ihx, float ihy, float ihz)
+{
+    gradient_point_naive(f, out, nx, ny, nz, UniformAxis{ihx, nx}, UniformAxis{ihy, ny},
+                         UniformAxis{ihz, nz});
+}
+
+// Marching stencil: each thread owns four consecutive x points (one float4) of
+// one row and walks a chunk of zc planes, keeping the planes below, at and
+// above in registers, so each input row is read from DRAM about once. x
+// neighbours come from the neighbouring lanes (shuffles); y neighbours are the
+// rows of the warps beside it in the block (L1 hits, or a shared tile when
+// SMEM). Output: three float4 per thread, 48 contiguous bytes, streamed.
+// Needs nx % 4 == 0 and blockDim.x == 32.
+__device__ __forceinline__ float4 ld4(const float4* p, bool stream)
+{
+    return stream ? __ldcs(p) : __ldg(p);
+}
+
+template <class Axis, bool SMEM, int TY>
+__device__ __forceinline__ void gradient_march(const float* __restrict__ f,
+    float* __restrict__ out, int nx, int ny, int nz, int zc, Axis ax, Axis ay, Axis az)
+{
+    __shared__ float4 tile[SMEM ? TY + 2 : 1][32];
+    const int lane = threadIdx.x, ty = threadIdx.y;
+    const int nq = nx >> 2;
+    const int q = blockIdx.x * 32 + lane;
+    const int j = blockIdx.y * TY + ty;
+    const bool active = q < nq && j < ny;
+    const int qc = min(q, nq - 1), jc = min(j, ny - 1);
+    const int plane4 = nq * ny;
+    const int row = jc * nq + qc;
+    const int rowm = max(jc - 1, 0) * nq + qc, rowp = min(jc + 1, ny - 1) * nq + qc;
+    const int x0 = 4 * qc;
+    const int k0 = blockIdx.z * zc, k1 = min(k0 + zc, nz);
+    const float4* f4 = reinterpret_cast<const float4*>(f);
+    float4* out4 = reinterpret_cast<float4*>(out);
+
+    float4 below = __ldg(f4 + max(k0 - 1, 0) * plane4 + row);
+    float4 cur = __ldg(f4 + k0 * plane4 + row);
+    for (int k = k0; k < k1; ++k) {
+        const int base = k * plane4;
+        float4 above = __ldg(f4 + min(k + 1, nz - 1) * plane4 + row);
+        float4 ym, yp;
+        if (SMEM) {
+            // The block's own rows come from the tile; the two edge rows from memory.
+            tile[ty + 1][lane] = cur;
+            if (ty == 0) tile[0][lane] = __ldg(f4 + base + rowm);
+            if (ty == TY - 1) tile[TY + 1][lane] = __ldg(f4 + base + rowp);
+            __syncthreads();
+            ym = tile[ty][lane];
+            yp = tile[ty + 2][lane];
+        } else {
+            ym = __ldg(f4 + base + rowm);
+            yp = __ldg(f4 + base + rowp);
+        }
+        float left = __shfl_up_sync(FULL_MASK, cur.w, 1);
+        float right = __shfl_down_sync(FULL_MASK, cur.x, 1);
+        const int e = k * nx * ny + jc * nx + x0;
+        if (lane == 0 && x0 > 0) left = __ldg(f + e - 1);
+        if (lane == 31 && x0 + 4 < nx) right = __ldg(f + e + 4);
+        float gx0 = ax.d(x0, left, cur.x, cur.y), gx1 = ax.d(x0 + 1, cur.x, cur.y, cur.z);
+        float gx2 = ax.d(x0 + 2, cur.y, cur.z, cur.w), gx3 = ax.d(x0 + 3, cur.z, cur.w, right);
+        float gy0 = ay.d(jc, ym.x, cur.x, yp.x), gy1 = ay.d(jc, ym.y, cur.y, yp.y);
+        float gy2 = ay.d(jc, ym.z, cur.z, yp.z), gy3 = ay.d(jc, ym.w, cur.w, yp.w);
+        float gz0 = az.d(k, below.x, cur.x, above.x), gz1 = az.d(k, below.y, cur.y, above.y);
+        float gz2 = az.d(k, below.z, cur.z, above.z), gz3 = az.d(k, below.w, cur.w, above.w);
+        if (active) {
+            float4* o = out4 + 3 * (base + row);
+            __stcs(o, make_float4(gx0, gy0, gz0, gx1));
+            __stcs(o + 1, make_float4(gy1, gz1, gx2, gy2));
+            __stcs(o + 2, make_float4(gz2, gx3, gy3, gz3));
+        }
+        if (SMEM) __syncthreads();
+        below = cur;
+        cur = above;
+    }
+}
+
+template <bool SMEM, int TY>
+__global__ void gradient_uniform_march(const float* __restrict__ f, float* __restrict__ out,
+    int nx, int ny, int nz, int zc, float ihx, float ihy, float ihz)
+{
+    gradient_march<UniformAxis, SMEM, TY>(f, out, nx, ny, nz, zc, UniformAxis{ihx, nx},
+                                          UniformAxis{ihy, ny}, UniformAxis{ihz, nz});
+}
+
+template <int TY>
+__global__ void gradient_rectilinear_march(const float* __restrict__ f,
+    float* __restrict__ out, int nx, int ny, int nz, int zc, const float* __restrict__ invx,
+    const float* __restrict__ invy, const float* __restrict__ invz)
+{
+    gradient_march<RectilinearAxis, false, TY>(f, out, nx, ny, nz, zc,
+        RectilinearAxis{invx, nx}, RectilinearAxis{invy, ny}, RectilinearAxis{invz, nz});
+}
+
+// Curvilinear: the same index-space stencil applied to the field and to the
+// point coordinates gives df/dxi and the Jacobian dx/dxi; the gradient solves
+// J^T g = df/dxi (VTK's vtkGradientFilter on structured grids). One thread per
+// point; neighbours through the caches. Points are float32 (n, 3).
+__device__ __forceinline__ float xi_diff(int i, int n, float lo, float c, float hi)
+{
+    return i == 0 ? hi - c : i == n - 1 ? c - lo : 0.5f * (hi - lo);
+}
+
+extern "C" __global__ void gradient_curvilinear(const float* __restrict__ f,
+    const float* __restrict__ pts, float* __restrict__ out, int nx, int ny, int nz)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    int j = blockIdx.y * blockDim.y + threadIdx.y;
+    int k = blockIdx.z;
+    if (i >= nx || j >= ny) return;
+    const int idx[3] = {i, j, k}, n[3] = {nx, ny, nz}, stride[3] = {1, nx, nx * ny};
+    const int p = i + nx * j + nx * ny * k;
+    float m[3][4];   // row l: d(x, y, z, f)/dxi_l
+    const float fc = __ldg(f + p);
+    const float xc = __ldg(pts + 3 * p), yc = __ldg(pts + 3 * p + 1), zc = __ldg(pts + 3 * p + 2);
+#pragma unroll
+    for (int l = 0; l < 3; ++l) {
+        const int lo = idx[l] > 0 ? p - stride[l] : p;
+        const int hi = idx[l] < n[l] - 1 ? p + stride[l] : p;
+        m[l][0] = xi_diff(idx[l], n[l], __ldg(pts + 3 * lo), xc, __ldg(pts + 3 * hi));
+        m[l][1] = xi_diff(idx[l], n[l], __ldg(pts + 3 * lo + 1), yc, __ldg(pts + 3 * hi + 1));
+        m[l][2] = xi_diff(idx[l], n[l], __ldg(pts + 3 * lo + 2), zc, __ldg(pts + 3 * hi + 2));
+        m[l][3] = xi_diff(idx[l], n[l], __ldg(f + lo), fc, __ldg(f + hi));
+    }
+    // Cramer's rule on the 3x3 system m[:, :3] g = m[:, 3].
+    float c00 = m[1][1] * m[2][2] - m[1][2] * m[2][1];
+    float c01 = m[1][2] * m[2][0] - m[1][0] * m[2][2];
+    float c02 = m[1][0] * m[2][1] - m[1][1] * m[2][0];
+    float det = m[0][0] * c00 + m[0][1] * c01 + m[0][2] * c02;
+    float inv = det != 0.0f ? 1.0f / det : 0.0f;
+    float b0 = m[0][3], b1 = m[1][3], b2 = m[2][3];
+    float gx = (b0 * c00 + b1 * (m[0][2] * m[2][1] - m[0][1] * m[2][2])
+                + b2 * (m[0][1] * m[1][2] - m[0][2] * m[1][1])) * inv;
+    float gy = (b0 * c01 + b1 * (m[0][0] * m[2][2] - m[0][2] * m[2][0])
+                + b2 * (m[0][2] * m[1][0] - m[0][0] * m[1][2])) * inv;
+    float gz = (b0 * c02 + b1 * (m[0][1] * m[2][0] - m[0][0] * m[2][1])
+                + b2 * (m[0][0] * m[1][1] - m[0][1] * m[1][0])) * inv;
+    __stcs(out + 3 * p, gx); __stcs(out + 3 * p + 1, gy); __stcs(out + 3 * p + 2, gz);
+}
+
+// ------------------------------------------------------ point to cell (uniform)
+// Naive: one thread per cell, eight loads.
+extern "C" __global__ void point_to_cell_uniform_naive(const float* __restrict__ f,
+    float* __restrict__ out, int nx, int ny, int nz)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    int j = blockIdx.y * blockDim.y + threadIdx.y;
+    int k = blockIdx.z;
+    if (i >= nx - 1 || j >= ny - 1) return;
+    int sy = nx, sz = nx * ny, p = i + sy * j + sz * k;
+    float s = __ldg(f + p) + __ldg(f + p + 1) + __ldg(f + p + sy) + __ldg(f + p + sy + 1)
+            + __ldg(f + p + sz) + __ldg(f + p + sz + 1) + __ldg(f + p + sz + sy)
+            + __ldg(f + p + sz + sy + 1);
+    out[i + (nx - 1) * (j + (ny - 1) * k)] = 0.125f * s;
+}
+
+// Marching: one thread per cell column (i, j); the four-corner sum of each
+// point plane is kept in a register, so a cell costs one plane sum, not two.
+// x+1 comes from the next lane, row j+1 from the warp beside (L1).
+// blockDim.x == 32; lanes step by 31 cells so that lane 31 only supplies x+1.
+extern "C" __global__ void point_to_cell_uniform_march(const float* __restrict__ f,
+    float* __restrict__ out, int nx, int ny, int nz, int zc)
+{
+    const int lane = threadIdx.x;
+    const int i = blockIdx.x * 31 + lane;
+    const int j = blockIdx.y * blockDim.y + threadIdx.y;
+    const int ic = min(i, nx - 1), jc = min(j, ny - 2);
+    const bool active = lane < 31 && i < nx - 1 && j < ny - 1;
+    const int k0 = blockIdx.z * zc, k1 = min(k0 + zc, nz - 1);
+    const int sz = nx * ny;
+    const int p = ic + nx * jc;
+    const int ncx = nx - 1, ncxy = (nx - 1) * (ny - 1);
+    float a = __ldg(f + k0 * sz + p) + __ldg(f + k0 * sz + p + nx);
+    float prev = a + __shfl_down_sync(FULL_MASK, a, 1);
+    for (int k = k0; k < k1; ++k) {
+        const int e = (k + 1) * sz + p;
+        float b = __ldg(f + e) + __ldg(f + e + nx);
+        float cur = b + __shfl_down_sync(FULL_MASK, b, 1);
+        if (active) __stcs(out + i + ncx * jc + ncxy * k, 0.125f * (prev + cur));
+        prev = cur;
+    }
+}
+
+// Float4 marching: each thread owns four cells (points x0..x0+4, the fifth from
+// the next lane). The 128 results of a warp are staged in shared memory and
+// written back as four coalesced rows (cell rows are nx-1 long, so float4
+// stores would be misaligned). Needs nx % 4 == 0, blockDim.x == 32.
+template <int TY>
+__global__ void point_to_cell_uniform_march4(const float* __restrict__ f,
+    float* __restrict__ out, int nx, int ny, int nz, int zc)
+{
+    __shared__ __align__(16) float stage[TY][128];
+    const int lane = threadIdx.x, ty = threadIdx.y;
+    const int nq = nx >> 2;
+    const int q = blockIdx.x * 32 + lane;
+    const int j = blockIdx.y * TY + ty;
+    const int qc = min(q, nq - 1), jc = min(j, ny - 2);
+    const bool row_active = j < ny - 1;
+    const int plane4 = nq * ny;
+    const int row = jc * nq + qc;
+    const int k0 = blockIdx.z * zc, k1 = min(k0 + zc, nz - 1);
+    const int ncx = nx - 1, ncxy = (nx - 1) * (ny - 1);
+    const int x_first = blockIdx.x * 128;
+    const float4* f4 = reinterpret_cast<const float4*>(f);
+
+    auto plane_sum = [&](int k, float4& s, float& s4) {
+        float4 a = __ldg(f4 + k * plane4 + row), b = __ldg(f4 + k * plane4 + row + nq);
+        s = make_float4(a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w);
+        float next = __shfl_down_sync(FULL_MASK, s.x, 1);
+        if (lane == 31 && 4 * qc + 4 < nx) {
+            const int e = k * nx * ny + jc * nx + 4 * qc + 4;
+            next = __ldg(f + e) + __ldg(f + e + nx);
+        }
+        s4 = next;
+    };
+    float4 prev, cur;
+    float prev4, cur4;
+    plane_sum(k0, prev, prev4);
+    for (int k = k0; k < k1; ++k) {
+        plane_sum(k + 1, cur, cur4);
+        // x-pairs of the two plane sums give the four cells of this thread.
+        float4 r = make_float4(prev.x + prev.y + cur.x + cur.y, prev.y + prev.z + cur.y + cur.z,
+                               prev.z + prev.w + cur.z + cur.w, prev.w + prev4 + cur.w + cur4);
+        reinterpret_cast<float4*>(stage[ty])[lane] = make_float4(
+            0.125f * r.x, 0.125f * r.y, 0.125f * r.z, 0.125f * r.w);
+        __syncwarp();
+        if (row_active) {
+            float* o = out + ncx * jc + ncxy * k + x_first;
+#pragma unroll
+            for (int s = 0; s < 4; ++s) {
+                const int x = 32 * s + lane;
+                if (x_first + x < ncx) __stcs(o + x, stage[ty][x]);
+            }
+        }
+        __syncwarp();
+        prev = cur;
+        prev4 = cur4;
+    }
+}
+
+// ------------------------------------------------------ cell to point (uniform)
+// Average of the cells around a point (those that exist), separable per axis.
+extern "C" __global__ void cell_to_point_uniform_naive(const float* __restrict__ c,
+    float* __restrict__ out, int nx, int ny, int nz)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    int j = blockIdx.y * blockDim.y + threadIdx.y;
+    int k = blockIdx.z;
+    if (i >= nx || j >= ny) return;
+    const int cx = nx - 1, cy = ny - 1;
+    int i0 = max(i - 1, 0), i1 = min(i, cx - 1);
+    int j0 = max(j - 1, 0), j1 = min(j, cy - 1);
+    int k0 = max(k - 1, 0), k1 = min(k, nz - 2);
+    float s = 0.0f;
+#pragma unroll
+    for (int kk = 0; kk < 2; ++kk)
+#pragma unroll
+        for (int jj = 0; jj < 2; ++jj)
+#pragma unroll
+            for (int ii = 0; ii < 2; ++ii)
+                s += __ldg(c + (ii ? i1 : i0) + cx * ((jj ? j1 : j0) + cy * (kk ? k1 : k0)));
+    // Duplicated corners at a border average to the same value as VTK's
+    // average over the cells that exist, since the duplicates are equal pairs.
+    out[i + nx * (j + ny * k)] = 0.125f * s;
+}
+
+// Marching: one thread per point column; W_k (the x-y average of cell plane k
+// around the point) is kept in a register. Lanes step by 31 points so that
+// lane 0 only supplies the cell left of the warp.
+extern "C" __global__ void cell_to_point_uniform_march(const float* __restrict__ c,
+    float* __restrict__ out, int nx, int ny, int nz, int zc)
+{
+    const int lane = threadIdx.x;
+    const int i = blockIdx.x * 31 + lane - 1;   // lane 0 holds cell column i = -1 + ...
+    const int j = blockIdx.y * blockDim.y + threadIdx.y;
+    const int cx = nx - 1, cy = ny - 1, cxy = cx * cy;
+    const int ic = min(max(i, 0), cx - 1);
+    const int j0 = max(min(j, ny - 1) - 1, 0), j1 = min(j, cy - 1);
+    const bool active = lane > 0 && i < nx && j < ny;
+    const int k0 = blockIdx.z * zc, k1 = min(k0 + zc, nz);
+    // Cell value pair (rows j0, j1) at column ic; the point at i averages cell
+    // columns i-1 and i: its own pair and the previous lane's.
+    auto w_of = [&](int kc) {
+        float s = 0.5f * (__ldg(c + ic + cx * j0 + cxy * kc) + __ldg(c + ic + cx * j1 + cxy * kc));
+        float left = __shfl_up_sync(FULL_MASK, s, 1);
+        float own = i <= cx - 1 ? s : left;     // right border: only cell i-1
+        return (i == 0 ? s : 0.5f * (own + (i >= 1 ? left : s)));
+    };
+    float prev = w_of(max(k0 - 1, 0));
+    for (int k = k0; k < k1; ++k) {
+        float cur = w_of(min(k, nz - 2));
+        float v = (k == 0) ? cur : (k == nz - 1) ? prev : 0.5f * (prev + cur);
+        if (active) __stcs(out + i + nx * (j + ny * k), v);
+        prev = cur;
+    }
+}
+
+// ------------------------------------------- point to cell (unstructured hex)
+// One thread per hexahedron: its eight int32 corner ids as two 16-byte
+// streamed loads, then eight gathers through the read-only cache.
+template <bool VEC>
+__global__ void point_to_cell_hex(const float* __restrict__ f, const int* __restrict__ conn,
+                                  float* __restrict__ out, int n_cells)
+{
+    int c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c >= n_cells) return;
+    int id[8];
+    if (VEC) {
+        const int4* c4 = reinterpret_cast<const int4*>(conn) + 2 * c;
+        int4 a = __ldcs(c4), b = __ldcs(c4 + 1);
+        id[0] = a.x; id[1] = a.y; id[2] = a.z; id[3] = a.w;
+        id[4] = b.x; id[5] = b.y; id[6] = b.z; id[7] = b.w;
+    } else {
+#pragma unroll
+        for (int v = 0; v < 8; ++v) id[v] = conn[8 * c + v];
+    }
+    float s = 0.0f;
+#pragma unroll
+    for (int v = 0; v < 8; ++v) s += __ldg(f + id[v]);
+    __stcs(out + c, 0.125f * s);
+}
+
+// Explicit instantiations, named so that cupy's name_expressions can find them.
+template __global__ void pass_through_f32_f64<0, false>(const float*, double*, int);
+template __global__ void pass_through_f32_f64<1, false>(const float*, double*, int);
+template __global__ void pass_through_f32_f64<1, true>(const float*, double*, int);
+template __global__ void pass_through_f32_f64<2, true>(const float*, double*, int);
+template __global__ void bias_add_f32<false, 0, false>(const float*, const float*, float*, int, int);
+template __global__ void bias_add_f32<true, 0, false>(const float*, const float*, float*, int, int);
+template __global__ void bias_add_f32<true, 1, false>(const float*, const float*, float*, int, int);
+template __global__ void bias_add_f32<true, 1, true>(const float*, const float*, float*, int, int);
+template __global__ void bias_add_f32<true, 2, true>(const float*, const float*, float*, int, int);
+template __global__ void magnitude3_f32<false, false>(const float*, float*, int);
+template __global__ void magnitude3_f32<true, false>(const float*, float*, int);
+template __global__ void magnitude3_f32<true, true>(const float*, float*, int);
+template __global__ void gradient_uniform_march<false, 4>(const float*, float*, int, int, int, int, float, float, float);
+template __global__ void gradient_uniform_march<false, 8>(const float*, float*, int, int, int, int, float, float, float);
+template __global__ void gradient_uniform_march<true, 8>(const float*, float*, int, int, int, int, float, float, float);
+template __global__ void gradient_rectilinear_march<8>(const float*, float*, int, int, int, int, const float*, const float*, const float*);
+template __global__ void point_to_cell_uniform_march4<8>(const float*, float*, int, int, int, int);
+template __global__ void point_to_cell_hex<false>(const float*, const int*, float*, int);
+template __global__ void point_to_cell_hex<true>(const float*, const int*, float*, int);
