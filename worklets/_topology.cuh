@@ -68,28 +68,23 @@ __device__ __forceinline__ void store_vector(T* p, const T (&x)[V]) {
   }
 }
 
-// Rows m[d] of the (pseudo-)inverse of the Jacobian whose D columns are
-// J[d] = dX/dxi_d, so that grad f = sum_d (df/dxi_d) m[d]. A singular
-// Jacobian gives zero rows (a zero derivative), as VTK does.
-template <typename T>
-__device__ __forceinline__ void jacobian_rows(const V3<T> (&J)[3], V3<T> (&m)[3]) {
-  const V3<T> c0 = cross(J[1], J[2]), c1 = cross(J[2], J[0]), c2 = cross(J[0], J[1]);
-  const T det = dot(J[0], c0);
-  const T inv = det != T(0) ? T(1) / det : T(0);
+// Rows m[a] of J^-1 for the Jacobian rows J[a] = dX/dxi_a, so that the
+// spatial gradient is sum_a (df/dxi_a) m[a]. A singular Jacobian gives zero
+// rows (a zero derivative), as VTK does.
+template <typename R>
+__device__ __forceinline__ void inverse_rows(const V3<R> (&J)[3], V3<R> (&m)[3]) {
+  const V3<R> c0 = cross(J[1], J[2]), c1 = cross(J[2], J[0]), c2 = cross(J[0], J[1]);
+  const R det = dot(J[0], c0);
+  const R inv = det != R(0) ? R(1) / det : R(0);
   m[0] = inv * c0; m[1] = inv * c1; m[2] = inv * c2;
 }
-template <typename T>
-__device__ __forceinline__ void jacobian_rows(const V3<T> (&J)[2], V3<T> (&m)[2]) {
-  const T g00 = dot(J[0], J[0]), g01 = dot(J[0], J[1]), g11 = dot(J[1], J[1]);
-  const T det = g00 * g11 - g01 * g01;
-  const T inv = det != T(0) ? T(1) / det : T(0);
-  m[0] = inv * (g11 * J[0] - g01 * J[1]);
-  m[1] = inv * (g00 * J[1] - g01 * J[0]);
-}
-template <typename T>
-__device__ __forceinline__ void jacobian_rows(const V3<T> (&J)[1], V3<T> (&m)[1]) {
-  const T g = dot(J[0], J[0]);
-  m[0] = (g != T(0) ? T(1) / g : T(0)) * J[0];
+
+// vtkLine::Derivatives divides by each coordinate difference on its own
+// (zero where the line does not move along that axis).
+template <typename R>
+__device__ __forceinline__ V3<R> reciprocal_row(V3<R> dx) {
+  return {dx.x != R(0) ? R(1) / dx.x : R(0), dx.y != R(0) ? R(1) / dx.y : R(0),
+          dx.z != R(0) ? R(1) / dx.z : R(0)};
 }
 
 // ---------------------------------------------------------------- structured
@@ -213,30 +208,42 @@ struct RectilinearGrid : StructuredIndex<D, I> {
   }
 };
 
-// Curvilinear grid: explicit points (n_points, 3); the metric is the
-// (pseudo-)inverse of the Jacobian from the same differences of coordinates.
+// Curvilinear grid: explicit points (n_points, 3). The Jacobian's rows are
+// the same index-space differences of the coordinates; an axis with a single
+// point contributes the unit vector u of its own coordinate axis.
 template <int D, typename I, typename T>
 struct CurvilinearGrid : StructuredIndex<D, I> {
   typedef T Coord;
   const T* xyz;
+  V3<T> u[3 - D > 0 ? 3 - D : 1];
   __device__ __forceinline__ V3<T> point_coords(I p) const {
     return {load(xyz + 3 * p), load(xyz + 3 * p + 1), load(xyz + 3 * p + 2)};
+  }
+  __device__ __forceinline__ void fill_and_invert(V3<T> (&J)[3], V3<T> (&m) DAX_AXES(D)) const {
+#pragma unroll
+    for (int d = D; d < 3; ++d) J[d] = u[d - D];
+    V3<T> all[3];
+    inverse_rows(J, all);
+#pragma unroll
+    for (int d = 0; d < D; ++d) m[d] = all[d];
   }
   __device__ __forceinline__ void point_metric(const I (&) DAX_AXES(D), const I (&) DAX_AXES(D),
                                                const I (&plo) DAX_AXES(D), const I (&phi) DAX_AXES(D),
                                                V3<T> (&m) DAX_AXES(D)) const {
-    V3<T> J DAX_AXES(D);
+    V3<T> J[3];
 #pragma unroll
     for (int d = 0; d < D; ++d) J[d] = point_coords(phi[d]) - point_coords(plo[d]);
-    jacobian_rows(J, m);
+    fill_and_invert(J, m);
   }
-  // Trilinear map at the cell centre: dX/dxi_d is the mean of the cell's edges along d.
+  // At the cell centre: dX/dxi_d is the mean of the cell's edges along d.
+  // As VTK's cells: a quad's third row is the normal through its first three
+  // corners (ids 0, 1 and 3 in bit order), a line divides per coordinate.
   __device__ __forceinline__ void cell_metric(const typename StructuredIndex<D, I>::Cell& c,
                                               V3<T> (&m) DAX_AXES(D)) const {
-    V3<T> J DAX_AXES(D);
     V3<T> X[1 << D];
 #pragma unroll
     for (int k = 0; k < (1 << D); ++k) X[k] = point_coords(c.point(k));
+    V3<T> J[3];
 #pragma unroll
     for (int d = 0; d < D; ++d) {
       J[d] = V3<T>{T(0), T(0), T(0)};
@@ -245,7 +252,15 @@ struct CurvilinearGrid : StructuredIndex<D, I> {
         if ((k >> d) & 1) J[d] = J[d] + (X[k] - X[k ^ (1 << d)]);
       J[d] = (T(1) / T(1 << (D > 0 ? D - 1 : 0))) * J[d];
     }
-    jacobian_rows(J, m);
+    if constexpr (D == 1) {
+      m[0] = reciprocal_row(J[0]);
+    } else if constexpr (D >= 2) {
+      if constexpr (D == 2) J[2] = cross(X[1] - X[0], X[3] - X[0]);
+      V3<T> all[3];
+      inverse_rows(J, all);
+#pragma unroll
+      for (int d = 0; d < D; ++d) m[d] = all[d];
+    }
   }
 };
 
@@ -289,6 +304,29 @@ struct CellBlock {
     for (int k = 0; k < S::n_corners; ++k) cell.ids[k] = load(row + k);
     return cell;
   }
+  __device__ __forceinline__ V3<T> point_coords(I p) const {
+    return {load(xyz + 3 * p), load(xyz + 3 * p + 1), load(xyz + 3 * p + 2)};
+  }
+};
+
+// The cells of one shape seen from their points: for each point, the flat
+// positions (cell * K + corner) in the block's corner array where it appears,
+// in CSR form and in a fixed order. Blocks run one after the other; First
+// and Last say whether this block starts the per-point sums or ends them
+// (dividing by counts[p], the number of cells of any shape using p).
+template <class S, typename I, typename T, bool First, bool Last>
+struct ShapeLinks {
+  typedef I Index;
+  typedef T Coord;
+  typedef S Shape;
+  static constexpr bool first = First, last = Last;
+  const I* corners;
+  const T* xyz;
+  const I* offsets;  // n + 1
+  const I* slots;    // positions in corners
+  const I* counts;   // cells per point, all shapes
+  I n;
+  __device__ __forceinline__ I n_points() const { return n; }
   __device__ __forceinline__ V3<T> point_coords(I p) const {
     return {load(xyz + 3 * p), load(xyz + 3 * p + 1), load(xyz + 3 * p + 2)};
   }

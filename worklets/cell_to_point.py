@@ -22,6 +22,8 @@ import numpy as np
 
 from daxpy.worklet import Worklet, register
 
+from ._cuda_specs import CUDA
+
 from ._averaging import (check_tuples, float_dtype, output_array, run_slabs,
                          slab_planes, structured_view)
 
@@ -185,5 +187,6 @@ CELL_TO_POINT = register(Worklet(
     output_association="points",
     halo=1,
     numpy={**_STRUCTURED, "unstructured": cell_to_point_unstructured},
+    cuda=CUDA["cell_to_point"],
     doc="Mean over the cells that use each point (vtkCellDataToPointData).",
 ))

@@ -24,6 +24,8 @@ import numpy as np
 
 from daxpy.worklet import Worklet, register
 
+from ._cuda_specs import CUDA
+
 from ._cell_gradients import centre_gradients, corner_average_gradients, unstructured_chunks
 from ._jacobian import prepare_field
 from ._structured_gradient import (axis_aligned_cell_gradient, axis_aligned_point_gradient,
@@ -108,6 +110,7 @@ POINT_GRADIENT = register(Worklet(
            "rectilinear": axis_aligned_point_gradient,
            "curvilinear": curvilinear_point_gradient,
            "unstructured": unstructured_point_gradient},
+    cuda=CUDA["point_gradient"],
 ))
 
 CELL_GRADIENT = register(Worklet(
@@ -119,6 +122,7 @@ CELL_GRADIENT = register(Worklet(
            "rectilinear": axis_aligned_cell_gradient,
            "curvilinear": curvilinear_cell_gradient,
            "unstructured": unstructured_cell_gradient},
+    cuda=CUDA["cell_gradient"],
 ))
 
 

@@ -20,6 +20,8 @@ import numpy as np
 
 from daxpy.worklet import Worklet, register
 
+from ._cuda_specs import CUDA
+
 from ._averaging import (check_tuples, float_dtype, output_array, run_slabs,
                          slab_planes, structured_view)
 
@@ -150,5 +152,6 @@ POINT_TO_CELL = register(Worklet(
     output_association="cells",
     halo=1,
     numpy={**_STRUCTURED, "unstructured": point_to_cell_unstructured},
+    cuda=CUDA["point_to_cell"],
     doc="Mean of each cell's corner values (vtkPointDataToCellData).",
 ))

@@ -94,6 +94,8 @@ def execute_cuda(worklet, dataset, values: Any, association: str, **params) -> A
     plan = make_plan(worklet, dataset, association, np.dtype(field.dtype),
                      tuple(field.shape[1:]), params, aligned=aligned)
     out = empty_output(plan.out_shape, plan.out_dtype)
+    if plan.zero_fill:
+        out.fill(0)
     launch(plan, field, out)
     return out
 

@@ -55,6 +55,7 @@ class Plan:
     out_dtype: np.dtype
     out_shape: tuple
     launches: list
+    zero_fill: bool = False
 
 
 def vector_width(in_dtype: np.dtype, out_dtype: np.dtype) -> int:
@@ -138,7 +139,9 @@ def make_plan(worklet, dataset, association: str, in_dtype: np.dtype, tail: tupl
              "points": _topological}[spec.domain]
     launches = build(worklet, spec, dataset, in_dtype, out_dtype, components, options,
                      index, wide, aligned, n_in)
-    return Plan(out_dtype, (n_out,) + tuple(out_tail), launches)
+    # Point sums over shapes with nothing to add (only vertices) stay zero.
+    zero_fill = spec.domain == "points" and dataset.family == "unstructured" and not launches
+    return Plan(out_dtype, (n_out,) + tuple(out_tail), launches, zero_fill)
 
 
 def _flat(worklet, spec, dataset, in_dtype, out_dtype, components, options, index,
@@ -183,28 +186,44 @@ def _tuples(worklet, spec, dataset, in_dtype, out_dtype, components, options, in
     return [Launch(kernel, n_in, lambda i, o: [i, o, idt(n_in)] + options.values)]
 
 
+def _coordinate_dtype(spec, dataset, out_dtype) -> np.dtype:
+    coord = out_dtype if out_dtype.kind == "f" else np.dtype(np.float64)
+    if spec.uses_coordinates and dataset.family in ("curvilinear", "unstructured"):
+        coord = np.result_type(coord, dataset.points().dtype)
+    return np.dtype(coord)
+
+
 def _topologies(spec, dataset, index, coord):
-    """(topology, work items) pairs: one structured topology, or per-shape blocks
-    (cells) / point links (points) of an unstructured grid."""
+    """(topology, work items, count expression) triples: one structured
+    topology, per-shape blocks (cells), or point links (points)."""
+    with_coords = spec.uses_coordinates
     if dataset.family != "unstructured":
-        t = topo_mod.structured(dataset, index, coord)
-        n = dataset.n_cells if spec.domain == "cells" else dataset.n_points
-        return [(t, n, "topo.n_cells()" if spec.domain == "cells" else "topo.n_points()")]
-    if spec.domain == "points":
+        t = topo_mod.structured(dataset, index, coord, with_coords)
+        if spec.domain == "cells":
+            return [(t, dataset.n_cells, "topo.n_cells()")]
+        return [(t, dataset.n_points, "topo.n_points()")]
+    blocks = dataset.cell_blocks()
+    if spec.domain == "cells":
+        return [(topo_mod.cell_block(dataset, shape, index, coord, with_coords),
+                 block.cell_ids.size, "topo.n_cells()") for shape, block in blocks.items()]
+    if spec.point_links == "cells":
         return [(topo_mod.links(dataset, index), dataset.n_points, "topo.n_points()")]
-    return [(topo_mod.cell_block(dataset, shape, index, coord), block.cell_ids.size,
-             "topo.n_cells()") for shape, block in dataset.cell_blocks().items()]
+    shapes = [s for s, b in blocks.items() if b.shape.dimension > 0]
+    return [(topo_mod.shape_links(dataset, shape, index, coord, first=i == 0,
+                                  last=i == len(shapes) - 1), dataset.n_points, "topo.n_points()")
+            for i, shape in enumerate(shapes)]
 
 
 def _topological(worklet, spec, dataset, in_dtype, out_dtype, components, options,
                  index, wide, aligned, n_in):
     in_ct, out_ct = ctype(in_dtype), ctype(out_dtype)
     c = max(components, 1)
-    coord = out_dtype if out_dtype.kind == "f" else np.dtype(np.float64)
+    coord = _coordinate_dtype(spec, dataset, out_dtype)
+    coord_tag = f"x{dtype_tag(coord)}" if coord != out_dtype else None
     launches = []
     for topo, n_items, count in _topologies(spec, dataset, index, coord):
         name = kernel_name(worklet.name, topo.name, dtype_tag(in_dtype), f"c{c}",
-                           *options.tags, wide)
+                           coord_tag, *options.tags, wide)
         kernel = KernelSource(
             name, (spec.header,),
             _io_params(in_ct, out_ct) + topo.params + options.params,

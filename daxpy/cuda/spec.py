@@ -109,6 +109,13 @@ class CudaSpec:
         ``(params, in_dtype, out_dtype, components) -> KernelOptions``.
     accepted_params : tuple of str
         Keyword parameters the worklet takes; others are an error.
+    uses_coordinates : bool
+        Whether kernels read point coordinates (computed in the wider of the
+        output's and the points' float types); otherwise none are uploaded.
+    point_links : {"cells", "corners"}
+        How a ``points`` worklet sees an unstructured grid: one launch over
+        point -> cell links, or one launch per cell shape over point ->
+        corner links (accumulating in the output in a fixed order).
     """
 
     header: str
@@ -118,6 +125,8 @@ class CudaSpec:
     out_tail: Callable[[tuple, dict], tuple] = same_tail
     options: Callable[..., KernelOptions] = no_options
     accepted_params: tuple = ()
+    uses_coordinates: bool = False
+    point_links: str = "cells"
 
     def __post_init__(self):
         if self.domain not in DOMAINS:

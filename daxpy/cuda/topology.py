@@ -67,7 +67,7 @@ def _vector_params(prefix: str, d: int, cty: str, member: str):
             f"topo.{member}[{d}] = dax::V3<{cty}>{{{', '.join(names)}}};")
 
 
-def structured(grid, index: str, coord) -> Topology:
+def structured(grid, index: str, coord, with_coords: bool = True) -> Topology:
     """Topology of a uniform, rectilinear or curvilinear grid.
 
     Parameters
@@ -110,7 +110,12 @@ def structured(grid, index: str, coord) -> Topology:
     if family == "curvilinear":
         params.append((f"const {cty}* __restrict__", "xyz"))
         setup.append("topo.xyz = xyz;")
-        arrays.append(lambda: to_device(grid.points(), grid, coord))
+        arrays.append(lambda: _points_or_null(grid, coord, with_coords))
+        for d, axis in enumerate(a for a in range(3) if a not in axes):
+            p, line = _vector_params("u", d, cty, "u")
+            params += p
+            setup.append(line)
+            scalars += list(np.eye(3)[axis])
     scalar_types = [np.int32 if index == "int" else np.int64] * dim
     scalar_types += [np.dtype(coord).type] * (len(scalars) - dim)
 
@@ -126,7 +131,12 @@ def _index_dtype(index: str):
     return np.int32 if index == "int" else np.int64
 
 
-def cell_block(grid, shape_name: str, index: str, coord) -> Topology:
+def _points_or_null(grid, coord, with_coords: bool):
+    # Kernels that never read coordinates get a null pointer, not an upload.
+    return to_device(grid.points(), grid, coord) if with_coords else np.uint64(0)
+
+
+def cell_block(grid, shape_name: str, index: str, coord, with_coords: bool = True) -> Topology:
     """Topology of the cells of one shape of an unstructured grid.
 
     Examples
@@ -147,7 +157,7 @@ def cell_block(grid, shape_name: str, index: str, coord) -> Topology:
                          lambda: to_device(block.corners.astype(idt, copy=False)))
         ids = cached(grid, f"cell_ids:{shape_name}:{index}",
                      lambda: to_device(block.cell_ids.astype(idt, copy=False)))
-        return [corners, ids, to_device(grid.points(), grid, coord),
+        return [corners, ids, _points_or_null(grid, coord, with_coords),
                 idt(block.cell_ids.size)]
 
     params = [(f"const {index}* __restrict__", "corners"),
@@ -211,3 +221,72 @@ def links(grid, index: str) -> Topology:
               (f"const {index}* __restrict__", "cells"), (f"const {index}", "n")]
     setup = ["topo.offsets = offsets;", "topo.cells = cells;", "topo.n = n;"]
     return Topology("unstructured", f"dax::PointCellLinks<{index}>", params, setup, values)
+
+
+def corner_links(grid, shape_name: str, index: str) -> tuple:
+    """Links from points to the corners of one shape's cells, on the device, cached.
+
+    Returns
+    -------
+    (cupy.ndarray, cupy.ndarray)
+        ``offsets`` (n_points + 1) and ``slots``: for each point, the flat
+        positions ``cell * K + corner`` where it appears in the block's corner
+        array, in increasing order.
+    """
+    import cupy
+
+    idt = _index_dtype(index)
+
+    def build():
+        corners = cached(grid, f"corners:{shape_name}:{index}", lambda: to_device(
+            grid.cell_blocks()[shape_name].corners.astype(idt, copy=False)))
+        flat = corners.ravel().astype(np.int64)
+        slots = cupy.arange(flat.size, dtype=np.int64)
+        order = cupy.argsort(flat * max(flat.size, 1) + slots)
+        counts = cupy.bincount(flat, minlength=grid.n_points)
+        offsets = cupy.zeros(grid.n_points + 1, dtype=idt)
+        offsets[1:] = cupy.cumsum(counts)
+        return offsets, slots[order].astype(idt)
+
+    return cached(grid, f"corner_links:{shape_name}:{index}", build)
+
+
+def cells_per_point(grid, index: str):
+    """Number of cells (of any shape) using each point, on the device, cached."""
+    import cupy
+
+    return cached(grid, f"cells_per_point:{index}", lambda: cupy.bincount(
+        to_device(grid.connectivity, grid, np.int64), minlength=grid.n_points
+    ).astype(_index_dtype(index)))
+
+
+def shape_links(grid, shape_name: str, index: str, coord, first: bool, last: bool) -> Topology:
+    """Topology of one shape's cells seen from the points (point gradient).
+
+    Examples
+    --------
+    >>> import numpy as np, daxpy
+    >>> from daxpy.celltypes import TETRA
+    >>> g = daxpy.UnstructuredGrid(np.eye(4, 3), [0, 1, 2, 3], [0, 4], [TETRA])
+    >>> shape_links(g, "tet", "int", "float32", True, True).ctype
+    'dax::ShapeLinks<dax::Tet, int, float, true, true>'
+    """
+    idt = _index_dtype(index)
+    cty = ctype(coord)
+
+    def values():
+        offsets, slots = corner_links(grid, shape_name, index)
+        corners = cached(grid, f"corners:{shape_name}:{index}", lambda: to_device(
+            grid.cell_blocks()[shape_name].corners.astype(idt, copy=False)))
+        return [corners, to_device(grid.points(), grid, coord), offsets, slots,
+                cells_per_point(grid, index), idt(grid.n_points)]
+
+    names = ("corners", "xyz", "offsets", "slots", "counts")
+    types = (index, cty, index, index, index)
+    params = [(f"const {t}* __restrict__", n) for t, n in zip(types, names)]
+    params.append((f"const {index}", "n"))
+    setup = [f"topo.{n} = {n};" for n in names + ("n",)]
+    flags = "" if first and last else ("_first" if first else "_last" if last else "_more")
+    return Topology(f"unstructured_{shape_name}{flags}",
+                    f"dax::ShapeLinks<dax::{shape_name.capitalize()}, {index}, {cty}, "
+                    f"{str(first).lower()}, {str(last).lower()}>", params, setup, values)
