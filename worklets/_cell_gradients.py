@@ -90,8 +90,8 @@ class _Gatherer:
     """Corner coordinates and values of a chunk, in the compute dtype."""
 
     def __init__(self, points, values, dtype):
-        # Component-major copies make each corner gather one np.take per
-        # array and each later operation contiguous along the cells.
+        # Component-major copies (one pass each) make every chunk's gather a
+        # single np.take per array, contiguous along the cells.
         self.points = np.ascontiguousarray(np.asarray(points).T, dtype=dtype)
         self.values = np.ascontiguousarray(values.T, dtype=dtype)
 
@@ -178,15 +178,18 @@ def corner_average_gradients(points, values: np.ndarray, chunks, counts: np.ndar
         out = np.zeros((n_points, 3 * c), dtype=values.dtype)
     else:
         out[...] = 0
-    by_point = out.reshape(n_points, c, 3)
     gatherer = _Gatherer(points, values, _compute_dtype(points, values))
     for chunk in chunks:
         if _DIMENSION[chunk.shape] == 0:
             continue
         ids, xyz, corner_values, normal = gatherer.gather(chunk)
+        memo: dict = {}
         for corner, table in enumerate(_corner_tables(chunk.shape)):
-            gradient = cell_derivatives(table, xyz, corner_values, normal)
-            np.add.at(by_point, ids[corner], gradient.transpose(2, 0, 1))
+            gradient = cell_derivatives(table, xyz, corner_values, normal, memo)
+            # One 1-D scatter per output column: NumPy's fast path for ufunc.at
+            # needs a contiguous right-hand side.
+            for column, derivative in enumerate(gradient.reshape(3 * c, -1)):
+                np.add.at(out[:, column], ids[corner], derivative)
     # Points without cells keep their zero sum, as VTK leaves them.
     out *= (1.0 / np.maximum(counts, 1)).astype(out.dtype)[:, None]
     return out

@@ -63,25 +63,24 @@ def solve_rows(rows, rhs) -> np.ndarray:
     """
     r0, r1, r2 = rows
     inverse_rows = (cross(r1, r2), cross(r2, r0), cross(r0, r1))
-    det = r0[0] * inverse_rows[0][0]
-    det += r0[1] * inverse_rows[0][1]
-    det += r0[2] * inverse_rows[0][2]
+    det = np.add.reduce(r0 * inverse_rows[0], axis=0)
     scale = np.zeros_like(det)
     np.divide(1, det, out=scale, where=det != 0)
     gradient = None
     for b, inv in zip(rhs, inverse_rows):
         if b is None:
             continue
-        inv *= scale
         term = b[:, None, :] * inv[None, :, :]
         if gradient is None:
             gradient = term
         else:
             gradient += term
+    gradient *= scale
     return gradient
 
 
-def combine(coefficients: np.ndarray, corners: np.ndarray) -> np.ndarray:
+def combine(coefficients: np.ndarray, corners: np.ndarray, memo: dict | None = None
+            ) -> np.ndarray:
     """Weighted sum over the corner axis: ``sum_j w_j * corners[:, j]``.
 
     Parameters
@@ -91,6 +90,9 @@ def combine(coefficients: np.ndarray, corners: np.ndarray) -> np.ndarray:
         so the derivative at a corner (an edge difference) costs one pass.
     corners : numpy.ndarray, shape (m, k, n)
         Per-corner values (coordinates or field components) of n cells.
+    memo : dict, optional
+        Results already computed for the same ``corners``: neighbouring
+        corners of a cell share their edges, so each edge is built once.
 
     Returns
     -------
@@ -102,19 +104,25 @@ def combine(coefficients: np.ndarray, corners: np.ndarray) -> np.ndarray:
     >>> combine(np.array([-1.0, 1.0]), np.array([[[1.0], [3.0]]])).tolist()
     [[2.0]]
     """
+    key = (id(corners), coefficients.tobytes())
+    if memo is not None and key in memo:
+        return memo[key]
     used = [(j, w) for j, w in enumerate(coefficients.tolist()) if w != 0]
-    plus = [j for j, w in used if w == 1]
-    minus = [j for j, w in used if w == -1]
-    if len(used) == 2 and len(plus) == 1 and len(minus) == 1:
-        return corners[:, plus[0]] - corners[:, minus[0]]
-    total = np.zeros(corners.shape[::2], dtype=corners.dtype)
-    for j, w in used:
-        total += corners[:, j] * corners.dtype.type(w)
+    if sorted(w for _, w in used) == [-1.0, 1.0]:
+        plus, minus = (j for w in (1.0, -1.0) for j, v in used if v == w)
+        total = corners[:, plus] - corners[:, minus]
+    else:
+        total = np.zeros(corners.shape[::2], dtype=corners.dtype)
+        for j, w in used:
+            total += corners[:, j] * corners.dtype.type(w)
+    if memo is not None:
+        memo[key] = total
     return total
 
 
 def cell_derivatives(table: np.ndarray, points: np.ndarray, values: np.ndarray,
-                     normal: np.ndarray | None = None) -> np.ndarray:
+                     normal: np.ndarray | None = None, memo: dict | None = None
+                     ) -> np.ndarray:
     """Spatial derivatives of a field inside a block of cells of one shape.
 
     Parameters
@@ -129,6 +137,8 @@ def cell_derivatives(table: np.ndarray, points: np.ndarray, values: np.ndarray,
     normal : numpy.ndarray, shape (3, n), optional
         For 2-D cells: the plane's normal. VTK derives a surface cell's
         gradient in the plane through its first three corners.
+    memo : dict, optional
+        Shared by the evaluations of one block of cells (see :func:`combine`).
 
     Returns
     -------
@@ -146,8 +156,8 @@ def cell_derivatives(table: np.ndarray, points: np.ndarray, values: np.ndarray,
     c, n = values.shape[0], values.shape[2]
     if dimension == 0:
         return np.zeros((c, 3, n), dtype=values.dtype)
-    rows = [combine(table[a], points) for a in range(dimension)]
-    rhs = [combine(table[a], values) for a in range(dimension)]
+    rows = [combine(table[a], points, memo) for a in range(dimension)]
+    rhs = [combine(table[a], values, memo) for a in range(dimension)]
     if dimension == 1:
         return _line_derivatives(rows[0], rhs[0])
     if dimension == 2:
