@@ -44,7 +44,7 @@ def test_out_is_filled_and_returned():
 
 
 def test_wrong_out_raises():
-    with pytest.raises(ArgumentError, match=r"out must be a C-contiguous float32 array of shape \(2,\)"):
+    with pytest.raises(ArgumentError, match=r"out must be a C-contiguous float32 array of shape"):
         magnitude(None, np.zeros((2, 3), np.float32), out=np.zeros((2, 3), np.float32))
 
 

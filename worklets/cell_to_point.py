@@ -157,25 +157,36 @@ def cell_to_point_unstructured(grid, values: np.ndarray, out: np.ndarray | None 
     flat_values = values.reshape(grid.n_cells, components)
     size = grid.n_points * components
     sums = np.zeros(size)
-    counts = np.zeros(grid.n_points, dtype=np.int64)
     lanes = np.arange(components)
     for block in grid.cell_blocks().values():
         n_corners = block.shape.n_corners
-        counts += np.bincount(block.corners.ravel(), minlength=grid.n_points)
         step = _corner_block(n_corners, components, grid.n_points)
         for start in range(0, block.cell_ids.size, step):
             corners = block.corners[start:start + step]
             cell_values = flat_values[block.cell_ids[start:start + step]]
             # Slot of (cell, corner, component) in the interleaved point output.
-            slots = (corners[:, :, None] * components + lanes).ravel()
+            slots = (corners[:, :, None] * components + lanes).ravel() if components > 1 \
+                else corners.ravel()
             weights = np.broadcast_to(cell_values[:, None, :], (corners.shape[0], n_corners,
                                                                 components)).ravel()
             sums += np.bincount(slots, weights=weights, minlength=size)
-    used = np.repeat(counts > 0, components)
-    flat_out = out.reshape(size)
-    flat_out[~used] = 0
-    np.divide(sums, np.repeat(counts, components), out=flat_out, where=used)
+    # A point no cell uses has a zero sum; dividing it by 1 gives VTK's 0.
+    np.divide(sums.reshape(grid.n_points, components), _cells_per_point(grid)[:, None],
+              out=out.reshape(grid.n_points, components))
     return out
+
+
+def _cells_per_point(grid) -> np.ndarray:
+    """Cells using each point (at least 1), computed once and cached on the grid's topology."""
+    cache = getattr(grid, "_cache", None)
+    if cache is not None and "cells_per_point" in cache:
+        return cache["cells_per_point"]
+    counts = np.ones(grid.n_points, dtype=np.int64) if grid.n_cells == 0 else np.maximum(
+        sum(np.bincount(block.corners.ravel(), minlength=grid.n_points)
+            for block in grid.cell_blocks().values()), 1)
+    if cache is not None:
+        cache["cells_per_point"] = counts
+    return counts
 
 
 _STRUCTURED = {family: cell_to_point_structured

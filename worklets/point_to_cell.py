@@ -25,8 +25,8 @@ from ._cuda_specs import CUDA
 from ._averaging import (check_tuples, float_dtype, output_array, run_slabs,
                          slab_planes, structured_view)
 
-CELL_BLOCK = 1 << 16
-"""Cells gathered at a time on unstructured grids: bounds the temporaries."""
+CELL_BLOCK = 1 << 14
+"""Cells gathered at a time on unstructured grids: keeps the running sums in cache."""
 
 
 def _pair_sum(src: np.ndarray, axis: int, dst: np.ndarray) -> None:
@@ -126,21 +126,27 @@ def point_to_cell_unstructured(grid, values: np.ndarray, out: np.ndarray | None 
     dtype = float_dtype(values.dtype)
     out = output_array(out, (grid.n_cells,) + values.shape[1:], dtype)
     for block in grid.cell_blocks().values():
-        in_order = block.cell_ids.size == grid.n_cells  # one shape: ids are 0..n-1
-        n_corners = block.shape.n_corners
-        for start in range(0, block.cell_ids.size, CELL_BLOCK):
-            corners = block.corners[start:start + CELL_BLOCK]
-            if in_order:
-                total = out[start:start + corners.shape[0]]
-                np.copyto(total, values[corners[:, 0]])
-            else:
-                total = values[corners[:, 0]].astype(dtype)
-            for corner in range(1, n_corners):
-                total += values[corners[:, corner]]
-            total *= 1.0 / n_corners
-            if not in_order:
-                out[block.cell_ids[start:start + CELL_BLOCK]] = total
+        run_slabs(lambda starts: _average_corners(values, block, starts, out),
+                  block.cell_ids.size, CELL_BLOCK)
     return out
+
+
+def _average_corners(values: np.ndarray, block, starts: list[int], out: np.ndarray) -> None:
+    """Mean corner value of the cells ``[start, start + CELL_BLOCK)`` of one shape block."""
+    in_order = block.cell_ids.size == out.shape[0]  # one shape: its ids are 0..n-1
+    n_corners = block.shape.n_corners
+    for start in starts:
+        corners = block.corners[start:start + CELL_BLOCK]
+        if in_order:
+            total = out[start:start + corners.shape[0]]
+            np.copyto(total, values[corners[:, 0]])
+        else:
+            total = values[corners[:, 0]].astype(out.dtype)
+        for corner in range(1, n_corners):
+            total += values[corners[:, corner]]
+        total *= 1.0 / n_corners
+        if not in_order:
+            out[block.cell_ids[start:start + CELL_BLOCK]] = total
 
 
 _STRUCTURED = {family: point_to_cell_structured
