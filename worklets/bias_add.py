@@ -19,6 +19,7 @@ from daxpy.errors import ArgumentError
 from daxpy.worklet import ANY_FAMILY, Worklet, register
 
 from ._averaging import output_array
+from ._cuda_specs import CUDA
 
 
 def as_bias(bias) -> np.ndarray:
@@ -104,5 +105,6 @@ BIAS_ADD = register(Worklet(
     output_association=None,
     halo=0,
     numpy={ANY_FAMILY: bias_add},
+    cuda=CUDA["bias_add"],
     doc="values + bias repeated along the flat last axis (TensorFlow BiasAdd).",
 ))

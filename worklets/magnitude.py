@@ -15,6 +15,7 @@ from daxpy.errors import FieldError
 from daxpy.worklet import ANY_FAMILY, Worklet, register
 
 from ._averaging import float_dtype, output_array
+from ._cuda_specs import CUDA
 
 
 def magnitude(grid, values: np.ndarray, out: np.ndarray | None = None):
@@ -61,5 +62,6 @@ MAGNITUDE = register(Worklet(
     output_association=None,
     halo=0,
     numpy={ANY_FAMILY: magnitude},
+    cuda=CUDA["magnitude"],
     doc="Euclidean norm over the components of each tuple.",
 ))

@@ -85,6 +85,10 @@ def spec_of(worklet) -> CudaSpec:
     return worklet.cuda
 
 
+def _option_values(options) -> list:
+    return [v() if callable(v) else v for v in options.values]
+
+
 def _call_args(options) -> str:
     return "".join(f", {name}" for _, name in options.params)
 
@@ -132,7 +136,7 @@ def make_plan(worklet, dataset, association: str, in_dtype: np.dtype, tail: tupl
     biggest = max(n_in * max(components, 1), n_out * max(math.prod(out_tail), 1),
                   3 * dataset.n_points)
     index = index_ctype(biggest)
-    options = spec.options(params, in_dtype, out_dtype, components)
+    options = spec.options(params, in_dtype, out_dtype, components, n_in * max(components, 1))
     in_ct, out_ct = ctype(in_dtype), ctype(out_dtype)
     wide = "i64" if index != "int" else None
     build = {"flat": _flat, "tuples": _tuples, "cells": _topological,
@@ -167,7 +171,7 @@ def _flat(worklet, spec, dataset, in_dtype, out_dtype, components, options, inde
         + options.params,
         "n_items", body, index=index)
     return [Launch(kernel, n_vec + n_tail,
-                   lambda i, o: [i, o, idt(n_vec), idt(n_vec + n_tail)] + options.values)]
+                   lambda i, o: [i, o, idt(n_vec), idt(n_vec + n_tail)] + _option_values(options))]
 
 
 def _tuples(worklet, spec, dataset, in_dtype, out_dtype, components, options, index,
@@ -183,7 +187,7 @@ def _tuples(worklet, spec, dataset, in_dtype, out_dtype, components, options, in
         f"dax::{spec.function}<{c}, {index}, {in_ct}, {out_ct}{_targs(options)}>"
         f"(item, in, out{_call_args(options)});",
         index=index)
-    return [Launch(kernel, n_in, lambda i, o: [i, o, idt(n_in)] + options.values)]
+    return [Launch(kernel, n_in, lambda i, o: [i, o, idt(n_in)] + _option_values(options))]
 
 
 def _coordinate_dtype(spec, dataset, out_dtype) -> np.dtype:
@@ -232,5 +236,5 @@ def _topological(worklet, spec, dataset, in_dtype, out_dtype, components, option
             f"{_call_args(options)});",
             setup=topo.declaration(), index=index)
         launches.append(Launch(kernel, n_items,
-                               lambda i, o, t=topo: [i, o] + t.values() + options.values))
+                               lambda i, o, t=topo: [i, o] + t.values() + _option_values(options)))
     return launches

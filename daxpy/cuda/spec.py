@@ -45,7 +45,8 @@ class KernelOptions:
     params : list of (str, str)
         Extra kernel arguments (C++ type, name), passed on to the device function.
     values : list
-        Their launch values (device arrays or NumPy scalars).
+        Their launch values (device arrays or NumPy scalars), or callables
+        that make them at launch time (so plans need no GPU).
     """
 
     template_args: list = field(default_factory=list)
@@ -77,12 +78,12 @@ def same_tail(tail: tuple, params: dict) -> tuple:
 
 
 def no_options(params: dict, in_dtype: np.dtype, out_dtype: np.dtype,
-               components: int) -> KernelOptions:
+               components: int, n_values: int) -> KernelOptions:
     """No static parameters beyond the defaults.
 
     Examples
     --------
-    >>> no_options({}, None, None, 1).tags
+    >>> no_options({}, None, None, 1, 0).tags
     []
     """
     return KernelOptions()
@@ -106,7 +107,8 @@ class CudaSpec:
     out_tail : callable, optional
         ``(in_shape[1:], params) -> out_shape[1:]`` (default: unchanged).
     options : callable, optional
-        ``(params, in_dtype, out_dtype, components) -> KernelOptions``.
+        ``(params, in_dtype, out_dtype, components, n_values) -> KernelOptions``
+        (``n_values``: elements of the input field).
     accepted_params : tuple of str
         Keyword parameters the worklet takes; others are an error.
     uses_coordinates : bool

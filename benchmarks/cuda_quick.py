@@ -1,0 +1,90 @@
+"""Quick CUDA backend figures: compile time per specialization (cold and
+cached) and kernel bandwidth of a few generated kernels vs a D2D copy.
+Run on the GPU machine; prints a table (benchmarks/kernels.py is the full one)."""
+
+import os
+import shutil
+import time
+
+import cupy
+import numpy as np
+
+import daxpy
+from daxpy.cuda import compile as cc
+from daxpy.cuda.dispatch import empty_output, launch
+from daxpy.cuda.plan import make_plan
+from daxpy.worklet import get_worklet
+
+
+def plan_for(name, grid, values, association="points", **params):
+    return make_plan(get_worklet(name), grid, association, np.dtype(values.dtype),
+                     tuple(values.shape[1:]), params)
+
+
+def compile_times():
+    shutil.rmtree(os.environ["DAXPY_CACHE_DIR"], ignore_errors=True)
+    cc.clear_memory_cache()
+    grid = daxpy.UniformGrid(dims=(64, 64, 64))
+    values = cupy.ones(grid.n_points, dtype=np.float32)
+    cases = [("pass_through", {"dtype": "float64"}), ("bias_add", {"bias": [1.0]}),
+             ("magnitude", {}), ("point_to_cell", {}), ("cell_to_point", {"association": "cells"}),
+             ("point_gradient", {}), ("cell_gradient", {})]
+    rows = []
+    for name, params in cases:
+        association = params.pop("association", "points")
+        field = values if association == "points" else cupy.ones(grid.n_cells, np.float32)
+        plan = plan_for(name, grid, field, association, **params)
+        kernel = plan.launches[0].kernel
+        source = kernel.source()
+        t0 = time.perf_counter(); cc.get_kernel(kernel.name, source); cold = time.perf_counter() - t0
+        cc.clear_memory_cache()
+        t0 = time.perf_counter(); cc.get_kernel(kernel.name, source); disk = time.perf_counter() - t0
+        t0 = time.perf_counter(); cc.get_kernel(kernel.name, source); memory = time.perf_counter() - t0
+        rows.append((kernel.name, cold, disk, memory))
+    print(f"{'kernel':45s} {'compile s':>9s} {'disk s':>8s} {'memory s':>9s}")
+    for r in rows:
+        print(f"{r[0]:45s} {r[1]:9.3f} {r[2]:8.4f} {r[3]:9.6f}")
+
+
+def bench(fn, repeat=20):
+    for _ in range(3):
+        fn()
+    start, stop = cupy.cuda.Event(), cupy.cuda.Event()
+    times = []
+    for _ in range(repeat):
+        start.record(); fn(); stop.record(); stop.synchronize()
+        times.append(cupy.cuda.get_elapsed_time(start, stop))
+    return float(np.median(times))
+
+
+def bandwidth():
+    n = 464  # 464^3 ~ 100M points
+    grid = daxpy.UniformGrid(dims=(n, n, n), spacing=(0.1, 0.2, 0.3))
+    values = cupy.random.default_rng(0).random(grid.n_points, dtype=np.float32)
+    dst = cupy.empty_like(values)
+    copy_ms = bench(lambda: cupy.copyto(dst, values))
+    copy_gbps = 2 * values.nbytes / copy_ms / 1e6
+    print(f"D2D copy: {copy_ms:.3f} ms, {copy_gbps:.0f} GB/s")
+    cases = [("pass_through", values, {"dtype": "float64"}),
+             ("bias_add", values, {"bias": [1.0, 2.0, 3.0, 4.0]}),
+             ("point_to_cell", values, {}),
+             ("point_gradient", values, {}),
+             ("cell_gradient", values, {}),
+             ("cell_to_point", cupy.random.default_rng(1).random(grid.n_cells, dtype=np.float32),
+              {})]
+    print(f"{'kernel':40s} {'ms':>7s} {'GB/s':>7s} {'of copy':>7s}")
+    del dst
+    for name, field, params in cases:
+        association = "cells" if name == "cell_to_point" else "points"
+        plan = plan_for(name, grid, field, association, **params)
+        out = empty_output(plan.out_shape, plan.out_dtype)
+        ms = bench(lambda: launch(plan, field, out))
+        moved = field.nbytes + out.nbytes
+        gbps = moved / ms / 1e6
+        print(f"{plan.launches[0].kernel.name:40s} {ms:7.3f} {gbps:7.0f} {gbps / copy_gbps:7.2f}")
+        del out
+
+
+if __name__ == "__main__":
+    compile_times()
+    bandwidth()

@@ -1,0 +1,11 @@
+#!/bin/bash
+# GPU check of the CUDA backend (run on the device machine from the repo root):
+# offline install, the GPU tests, compile times, and a quick bandwidth table.
+set -o pipefail
+python3 -m pip install -q --no-deps --no-build-isolation --no-index --target /tmp/site . || exit 1
+export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 DAXPY_CACHE_DIR=/tmp/daxpy-cache
+OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+(cd tests && timeout ${PYTEST_TIMEOUT:-150} python3 -m pytest -x -q -m gpu -p no:cacheprovider \
+    test_cuda_backend.py ${PYTEST_ARGS} 2>&1 | tee "$OUT/pytest.log" | tail -40)
+python3 benchmarks/cuda_quick.py 2>&1 | tee "$OUT/quick.log"
