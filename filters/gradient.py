@@ -1,0 +1,119 @@
+"""Gradient: point or cell gradient of a point field, with divergence, vorticity, Q.
+
+Examples
+--------
+>>> import numpy as np, daxpy
+>>> from daxpy.filters import Gradient
+>>> g = daxpy.UniformGrid(dims=(3,), point_data={"t": np.array([0.0, 1.0, 4.0])})
+>>> Gradient("t", backend="cpu")(g).point_data["Gradient"][:, 0].tolist()
+[1.0, 2.0, 3.0]
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from daxpy.dispatch import execute
+from daxpy.errors import ArgumentError, FieldError
+
+from ._base import FieldFilter, output_name
+
+__all__ = ["Gradient"]
+
+_KINDS = {"point": ("point_gradient", "points"), "cell": ("cell_gradient", "cells")}
+_DERIVED = (("divergence", "Divergence"), ("vorticity", "Vorticity"),
+            ("qcriterion", "QCriterion"))
+
+
+class Gradient(FieldFilter):
+    """Gradient of a point field, as vtkGradientFilter (points) or at cell centres.
+
+    The gradient of a ``c``-component field has ``3 * c`` components in VTK's
+    layout ``[dc0/dx, dc0/dy, dc0/dz, dc1/dx, ...]`` and the field's float
+    dtype (integer fields give float64). Divergence, vorticity and the
+    Q-criterion are derived from it for 3-component fields.
+
+    Parameters
+    ----------
+    field : str
+        Input field; must live at the points.
+    result : str
+        Name of the gradient field (default ``"Gradient"``).
+    kind : {"point", "cell"}
+        ``"point"``: gradient at the points (finite differences on structured
+        grids, mean of the cells' derivatives on unstructured ones), written to
+        point data. ``"cell"``: derivative at each cell's centre, written to
+        cell data.
+    divergence, vorticity, qcriterion : bool or str
+        Also compute these; a string names the output (defaults
+        ``"Divergence"``, ``"Vorticity"``, ``"QCriterion"``).
+    compute_gradient : bool
+        Keep the gradient itself in the output (False when only the derived
+        quantities are wanted).
+    association : {"points", "cells"}, optional
+        Where to find ``field``; cell fields are refused.
+    backend : {"auto", "cpu", "cuda"}
+        Where to run.
+
+    Raises
+    ------
+    ArgumentError
+        For an unknown ``kind`` or a bad output option.
+    FieldError
+        If the field lives at the cells, or if a derived quantity is asked
+        of a field that does not have 3 components.
+
+    See Also
+    --------
+    daxpy.filters.Magnitude : length of the gradient vectors.
+
+    Examples
+    --------
+    >>> import numpy as np, daxpy
+    >>> g = daxpy.UniformGrid(dims=(2, 2, 2))
+    >>> velocity = g.points()[:, [1, 0, 2]] * [-1, 1, 0]      # rotation about z
+    >>> out = Gradient("v", kind="cell", vorticity=True, compute_gradient=False,
+    ...                backend="cpu")(g.with_fields(point_data={"v": velocity}))
+    >>> out.cell_data["Vorticity"].tolist()
+    [[0.0, 0.0, 2.0]]
+    """
+
+    def __init__(self, field: str, result: str = "Gradient", *, kind: str = "point",
+                 divergence: bool | str = False, vorticity: bool | str = False,
+                 qcriterion: bool | str = False, compute_gradient: bool = True,
+                 association: str | None = None, backend: str = "auto"):
+        super().__init__(field, association=association, backend=backend)
+        if kind not in _KINDS:
+            raise ArgumentError(f"kind must be 'point' or 'cell', got {kind!r}")
+        if not isinstance(result, str) or not result:
+            raise ArgumentError(f"result must be a non-empty field name, got {result!r}")
+        self.kind = kind
+        self.result = result
+        self.compute_gradient = bool(compute_gradient)
+        options = {"divergence": divergence, "vorticity": vorticity,
+                   "qcriterion": qcriterion}
+        self.derived = {worklet: name for worklet, default in _DERIVED
+                        if (name := output_name(options[worklet], default, worklet))}
+
+    def compute(self, dataset):
+        values, association = self.input_field(dataset)
+        if association != "points":
+            raise FieldError(
+                f"Gradient reads point fields; field {self.field!r} is associated with "
+                f"{association}"
+            )
+        components = 1 if values.ndim == 1 else values.shape[1]
+        if self.derived and components != 3:
+            raise FieldError(
+                f"{', '.join(self.derived)} need a 3-component field; field "
+                f"{self.field!r} has {components} component(s)"
+            )
+        if np.dtype(values.dtype).kind != "f":
+            values = values.astype(np.float64)
+        worklet, target = _KINDS[self.kind]
+        gradient = execute(worklet, dataset, values, "points", backend=self.backend)
+        new = {self.result: gradient} if self.compute_gradient else {}
+        for derived, name in self.derived.items():
+            new[name] = execute(derived, dataset, gradient, target, backend=self.backend,
+                                field_name=f"gradient of {self.field!r}")
+        return {target: new}

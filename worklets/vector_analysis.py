@@ -1,0 +1,164 @@
+"""Divergence, vorticity and Q-criterion of a vector field, from its gradient.
+
+Each reads the 9-component gradient of a 3-component field in VTK's layout
+(``[du/dx, du/dy, du/dz, dv/dx, ..., dw/dz]``, as ``point_gradient`` and
+``cell_gradient`` write it) and is elementwise, so it works at points or at
+cells alike. The formulas are vtkGradientFilter's.
+
+Examples
+--------
+>>> import numpy as np
+>>> g = np.array([[1.0, 2, 3, 4, 5, 6, 7, 8, 9]])
+>>> divergence(None, g).tolist(), vorticity(None, g).tolist()
+([15.0], [[2.0, -4.0, 2.0]])
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from daxpy.errors import FieldError
+from daxpy.worklet import ANY_FAMILY, Worklet, register
+
+
+def _velocity_gradient(gradient: np.ndarray, name: str) -> np.ndarray:
+    array = np.asarray(gradient)
+    if array.ndim != 2 or array.shape[1] != 9:
+        raise FieldError(
+            f"{name} must be the gradient of a 3-component field, shape (n, 9); "
+            f"got shape {array.shape}"
+        )
+    if array.dtype.kind != "f":
+        raise FieldError(f"{name} must be float32 or float64, got {array.dtype}")
+    return array
+
+
+def divergence(grid, gradient: np.ndarray, field_name: str = "gradient",
+               out: np.ndarray | None = None) -> np.ndarray:
+    """Divergence ``du/dx + dv/dy + dw/dz``.
+
+    Parameters
+    ----------
+    grid : DataSet or None
+        Unused: the map is elementwise.
+    gradient : numpy.ndarray, shape (n, 9)
+        Gradient of a 3-component field, VTK's layout.
+    field_name : str
+        What to call the input in error messages.
+    out : numpy.ndarray, shape (n,), optional
+
+    Returns
+    -------
+    numpy.ndarray, shape (n,), the gradient's dtype
+
+    Raises
+    ------
+    FieldError
+        If ``gradient`` is not an ``(n, 9)`` float array.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> divergence(None, np.eye(3).reshape(1, 9)).tolist()
+    [3.0]
+    """
+    g = _velocity_gradient(gradient, field_name)
+    if out is None:
+        out = np.empty(g.shape[0], dtype=g.dtype)
+    np.add(g[:, 0], g[:, 4], out=out)
+    out += g[:, 8]
+    return out
+
+
+def vorticity(grid, gradient: np.ndarray, field_name: str = "gradient",
+              out: np.ndarray | None = None) -> np.ndarray:
+    """Vorticity (curl) ``(dw/dy - dv/dz, du/dz - dw/dx, dv/dx - du/dy)``.
+
+    Parameters
+    ----------
+    grid : DataSet or None
+        Unused: the map is elementwise.
+    gradient : numpy.ndarray, shape (n, 9)
+        Gradient of a 3-component field, VTK's layout.
+    field_name : str
+        What to call the input in error messages.
+    out : numpy.ndarray, shape (n, 3), optional
+
+    Returns
+    -------
+    numpy.ndarray, shape (n, 3), the gradient's dtype
+
+    Raises
+    ------
+    FieldError
+        If ``gradient`` is not an ``(n, 9)`` float array.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rotation = np.array([[0.0, -1, 0, 1, 0, 0, 0, 0, 0]])  # u = -y, v = x
+    >>> vorticity(None, rotation).tolist()
+    [[0.0, 0.0, 2.0]]
+    """
+    g = _velocity_gradient(gradient, field_name)
+    if out is None:
+        out = np.empty((g.shape[0], 3), dtype=g.dtype)
+    for axis, (plus, minus) in enumerate(((7, 5), (2, 6), (3, 1))):
+        np.subtract(g[:, plus], g[:, minus], out=out[:, axis])
+    return out
+
+
+def qcriterion(grid, gradient: np.ndarray, field_name: str = "gradient",
+               out: np.ndarray | None = None) -> np.ndarray:
+    """Q-criterion, as vtkGradientFilter computes it.
+
+    ``Q = -(du/dx^2 + dv/dy^2 + dw/dz^2) / 2
+    - (du/dy dv/dx + du/dz dw/dx + dv/dz dw/dy)``, i.e. half the squared
+    norm of the rotation tensor minus that of the strain rate.
+
+    Parameters
+    ----------
+    grid : DataSet or None
+        Unused: the map is elementwise.
+    gradient : numpy.ndarray, shape (n, 9)
+        Gradient of a 3-component field, VTK's layout.
+    field_name : str
+        What to call the input in error messages.
+    out : numpy.ndarray, shape (n,), optional
+
+    Returns
+    -------
+    numpy.ndarray, shape (n,), the gradient's dtype
+
+    Raises
+    ------
+    FieldError
+        If ``gradient`` is not an ``(n, 9)`` float array.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rotation = np.array([[0.0, -1, 0, 1, 0, 0, 0, 0, 0]])  # solid-body rotation
+    >>> qcriterion(None, rotation).tolist()
+    [1.0]
+    """
+    g = _velocity_gradient(gradient, field_name)
+    if out is None:
+        out = np.empty(g.shape[0], dtype=g.dtype)
+    np.multiply(g[:, 0], g[:, 0], out=out)
+    out += g[:, 4] * g[:, 4]
+    out += g[:, 8] * g[:, 8]
+    out *= -0.5
+    for a, b in ((1, 3), (2, 6), (5, 7)):
+        out -= g[:, a] * g[:, b]
+    return out
+
+
+for _function in (divergence, vorticity, qcriterion):
+    register(Worklet(
+        name=_function.__name__,
+        input_association="any",
+        output_association=None,
+        halo=0,
+        numpy={ANY_FAMILY: _function},
+    ))
