@@ -166,6 +166,9 @@ class _Converter:
         return ExpressionError(f"{what} is not allowed in expression "
                                f"{_shorten(self.source)} (column {column})")
 
+    def bad_operator(self, node: ast.AST, operator: ast.AST) -> ExpressionError:
+        return self.error(node, f"operator {_OPERATOR_TEXT.get(type(operator), '?')!r}")
+
     def text(self, node: ast.AST) -> str:
         return _shorten(ast.get_source_segment(self.source, node) or type(node).__name__)
 
@@ -208,12 +211,12 @@ class _Converter:
             return self.op("neg", [operand])
         if isinstance(node.op, ast.Not):
             return self.op("not", [operand])
-        raise self.error(node, f"operator {_OPERATOR_TEXT.get(type(node.op), '?')!r}")
+        raise self.bad_operator(node, node.op)
 
     def _BinOp(self, node: ast.BinOp) -> Node:
         name = _BINARY.get(type(node.op))
         if name is None:
-            raise self.error(node, f"operator {_OPERATOR_TEXT.get(type(node.op), '?')!r}")
+            raise self.bad_operator(node, node.op)
         return self.op(name, [self.convert(node.left), self.convert(node.right)])
 
     def _BoolOp(self, node: ast.BoolOp) -> Node:
@@ -227,7 +230,7 @@ class _Converter:
         for operator, comparator in zip(node.ops, node.comparators):
             name = _COMPARE.get(type(operator))
             if name is None:
-                raise self.error(node, f"operator {_OPERATOR_TEXT.get(type(operator), '?')!r}")
+                raise self.bad_operator(node, operator)
             right = self.convert(comparator)
             tests.append(self.op(name, [left, right]))
             left = right
