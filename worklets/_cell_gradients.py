@@ -23,7 +23,7 @@ from typing import Iterator
 
 import numpy as np
 
-from ._jacobian import cell_derivatives, first_corners_normal
+from ._jacobian import cell_derivatives, first_corners_normal, gradient_output
 from ._shape_functions import PARAMETRIC_CENTERS, corner_derivatives, parametric_derivatives
 
 CHUNK_CELLS = 1 << 15
@@ -132,8 +132,7 @@ def centre_gradients(points, values: np.ndarray, chunks, n_cells: int,
     [[-2.0, 2.0, 0.0]]
     """
     c = values.shape[1]
-    if out is None:
-        out = np.empty((n_cells, 3 * c), dtype=values.dtype)
+    out = gradient_output(out, n_cells, c, values.dtype)
     by_cell = out.reshape(n_cells, c, 3)
     gatherer = _Gatherer(points, values, _compute_dtype(points, values))
     for chunk in chunks:
@@ -174,10 +173,8 @@ def corner_average_gradients(points, values: np.ndarray, chunks, counts: np.ndar
     [-0.5, -0.5, 1.0]
     """
     n_points, c = values.shape
-    if out is None:
-        out = np.zeros((n_points, 3 * c), dtype=values.dtype)
-    else:
-        out[...] = 0
+    out = gradient_output(out, n_points, c, values.dtype)
+    out[...] = 0
     gatherer = _Gatherer(points, values, _compute_dtype(points, values))
     for chunk in chunks:
         if _DIMENSION[chunk.shape] == 0:

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from daxpy.errors import ArgumentError, FieldError
+
 
 def cross(a, b) -> np.ndarray:
     """Cross product of two blocks of vectors laid out as ``(3, n)``.
@@ -175,24 +177,59 @@ def _line_derivatives(delta_x: np.ndarray, delta_f: np.ndarray) -> np.ndarray:
     return gradient
 
 
-def prepare_field(values: np.ndarray) -> tuple[np.ndarray, np.dtype]:
-    """View a field as ``(n, c)`` floats and pick the gradient's dtype.
+def prepare_field(values: np.ndarray, n_points: int) -> tuple[np.ndarray, np.dtype]:
+    """View a point field as ``(n, c)`` floats and pick the gradient's dtype.
 
     Floating inputs keep their dtype; integers are converted to float64 (a
     difference of small unsigned integers must not wrap around).
 
+    Raises
+    ------
+    FieldError
+        If the field does not hold one value (or one tuple) per point.
+
     Examples
     --------
     >>> import numpy as np
-    >>> v, dtype = prepare_field(np.arange(3, dtype=np.uint8))
+    >>> v, dtype = prepare_field(np.arange(3, dtype=np.uint8), 3)
     >>> (v.shape, dtype)
     ((3, 1), dtype('float64'))
     """
     array = np.asarray(values)
-    table = array.reshape(array.shape[0], -1)
+    if array.ndim not in (1, 2) or array.shape[0] != n_points:
+        raise FieldError(
+            f"gradient input must have shape (n,) or (n, c) for the {n_points} points, "
+            f"got {array.shape}"
+        )
+    table = array.reshape(n_points, -1)
     if table.dtype.kind != "f":
         table = table.astype(np.float64)
     return table, table.dtype
+
+
+def gradient_output(out: np.ndarray | None, n: int, components: int, dtype) -> np.ndarray:
+    """Return ``out`` checked against the gradient's shape and dtype, or a new array.
+
+    Raises
+    ------
+    ArgumentError
+        If ``out`` is not a NumPy array of shape ``(n, 3 * components)`` and ``dtype``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> gradient_output(None, 4, 2, np.float32).shape
+    (4, 6)
+    """
+    shape = (n, 3 * components)
+    if out is None:
+        return np.empty(shape, dtype=dtype)
+    if not isinstance(out, np.ndarray) or out.shape != shape or out.dtype != dtype:
+        raise ArgumentError(
+            f"out must be a NumPy array of shape {shape} and dtype {np.dtype(dtype)}, got "
+            f"{getattr(out, 'shape', None)} {getattr(out, 'dtype', type(out).__name__)}"
+        )
+    return out
 
 
 def first_corners_normal(points: np.ndarray) -> np.ndarray:

@@ -24,7 +24,7 @@ from typing import Iterator
 import numpy as np
 
 from ._cell_gradients import CHUNK_CELLS, CellChunk
-from ._jacobian import prepare_field, solve_rows
+from ._jacobian import gradient_output, prepare_field, solve_rows
 
 CHUNK_POINTS = 1 << 16
 """Points per chunk of the curvilinear gradient (its temporaries are ~30 floats a point)."""
@@ -97,10 +97,9 @@ def axis_aligned_point_gradient(grid, values: np.ndarray, out: np.ndarray | None
     >>> axis_aligned_point_gradient(g, np.array([0.0, 1.0, 5.0]))[:, 0].round(4).tolist()
     [1.0, 1.6667, 2.0]
     """
-    table, dtype = prepare_field(values)
+    table, dtype = prepare_field(values, grid.n_points)
     c = table.shape[1]
-    if out is None:
-        out = np.empty((grid.n_points, 3 * c), dtype=dtype)
+    out = gradient_output(out, grid.n_points, c, dtype)
     field = table.reshape(grid.point_shape() + (c,))
     gradient = out.reshape(grid.point_shape() + (c, 3))
     coordinates = [grid.axis_coordinates(a) for a in range(3)]
@@ -139,10 +138,9 @@ def curvilinear_point_gradient(grid, values: np.ndarray, out: np.ndarray | None 
     >>> curvilinear_point_gradient(g, pts[:, 0] + 3 * pts[:, 1])[0].tolist()
     [1.0, 3.0, 0.0]
     """
-    table, dtype = prepare_field(values)
+    table, dtype = prepare_field(values, grid.n_points)
     c = table.shape[1]
-    if out is None:
-        out = np.empty((grid.n_points, 3 * c), dtype=dtype)
+    out = gradient_output(out, grid.n_points, c, dtype)
     if not grid.cell_axes:
         out[...] = 0
         return out
@@ -197,10 +195,9 @@ def axis_aligned_cell_gradient(grid, values: np.ndarray, out: np.ndarray | None 
     >>> axis_aligned_cell_gradient(g, np.array([0.0, 2.0, 1.0, 3.0])).tolist()
     [[1.0, 1.0, 0.0]]
     """
-    table, dtype = prepare_field(values)
+    table, dtype = prepare_field(values, grid.n_points)
     c = table.shape[1]
-    if out is None:
-        out = np.empty((grid.n_cells, 3 * c), dtype=dtype)
+    out = gradient_output(out, grid.n_cells, c, dtype)
     field = table.reshape(grid.point_shape() + (c,))
     gradient = out.reshape(grid.cell_shape() + (c, 3))
     for a in range(3):

@@ -62,7 +62,7 @@ def unstructured_point_gradient(grid, values: np.ndarray, out: np.ndarray | None
     >>> unstructured_point_gradient(g, np.array([0.0, 1.0, 1.0]))[0].round(6).tolist()
     [-0.666667, 0.333333, 0.333333]
     """
-    table, _ = prepare_field(values)
+    table, _ = prepare_field(values, grid.n_points)
     return corner_average_gradients(grid.points(), table, unstructured_chunks(grid),
                                     _cells_per_point(grid), out=out)
 
@@ -79,7 +79,7 @@ def unstructured_cell_gradient(grid, values: np.ndarray, out: np.ndarray | None 
     >>> unstructured_cell_gradient(g, np.array([0.0, 1.0])).tolist()
     [[-0.5, 0.5, 0.0]]
     """
-    table, _ = prepare_field(values)
+    table, _ = prepare_field(values, grid.n_points)
     return centre_gradients(grid.points(), table, unstructured_chunks(grid), grid.n_cells,
                             out=out)
 
@@ -96,7 +96,7 @@ def curvilinear_cell_gradient(grid, values: np.ndarray, out: np.ndarray | None =
     >>> curvilinear_cell_gradient(g, pts[:, 0] + 3 * pts[:, 1]).tolist()
     [[1.0, 3.0, 0.0]]
     """
-    table, _ = prepare_field(values)
+    table, _ = prepare_field(values, grid.n_points)
     return centre_gradients(grid.points(), table, structured_cell_chunks(grid), grid.n_cells,
                             out=out)
 
