@@ -11,12 +11,13 @@ Examples
 
 from . import errors
 from .dataset import DataSet
+from .pipeline import Pipeline, pipeline
 from .structured import CurvilinearGrid, RectilinearGrid, StructuredGrid, UniformGrid
 from .unstructured import CellBlock, UnstructuredGrid
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "CellBlock", "CurvilinearGrid", "DataSet", "RectilinearGrid", "StructuredGrid",
+    "CellBlock", "CurvilinearGrid", "DataSet", "Pipeline", "pipeline", "RectilinearGrid", "StructuredGrid",
     "UniformGrid", "UnstructuredGrid", "errors", "__version__",
 ]

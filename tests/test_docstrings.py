@@ -8,13 +8,20 @@ import pytest
 
 pytest.importorskip("vtk", reason="docstring examples convert to VTK")
 
-import daxpy
+
+
+PACKAGES = ("daxpy", "daxpy.worklets", "daxpy.filters")
 
 
 def _modules():
-    names = ["daxpy"]
-    for info in pkgutil.walk_packages(daxpy.__path__, "daxpy."):
-        names.append(info.name)
+    # The subpackages are mapped from other folders (package-dir), so walk each
+    # one from its own __path__; walking daxpy's alone misses them when editable.
+    names = set()
+    for package_name in PACKAGES:
+        package = importlib.import_module(package_name)
+        names.add(package_name)
+        for info in pkgutil.walk_packages(package.__path__, package_name + "."):
+            names.add(info.name)
     return sorted(names)
 
 

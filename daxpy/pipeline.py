@@ -1,0 +1,338 @@
+"""Lazy pipelines: a small graph of filters over one dataset, run on demand.
+
+A pipeline is built by chaining (each verb reads the previous stage's output)
+or by branching (several verbs read one node). Nothing runs until
+:meth:`Pipeline.run`, which uploads each input field once, keeps intermediates
+where the backend computes them, releases each intermediate after its last
+reader, and returns a dataset holding only the requested outputs.
+
+Examples
+--------
+>>> import numpy as np, daxpy
+>>> grid = daxpy.UniformGrid(dims=(4, 4, 4), point_data={"p": np.arange(64.0)})
+>>> pipe = daxpy.pipeline(grid)
+>>> out = pipe.gradient("p").magnitude().point_to_cell()
+>>> result = pipe.run(backend="cpu", outputs=[out])
+>>> list(result.cell_data), result.cell_data[out.name].shape
+(['point_to_cell_3'], (27,))
+"""
+
+from __future__ import annotations
+
+import ast
+import itertools
+from dataclasses import dataclass, field
+from typing import Any
+
+from .dataset import DataSet
+from .errors import ArgumentError, ExpressionError
+from .pipeline_run import run_stages
+
+
+@dataclass
+class Stage:
+    """One filter in a pipeline: what it reads and the field it writes.
+
+    Attributes
+    ----------
+    index : int
+        Position in build order (also a topological order).
+    verb : str
+        The verb that made it (``gradient``, ``magnitude``...).
+    filter : daxpy.filters.Filter
+        The configured filter; it reads ``inputs`` and writes ``output``.
+    inputs : tuple of str
+        Field names read: dataset fields or outputs of earlier stages.
+    output : str
+        Name of the field the stage writes.
+    """
+
+    index: int
+    verb: str
+    filter: Any
+    inputs: tuple[str, ...]
+    output: str
+    depends_on: tuple[int, ...] = field(default=())
+
+
+class Node:
+    """A field of the pipeline (a dataset field or a stage output) to chain from.
+
+    Every verb returns a new node; calling two verbs on one node branches.
+    """
+
+    def __init__(self, pipeline: "Pipeline", name: str):
+        self.pipeline = pipeline
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"Node({self.name!r})"
+
+    def _then(self, verb: str, make_filter, result: str | None,
+              association: str | None = None):
+        return self.pipeline._add(verb, make_filter, (self.name,), result, association)
+
+    def gradient(self, result: str | None = None, **options) -> "Node":
+        """Point (or, with ``kind="cell"``, cell) gradient of this field.
+
+        Examples
+        --------
+        >>> import numpy as np, daxpy
+        >>> g = daxpy.UniformGrid(dims=(3, 3), point_data={"p": np.zeros(9)})
+        >>> daxpy.pipeline(g).field("p").gradient().name
+        'gradient_1'
+        """
+        from .filters import Gradient
+
+        kind = options.get("kind", "point")
+        return self._then("gradient", lambda src, out: Gradient(src, result=out, **options),
+                          result, "cells" if kind == "cell" else "points")
+
+    def magnitude(self, result: str | None = None) -> "Node":
+        """Euclidean norm over this field's components.
+
+        Examples
+        --------
+        >>> import numpy as np, daxpy
+        >>> g = daxpy.UniformGrid(dims=(3,), point_data={"v": np.ones((3, 3))})
+        >>> daxpy.pipeline(g).field("v").magnitude("m").name
+        'm'
+        """
+        from .filters import Magnitude
+
+        return self._then("magnitude", lambda src, out: Magnitude(src, result=out), result)
+
+    def point_to_cell(self, result: str | None = None) -> "Node":
+        """Average of this point field over each cell's corners.
+
+        Examples
+        --------
+        >>> import numpy as np, daxpy
+        >>> g = daxpy.UniformGrid(dims=(3,), point_data={"p": np.zeros(3)})
+        >>> daxpy.pipeline(g).field("p").point_to_cell().name
+        'point_to_cell_1'
+        """
+        from .filters import PointToCell
+
+        return self._then("point_to_cell",
+                          lambda src, out: PointToCell(src, result=out), result, "cells")
+
+    def cell_to_point(self, result: str | None = None) -> "Node":
+        """Average of this cell field over the cells around each point.
+
+        Examples
+        --------
+        >>> import numpy as np, daxpy
+        >>> g = daxpy.UniformGrid(dims=(3,), cell_data={"c": np.zeros(2)})
+        >>> daxpy.pipeline(g).field("c").cell_to_point().name
+        'cell_to_point_1'
+        """
+        from .filters import CellToPoint
+
+        return self._then("cell_to_point",
+                          lambda src, out: CellToPoint(src, result=out), result, "points")
+
+    def bias_add(self, bias, result: str | None = None) -> "Node":
+        """This field plus ``bias`` repeated along its flattened last axis.
+
+        Examples
+        --------
+        >>> import numpy as np, daxpy
+        >>> g = daxpy.UniformGrid(dims=(2,), point_data={"p": np.zeros(2)})
+        >>> daxpy.pipeline(g).field("p").bias_add([1.0]).name
+        'bias_add_1'
+        """
+        from .filters import BiasAdd
+
+        return self._then("bias_add",
+                          lambda src, out: BiasAdd(src, bias, result=out), result)
+
+    def pass_through(self, dtype=None, result: str | None = None) -> "Node":
+        """A copy of this field, optionally converted to ``dtype``.
+
+        Examples
+        --------
+        >>> import numpy as np, daxpy
+        >>> g = daxpy.UniformGrid(dims=(2,), point_data={"p": np.zeros(2)})
+        >>> daxpy.pipeline(g).field("p").pass_through("float64").name
+        'pass_through_1'
+        """
+        from .filters import PassThrough
+
+        return self._then("pass_through",
+                          lambda src, out: PassThrough(src, result=out, dtype=dtype), result)
+
+    def map(self, expression: str, result: str | None = None) -> "Node":
+        """An elementwise expression in which ``x`` names this field.
+
+        Other dataset fields may appear by name too.
+
+        Examples
+        --------
+        >>> import numpy as np, daxpy
+        >>> g = daxpy.UniformGrid(dims=(2,), point_data={"p": np.zeros(2)})
+        >>> daxpy.pipeline(g).field("p").map("sin(x) ** 2").name
+        'map_1'
+        """
+        from .filters import FieldMap
+
+        def make(src, out):
+            return FieldMap(_bind_x(expression, src), result=out,
+                            association=self.pipeline._association(src))
+
+        return self._then("map", make, result)
+
+
+class Pipeline:
+    """A lazy graph of filters over one dataset.
+
+    Parameters
+    ----------
+    dataset : DataSet, vtkDataSet or pyvista.DataSet
+        The source; its arrays are used in place.
+
+    Examples
+    --------
+    >>> import numpy as np, daxpy
+    >>> g = daxpy.UniformGrid(dims=(3, 3, 3), point_data={"p": np.arange(27.0)})
+    >>> pipe = daxpy.pipeline(g)
+    >>> grad = pipe.gradient("p")
+    >>> a, b = grad.magnitude(), grad.point_to_cell()
+    >>> print(pipe)
+    Pipeline over UniformGrid (uniform3d, 27 points)
+      [1] gradient(p) -> gradient_1
+      [2] magnitude(gradient_1) -> magnitude_2
+      [3] point_to_cell(gradient_1) -> point_to_cell_3
+    """
+
+    def __init__(self, dataset: Any):
+        from .filters._base import as_dataset
+
+        self.dataset: DataSet = as_dataset(dataset)
+        self.stages: list[Stage] = []
+        self._counter = itertools.count(1)
+        self._associations: dict[str, str] = {}
+
+    def field(self, name: str, association: str | None = None) -> Node:
+        """A node for a field of the source dataset, to chain verbs from.
+
+        Examples
+        --------
+        >>> import numpy as np, daxpy
+        >>> g = daxpy.UniformGrid(dims=(2,), point_data={"p": np.zeros(2)})
+        >>> daxpy.pipeline(g).field("p")
+        Node('p')
+        """
+        _, found = self.dataset.field(name, association)
+        self._associations.setdefault(name, found)
+        return Node(self, name)
+
+    def __getattr__(self, verb: str):
+        # pipe.gradient("p") == pipe.field("p").gradient(): verbs on the pipeline
+        # take the source field as their first argument.
+        if verb.startswith("_") or not callable(getattr(Node, verb, None)):
+            raise AttributeError(verb)
+
+        def start(field_name: str, *args, **kwargs):
+            return getattr(self.field(field_name), verb)(*args, **kwargs)
+
+        return start
+
+    def _association(self, name: str) -> str:
+        return self._associations[name]
+
+    def _add(self, verb, make_filter, inputs: tuple[str, ...], result: str | None,
+             association: str | None) -> Node:
+        index = next(self._counter)
+        name = result or f"{verb}_{index}"
+        if name in self._associations:
+            raise ArgumentError(f"pipeline already has a field named {name!r}")
+        stage_filter = make_filter(inputs[0], name)
+        producers = {s.output: s.index for s in self.stages}
+        depends = tuple(producers[i] for i in inputs if i in producers)
+        self.stages.append(Stage(index, verb, stage_filter, inputs, name, depends))
+        self._associations[name] = association or self._associations[inputs[0]]
+        return Node(self, name)
+
+    def __repr__(self) -> str:
+        head = (f"Pipeline over {type(self.dataset).__name__} "
+                f"({self.dataset.topology_name}, {self.dataset.n_points} points)")
+        lines = [f"  [{s.index}] {s.verb}({', '.join(s.inputs)}) -> {s.output}"
+                 for s in self.stages]
+        return "\n".join([head] + lines)
+
+    def run(self, backend: str = "auto", outputs=None, to: str = "host",
+            profile: bool = False):
+        """Execute the graph; return a dataset holding only the requested outputs.
+
+        Parameters
+        ----------
+        backend : {"auto", "cpu", "cuda"}
+            Where every stage runs.
+        outputs : list of Node or str, optional
+            Fields to return; by default the outputs no other stage reads.
+        to : {"host", "device"}
+            Where the returned arrays live (``"device"`` needs the CUDA backend).
+        profile : bool
+            Also return a :class:`daxpy.pipeline_run.Profile` (per-stage times,
+            bytes, transfers, peak memory), as ``(dataset, profile)``.
+
+        Returns
+        -------
+        DataSet or (DataSet, Profile)
+
+        Examples
+        --------
+        >>> import numpy as np, daxpy
+        >>> g = daxpy.UniformGrid(dims=(3,), point_data={"p": np.arange(3.0)})
+        >>> pipe = daxpy.pipeline(g)
+        >>> m = pipe.gradient("p").magnitude()
+        >>> pipe.run(backend="cpu").point_data["magnitude_2"].tolist()
+        [1.0, 1.0, 1.0]
+        """
+        if to not in ("host", "device"):
+            raise ArgumentError(f"to must be 'host' or 'device', got {to!r}")
+        wanted = self._output_names(outputs)
+        dataset, report = run_stages(self.dataset, self.stages, wanted, backend, to)
+        return (dataset, report) if profile else dataset
+
+    def _output_names(self, outputs) -> list[str]:
+        if outputs is None:
+            read = {name for s in self.stages for name in s.inputs}
+            return [s.output for s in self.stages if s.output not in read]
+        names = [o.name if isinstance(o, Node) else o for o in outputs]
+        for name in names:
+            if name not in self._associations:
+                raise ArgumentError(
+                    f"unknown pipeline output {name!r}; fields: {sorted(self._associations)}"
+                )
+        return names
+
+
+def _bind_x(expression: str, field_name: str) -> str:
+    """Rename the variable ``x`` to ``field_name``; FieldMap then validates the result."""
+    if not isinstance(expression, str):
+        raise ArgumentError(f"expression must be a string, got {type(expression).__name__}")
+    try:
+        tree = ast.parse(expression, mode="eval")
+    except SyntaxError as err:
+        raise ExpressionError(f"cannot parse expression {expression[:60]!r}: {err.msg}") from None
+
+    class Rename(ast.NodeTransformer):
+        def visit_Name(self, node):
+            return ast.copy_location(ast.Name(field_name, node.ctx), node) if node.id == "x" else node
+
+    return ast.unparse(Rename().visit(tree))
+
+
+def pipeline(dataset: Any) -> Pipeline:
+    """Start a lazy pipeline over ``dataset``.
+
+    Examples
+    --------
+    >>> import numpy as np, daxpy
+    >>> g = daxpy.UniformGrid(dims=(2, 2), point_data={"p": np.zeros(4)})
+    >>> daxpy.pipeline(g).gradient("p").name
+    'gradient_1'
+    """
+    return Pipeline(dataset)

@@ -1,0 +1,95 @@
+"""Pipelines: chained and branched graphs equal the filters run one by one."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import daxpy
+from daxpy.errors import ArgumentError, ExpressionError
+from daxpy.filters import CellToPoint, FieldMap, Gradient, Magnitude, PointToCell
+
+from strategies import any_grids, field_arrays
+
+
+def _grid_with_field(grid, values):
+    return grid.with_fields(point_data={"p": values})
+
+
+@settings(max_examples=25)
+@given(st.data())
+def test_chain_equals_filters_one_by_one(data):
+    grid = data.draw(any_grids())
+    grid = _grid_with_field(grid, data.draw(field_arrays(grid.n_points, ncomp=1)))
+    pipe = daxpy.pipeline(grid)
+    out = pipe.gradient("p").magnitude().point_to_cell().map("sqrt(x) + 1")
+    result = pipe.run(backend="cpu", outputs=[out])
+
+    step = Gradient("p", result="g", backend="cpu")(grid)
+    step = Magnitude("g", result="m", backend="cpu")(step)
+    step = PointToCell("m", result="c", backend="cpu")(step)
+    step = FieldMap("sqrt(c) + 1", result="r", association="cells", backend="cpu")(step)
+    assert list(result.cell_data) == [out.name] and not list(result.point_data)
+    np.testing.assert_array_equal(result.cell_data[out.name], step.cell_data["r"])
+
+
+@settings(max_examples=15)
+@given(st.data())
+def test_branches_give_the_same_results_in_any_order(data):
+    grid = data.draw(any_grids())
+    grid = _grid_with_field(grid, data.draw(field_arrays(grid.n_points, ncomp=3)))
+    verbs = ["magnitude", "point_to_cell", "map"]
+    order = data.draw(st.permutations(verbs))
+    results = []
+    for sequence in (verbs, order):
+        pipe = daxpy.pipeline(grid)
+        grad = pipe.gradient("p", result="g")
+        for verb in sequence:
+            node = grad.map("x * 2", result=verb) if verb == "map" else getattr(grad, verb)(result=verb)
+        out = pipe.run(backend="cpu", outputs=verbs)
+        results.append({v: out.field(v)[0] for v in verbs})
+    for verb in verbs:
+        np.testing.assert_array_equal(results[0][verb], results[1][verb])
+
+
+def test_default_outputs_are_the_leaves_and_intermediates_are_released():
+    grid = daxpy.UniformGrid(dims=(5, 4, 3), point_data={"p": np.random.default_rng(0).random(60)})
+    pipe = daxpy.pipeline(grid)
+    grad = pipe.gradient("p")
+    grad.magnitude("m")
+    grad.point_to_cell("c")
+    out, profile = pipe.run(backend="cpu", profile=True)
+    assert sorted(out.point_data) == ["m"] and sorted(out.cell_data) == ["c"]
+    assert [r.output for r in profile.stages] == [grad.name, "m", "c"]
+    assert profile.uploads == 0 and profile.peak_bytes > 0
+    assert "transfers" in str(profile)
+    assert "p" in grid.point_data and len(grid.point_data) == 1
+
+
+def test_cell_to_point_chain_and_printing():
+    grid = daxpy.UniformGrid(dims=(3, 3, 3), cell_data={"c": np.arange(8.0)})
+    pipe = daxpy.pipeline(grid)
+    node = pipe.cell_to_point("c").gradient()
+    text = str(pipe)
+    assert "cell_to_point(c)" in text and f"gradient(cell_to_point_1) -> {node.name}" in text
+    expected = Gradient("cp", backend="cpu")(CellToPoint("c", result="cp", backend="cpu")(grid))
+    np.testing.assert_array_equal(pipe.run(backend="cpu").point_data[node.name],
+                                  expected.point_data["Gradient"])
+
+
+def test_pipeline_errors():
+    grid = daxpy.UniformGrid(dims=(3,), point_data={"p": np.zeros(3)})
+    pipe = daxpy.pipeline(grid)
+    pipe.magnitude("p", result="m")
+    with pytest.raises(ArgumentError, match="already has a field named 'm'"):
+        pipe.magnitude("p", result="m")
+    with pytest.raises(ArgumentError, match="unknown pipeline output"):
+        pipe.run(backend="cpu", outputs=["nope"])
+    with pytest.raises(ArgumentError, match="to must be"):
+        pipe.run(backend="cpu", to="disk")
+    with pytest.raises(ArgumentError, match="CUDA backend"):
+        pipe.run(backend="cpu", to="device")
+    with pytest.raises(ExpressionError):
+        pipe.field("p").map("x.__class__")
+    with pytest.raises(AttributeError):
+        pipe.not_a_verb("p")
