@@ -201,7 +201,7 @@ def prepare_field(values: np.ndarray, n_points: int) -> tuple[np.ndarray, np.dty
             f"gradient input must have shape (n,) or (n, c) for the {n_points} points, "
             f"got {array.shape}"
         )
-    table = array.reshape(n_points, -1)
+    table = array.reshape(n_points, array.shape[1] if array.ndim == 2 else 1)
     if table.dtype.kind != "f":
         table = table.astype(np.float64)
     return table, table.dtype
