@@ -12,7 +12,7 @@ import numpy as np
 import daxpy
 from daxpy.cuda import compile as cc
 from daxpy.cuda.dispatch import empty_output, launch
-from daxpy.cuda.plan import make_plan
+from daxpy.cuda.plan import PER_THREAD, make_plan
 from daxpy.worklet import get_worklet
 
 
@@ -72,17 +72,23 @@ def bandwidth():
              ("cell_gradient", values, {}),
              ("cell_to_point", cupy.random.default_rng(1).random(grid.n_cells, dtype=np.float32),
               {})]
-    print(f"{'kernel':40s} {'ms':>7s} {'GB/s':>7s} {'of copy':>7s}")
+    print(f"{'kernel':40s} {'per thread':>10s} {'ms':>7s} {'GB/s':>7s} {'of copy':>7s}")
     del dst
     for name, field, params in cases:
         association = "cells" if name == "cell_to_point" else "points"
-        plan = plan_for(name, grid, field, association, **params)
-        out = empty_output(plan.out_shape, plan.out_dtype)
-        ms = bench(lambda: launch(plan, field, out))
-        moved = field.nbytes + out.nbytes
-        gbps = moved / ms / 1e6
-        print(f"{plan.launches[0].kernel.name:40s} {ms:7.3f} {gbps:7.0f} {gbps / copy_gbps:7.2f}")
-        del out
+        domain = get_worklet(name).cuda.domain
+        default = PER_THREAD[domain]
+        for per_thread in (1, 2, 4):
+            PER_THREAD[domain] = per_thread
+            plan = plan_for(name, grid, field, association, **params)
+            out = empty_output(plan.out_shape, plan.out_dtype)
+            ms = bench(lambda: launch(plan, field, out))
+            moved = field.nbytes + out.nbytes
+            gbps = moved / ms / 1e6
+            print(f"{plan.launches[0].kernel.name:40s} {per_thread:10d} {ms:7.3f} {gbps:7.0f} "
+                  f"{gbps / copy_gbps:7.2f}")
+            del out
+        PER_THREAD[domain] = default
 
 
 if __name__ == "__main__":

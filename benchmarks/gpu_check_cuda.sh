@@ -2,7 +2,7 @@
 # GPU check of the CUDA backend (run on the device machine from the repo root):
 # offline install, the GPU tests, compile times, and a quick bandwidth table.
 set -o pipefail
-python3 -m pip install -q --no-deps --no-build-isolation --no-index --target /tmp/site . || exit 1
+rm -rf /tmp/site; python3 -m pip install -q --no-deps --no-build-isolation --no-index --target /tmp/site . || exit 1
 export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 DAXPY_CACHE_DIR=/tmp/daxpy-cache
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader

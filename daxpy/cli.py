@@ -75,7 +75,9 @@ def add_demo_parser(subparsers) -> argparse.ArgumentParser:
     return parser
 
 
-SUBCOMMANDS = [add_demo_parser]
+from .cuda.cli import add_source_parser  # noqa: E402  (CUDA backend's subcommand)
+
+SUBCOMMANDS = [add_demo_parser, add_source_parser]
 """Functions that each register one subcommand on the ``subparsers`` object."""
 
 

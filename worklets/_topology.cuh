@@ -45,27 +45,32 @@ template <> struct Word<4> { typedef unsigned int type; };
 template <> struct Word<2> { typedef unsigned short type; };
 template <> struct Word<1> { typedef unsigned char type; };
 
+// V elements of T seen as 16-byte (or smaller) words; the union keeps the
+// elements in registers (nvcc and NVRTC both accept this type punning).
+template <int V, typename T> struct Pack {
+  static constexpr int bytes = V * int(sizeof(T)), word = bytes >= 16 ? 16 : bytes;
+  typedef typename Word<word>::type W;
+  union { T x[V]; W w[bytes / word]; };
+};
+
 template <int V, typename T>
 __device__ __forceinline__ void load_vector(const T* p, T (&x)[V]) {
-  constexpr int B = V * int(sizeof(T)), W = B >= 16 ? 16 : B;
-  typedef typename Word<W>::type R;
+  Pack<V, T> pack;
+  const auto* words = reinterpret_cast<const typename Pack<V, T>::W*>(p);
 #pragma unroll
-  for (int o = 0; o < B; o += W) {
-    const R r = __ldcs(reinterpret_cast<const R*>(reinterpret_cast<const char*>(p) + o));
-    __builtin_memcpy(reinterpret_cast<char*>(x) + o, &r, W);
-  }
+  for (int i = 0; i < Pack<V, T>::bytes / Pack<V, T>::word; ++i) pack.w[i] = __ldcs(words + i);
+#pragma unroll
+  for (int v = 0; v < V; ++v) x[v] = pack.x[v];
 }
 
 template <int V, typename T>
 __device__ __forceinline__ void store_vector(T* p, const T (&x)[V]) {
-  constexpr int B = V * int(sizeof(T)), W = B >= 16 ? 16 : B;
-  typedef typename Word<W>::type R;
+  Pack<V, T> pack;
 #pragma unroll
-  for (int o = 0; o < B; o += W) {
-    R r;
-    __builtin_memcpy(&r, reinterpret_cast<const char*>(x) + o, W);
-    __stcs(reinterpret_cast<R*>(reinterpret_cast<char*>(p) + o), r);
-  }
+  for (int v = 0; v < V; ++v) pack.x[v] = x[v];
+  auto* words = reinterpret_cast<typename Pack<V, T>::W*>(p);
+#pragma unroll
+  for (int i = 0; i < Pack<V, T>::bytes / Pack<V, T>::word; ++i) __stcs(words + i, pack.w[i]);
 }
 
 // Rows m[a] of J^-1 for the Jacobian rows J[a] = dX/dxi_a, so that the

@@ -89,7 +89,8 @@ def index_ctype(n_elements: int) -> str:
     >>> index_ctype(10), index_ctype(2**31)
     ('int', 'long long')
     """
-    return "int" if n_elements <= INT32_MAX else "long long"
+    # Headroom: the last block's items may run past the count before the bound check.
+    return "int" if n_elements <= INT32_MAX - (1 << 20) else "long long"
 
 
 def kernel_name(*parts) -> str:
@@ -137,6 +138,9 @@ class KernelSource:
         Statements before the per-item code (e.g. building the topology).
     index : str
         C++ type of ``item`` (``int`` or ``long long``).
+    per_thread : int
+        Work items per thread, a block's width apart (coalesced): more
+        independent loads in flight per thread.
     """
 
     name: str
@@ -146,6 +150,7 @@ class KernelSource:
     body: str
     setup: list = field(default_factory=list)
     index: str = "int"
+    per_thread: int = 1
 
     def kernel(self) -> str:
         """The generated ``extern "C"`` kernel alone (without the headers).
@@ -157,15 +162,39 @@ class KernelSource:
         """
         args = ",\n    ".join(f"{t} {n}" for t, n in self.params)
         setup = "".join(f"  {line}\n" for line in self.setup)
+        span = BLOCK_SIZE * self.per_thread
+        first = f"static_cast<{self.index}>(blockIdx.x) * {span} + threadIdx.x"
+        if self.per_thread == 1:
+            loop = (f"  const {self.index} item = {first};\n"
+                    f"  if (item >= {self.count}) return;\n"
+                    f"  {self.body}\n")
+        else:
+            loop = (f"  const {self.index} first = {first}, count = {self.count};\n"
+                    f"#pragma unroll\n"
+                    f"  for (int u = 0; u < {self.per_thread}; ++u) {{\n"
+                    f"    const {self.index} item = first + u * {BLOCK_SIZE};\n"
+                    f"    if (item < count) {{\n"
+                    f"      {self.body}\n"
+                    f"    }}\n"
+                    f"  }}\n")
         return (
             f'extern "C" __global__ void __launch_bounds__({BLOCK_SIZE}) {self.name}(\n'
             f"    {args}) {{\n"
             f"{setup}"
-            f"  const {self.index} item = {self.index}(blockIdx.x) * {BLOCK_SIZE} + threadIdx.x;\n"
-            f"  if (item >= {self.count}) return;\n"
-            f"  {self.body}\n"
+            f"{loop}"
             f"}}\n"
         )
+
+    def blocks(self, n_items: int) -> int:
+        """Thread blocks that cover ``n_items`` work items.
+
+        Examples
+        --------
+        >>> KernelSource("k", (), [], "n", "", per_thread=4).blocks(1025)
+        2
+        """
+        span = BLOCK_SIZE * self.per_thread
+        return (n_items + span - 1) // span
 
     def source(self) -> str:
         """Complete, self-contained CUDA source of this kernel.

@@ -105,9 +105,12 @@ def _write_atomically(path: Path, data: bytes) -> None:
 
 
 def _load(path: Path, name: str):
-    import cupy
+    # A fresh driver module per load: CuPy's RawModule memoizes by path, which
+    # would hide a file replaced on disk.
+    from cupy.cuda.function import Module
 
-    module = cupy.RawModule(path=str(path))
+    module = Module()
+    module.load(path.read_bytes())
     return module.get_function(name)
 
 

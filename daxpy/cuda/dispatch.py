@@ -52,8 +52,8 @@ def launch(plan, values, out) -> None:
         if step.n_items == 0:
             continue
         kernel = get_kernel(step.kernel.name, step.kernel.source())
-        blocks = (step.n_items + BLOCK_SIZE - 1) // BLOCK_SIZE
-        kernel((blocks,), (BLOCK_SIZE,), tuple(step.values(values, out)))
+        kernel((step.kernel.blocks(step.n_items),), (BLOCK_SIZE,),
+               tuple(step.values(values, out)))
 
 
 def execute_cuda(worklet, dataset, values: Any, association: str, **params) -> Any:

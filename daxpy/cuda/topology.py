@@ -108,18 +108,19 @@ def structured(grid, index: str, coord, with_coords: bool = True) -> Topology:
             setup.append(f"topo.x[{d}] = x{d};")
             arrays.append(lambda a=axis: to_device(grid.coordinates[a], grid, coord))
     if family == "curvilinear":
-        params.append((f"const {cty}* __restrict__", "xyz"))
-        setup.append("topo.xyz = xyz;")
-        arrays.append(lambda: _points_or_null(grid, coord, with_coords))
         for d, axis in enumerate(a for a in range(3) if a not in axes):
             p, line = _vector_params("u", d, cty, "u")
             params += p
             setup.append(line)
             scalars += list(np.eye(3)[axis])
+        params.append((f"const {cty}* __restrict__", "xyz"))
+        setup.append("topo.xyz = xyz;")
+        arrays.append(lambda: _points_or_null(grid, coord, with_coords))
     scalar_types = [np.int32 if index == "int" else np.int64] * dim
     scalar_types += [np.dtype(coord).type] * (len(scalars) - dim)
 
     def values():
+        # Scalars come first in params, then pointers (same order as here).
         typed = [t(v) for t, v in zip(scalar_types, scalars)]
         return typed + [make() for make in arrays]
 

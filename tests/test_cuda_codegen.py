@@ -1,0 +1,118 @@
+"""Every specialization of every worklet's CUDA kernels compiles (no GPU needed).
+
+Sources are generated for every grid type the CUDA backend knows, float32 and
+float64, one and three components, 32- and 64-bit indexing; each worklet's
+kernels are compiled to PTX for sm_80 and sm_90 with nvcc (or NVRTC through
+CuPy). Skipped only where neither compiler exists. Also checks that no
+generated kernel switches at run time on topology, shape or dtype.
+"""
+
+import re
+import shutil
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+
+from daxpy.cuda.cli import GRID_NAMES, example_grid
+from daxpy.cuda.codegen import TOPOLOGY_HEADER, read_header
+from daxpy.cuda.plan import make_plan
+from daxpy.worklet import registered_worklets
+
+ARCHS = ("sm_80", "sm_90")
+PARAMS = {"pass_through": [{}, {"dtype": "float64"}, {"dtype": "int32"}],
+          "bias_add": [{"bias": [0.5]}]}
+
+
+def _params(name):
+    worklet = registered_worklets()[name]
+    return PARAMS.get(name, [{}]), worklet
+
+
+def specializations(name):
+    """name -> KernelSource for every specialization of one worklet."""
+    kernels = {}
+    param_sets, worklet = _params(name)
+    association = "cells" if worklet.input_association == "cells" else "points"
+    for grid_name in GRID_NAMES:
+        grid = example_grid(grid_name)
+        for dtype in ("float32", "float64"):
+            for tail in ((), (3,)):
+                for index in ("int", "long long"):
+                    for params in param_sets:
+                        plan = make_plan(worklet, grid, association, np.dtype(dtype), tail,
+                                         params, index=index)
+                        for launch in plan.launches:
+                            kernels.setdefault(launch.kernel.name, launch.kernel)
+    return kernels
+
+
+CUDA_WORKLETS = sorted(n for n, w in registered_worklets().items() if w.cuda is not None)
+
+
+def _compile_ptx(source: str, arch: str, workdir) -> str:
+    if shutil.which("nvcc"):
+        path = workdir / f"all_{arch}.cu"
+        path.write_text(source)
+        result = subprocess.run(["nvcc", "-ptx", f"-arch={arch}", "-std=c++17", str(path),
+                                 "-o", str(path.with_suffix(".ptx"))],
+                                capture_output=True, text=True)
+        assert result.returncode == 0, result.stderr[-4000:]
+        return path.with_suffix(".ptx").read_text()
+    from cupy_backends.cuda.libs import nvrtc
+
+    prog = nvrtc.createProgram(source, "all.cu", [], [])
+    try:
+        nvrtc.compileProgram(prog, [f"--gpu-architecture=compute_{arch[3:]}", "-std=c++17"])
+        return nvrtc.getPTX(prog)
+    finally:
+        nvrtc.destroyProgram(prog)
+
+
+def _have_compiler():
+    if shutil.which("nvcc"):
+        return True
+    try:
+        from cupy_backends.cuda.libs import nvrtc  # noqa: F401
+        return True
+    except ImportError:
+        return False
+
+
+@pytest.mark.skipif(not _have_compiler(), reason="needs nvcc or NVRTC (CuPy)")
+@pytest.mark.parametrize("name", CUDA_WORKLETS)
+def test_every_specialization_compiles_to_ptx(name, tmp_path):
+    kernels = specializations(name)
+    assert kernels, f"{name} has no kernels"
+    headers = [TOPOLOGY_HEADER] + sorted({h for k in kernels.values() for h in k.headers})
+    source = "\n".join([read_header(h) for h in headers]
+                       + [k.kernel() for k in kernels.values()])
+    with ThreadPoolExecutor(len(ARCHS)) as pool:
+        ptx = list(pool.map(lambda arch: _compile_ptx(source, arch, tmp_path), ARCHS))
+    for text in ptx:
+        for kernel_name in kernels:
+            assert f".entry {kernel_name}(" in text, f"{kernel_name} missing from the PTX"
+
+
+_RUNTIME_SWITCH = re.compile(
+    r"\bif\s*\((?!\s*constexpr)[^;{]*\b(shape|cell_type|celltype|topology|family|dtype|type_id|"
+    r"grid_type|kind)\b")
+
+
+@pytest.mark.parametrize("name", CUDA_WORKLETS)
+def test_no_runtime_switch_on_topology_shape_or_dtype(name):
+    for kernel in specializations(name).values():
+        source = kernel.source()
+        assert not re.search(r"\bswitch\b", source), f"{kernel.name} has a switch"
+        match = _RUNTIME_SWITCH.search(source)
+        assert match is None, f"{kernel.name}: run-time branch {match.group(0)!r}"
+
+
+def test_kernel_names_are_specialization_names():
+    kernels = specializations("point_gradient")
+    assert "point_gradient__uniform3d__f32__c1" in kernels
+    assert "point_gradient__curvilinear2d__f64__c3__i64" in kernels
+    assert any(n.startswith("point_gradient__unstructured_hex") for n in kernels)
+    for name, kernel in kernels.items():
+        assert f"void __launch_bounds__(256) {name}(" in kernel.kernel()
