@@ -28,26 +28,34 @@ INT32_LIMIT = 2**31 - 1
 # Variants of each hand-tuned case (benchmarks/NOTES.md says what each tests);
 # the first-listed name in HAND_TUNED_BEST is what kernels.py runs.
 HAND_TUNED_VARIANTS: dict[str, tuple[str, ...]] = {
-    "pass_through": ("scalar", "vec4", "vec4_stream", "vec4x2_stream"),
+    "pass_through": ("scalar", "vec2", "vec4", "vec4_stream", "vec4x2_stream", "grid"),
     "bias_add": ("scalar", "vec4", "vec4_smem", "vec4_smem_stream", "vec4_const_stream"),
     "magnitude": ("scalar", "vec4", "vec4_stream"),
-    "gradient_uniform": ("naive", "march_ty4_z16", "march_ty8_z16", "march_ty8_z32",
-                         "march_ty8_z64", "march_smem_ty8_z32"),
-    "gradient_rectilinear": ("march_ty8_z16", "march_ty8_z32"),
-    "gradient_curvilinear": ("naive",),
-    "point_to_cell_uniform": ("naive", "march_z16", "march_z32", "march4_z16", "march4_z32"),
-    "cell_to_point_uniform": ("naive", "march_z16", "march_z32"),
+    "gradient_uniform": ("naive", "march_ty4_z16", "march_ty8_z4", "march_ty8_z8",
+                         "march_ty8_z16", "march_ty8_z32", "march_ty8_z64",
+                         "march_lb_ty8_z8", "march_lb_ty8_z16", "march_smem_ty8_z16",
+                         "march_stage_ty4_z8", "march_stage_ty8_z4", "march_stage_ty8_z8",
+                         "march_stage_ty8_z16"),
+    "gradient_rectilinear": ("march_ty8_z4", "march_ty8_z8", "march_ty8_z16", "march_ty8_z32",
+                             "march_stage_ty8_z4", "march_stage_ty8_z8",
+                             "march_stage_ty8_z32"),
+    "gradient_curvilinear": ("naive", "march_z4", "march_z8", "march_z16", "march_stage_z4",
+                             "march_stage_z8"),
+    "point_to_cell_uniform": ("naive", "march_z16", "march_z32", "march4_z4", "march4_z8",
+                              "march4_z16", "march4_z32"),
+    "cell_to_point_uniform": ("naive", "march_z16", "march_z32", "march4_z4", "march4_z8",
+                              "march4_z16", "march4_z32"),
     "point_to_cell_hex": ("scalar", "vec_conn"),
 }
 HAND_TUNED_BEST: dict[str, str] = {
-    "pass_through": "vec4_stream",
-    "bias_add": "vec4_smem_stream",
-    "magnitude": "vec4_stream",
-    "gradient_uniform": "march_ty8_z32",
-    "gradient_rectilinear": "march_ty8_z32",
-    "gradient_curvilinear": "naive",
-    "point_to_cell_uniform": "march4_z32",
-    "cell_to_point_uniform": "march_z32",
+    "pass_through": "vec2",
+    "bias_add": "vec4",
+    "magnitude": "vec4",
+    "gradient_uniform": "march_stage_ty8_z4",
+    "gradient_rectilinear": "march_stage_ty8_z4",
+    "gradient_curvilinear": "march_z8",
+    "point_to_cell_uniform": "march4_z8",
+    "cell_to_point_uniform": "march4_z8",
     "point_to_cell_hex": "vec_conn",
 }
 
@@ -59,9 +67,12 @@ _NAME_EXPRESSIONS = [
     "bias_add_f32<true, 2, true>",
     "magnitude3_f32<false, false>", "magnitude3_f32<true, false>",
     "magnitude3_f32<true, true>",
-    "gradient_uniform_march<false, 4>", "gradient_uniform_march<false, 8>",
-    "gradient_uniform_march<true, 8>", "gradient_rectilinear_march<8>",
-    "point_to_cell_uniform_march4<8>",
+    "gradient_uniform_march<false, 4, 1, false>", "gradient_uniform_march<false, 8, 1, false>",
+    "gradient_uniform_march<false, 8, 5, false>", "gradient_uniform_march<true, 8, 1, false>",
+    "gradient_uniform_march<false, 8, 1, true>", "gradient_uniform_march<false, 4, 1, true>",
+    "gradient_rectilinear_march<8, false>", "gradient_rectilinear_march<8, true>",
+    "gradient_curvilinear_march<8, false>", "gradient_curvilinear_march<8, true>",
+    "point_to_cell_uniform_march4<8>", "cell_to_point_uniform_march4<8>",
     "point_to_cell_hex<false>", "point_to_cell_hex<true>",
 ]
 
@@ -145,6 +156,12 @@ class HandTuned:
         n = x.size
         _check_32bit("pass_through", n)
         out = _poisoned(x.shape, cp.float64)
+        if v == "vec2":
+            return Launch(self._fn("pass_through_f32_f64_v2"), (_blocks(max(n // 2, 1), 256),),
+                          (256,), (x, out, np.int32(n))), out
+        if v == "grid":
+            return Launch(self._fn("pass_through_f32_f64_grid"), (8 * self.sm_count,), (256,),
+                          (x, out, np.int32(n))), out
         spec = {"scalar": (0, "false"), "vec4": (1, "false"), "vec4_stream": (1, "true"),
                 "vec4x2_stream": (2, "true")}[v]
         kernel = self._fn(f"pass_through_f32_f64<{spec[0]}, {spec[1]}>")
@@ -193,7 +210,7 @@ class HandTuned:
     def _march_params(v: str) -> tuple[int, int]:
         """``(rows per block, planes per chunk)`` from a name like ``march_ty8_z32``."""
         tokens = v.split("_")
-        ty = next(int(t[2:]) for t in tokens if t.startswith("ty"))
+        ty = next((int(t[2:]) for t in tokens if t.startswith("ty")), 8)
         zc = next(int(t[1:]) for t in tokens if t.startswith("z"))
         return ty, zc
 
@@ -209,9 +226,10 @@ class HandTuned:
             return Launch(self._fn("gradient_uniform_naive"),
                           (_blocks(nx, 32), _blocks(ny, 8), nz), (32, 8),
                           (f, out, np.int32(nx), np.int32(ny), np.int32(nz)) + inv), out
-        ty, zc = self._march_params(v.replace("smem_", ""))
-        smem = "true" if "smem" in v else "false"
-        kernel = self._fn(f"gradient_uniform_march<{smem}, {ty}>")
+        ty, zc = self._march_params(v)
+        smem = "true" if "_smem" in v else "false"
+        kernel = self._fn(f"gradient_uniform_march<{smem}, {ty}, {5 if '_lb' in v else 1}, "
+                          f"{_flag('_stage' in v)}>")
         grid = (_blocks(nx // 4, 32), _blocks(ny, ty), _blocks(nz, zc))
         return Launch(kernel, grid, (32, ty), (f, out, np.int32(nx), np.int32(ny),
                                                np.int32(nz), np.int32(zc)) + inv), out
@@ -227,18 +245,25 @@ class HandTuned:
         out = _poisoned((nx * ny * nz, 3), cp.float32)
         ty, zc = self._march_params(v)
         grid = (_blocks(nx // 4, 32), _blocks(ny, ty), _blocks(nz, zc))
-        return Launch(self._fn(f"gradient_rectilinear_march<{ty}>"), grid, (32, ty),
+        kernel = self._fn(f"gradient_rectilinear_march<{ty}, {_flag('_stage' in v)}>")
+        return Launch(kernel, grid, (32, ty),
                       (f, out, np.int32(nx), np.int32(ny), np.int32(nz), np.int32(zc),
                        *invs), keep=invs), out
 
     def gradient_curvilinear(self, f, points, dims, variant=None):
         """VTK point gradient on a 3-D curvilinear grid with float32 points."""
-        self._variant("gradient_curvilinear", variant)
+        v = self._variant("gradient_curvilinear", variant)
         cp = _cupy()
         nx, ny, nz = _check_structured(dims)
         if points.dtype != cp.float32:
             raise ValueError(f"gradient_curvilinear reads float32 points, got {points.dtype}")
         out = _poisoned((nx * ny * nz, 3), cp.float32)
+        if v.startswith("march"):
+            _, zc = self._march_params(v)
+            return Launch(self._fn(f"gradient_curvilinear_march<8, {_flag('_stage' in v)}>"),
+                          (_blocks(nx, 32), _blocks(ny, 8), _blocks(nz, zc)), (32, 8),
+                          (f, points, out, np.int32(nx), np.int32(ny), np.int32(nz),
+                           np.int32(zc))), out
         return Launch(self._fn("gradient_curvilinear"),
                       (_blocks(nx, 32), _blocks(ny, 8), nz), (32, 8),
                       (f, points, out, np.int32(nx), np.int32(ny), np.int32(nz))), out
@@ -268,7 +293,7 @@ class HandTuned:
         """Point averages of a scalar float32 cell field on a 3-D uniform grid."""
         v = self._variant("cell_to_point_uniform", variant)
         cp = _cupy()
-        nx, ny, nz = _check_structured(dims)
+        nx, ny, nz = _check_structured(dims, need_x4=v.startswith("march4"))
         out = _poisoned((nx * ny * nz,), cp.float32)
         dim_args = (np.int32(nx), np.int32(ny), np.int32(nz))
         if v == "naive":
@@ -276,6 +301,10 @@ class HandTuned:
                           (_blocks(nx, 32), _blocks(ny, 8), nz), (32, 8),
                           (c, out) + dim_args), out
         zc = int(v.split("_z")[1])
+        if v.startswith("march4"):
+            return Launch(self._fn("cell_to_point_uniform_march4<8>"),
+                          (_blocks(nx // 4, 32), _blocks(ny, 8), _blocks(nz, zc)), (32, 8),
+                          (c, out) + dim_args + (np.int32(zc),)), out
         return Launch(self._fn("cell_to_point_uniform_march"),
                       (_blocks(nx, 31), _blocks(ny, 8), _blocks(nz, zc)), (32, 8),
                       (c, out) + dim_args + (np.int32(zc),)), out
@@ -292,6 +321,10 @@ class HandTuned:
         kernel = self._fn(f"point_to_cell_hex<{'true' if v == 'vec_conn' else 'false'}>")
         return Launch(kernel, (_blocks(n_cells, 256),), (256,),
                       (f, corners, out, np.int32(n_cells))), out
+
+
+def _flag(value: bool) -> str:
+    return "true" if value else "false"
 
 
 def _host(array) -> np.ndarray:

@@ -38,6 +38,47 @@ __global__ void pass_through_f32_f64(const float* __restrict__ in,
     if (t < (n & 3)) out[4 * n4 + t] = (double)in[4 * n4 + t];
 }
 
+// One float2 -> one double2 per thread: 8-byte loads, 16-byte stores.
+extern "C" __global__ void pass_through_f32_f64_v2(const float* __restrict__ in,
+                                        double* __restrict__ out, int n)
+{
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    int n2 = n >> 1;
+    if (t < n2) {
+        float2 a = __ldg(reinterpret_cast<const float2*>(in) + t);
+        reinterpret_cast<double2*>(out)[t] = make_double2(a.x, a.y);
+    }
+    if (t == 0 && (n & 1)) out[n - 1] = (double)in[n - 1];
+}
+
+// A persistent grid (a few blocks per SM) striding over float4s, four loads in
+// flight per thread before the first store.
+extern "C" __global__ void pass_through_f32_f64_grid(const float* __restrict__ in,
+                                          double* __restrict__ out, int n)
+{
+    const int n4 = n >> 2, stride = gridDim.x * blockDim.x;
+    const float4* in4 = reinterpret_cast<const float4*>(in);
+    double2* out2 = reinterpret_cast<double2*>(out);
+    int q = blockIdx.x * blockDim.x + threadIdx.x;
+    for (; q + 3 * stride < n4; q += 4 * stride) {
+        float4 a[4];
+#pragma unroll
+        for (int u = 0; u < 4; ++u) a[u] = __ldg(in4 + q + u * stride);
+#pragma unroll
+        for (int u = 0; u < 4; ++u) {
+            out2[2 * (q + u * stride)] = make_double2(a[u].x, a[u].y);
+            out2[2 * (q + u * stride) + 1] = make_double2(a[u].z, a[u].w);
+        }
+    }
+    for (; q < n4; q += stride) {
+        float4 a = __ldg(in4 + q);
+        out2[2 * q] = make_double2(a.x, a.y);
+        out2[2 * q + 1] = make_double2(a.z, a.w);
+    }
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t < (n & 3)) out[4 * n4 + t] = (double)in[4 * n4 + t];
+}
+
 // out[e] = in[e] + bias[e % nb] over the flat array (TensorFlow's BiasAdd).
 // BIAS: 0 read-only cache (__ldg), 1 shared memory, 2 constant memory.
 __constant__ float c_bias[4096];
@@ -184,11 +225,25 @@ __device__ __forceinline__ float4 ld4(const float4* p, bool stream)
     return stream ? __ldcs(p) : __ldg(p);
 }
 
-template <class Axis, bool SMEM, int TY>
+// STAGE: the warp's 96 output float4s go through shared memory, so that each
+// store instruction writes 512 contiguous bytes instead of every third 16.
+__device__ __forceinline__ void store_staged(float4* stage, float4* dst, int lane,
+                                             int n_valid, float4 a, float4 b, float4 c)
+{
+    stage[3 * lane] = a; stage[3 * lane + 1] = b; stage[3 * lane + 2] = c;
+    __syncwarp();
+#pragma unroll
+    for (int s = 0; s < 3; ++s)
+        if (32 * s + lane < n_valid) __stcs(dst + 32 * s + lane, stage[32 * s + lane]);
+    __syncwarp();
+}
+
+template <class Axis, bool SMEM, int TY, bool STAGE>
 __device__ __forceinline__ void gradient_march(const float* __restrict__ f,
     float* __restrict__ out, int nx, int ny, int nz, int zc, Axis ax, Axis ay, Axis az)
 {
     __shared__ float4 tile[SMEM ? TY + 2 : 1][32];
+    __shared__ float4 ostage[STAGE ? TY : 1][STAGE ? 96 : 1];
     const int lane = threadIdx.x, ty = threadIdx.y;
     const int nq = nx >> 2;
     const int q = blockIdx.x * 32 + lane;
@@ -232,11 +287,16 @@ __device__ __forceinline__ void gradient_march(const float* __restrict__ f,
         float gy2 = ay.d(jc, ym.z, cur.z, yp.z), gy3 = ay.d(jc, ym.w, cur.w, yp.w);
         float gz0 = az.d(k, below.x, cur.x, above.x), gz1 = az.d(k, below.y, cur.y, above.y);
         float gz2 = az.d(k, below.z, cur.z, above.z), gz3 = az.d(k, below.w, cur.w, above.w);
-        if (active) {
+        float4 o0 = make_float4(gx0, gy0, gz0, gx1), o1 = make_float4(gy1, gz1, gx2, gy2);
+        float4 o2 = make_float4(gz2, gx3, gy3, gz3);
+        if (STAGE) {
+            const int q0 = blockIdx.x * 32;
+            if (j < ny)
+                store_staged(ostage[ty], out4 + 3 * (base + jc * nq + q0), lane,
+                             3 * (nq - q0), o0, o1, o2);
+        } else if (active) {
             float4* o = out4 + 3 * (base + row);
-            __stcs(o, make_float4(gx0, gy0, gz0, gx1));
-            __stcs(o + 1, make_float4(gy1, gz1, gx2, gy2));
-            __stcs(o + 2, make_float4(gz2, gx3, gy3, gz3));
+            __stcs(o, o0); __stcs(o + 1, o1); __stcs(o + 2, o2);
         }
         if (SMEM) __syncthreads();
         below = cur;
@@ -244,20 +304,20 @@ __device__ __forceinline__ void gradient_march(const float* __restrict__ f,
     }
 }
 
-template <bool SMEM, int TY>
-__global__ void gradient_uniform_march(const float* __restrict__ f, float* __restrict__ out,
+template <bool SMEM, int TY, int MIN_BLOCKS, bool STAGE>
+__global__ void __launch_bounds__(32 * TY, MIN_BLOCKS) gradient_uniform_march(const float* __restrict__ f, float* __restrict__ out,
     int nx, int ny, int nz, int zc, float ihx, float ihy, float ihz)
 {
-    gradient_march<UniformAxis, SMEM, TY>(f, out, nx, ny, nz, zc, UniformAxis{ihx, nx},
+    gradient_march<UniformAxis, SMEM, TY, STAGE>(f, out, nx, ny, nz, zc, UniformAxis{ihx, nx},
                                           UniformAxis{ihy, ny}, UniformAxis{ihz, nz});
 }
 
-template <int TY>
+template <int TY, bool STAGE>
 __global__ void gradient_rectilinear_march(const float* __restrict__ f,
     float* __restrict__ out, int nx, int ny, int nz, int zc, const float* __restrict__ invx,
     const float* __restrict__ invy, const float* __restrict__ invz)
 {
-    gradient_march<RectilinearAxis, false, TY>(f, out, nx, ny, nz, zc,
+    gradient_march<RectilinearAxis, false, TY, STAGE>(f, out, nx, ny, nz, zc,
         RectilinearAxis{invx, nx}, RectilinearAxis{invy, ny}, RectilinearAxis{invz, nz});
 }
 
@@ -464,6 +524,148 @@ extern "C" __global__ void cell_to_point_uniform_march(const float* __restrict__
     }
 }
 
+// Float4 marching: each thread owns four points (one float4 of output, aligned
+// since nx % 4 == 0) and reads the five cell columns x0-1..x0+3 around them,
+// the first from the previous lane. Needs blockDim.x == 32.
+__device__ __forceinline__ float point_from_cells(int i, int n, float left, float own)
+{
+    return i == 0 ? own : i == n - 1 ? left : 0.5f * (left + own);
+}
+
+template <int TY>
+__global__ void cell_to_point_uniform_march4(const float* __restrict__ c,
+    float* __restrict__ out, int nx, int ny, int nz, int zc)
+{
+    const int lane = threadIdx.x;
+    const int nq = nx >> 2;
+    const int q = blockIdx.x * 32 + lane;
+    const int j = blockIdx.y * TY + threadIdx.y;
+    const int qc = min(q, nq - 1), x0 = 4 * qc;
+    const bool active = q < nq && j < ny;
+    const int cx = nx - 1, cy = ny - 1, cxy = cx * cy;
+    const int j0 = max(min(j, ny - 1) - 1, 0), j1 = min(j, cy - 1);
+    const int k0 = blockIdx.z * zc, k1 = min(k0 + zc, nz);
+    auto w_of = [&](int kc) {
+        const float* r0 = c + cx * j0 + cxy * kc;
+        const float* r1 = c + cx * j1 + cxy * kc;
+        float s[4];
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+            const int x = min(x0 + e, cx - 1);
+            s[e] = 0.5f * (__ldg(r0 + x) + __ldg(r1 + x));
+        }
+        float sl = __shfl_up_sync(FULL_MASK, s[3], 1);
+        if (lane == 0) {
+            const int x = max(x0 - 1, 0);
+            sl = 0.5f * (__ldg(r0 + x) + __ldg(r1 + x));
+        }
+        return make_float4(point_from_cells(x0, nx, sl, s[0]),
+                           point_from_cells(x0 + 1, nx, s[0], s[1]),
+                           point_from_cells(x0 + 2, nx, s[1], s[2]),
+                           point_from_cells(x0 + 3, nx, s[2], s[3]));
+    };
+    float4 prev = w_of(max(k0 - 1, 0));
+    float4* out4 = reinterpret_cast<float4*>(out);
+    for (int k = k0; k < k1; ++k) {
+        float4 cur = w_of(min(k, nz - 2));
+        float4 v = k == 0 ? cur : k == nz - 1 ? prev
+                 : make_float4(0.5f * (prev.x + cur.x), 0.5f * (prev.y + cur.y),
+                               0.5f * (prev.z + cur.z), 0.5f * (prev.w + cur.w));
+        if (active) __stcs(out4 + (k * ny + j) * nq + qc, v);
+        prev = cur;
+    }
+}
+
+// ------------------------------------------------ curvilinear point gradient
+// Marching version of gradient_curvilinear: one thread per point column walks a
+// chunk of zc planes with (x, y, z, f) below, at and above in registers; x
+// neighbours from the neighbouring lanes, y neighbours from the rows beside
+// (L1). Needs blockDim.x == 32.
+__device__ __forceinline__ float4 xyzf(const float* __restrict__ f,
+                                       const float* __restrict__ pts, int p)
+{
+    return make_float4(__ldg(pts + 3 * p), __ldg(pts + 3 * p + 1), __ldg(pts + 3 * p + 2),
+                       __ldg(f + p));
+}
+
+__device__ __forceinline__ float4 shfl4(float4 v, int delta, bool up)
+{
+    if (up) return make_float4(__shfl_up_sync(FULL_MASK, v.x, delta),
+                               __shfl_up_sync(FULL_MASK, v.y, delta),
+                               __shfl_up_sync(FULL_MASK, v.z, delta),
+                               __shfl_up_sync(FULL_MASK, v.w, delta));
+    return make_float4(__shfl_down_sync(FULL_MASK, v.x, delta),
+                       __shfl_down_sync(FULL_MASK, v.y, delta),
+                       __shfl_down_sync(FULL_MASK, v.z, delta),
+                       __shfl_down_sync(FULL_MASK, v.w, delta));
+}
+
+__device__ __forceinline__ void xi_row(float* row, int i, int n, float4 lo, float4 c, float4 hi)
+{
+    row[0] = xi_diff(i, n, lo.x, c.x, hi.x);
+    row[1] = xi_diff(i, n, lo.y, c.y, hi.y);
+    row[2] = xi_diff(i, n, lo.z, c.z, hi.z);
+    row[3] = xi_diff(i, n, lo.w, c.w, hi.w);
+}
+
+template <int TY, bool STAGE>
+__global__ void gradient_curvilinear_march(const float* __restrict__ f,
+    const float* __restrict__ pts, float* __restrict__ out, int nx, int ny, int nz, int zc)
+{
+    __shared__ float ostage[STAGE ? TY : 1][STAGE ? 96 : 1];
+    const int lane = threadIdx.x;
+    const int i = blockIdx.x * 32 + lane, j = blockIdx.y * TY + threadIdx.y;
+    const bool active = i < nx && j < ny;
+    const int ic = min(i, nx - 1), jc = min(j, ny - 1);
+    const int sz = nx * ny, pc = ic + nx * jc;
+    const int k0 = blockIdx.z * zc, k1 = min(k0 + zc, nz);
+    float4 below = xyzf(f, pts, max(k0 - 1, 0) * sz + pc);
+    float4 cur = xyzf(f, pts, k0 * sz + pc);
+    for (int k = k0; k < k1; ++k) {
+        const int p = k * sz + pc;
+        float4 above = xyzf(f, pts, min(k + 1, nz - 1) * sz + pc);
+        float4 ym = xyzf(f, pts, jc > 0 ? p - nx : p);
+        float4 yp = xyzf(f, pts, jc < ny - 1 ? p + nx : p);
+        float4 left = shfl4(cur, 1, true), right = shfl4(cur, 1, false);
+        if (lane == 0 && ic > 0) left = xyzf(f, pts, p - 1);
+        if (lane == 31 && ic < nx - 1) right = xyzf(f, pts, p + 1);
+        float m[3][4];
+        xi_row(m[0], ic, nx, left, cur, right);
+        xi_row(m[1], jc, ny, ym, cur, yp);
+        xi_row(m[2], k, nz, below, cur, above);
+        float c00 = m[1][1] * m[2][2] - m[1][2] * m[2][1];
+        float c01 = m[1][2] * m[2][0] - m[1][0] * m[2][2];
+        float c02 = m[1][0] * m[2][1] - m[1][1] * m[2][0];
+        float det = m[0][0] * c00 + m[0][1] * c01 + m[0][2] * c02;
+        float inv = det != 0.0f ? 1.0f / det : 0.0f;
+        float b0 = m[0][3], b1 = m[1][3], b2 = m[2][3];
+        float gx = (b0 * c00 + b1 * (m[0][2] * m[2][1] - m[0][1] * m[2][2])
+                    + b2 * (m[0][1] * m[1][2] - m[0][2] * m[1][1])) * inv;
+        float gy = (b0 * c01 + b1 * (m[0][0] * m[2][2] - m[0][2] * m[2][0])
+                    + b2 * (m[0][2] * m[1][0] - m[0][0] * m[1][2])) * inv;
+        float gz = (b0 * c02 + b1 * (m[0][1] * m[2][0] - m[0][0] * m[2][1])
+                    + b2 * (m[0][0] * m[1][1] - m[0][1] * m[1][0])) * inv;
+        if (STAGE) {
+            // 32 points x 3 components: three 128-byte rows instead of strided words.
+            float* st = ostage[threadIdx.y];
+            st[3 * lane] = gx; st[3 * lane + 1] = gy; st[3 * lane + 2] = gz;
+            __syncwarp();
+            const int i0 = blockIdx.x * 32, n_valid = 3 * (nx - i0);
+            float* dst = out + 3 * (p - ic + i0);
+            if (j < ny) {
+#pragma unroll
+                for (int s = 0; s < 3; ++s)
+                    if (32 * s + lane < n_valid) __stcs(dst + 32 * s + lane, st[32 * s + lane]);
+            }
+            __syncwarp();
+        } else if (active) {
+            __stcs(out + 3 * p, gx); __stcs(out + 3 * p + 1, gy); __stcs(out + 3 * p + 2, gz);
+        }
+        below = cur;
+        cur = above;
+    }
+}
+
 // ------------------------------------------- point to cell (unstructured hex)
 // One thread per hexahedron: its eight int32 corner ids as two 16-byte
 // streamed loads, then eight gathers through the read-only cache.
@@ -502,10 +704,17 @@ template __global__ void bias_add_f32<true, 2, true>(const float*, const float*,
 template __global__ void magnitude3_f32<false, false>(const float*, float*, int);
 template __global__ void magnitude3_f32<true, false>(const float*, float*, int);
 template __global__ void magnitude3_f32<true, true>(const float*, float*, int);
-template __global__ void gradient_uniform_march<false, 4>(const float*, float*, int, int, int, int, float, float, float);
-template __global__ void gradient_uniform_march<false, 8>(const float*, float*, int, int, int, int, float, float, float);
-template __global__ void gradient_uniform_march<true, 8>(const float*, float*, int, int, int, int, float, float, float);
-template __global__ void gradient_rectilinear_march<8>(const float*, float*, int, int, int, int, const float*, const float*, const float*);
+template __global__ void gradient_uniform_march<false, 4, 1, false>(const float*, float*, int, int, int, int, float, float, float);
+template __global__ void gradient_uniform_march<false, 8, 1, false>(const float*, float*, int, int, int, int, float, float, float);
+template __global__ void gradient_uniform_march<false, 8, 5, false>(const float*, float*, int, int, int, int, float, float, float);
+template __global__ void gradient_uniform_march<true, 8, 1, false>(const float*, float*, int, int, int, int, float, float, float);
+template __global__ void gradient_uniform_march<false, 8, 1, true>(const float*, float*, int, int, int, int, float, float, float);
+template __global__ void gradient_uniform_march<false, 4, 1, true>(const float*, float*, int, int, int, int, float, float, float);
+template __global__ void gradient_rectilinear_march<8, false>(const float*, float*, int, int, int, int, const float*, const float*, const float*);
+template __global__ void gradient_rectilinear_march<8, true>(const float*, float*, int, int, int, int, const float*, const float*, const float*);
 template __global__ void point_to_cell_uniform_march4<8>(const float*, float*, int, int, int, int);
+template __global__ void cell_to_point_uniform_march4<8>(const float*, float*, int, int, int, int);
+template __global__ void gradient_curvilinear_march<8, false>(const float*, const float*, float*, int, int, int, int);
+template __global__ void gradient_curvilinear_march<8, true>(const float*, const float*, float*, int, int, int, int);
 template __global__ void point_to_cell_hex<false>(const float*, const int*, float*, int);
 template __global__ void point_to_cell_hex<true>(const float*, const int*, float*, int);
