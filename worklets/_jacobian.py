@@ -22,7 +22,7 @@ import numpy as np
 from daxpy.errors import ArgumentError, FieldError
 
 
-def cross(a, b) -> np.ndarray:
+def cross(a, b, out: np.ndarray | None = None) -> np.ndarray:
     """Cross product of two blocks of vectors laid out as ``(3, n)``.
 
     Examples
@@ -31,8 +31,9 @@ def cross(a, b) -> np.ndarray:
     >>> cross(np.eye(3)[:, :1], np.eye(3)[:, 1:2])[:, 0].tolist()
     [0.0, 0.0, 1.0]
     """
-    out = np.empty(np.broadcast_shapes(np.shape(a), np.shape(b)),
-                   dtype=np.result_type(a, b))
+    if out is None:
+        out = np.empty(np.broadcast_shapes(np.shape(a), np.shape(b)),
+                       dtype=np.result_type(a, b))
     for i in range(3):
         j, k = (i + 1) % 3, (i + 2) % 3
         np.multiply(a[j], b[k], out=out[i])
@@ -48,7 +49,8 @@ def solve_rows(rows, rhs) -> np.ndarray:
     rows : list of 3 arrays, each ``(3, n)``
         Rows of the Jacobian, ``dX/dxi_a`` for a = 0, 1, 2.
     rhs : list of 3 arrays ``(c, n)`` or None
-        ``df/dxi_a`` for each of ``c`` field components; None means zero.
+        ``df/dxi_a`` for each of ``c`` field components; None means zero
+        (at least one must be given).
 
     Returns
     -------
@@ -64,19 +66,27 @@ def solve_rows(rows, rhs) -> np.ndarray:
     [1.0, 1.0, 1.0]
     """
     r0, r1, r2 = rows
-    inverse_rows = (cross(r1, r2), cross(r2, r0), cross(r0, r1))
-    det = np.add.reduce(r0 * inverse_rows[0], axis=0)
+    b0, b1, b2 = rhs
+    # b0 (r1 x r2) + b1 (r2 x r0) + b2 (r0 x r1) == (b0 r1 - b1 r0) x r2 + b2 (r0 x r1):
+    # two cross products per component instead of three scaled inverse rows.
+    r01 = cross(r0, r1)
+    det = r2[0] * r01[0]
+    det += r2[1] * r01[1]
+    det += r2[2] * r01[2]
     scale = np.zeros_like(det)
     np.divide(1, det, out=scale, where=det != 0)
-    gradient = None
-    for b, inv in zip(rhs, inverse_rows):
-        if b is None:
-            continue
-        term = b[:, None, :] * inv[None, :, :]
-        if gradient is None:
-            gradient = term
+    components = next(b.shape[0] for b in rhs if b is not None)
+    gradient = np.empty((components, 3, det.shape[0]), dtype=det.dtype)
+    for comp, g in enumerate(gradient):
+        w = None if b0 is None else b0[comp] * r1
+        if b1 is not None:
+            w = -(b1[comp] * r0) if w is None else w - b1[comp] * r0
+        if w is None:
+            g[...] = 0
         else:
-            gradient += term
+            cross(w, r2, out=g)
+        if b2 is not None:
+            g += b2[comp] * r01
     gradient *= scale
     return gradient
 
