@@ -12,13 +12,41 @@ dtype('float64')
 
 from __future__ import annotations
 
-from typing import Any
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any, Iterator
 
 from .arrays import to_host
 from .backend import resolve_backend
 from .dataset import DataSet
 from .errors import FieldError
-from .worklet import get_worklet
+from .worklet import Worklet, get_worklet
+
+_TRACE: ContextVar[list | None] = ContextVar("daxpy_dispatch_trace", default=None)
+
+
+@contextmanager
+def traced() -> Iterator[list[Worklet]]:
+    """Record the worklets that :func:`execute` runs inside the block, in order.
+
+    Partitioned runs use it to learn the halo of a filter without naming its
+    worklets.
+
+    Examples
+    --------
+    >>> import numpy as np, daxpy
+    >>> with traced() as seen:
+    ...     _ = execute("pass_through", daxpy.UniformGrid(dims=(2,)), np.ones(2), "points",
+    ...                 backend="cpu")
+    >>> [w.name for w in seen]
+    ['pass_through']
+    """
+    seen: list[Worklet] = []
+    token = _TRACE.set(seen)
+    try:
+        yield seen
+    finally:
+        _TRACE.reset(token)
 
 
 def execute(name: str, dataset: DataSet, values: Any, association: str, *,
@@ -53,6 +81,9 @@ def execute(name: str, dataset: DataSet, values: Any, association: str, *,
     [1.0, 1.0]
     """
     worklet = get_worklet(name)
+    seen = _TRACE.get()
+    if seen is not None:
+        seen.append(worklet)
     wanted = worklet.input_association
     if wanted != "any" and wanted != association:
         raise FieldError(
