@@ -26,7 +26,7 @@ import numpy as np
 from ._jacobian import cell_derivatives, first_corners_normal, gradient_output
 from ._shape_functions import PARAMETRIC_CENTERS, corner_derivatives, parametric_derivatives
 
-CHUNK_CELLS = 1 << 15
+CHUNK_CELLS = 1 << 14
 """Cells per chunk: large enough to amortize NumPy's call overhead, small
 enough that a chunk's temporaries stay in the last-level cache."""
 
