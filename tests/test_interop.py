@@ -126,6 +126,17 @@ def test_vtk_keeps_wrapped_numpy_memory_alive():
                                   np.arange(8.0) * 3)
 
 
+def test_wrapped_vtk_memory_outlives_the_vtk_object():
+    mesh = pv.ImageData(dimensions=(3, 3, 3))
+    mesh.point_data["v"] = np.arange(27 * 3, dtype=np.float32).reshape(27, 3)
+    mesh.cell_data["c"] = np.arange(8)
+    grid = from_vtk(mesh)
+    del mesh
+    gc.collect()
+    np.testing.assert_array_equal(grid.point_data["v"].ravel(), np.arange(81))
+    np.testing.assert_array_equal(grid.cell_data["c"], np.arange(8))
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int16, np.int64])
 @pytest.mark.parametrize("ncomp", [1, 2, 3])
 def test_pyvista_fields_are_wrapped(dtype, ncomp):
