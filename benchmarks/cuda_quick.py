@@ -91,6 +91,37 @@ def bandwidth():
         PER_THREAD[domain] = default
 
 
+HINTS = {"ldcs/stcs": "", "ldg/stcs": "#define __ldcs(p) __ldg(p)\n",
+         "ldg/plain": "#define __ldcs(p) __ldg(p)\n#define __stcs(p, v) (*(p) = (v))\n",
+         "ld/plain": "#define __ldcs(p) (*(p))\n#define __ldg(p) (*(p))\n"
+                     "#define __stcs(p, v) (*(p) = (v))\n"}
+
+
+def cache_hints():
+    """Same kernels with other load/store cache hints (macros ahead of the source)."""
+    n = 464
+    grid = daxpy.UniformGrid(dims=(n, n, n), spacing=(0.1, 0.2, 0.3))
+    values = cupy.random.default_rng(0).random(grid.n_points, dtype=np.float32)
+    dst = cupy.empty_like(values)
+    copy_gbps = 2 * values.nbytes / bench(lambda: cupy.copyto(dst, values)) / 1e6
+    del dst
+    print(f"{'kernel':40s} {'hints':>10s} {'ms':>7s} {'of copy':>7s}")
+    for name, params in (("pass_through", {"dtype": "float64"}), ("bias_add", {"bias": [1.0]}),
+                         ("point_to_cell", {}), ("point_gradient", {})):
+        plan = plan_for(name, grid, values, **params)
+        out = empty_output(plan.out_shape, plan.out_dtype)
+        step = plan.launches[0]
+        args = tuple(step.values(values, out))
+        for label, prefix in HINTS.items():
+            kernel = cc.get_kernel(step.kernel.name, prefix + step.kernel.source())
+            blocks = step.kernel.blocks(step.n_items)
+            ms = bench(lambda: kernel((blocks,), (256,), args))
+            gbps = (values.nbytes + out.nbytes) / ms / 1e6
+            print(f"{step.kernel.name:40s} {label:>10s} {ms:7.3f} {gbps / copy_gbps:7.2f}")
+        del out
+
+
 if __name__ == "__main__":
     compile_times()
     bandwidth()
+    cache_hints()

@@ -27,7 +27,12 @@ WORKLETS = {
     "cell_to_point": ("cells", lambda c: {}),
     "point_gradient": ("points", lambda c: {}),
     "cell_gradient": ("points", lambda c: {}),
+    "divergence": ("points", lambda c: {}),
+    "vorticity": ("points", lambda c: {}),
+    "qcriterion": ("points", lambda c: {}),
+    "field_map": ("points", lambda c: {"expression": "where(t > 0, sqrt(t), t * 2) % 3 + 1"}),
 }
+GRADIENT_INPUT = ("divergence", "vorticity", "qcriterion")
 TOPOLOGICAL = ["point_to_cell", "cell_to_point", "point_gradient", "cell_gradient"]
 
 
@@ -43,9 +48,9 @@ def poisoned_outputs(monkeypatch):
     monkeypatch.setattr(dispatch, "empty_output", poisoned)
 
 
-def _field(grid, association, data):
+def _field(grid, association, data, ncomp=None):
     n = grid.n_points if association == "points" else grid.n_cells
-    return data.draw(field_arrays(n))
+    return data.draw(field_arrays(n, ncomp))
 
 
 def compare(name, grid, values, association, **params):
@@ -66,9 +71,21 @@ def compare(name, grid, values, association, **params):
 @given(grid=any_grids(), data=st.data())
 def test_cuda_matches_numpy(name, grid, data):
     association, params = WORKLETS[name]
-    values = _field(grid, association, data)
+    values = _field(grid, association, data, 9 if name in GRADIENT_INPUT else None)
     components = 1 if values.ndim == 1 else values.shape[1]
     compare(name, grid, values, association, **params(components))
+
+
+@settings(max_examples=25, deadline=None)
+@given(grid=any_grids(), data=st.data())
+def test_field_map_over_several_fields(grid, data):
+    n = grid.n_points
+    a = data.draw(field_arrays(n, 1))
+    b = data.draw(field_arrays(n, 3))
+    c = data.draw(field_arrays(n, 1, np.float64))
+    compare("field_map", grid, a, "points",
+            expression="minimum(a, b) * clip(c, -1, 1) + hypot(a, c) - (a > b and not c)",
+            fields={"b": cupy.asarray(b), "c": c})
 
 
 @pytest.mark.parametrize("name", TOPOLOGICAL)

@@ -22,7 +22,11 @@ from daxpy.worklet import registered_worklets
 
 ARCHS = ("sm_80", "sm_90")
 PARAMS = {"pass_through": [{}, {"dtype": "float64"}, {"dtype": "int32"}],
-          "bias_add": [{"bias": [0.5]}]}
+          "bias_add": [{"bias": [0.5]}],
+          "field_map": [{"expression": "where(u > 0, sqrt(u), -u) ** 2 % 3 + hypot(u, 2)"},
+                        {"expression": "minimum(u, v) * clip(v, -1, 1) + (u > v and not v)",
+                         "fields": {"v": np.ones((14, 3))}}]}
+TAILS = {name: [(9,)] for name in ("divergence", "vorticity", "qcriterion")}
 
 
 def _params(name):
@@ -38,9 +42,11 @@ def specializations(name):
     for grid_name in GRID_NAMES:
         grid = example_grid(grid_name)
         for dtype in ("float32", "float64"):
-            for tail in ((), (3,)):
+            for tail in TAILS.get(name, [(), (3,)]):
                 for index in ("int", "long long"):
                     for params in param_sets:
+                        if "fields" in params:  # other fields match the grid's points
+                            params = {**params, "fields": {"v": np.ones((grid.n_points, 3))}}
                         plan = make_plan(worklet, grid, association, np.dtype(dtype), tail,
                                          params, index=index)
                         for launch in plan.launches:

@@ -23,6 +23,8 @@ from daxpy.errors import ExpressionError, FieldError, UnknownFieldError
 from daxpy.expressions import Expression, evaluate, parse, working_dtype
 from daxpy.worklet import ANY_FAMILY, Worklet, register
 
+from ._cuda_specs import CUDA
+
 
 def as_expression(expression: str | Expression) -> Expression:
     """Parse ``expression`` unless it already is parsed; require it to read a field.
@@ -155,5 +157,6 @@ FIELD_MAP = register(Worklet(
     output_association=None,
     halo=0,
     numpy={ANY_FAMILY: field_map},
+    cuda=CUDA["field_map"],
     doc="Elementwise expression over one or more fields (see daxpy.expressions).",
 ))

@@ -20,6 +20,8 @@ import numpy as np
 from daxpy.errors import FieldError
 from daxpy.worklet import ANY_FAMILY, Worklet, register
 
+from ._cuda_specs import CUDA
+
 
 def _velocity_gradient(gradient: np.ndarray, name: str) -> np.ndarray:
     array = np.asarray(gradient)
@@ -161,4 +163,5 @@ for _function in (divergence, vorticity, qcriterion):
         output_association=None,
         halo=0,
         numpy={ANY_FAMILY: _function},
+        cuda=CUDA[_function.__name__],
     ))

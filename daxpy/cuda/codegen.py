@@ -141,6 +141,8 @@ class KernelSource:
     per_thread : int
         Work items per thread, a block's width apart (coalesced): more
         independent loads in flight per thread.
+    preamble : list of str
+        Generated C++ definitions the kernel uses, emitted just before it.
     """
 
     name: str
@@ -151,14 +153,15 @@ class KernelSource:
     setup: list = field(default_factory=list)
     index: str = "int"
     per_thread: int = 1
+    preamble: list = field(default_factory=list)
 
     def kernel(self) -> str:
         """The generated ``extern "C"`` kernel alone (without the headers).
 
         Examples
         --------
-        >>> KernelSource("k", (), [("int*", "o")], "1", "o[item] = 0;").kernel().split("(")[0]
-        'extern "C" __global__ void __launch_bounds__(256) k'
+        >>> KernelSource("k", (), [("int*", "o")], "1", "o[item] = 0;").kernel().splitlines()[0]
+        'extern "C" __global__ void __launch_bounds__(256) k('
         """
         args = ",\n    ".join(f"{t} {n}" for t, n in self.params)
         setup = "".join(f"  {line}\n" for line in self.setup)
@@ -178,7 +181,8 @@ class KernelSource:
                     f"    }}\n"
                     f"  }}\n")
         return (
-            f'extern "C" __global__ void __launch_bounds__({BLOCK_SIZE}) {self.name}(\n'
+            "".join(self.preamble)
+            + f'extern "C" __global__ void __launch_bounds__({BLOCK_SIZE}) {self.name}(\n'
             f"    {args}) {{\n"
             f"{setup}"
             f"{loop}"

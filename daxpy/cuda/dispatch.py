@@ -139,8 +139,9 @@ def kernel_source(name: str, dataset, field_dtype="float32", components: int = 1
     --------
     >>> import daxpy
     >>> g = daxpy.UniformGrid(dims=(4, 4))
-    >>> "switch" in kernel_source("pass_through", g)
-    False
+    >>> "void __launch_bounds__(256) magnitude__f64__c3(" in kernel_source(
+    ...     "magnitude", g, "float64", components=3)
+    True
     """
     worklet = get_worklet(name)
     if association is None:

@@ -94,7 +94,8 @@ def _option_values(options) -> list:
 
 
 def _call_args(options) -> str:
-    return "".join(f", {name}" for _, name in options.params)
+    names = options.call if options.call is not None else [n for _, n in options.params]
+    return "".join(f", {name}" for name in names)
 
 
 def _targs(options) -> str:
@@ -175,7 +176,8 @@ def _flat(worklet, spec, dataset, in_dtype, out_dtype, components, options, inde
         name, (spec.header,),
         _io_params(in_ct, out_ct) + [(f"const {index}", "n_vec"), (f"const {index}", "n_items")]
         + options.params,
-        "n_items", body, index=index, per_thread=PER_THREAD["flat"])
+        "n_items", body, index=index, per_thread=PER_THREAD["flat"],
+        preamble=options.preamble)
     return [Launch(kernel, n_vec + n_tail,
                    lambda i, o: [i, o, idt(n_vec), idt(n_vec + n_tail)] + _option_values(options))]
 
@@ -192,7 +194,7 @@ def _tuples(worklet, spec, dataset, in_dtype, out_dtype, components, options, in
         "n_items",
         f"dax::{spec.function}<{c}, {index}, {in_ct}, {out_ct}{_targs(options)}>"
         f"(item, in, out{_call_args(options)});",
-        index=index, per_thread=PER_THREAD["tuples"])
+        index=index, per_thread=PER_THREAD["tuples"], preamble=options.preamble)
     return [Launch(kernel, n_in, lambda i, o: [i, o, idt(n_in)] + _option_values(options))]
 
 
@@ -240,7 +242,8 @@ def _topological(worklet, spec, dataset, in_dtype, out_dtype, components, option
             count,
             f"dax::{spec.function}<{c}{_targs(options)}>(topo, item, in, out"
             f"{_call_args(options)});",
-            setup=topo.declaration(), index=index, per_thread=PER_THREAD[spec.domain])
+            setup=topo.declaration(), index=index, per_thread=PER_THREAD[spec.domain],
+            preamble=options.preamble)
         launches.append(Launch(kernel, n_items,
                                lambda i, o, t=topo: [i, o] + t.values() + _option_values(options)))
     return launches

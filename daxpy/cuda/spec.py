@@ -47,12 +47,19 @@ class KernelOptions:
     values : list
         Their launch values (device arrays or NumPy scalars), or callables
         that make them at launch time (so plans need no GPU).
+    call : list of str, optional
+        C++ expressions passed to the device function instead of the
+        parameter names (e.g. wrapping a pointer in a small struct).
+    preamble : list of str
+        Generated C++ placed before the kernel (e.g. an expression struct).
     """
 
     template_args: list = field(default_factory=list)
     tags: list = field(default_factory=list)
     params: list = field(default_factory=list)
     values: list = field(default_factory=list)
+    call: list | None = None
+    preamble: list = field(default_factory=list)
 
 
 def float_result(dtype: np.dtype, params: dict) -> np.dtype:
