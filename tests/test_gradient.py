@@ -172,12 +172,10 @@ def test_float32_points_and_values_compute_in_float32():
 
 
 def test_linear_field_has_its_exact_gradient_on_solids():
-    grid = daxpy.UnstructuredGrid(mixed_grid_all_shapes().points(), *(
-        lambda g: (g.connectivity, g.offsets, g.cell_types))(mixed_grid_all_shapes()))
-    solids = {name: block for name, block in grid.cell_blocks().items()
-              if block.shape.dimension == 3}
+    grid = mixed_grid_all_shapes()
     solid_grid = daxpy.UnstructuredGrid.from_blocks(
-        grid.points(), {b.shape.vtk_id: b.corners for b in solids.values()})
+        grid.points(), {b.shape.vtk_id: b.corners for b in grid.cell_blocks().values()
+                        if b.shape.dimension == 3})
     slope = np.array([1.5, -2.0, 0.25])
     values = solid_grid.points() @ slope
     used = np.unique(solid_grid.connectivity)

@@ -11,7 +11,7 @@ Examples
 >>> import numpy as np
 >>> rows = [np.array([[2.0], [0.0], [0.0]]), np.array([[0.0], [4.0], [0.0]]),
 ...         np.array([[0.0], [0.0], [1.0]])]
->>> solve_rows(rows, [np.array([[2.0]]), np.array([[2.0]]), None])[:, :, 0].tolist()
+>>> (solve_rows(rows, [np.array([[2.0]]), np.array([[2.0]]), None])[:, :, 0] + 0.0).tolist()
 [[1.0, 0.5, 0.0]]
 """
 

@@ -135,7 +135,7 @@ def curvilinear_point_gradient(grid, values: np.ndarray, out: np.ndarray | None 
     >>> import numpy as np, daxpy
     >>> pts = np.array([[0, 0, 0], [2, 0, 0], [0, 1, 0], [2, 1, 0]], float)
     >>> g = daxpy.CurvilinearGrid((2, 2), pts)
-    >>> curvilinear_point_gradient(g, pts[:, 0] + 3 * pts[:, 1])[0].tolist()
+    >>> (curvilinear_point_gradient(g, pts[:, 0] + 3 * pts[:, 1])[0] + 0.0).tolist()
     [1.0, 3.0, 0.0]
     """
     table, dtype = prepare_field(values, grid.n_points)

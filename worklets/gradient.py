@@ -93,7 +93,7 @@ def curvilinear_cell_gradient(grid, values: np.ndarray, out: np.ndarray | None =
     >>> import numpy as np, daxpy
     >>> pts = np.array([[0, 0, 0], [2, 0, 0], [0, 1, 0], [2, 1, 0]], float)
     >>> g = daxpy.CurvilinearGrid((2, 2), pts)
-    >>> curvilinear_cell_gradient(g, pts[:, 0] + 3 * pts[:, 1]).tolist()
+    >>> (curvilinear_cell_gradient(g, pts[:, 0] + 3 * pts[:, 1]) + 0.0).tolist()
     [[1.0, 3.0, 0.0]]
     """
     table, _ = prepare_field(values, grid.n_points)
