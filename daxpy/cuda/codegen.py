@@ -17,6 +17,7 @@ True
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -104,6 +105,7 @@ def kernel_name(*parts) -> str:
     return "__".join(str(p) for p in parts if p is not None and p != "")
 
 
+@functools.lru_cache(maxsize=None)
 def read_header(name: str) -> str:
     """Text of one ``.cuh`` template from ``daxpy.worklets``.
 

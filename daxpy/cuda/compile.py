@@ -27,6 +27,7 @@ from ..errors import CompileError
 NVRTC_OPTIONS = ("-std=c++17",)
 
 _MEMORY: dict[str, object] = {}
+_DEVICES: dict[int, tuple] = {}
 _LOCK = threading.Lock()
 STATS = {"compiled": 0, "disk_hits": 0, "memory_hits": 0, "compile_seconds": []}
 """Counters for tests and benchmarks: what the last calls had to do."""
@@ -91,9 +92,13 @@ def nvrtc_compile(source: str, name: str, arch: str) -> tuple[bytes, str]:
 
 def _device_info() -> tuple[tuple, str]:
     import cupy
-    from cupy_backends.cuda.libs import nvrtc
 
-    return tuple(nvrtc.getVersion()), cupy.cuda.Device().compute_capability
+    device = cupy.cuda.runtime.getDevice()
+    if device not in _DEVICES:
+        from cupy_backends.cuda.libs import nvrtc
+
+        _DEVICES[device] = (tuple(nvrtc.getVersion()), cupy.cuda.Device(device).compute_capability)
+    return _DEVICES[device]
 
 
 def _write_atomically(path: Path, data: bytes) -> None:
