@@ -1,0 +1,240 @@
+"""CPU benchmark: daxpy's NumPy backend against VTK, in one process, on the same data.
+
+Every filter runs on 1M and 10M points, on a uniform grid and on unstructured
+hexahedra. VTK runs under its Sequential and STDThread SMP backends, Viskores'
+filters where the VTK wheel has them, and NumPy one-liners where there is an
+obvious one. Each implementation's result is checked against VTK's
+(Sequential) before it is timed; the times are medians after a warm-up.
+Writes ``benchmarks/results/cpu_vs_vtk-cpu-<n>core.json`` and prints a table.
+
+Run: ``python3 benchmarks/cpu_vs_vtk.py`` (``--quick`` for a small check,
+``--sizes 1e6,1e7`` to pick sizes).
+
+Examples
+--------
+>>> parse_args(["--sizes", "1e6"]).sizes
+[1000000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import numpy as np  # noqa: E402
+
+import datasets  # noqa: E402
+import vtk_runs as vr  # noqa: E402
+from common import (AgreementError, agree, format_table, make_row, summarize,  # noqa: E402
+                    time_cpu, write_results)
+from daxpy.filters import (BiasAdd, CellToPoint, FieldMap, Gradient, Magnitude,  # noqa: E402
+                           PassThrough, PointToCell)
+from daxpy.interop import to_vtk  # noqa: E402
+
+BIAS = np.array([0.25, -0.5, 0.75], dtype=np.float32)
+EXPRESSION = "sin(f) * g + 0.5 * f"
+IMPLS = ["daxpy", "vtk-seq", "vtk-stdthread", "viskores", "numpy"]
+
+
+@dataclass
+class Case:
+    """One filter on one grid: how daxpy, VTK and NumPy compute it."""
+
+    case: str
+    points: dict                     # point fields the case reads
+    cells: dict                      # cell fields the case reads
+    daxpy: Callable                  # dataset -> result array
+    vtk: Callable                    # vtk dataset -> runner (called under an SMP backend)
+    viskores: Callable | None = None
+    numpy: Callable | None = None
+    rtol: float = 1e-5
+    smp: bool = True                 # whether VTK's SMP backend matters to it
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    """Command-line options.
+
+    Examples
+    --------
+    >>> parse_args(["--quick"]).sizes
+    [100000]
+    """
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--sizes", default="1e6,1e7", help="point counts (comma-separated)")
+    p.add_argument("--quick", action="store_true", help="100k points, one repeat")
+    p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--grids", default="uniform,hex")
+    args = p.parse_args(argv)
+    args.sizes = [int(float(s)) for s in args.sizes.split(",")]
+    if args.quick:
+        args.sizes, args.repeat = [100_000], 1
+    return args
+
+
+def _result(field: str, where: str = "points"):
+    return lambda out: (out.point_data if where == "points" else out.cell_data)[field]
+
+
+def _filter(flt, field: str, where: str = "points"):
+    pick = _result(field, where)
+    return lambda ds: pick(flt(ds))
+
+
+def make_cases(grid) -> list[Case]:
+    """Every filter as a :class:`Case` on ``grid`` (fields are made here, seeded)."""
+    n, nc = grid.n_points, grid.n_cells
+    f, g = datasets.random_field(n, seed=1), datasets.random_field(n, seed=2)
+    v, c = datasets.random_field(n, 3, seed=3), datasets.random_field(nc, seed=4)
+    uniform = grid.family == "uniform"
+    numpy_gradient = numpy_point_to_cell = None
+    if uniform:
+        nx, ny, nz = grid.dims
+        hx, hy, hz = grid.spacing
+        f3 = f.reshape(nz, ny, nx)
+
+        def numpy_gradient():
+            dz, dy, dx = np.gradient(f3, hz, hy, hx)
+            return np.stack([dx.ravel(), dy.ravel(), dz.ravel()], axis=1)
+
+        def numpy_point_to_cell():
+            s = f3[:-1] + f3[1:]
+            s = s[:, :-1] + s[:, 1:]
+            return ((s[:, :, :-1] + s[:, :, 1:]) * np.float32(0.125)).ravel()
+
+    cpu = {"backend": "cpu"}
+    return [
+        Case("pass_through", {"f": f}, {},
+             _filter(PassThrough("f", result="r", dtype="float64", **cpu), "r"),
+             vr.make_pass_through, numpy=lambda: f.astype(np.float64), rtol=0.0, smp=False),
+        Case("point_gradient", {"f": f}, {}, _filter(Gradient("f", **cpu), "Gradient"),
+             vr.make_point_gradient,
+             viskores=lambda d: vr.make_point_gradient(d, viskores=True),
+             numpy=numpy_gradient, rtol=1e-5 if uniform else 1e-4),
+        Case("cell_gradient", {"f": f}, {},
+             _filter(Gradient("f", kind="cell", **cpu), "Gradient", "cells"),
+             vr.make_cell_gradient, rtol=1e-5 if uniform else 1e-4),
+        Case("point_to_cell", {"f": f}, {}, _filter(PointToCell("f", result="r", **cpu), "r",
+                                                    "cells"),
+             vr.make_point_to_cell,
+             viskores=lambda d: vr.make_point_to_cell(d, viskores=True),
+             numpy=numpy_point_to_cell),
+        Case("cell_to_point", {}, {"c": c}, _filter(CellToPoint("c", result="r", **cpu), "r"),
+             vr.make_cell_to_point,
+             viskores=lambda d: vr.make_cell_to_point(d, viskores=True)),
+        Case("bias_add", {"v": v}, {}, _filter(BiasAdd("v", BIAS, result="r", **cpu), "r"),
+             lambda d: vr.make_calculator(d, vr.bias_function("v", BIAS), vectors=["v"]),
+             numpy=lambda: v + BIAS),
+        Case("magnitude", {"v": v}, {}, _filter(Magnitude("v", result="r", **cpu), "r"),
+             lambda d: vr.make_calculator(d, "mag(v)", vectors=["v"]),
+             numpy=lambda: np.sqrt(np.einsum("ij,ij->i", v, v))),
+        Case("field_map", {"f": f, "g": g}, {},
+             _filter(FieldMap(EXPRESSION, result="r", **cpu), "r"),
+             lambda d: vr.make_calculator(d, EXPRESSION.replace(" ", ""), scalars=["f", "g"]),
+             numpy=lambda: np.sin(f) * g + np.float32(0.5) * f),
+    ]
+
+
+def build_grid(kind: str, n_points: int):
+    """The benchmark grid of ``kind`` ("uniform" or "hex") closest to ``n_points``."""
+    dims = datasets.cube_dims(n_points)
+    return datasets.uniform_grid(dims) if kind == "uniform" else datasets.hex_grid(dims)
+
+
+def implementations(case: Case, grid, vtk_data) -> list[tuple[str, str | None, Callable]]:
+    """``(impl, smp_backend, run)``: VTK Sequential first, as it is the reference."""
+    dataset = grid.with_fields(point_data=case.points, cell_data=case.cells)
+    found = [("vtk-seq", "Sequential", case.vtk(vtk_data))]
+    if case.smp:
+        found.append(("vtk-stdthread", "STDThread", case.vtk(vtk_data)))
+    found.append(("daxpy", None, lambda: case.daxpy(dataset)))
+    if case.viskores is not None and vr.viskores_available():
+        found.append(("viskores", "Sequential", case.viskores(vtk_data)))
+    if case.numpy is not None:
+        found.append(("numpy", None, case.numpy))
+    return found
+
+
+def run_case(case: Case, grid, label: str, args, failures: list) -> list[dict]:
+    """Check every implementation against VTK (Sequential), then time the ones that agree."""
+    vtk_data = vr.attach(to_vtk(grid.with_fields()), case.points, case.cells)
+    rows, reference = [], None
+    for impl, backend, run in implementations(case, grid, vtk_data):
+        with vr.smp_backend(backend or "Sequential"):
+            first = np.asarray(run())
+            if reference is None:
+                reference = first
+            try:
+                agree(impl, first, reference, rtol=case.rtol,
+                      what=f"{case.case} on {label} ({grid.n_points} points)")
+            except AgreementError as err:
+                failures.append(str(err))
+                rows.append(make_row(case.case, label, "float32", grid.n_points, impl,
+                                     float("nan"), agrees=False, error=str(err)))
+                continue
+            ms, _ = time_cpu(run, repeat=args.repeat, warmup=0)
+        rows.append(make_row(case.case, label, "float32", grid.n_points, impl, ms))
+        print(f"    {impl:14s} {ms:10.1f} ms", flush=True)
+    return rows
+
+
+def goals(rows: list[dict]) -> list[str]:
+    """The issue's three CPU goals, each with its figures and verdict."""
+    times = {(r["case"], r["grid"], r["n_points"], r["impl"]): r["time_ms"] for r in rows
+             if r["agrees"]}
+    lines = []
+    checks = [("point_gradient", "uniform3d", "vtk-seq", 5.0),
+              ("point_to_cell", "uniform3d", "vtk-stdthread", 3.0),
+              ("cell_to_point", "uniform3d", "vtk-stdthread", 3.0),
+              ("point_to_cell", "unstructured_hex", "vtk-stdthread", 3.0),
+              ("cell_to_point", "unstructured_hex", "vtk-stdthread", 3.0),
+              ("point_gradient", "unstructured_hex", "vtk-seq", 10.0)]
+    sizes = sorted({r["n_points"] for r in rows})
+    for case, grid, vs, target in checks:
+        for n in sizes:
+            ours, theirs = times.get((case, grid, n, "daxpy")), times.get((case, grid, n, vs))
+            if ours and theirs:
+                x = theirs / ours
+                verdict = "met" if x >= target else "MISSED"
+                lines.append(f"{case} {grid} {n} points: daxpy {ours:.1f} ms vs {vs} "
+                             f"{theirs:.1f} ms = {x:.2f}x (goal {target:g}x) {verdict}")
+    return lines
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    # Other work on the machine skews CPU times: the load is recorded with them.
+    load_start = os.getloadavg()
+    rows, failures = [], []
+    for kind in args.grids.split(","):
+        for n in args.sizes:
+            start = time.perf_counter()
+            grid = build_grid(kind, n)
+            label = "uniform3d" if kind == "uniform" else "unstructured_hex"
+            print(f"{label}, {grid.n_points} points ({time.perf_counter() - start:.1f} s "
+                  "to build)", flush=True)
+            for case in make_cases(grid):
+                print(f"  {case.case}", flush=True)
+                rows += run_case(case, grid, label, args, failures)
+    write_results("cpu_vs_vtk", rows, gpu=False, viskores=vr.viskores_available(),
+                  repeat=args.repeat, load_avg_start=load_start,
+                  load_avg_end=os.getloadavg())
+    table = summarize(rows, "vtk-seq", ["daxpy", "vtk-stdthread", "viskores", "numpy"])
+    print(format_table(table, ["case", "grid", "n_points"] + IMPLS
+                       + ["daxpy_x", "vtk-stdthread_x", "numpy_x"]))
+    print("speed-ups (_x) are over vtk-seq; times in ms, medians after a warm-up")
+    for line in goals(rows):
+        print(line)
+    for failure in failures:
+        print("FAILED:", failure)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
