@@ -94,9 +94,9 @@ class DataSet:
             data = self.fields(association)
             other = "cells" if association == "points" else "points"
             if name not in data and name in self.fields(other):
-                raise FieldError(
-                    f"{name!r} is a {other[:-1]} field of {self.name}, but a "
-                    f"{association[:-1]} field is needed here (wrong association)"
+                raise UnknownFieldError(
+                    f"{self.name} has no {association[:-1]} field {name!r}: {name!r} is a "
+                    f"{other[:-1]} field (wrong association)"
                 )
             if name not in data:
                 raise UnknownFieldError(

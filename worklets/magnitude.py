@@ -50,8 +50,13 @@ def magnitude(grid, values: np.ndarray, out: np.ndarray | None = None):
     if values.ndim == 1 or values.shape[1] == 1:
         np.absolute(values.reshape(out.shape), out=out, dtype=dtype)
         return out
-    work = values.astype(dtype, copy=False)
-    np.einsum("ij,ij->i", work, work, out=out)
+    # Summing component by component, in order, gives the same bits whatever
+    # the input's memory layout (einsum's order follows the strides).
+    np.multiply(values[:, 0], values[:, 0], out=out, dtype=dtype)
+    square = np.empty_like(out)
+    for c in range(1, values.shape[1]):
+        np.multiply(values[:, c], values[:, c], out=square, dtype=dtype)
+        out += square
     np.sqrt(out, out=out)
     return out
 
