@@ -1,35 +1,18 @@
-"""Cutting a grid into pieces that can be computed apart and put back together.
+"""Cutting a structured grid into windows that are computed apart and put back.
 
 Distributed runs (:mod:`daxpy.dask`) and chunked host<->device streaming use
-the same pieces; nothing here knows about either.
+these windows; nothing here knows about either. Unstructured grids are cut in
+:mod:`daxpy.ghosts` (cell ranges with VTK ghost levels).
 
-Structured grids: windows
--------------------------
 A piece of a structured grid is a :class:`Window`: the box of points it reads
-(``lo`` to ``hi`` along each axis) and the box it owns. The read box is the
+(``lo`` to ``hi`` along x, y, z) and the box it owns. The read box is the
 owned one grown by the pipeline's *depth* on every side that has a neighbour,
 and by nothing at the grid's true border, so one-sided differences happen only
 there. :func:`window_grid` gives the window's sub-grid with its true
 coordinates, :func:`run_window` runs a pipeline on it and keeps only what the
 window owns. A window owns the cells whose first corner (lowest index) it
-owns, so cell results of neighbouring windows tile the grid's cells.
-
-Unstructured grids: ghost cells and ghost points
-------------------------------------------------
-:func:`partition_cells` splits the cells into contiguous id ranges, one per
-:class:`Piece`. The piece owns the cells of its range and the points whose
-lowest-numbered cell is in its range (points no cell uses are owned by point
-id ranges). It also holds ghost cells and ghost points, marked as VTK marks
-them: an unsigned char array named ``vtkGhostType`` (:data:`GHOST_ARRAY`) at
-points and at cells, 0 for what the piece owns, ``DUPLICATEPOINT`` (1) for a
-point that another piece owns, ``DUPLICATECELL`` (1) for a cell that another
-piece owns; VTK filters skip such duplicates when they merge pieces. The
-ghosts come in levels: level 1 is every cell that uses a point of an owned
-cell, level ``k + 1`` every cell that uses a point of a level ``k`` cell, and
-the ghost points are the corners of ghost cells. A stencil (point gradient,
-cell-to-point) is exact at every point whose cells are all in the piece, so
-with as many levels as the pipeline's depth the owned points and cells come
-out as in the single-domain run.
+owns, so the cell results of neighbouring windows tile the grid's cells; a
+point-to-cell stage therefore needs one layer of points past the owned box.
 
 Examples
 --------
@@ -47,37 +30,8 @@ from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
-from .arrays import to_host
 from .structured import CurvilinearGrid, RectilinearGrid, UniformGrid
-from .unstructured import UnstructuredGrid
 
-GHOST_ARRAY = "vtkGhostType"
-"""Name VTK gives the ghost-type arrays (vtkDataSetAttributes::GhostArrayName())."""
-
-DUPLICATEPOINT = 1
-"""vtkDataSetAttributes::DUPLICATEPOINT: the point is owned by another piece."""
-
-DUPLICATECELL = 1
-"""vtkDataSetAttributes::DUPLICATECELL: the cell is owned by another piece."""
-
-
-def worklet_reach(worklet) -> int:
-    """Layers of points a worklet reads beyond the element it writes.
-
-    The declared halo, and at least 1 where the worklet moves a field between
-    points and cells: a cell's corners span two layers of points.
-
-    Examples
-    --------
-    >>> from daxpy.worklet import get_worklet
-    >>> worklet_reach(get_worklet("point_gradient")), worklet_reach(get_worklet("cell_gradient"))
-    (1, 1)
-    """
-    moves = worklet.output_association not in (None, worklet.input_association)
-    return max(int(worklet.halo), 1 if moves else 0)
-
-
-# -- structured grids ------------------------------------------------------------
 
 @dataclass(frozen=True)
 class Window:
@@ -291,7 +245,8 @@ def merge_small(sizes: Iterable[int], minimum: int, last_minimum: int) -> tuple[
         else:
             merged.append(pending)
     while len(merged) > 1 and merged[-1] < last_minimum:
-        merged[-2] += merged.pop()
+        last = merged.pop()
+        merged[-1] += last
     return tuple(merged)
 
 
@@ -358,192 +313,3 @@ def slab_windows(dims: Sequence[int], planes: int, depth: int) -> list[Window]:
         own_lo[axis], own_hi[axis] = start, stop
         windows.append(Window(tuple(lo), tuple(hi), tuple(own_lo), tuple(own_hi)))
     return windows
-
-
-# -- unstructured grids ----------------------------------------------------------
-
-@dataclass(frozen=True)
-class Piece:
-    """One piece of an unstructured grid: owned cells, ghosts, and global ids.
-
-    Attributes
-    ----------
-    index : int
-        Position among the pieces.
-    grid : UnstructuredGrid
-        The piece's cells and points, numbered locally (ascending global ids),
-        with ``vtkGhostType`` at points and cells.
-    point_ids, cell_ids : numpy.ndarray
-        Global id of each local point and cell (int64, ascending).
-    owned_points : numpy.ndarray
-        Local ids of the points the piece owns.
-    owned_cells : slice
-        Local ids of the cells the piece owns (a contiguous range).
-    """
-
-    index: int
-    grid: UnstructuredGrid
-    point_ids: np.ndarray
-    cell_ids: np.ndarray
-    owned_points: np.ndarray
-    owned_cells: slice
-
-
-def cell_ranges(n_cells: int, pieces: int) -> np.ndarray:
-    """Bounds of ``pieces`` near-equal contiguous cell ranges (``pieces + 1`` ints).
-
-    Examples
-    --------
-    >>> cell_ranges(10, 3).tolist()
-    [0, 4, 7, 10]
-    """
-    return np.concatenate([[0], np.cumsum(even_split(n_cells, pieces))]).astype(np.int64) \
-        if n_cells else np.zeros(pieces + 1, dtype=np.int64)
-
-
-def _links(grid: UnstructuredGrid):
-    """Point -> cells links (CSR) and each connectivity entry's cell, cached."""
-    cache = grid._cache
-    if "partition_links" not in cache:
-        sizes = np.diff(grid.offsets.astype(np.int64))
-        entry_cell = np.repeat(np.arange(grid.n_cells, dtype=np.int64), sizes)
-        order = np.argsort(grid.connectivity, kind="stable")
-        counts = np.bincount(grid.connectivity, minlength=grid.n_points)
-        starts = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-        cache["partition_links"] = (starts, entry_cell[order], entry_cell)
-    return cache["partition_links"]
-
-
-def _ranges(starts: np.ndarray, stops: np.ndarray) -> np.ndarray:
-    """Concatenation of ``arange(start, stop)`` for each pair, without a loop."""
-    counts = stops - starts
-    total = int(counts.sum())
-    if total == 0:
-        return np.zeros(0, dtype=np.int64)
-    shift = np.repeat(starts - np.concatenate([[0], np.cumsum(counts)[:-1]]), counts)
-    return shift + np.arange(total, dtype=np.int64)
-
-
-def point_owners(grid: UnstructuredGrid, bounds: np.ndarray) -> np.ndarray:
-    """The piece that owns each point: the one holding the point's lowest-id cell.
-
-    Points no cell uses go by point id: piece ``p * pieces // n_points``.
-
-    Examples
-    --------
-    >>> import numpy as np, daxpy
-    >>> from daxpy.celltypes import LINE
-    >>> g = daxpy.UnstructuredGrid.from_blocks(np.eye(4, 3), {LINE: [[0, 1], [1, 2]]})
-    >>> point_owners(g, cell_ranges(2, 2)).tolist()
-    [0, 0, 1, 1]
-    """
-    pieces = len(bounds) - 1
-    owners = np.minimum(np.arange(grid.n_points) * pieces // max(grid.n_points, 1),
-                        pieces - 1)
-    _, _, entry_cell = _links(grid)
-    # Connectivity runs in cell order, so a point's first entry is its lowest cell.
-    used, first_entry = np.unique(grid.connectivity, return_index=True)
-    owners[used] = np.searchsorted(bounds, entry_cell[first_entry], side="right") - 1
-    return owners
-
-
-def _piece(grid, index, bounds, owners, levels) -> Piece:
-    starts, link_cells, _ = _links(grid)
-    offsets = grid.offsets.astype(np.int64)
-    owned = np.arange(bounds[index], bounds[index + 1])
-    cells = owned
-    lonely = np.flatnonzero((owners == index) & (np.diff(starts) == 0))
-    points = np.union1d(np.unique(grid.connectivity[_ranges(offsets[cells], offsets[cells + 1])]),
-                        lonely)
-    for _ in range(levels):
-        cells = np.unique(link_cells[_ranges(starts[points], starts[points + 1])])
-        corners = grid.connectivity[_ranges(offsets[cells], offsets[cells + 1])]
-        points = np.union1d(np.unique(corners), lonely)
-    corners = grid.connectivity[_ranges(offsets[cells], offsets[cells + 1])]
-    local_offsets = np.concatenate([[0], np.cumsum(offsets[cells + 1] - offsets[cells])])
-    point_ghosts = np.where(owners[points] == index, 0, DUPLICATEPOINT).astype(np.uint8)
-    in_range = (cells >= bounds[index]) & (cells < bounds[index + 1])
-    cell_ghosts = np.where(in_range, 0, DUPLICATECELL).astype(np.uint8)
-    local = UnstructuredGrid(
-        to_host(grid.points())[points], np.searchsorted(points, corners), local_offsets,
-        grid.cell_types[cells], point_data={GHOST_ARRAY: point_ghosts},
-        cell_data={GHOST_ARRAY: cell_ghosts}, name=f"{grid.name} piece {index}")
-    first = int(np.searchsorted(cells, bounds[index]))
-    return Piece(index, local, points.astype(np.int64), cells.astype(np.int64),
-                 np.flatnonzero(point_ghosts == 0), slice(first, first + len(owned)))
-
-
-def partition_cells(grid: UnstructuredGrid, pieces: int, levels: int) -> list[Piece]:
-    """Split ``grid`` into ``pieces`` cell ranges with ``levels`` of ghost cells.
-
-    Parameters
-    ----------
-    grid : UnstructuredGrid
-    pieces : int
-        Number of pieces (at least 1).
-    levels : int
-        Ghost levels: the pipeline's depth (see the module docstring).
-
-    Returns
-    -------
-    list of Piece
-
-    Examples
-    --------
-    >>> import numpy as np, daxpy
-    >>> from daxpy.celltypes import LINE
-    >>> g = daxpy.UnstructuredGrid.from_blocks(np.eye(5, 3),
-    ...                                        {LINE: [[0, 1], [1, 2], [2, 3], [3, 4]]})
-    >>> second = partition_cells(g, 2, 1)[1]
-    >>> second.cell_ids.tolist(), second.grid.cell_data["vtkGhostType"].tolist()
-    ([1, 2, 3], [1, 0, 0])
-    >>> second.point_ids.tolist(), second.grid.point_data["vtkGhostType"].tolist()
-    ([1, 2, 3, 4], [1, 1, 0, 0])
-    """
-    pieces = max(int(pieces), 1)
-    bounds = cell_ranges(grid.n_cells, pieces)
-    owners = point_owners(grid, bounds)
-    return [_piece(grid, index, bounds, owners, levels) for index in range(pieces)]
-
-
-def run_piece(run: Callable, piece: Piece, point_values: dict, cell_values: dict,
-              outputs: dict[str, str]) -> dict[str, Any]:
-    """Run a pipeline on one piece; return its owned results.
-
-    Parameters
-    ----------
-    run : callable
-        ``run(dataset) -> dataset`` holding the ``outputs`` fields.
-    piece : Piece
-    point_values, cell_values : dict of str to array
-        Input fields at the piece's points and cells (global values gathered
-        through ``piece.point_ids`` and ``piece.cell_ids``).
-    outputs : dict of str to str
-        Output field name to its association.
-
-    Returns
-    -------
-    dict of str to array
-        Point outputs at ``piece.point_ids[piece.owned_points]``, cell outputs
-        at ``piece.cell_ids[piece.owned_cells]``.
-
-    Examples
-    --------
-    >>> import numpy as np, daxpy
-    >>> from daxpy.celltypes import LINE
-    >>> g = daxpy.UnstructuredGrid.from_blocks(np.eye(5, 3),
-    ...                                        {LINE: [[0, 1], [1, 2], [2, 3], [3, 4]]})
-    >>> piece = partition_cells(g, 2, 1)[1]
-    >>> run = lambda d: daxpy.pipeline(d).cell_to_point("c", "p").pipeline.run(backend="cpu")
-    >>> c = np.array([1.0, 2.0, 4.0, 8.0])
-    >>> run_piece(run, piece, {}, {"c": c[piece.cell_ids]}, {"p": "points"})["p"].tolist()
-    [6.0, 8.0]
-    """
-    data = piece.grid.with_fields(point_values, cell_values)
-    result = run(data)
-    kept = {}
-    for name, association in outputs.items():
-        values, _ = result.field(name, association)
-        kept[name] = values[piece.owned_points if association == "points"
-                            else piece.owned_cells]
-    return kept
