@@ -116,8 +116,11 @@ def _select(dataset, wanted, to: str, profile: Profile):
     return result
 
 
-def run_stages(dataset, stages, wanted, backend: str, to: str):
+def run_stages(dataset, stages, wanted, backend: str, to: str, trace_memory: bool = True):
     """Run ``stages`` over ``dataset``; return ``(outputs dataset, Profile)``.
+
+    ``trace_memory=False`` leaves tracemalloc alone (no CPU peak memory in the
+    profile): starting and stopping it races with other threads' allocations.
 
     Examples
     --------
@@ -130,18 +133,20 @@ def run_stages(dataset, stages, wanted, backend: str, to: str):
     resolved = resolve_backend(backend)
     if resolved == "cpu" and to == "device":
         raise ArgumentError("to='device' needs the CUDA backend")
-    runner = _run_cuda if resolved == "cuda" else _run_cpu
-    return runner(dataset, stages, list(wanted), to)
+    if resolved == "cuda":
+        return _run_cuda(dataset, stages, list(wanted), to)
+    return _run_cpu(dataset, stages, list(wanted), to, trace_memory)
 
 
-def _run_cpu(dataset, stages, wanted, to):
+def _run_cpu(dataset, stages, wanted, to, trace_memory=True):
     profile = Profile(backend="cpu")
     readers = _readers(stages, wanted)
     working = dataset.with_fields()
-    tracing = not tracemalloc.is_tracing()
+    tracing = trace_memory and not tracemalloc.is_tracing()
     if tracing:
         tracemalloc.start()
-    tracemalloc.reset_peak()
+    if trace_memory:
+        tracemalloc.reset_peak()
     try:
         for stage in stages:
             start = time.perf_counter()
@@ -155,7 +160,8 @@ def _run_cpu(dataset, stages, wanted, to):
                     readers[name] -= 1
                     if readers[name] == 0:
                         _release(working, name)
-        profile.peak_bytes = tracemalloc.get_traced_memory()[1]
+        if trace_memory:
+            profile.peak_bytes = tracemalloc.get_traced_memory()[1]
     finally:
         if tracing:
             tracemalloc.stop()
