@@ -75,9 +75,10 @@ def add_demo_parser(subparsers) -> argparse.ArgumentParser:
     return parser
 
 
+from .cli_run import add_run_parser  # noqa: E402  (daxpy run, also on Dask)
 from .cuda.cli import add_source_parser  # noqa: E402  (CUDA backend's subcommand)
 
-SUBCOMMANDS = [add_demo_parser, add_source_parser]
+SUBCOMMANDS = [add_demo_parser, add_source_parser, add_run_parser]
 """Functions that each register one subcommand on the ``subparsers`` object."""
 
 

@@ -46,13 +46,13 @@ import dask.array as da
 import numpy as np
 
 from .arrays import is_device_array, to_host
-from .dask_graph import structured_outputs, unstructured_outputs
+from .dask_graph import resources, structured_outputs, unstructured_outputs
 from .errors import ArgumentError, FieldError
 from .pipeline import Pipeline, Stage
 from .pipeline_probe import StagesRunner, probe
 from .structured import StructuredGrid
 
-__all__ = ["DaskGrid", "DaskPipeline", "apply", "pipeline"]
+__all__ = ["DaskGrid", "DaskPipeline", "apply", "pipeline", "resources"]
 
 
 class DaskGrid:
@@ -250,9 +250,11 @@ class DaskPipeline(Pipeline):
             Whether the result chunks are NumPy or CuPy arrays.
         chunks : "auto", None, tuple or int
             Structured grids: ``"auto"`` plans slabs from the workers' memory
-            and the pipeline's bytes per point, None keeps the fields' chunks,
-            a tuple gives Dask chunks over ``(nz, ny, nx)``. Unstructured grids:
-            ``"auto"`` or a number of pieces.
+            and the pipeline's bytes per point, an int asks for that many
+            slabs, None keeps the fields' chunks, a tuple gives Dask chunks
+            over ``(nz, ny, nx)`` (leading axes of one point may be left out).
+            Chunks are merged where they are thinner than the pipeline's
+            depth. Unstructured grids: ``"auto"`` or a number of pieces.
 
         Returns
         -------

@@ -136,6 +136,8 @@ def _structured_chunks(dgrid, probe, chunks, depth, has_cells, on_gpu):
         pieces, memory = resources(on_gpu)
         chunks = plan_chunks(dgrid.topology.dims, probe.bytes_per_point(),
                              int(memory * MEMORY_FRACTION), pieces, depth)
+    elif isinstance(chunks, int):
+        chunks = plan_chunks(dgrid.topology.dims, 1, 1 << 62, chunks, depth)
     elif chunks is None:
         first = next(iter(dgrid.point_data.values()), None)
         chunks = first.chunks[:3] if first is not None else tuple((n,) for n in shape)

@@ -39,7 +39,6 @@ from typing import Any, Callable
 import numpy as np
 
 from .arrays import to_host
-from .partition import even_split
 from .unstructured import UnstructuredGrid
 
 GHOST_ARRAY = "vtkGhostType"
@@ -80,15 +79,15 @@ class Piece:
 
 
 def cell_ranges(n_cells: int, pieces: int) -> np.ndarray:
-    """Bounds of ``pieces`` near-equal contiguous cell ranges (``pieces + 1`` ints).
+    """Bounds of ``pieces`` near-equal contiguous cell ranges (``pieces + 1`` ints;
+    ranges are empty when there are fewer cells than pieces).
 
     Examples
     --------
     >>> cell_ranges(10, 3).tolist()
-    [0, 4, 7, 10]
+    [0, 3, 6, 10]
     """
-    return np.concatenate([[0], np.cumsum(even_split(n_cells, pieces))]).astype(np.int64) \
-        if n_cells else np.zeros(pieces + 1, dtype=np.int64)
+    return np.arange(pieces + 1, dtype=np.int64) * n_cells // pieces
 
 
 def _links(grid: UnstructuredGrid):
