@@ -352,7 +352,7 @@ def _spin(microseconds: float) -> None:
 
 
 def time_gpu(fn: Callable[[], Any], *, repeat: int = 20, warmup: int = 3,
-             spin_us: float = 300.0) -> float:
+             spin_us: float = 2000.0) -> float:
     """Median time of ``fn()`` on the current CUDA stream in ms, by CUDA events.
 
     ``fn`` must only enqueue work. Before each sample a one-thread kernel keeps

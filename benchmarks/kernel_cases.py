@@ -24,6 +24,9 @@ from reference import Generic, HandTuned
 
 Builder = Callable[[], tuple[Callable[[], None], Any]]
 
+FIELD_MAP = "sin(f) * g + 0.5 * f"
+"""The FieldMap expression of the benchmark (as in cpu_vs_vtk.py)."""
+
 
 @dataclass
 class Case:
@@ -85,6 +88,7 @@ class CaseBuilder:
             grid.point_data["f"] = _device_random(grid.n_points, 10 + seed)
             grid.cell_data["c"] = _device_random(grid.n_cells, 20 + seed)
         self.uniform.point_data["v"] = _device_random((self.uniform.n_points, 3), 30)
+        self.uniform.point_data["g"] = _device_random(self.uniform.n_points, 31)
         self.curv_points = cp.asarray(self.curv.points(), dtype=cp.float32)
         self.hex_corners = cp.asarray(self.hexes.cell_blocks()["hex"].corners,
                                       dtype=cp.int32)
@@ -151,7 +155,9 @@ class CaseBuilder:
                  lambda var=None: self.hand.pass_through(f, var), "pass_through",
                  lambda: self.generic.pass_through(f, self.cp.float64), rtol=0.0),
             Case("bias_add", "uniform3d", n, 8 * n + 4 * bias.size,
-                 lambda: ref.bias_add(f, bias), ("bias_add", g, f, "points", {"bias": bias}),
+                 lambda: ref.bias_add(f, bias),
+                 # daxpy takes the bias on the host, as BiasAdd's users give it
+                 ("bias_add", g, f, "points", {"bias": bias.get()}),
                  lambda var=None: self.hand.bias_add(f, bias, var), "bias_add",
                  lambda: self.generic.bias_add(f, bias), rtol=1e-6,
                  notes={"bias_size": int(bias.size)}),
@@ -160,10 +166,27 @@ class CaseBuilder:
                  lambda var=None: self.hand.magnitude(v, var), "magnitude",
                  lambda: self.generic.magnitude(v), rtol=1e-6),
         ]
+        maps.append(self._field_map_case(g))
         cell_gradient = Case("cell_gradient", "uniform3d", n, 4 * n + 12 * nc,
                              self._daxpy_reference("cell_gradient", g, f, "points"),
                              ("cell_gradient", g, f, "points", {}))
         return maps + self._structured_cases(g, "uniform3d") + [cell_gradient]
+
+    def _field_map_case(self, grid) -> Case:
+        """FieldMap of ``FIELD_MAP`` over the point fields f and g (daxpy only)."""
+        from daxpy.worklets.field_map import as_expression
+
+        cp = self.cp
+        f, g = grid.point_data["f"], grid.point_data["g"]
+
+        def expected():
+            f64 = f.astype(cp.float64)
+            return cp.sin(f64) * g + 0.5 * f64
+
+        params = {"expression": as_expression(FIELD_MAP), "fields": {"f": f, "g": g}}
+        return Case("field_map", "uniform3d", grid.n_points, 12 * grid.n_points, expected,
+                    ("field_map", grid, f, "points", params),
+                    notes={"expression": FIELD_MAP})
 
     def other_structured_cases(self) -> list[Case]:
         """The three stencils on the rectilinear and the curvilinear grid."""

@@ -99,6 +99,26 @@ def daxpy_call_ms(spec, repeat: int = 5) -> float:
     return statistics.median(samples[1:])
 
 
+def gpu_state() -> dict:
+    """SM clock (MHz), power (W) and temperature (C) now, from nvidia-smi ({} without it).
+
+    Recorded beside each timing: memory-bound kernels barely move with the SM
+    clock, stencils with more arithmetic do, and the card's clocks are not ours
+    to fix.
+    """
+    import subprocess
+
+    query = "clocks.sm,power.draw,temperature.gpu"
+    try:
+        line = subprocess.run(["nvidia-smi", f"--query-gpu={query}", "--format=csv,noheader,"
+                               "nounits", "-i", "0"], capture_output=True, text=True,
+                              timeout=10).stdout.strip()
+        clock, power, temp = (float(x) for x in line.split(","))
+    except (OSError, ValueError, subprocess.SubprocessError):
+        return {}
+    return {"sm_clock_mhz": clock, "power_w": power, "temp_c": temp}
+
+
 def implementations(case, variants: bool, impls: set):
     """``(impl, variant, builder)`` of every implementation of a case.
 
@@ -151,7 +171,7 @@ def measure_case(case, copy_gbps: float, args, failures: list) -> list[dict]:
             continue
         del out
         ms = time_gpu(launch, repeat=args.repeat)
-        extra = {"variant": variant, **case.notes}
+        extra = {"variant": variant, **case.notes, **gpu_state()}
         if impl == "daxpy":
             extra["call_ms"] = round(daxpy_call_ms(case.daxpy), 4)
         rows.append(make_row(case.case, case.grid, case.dtype, case.n_points, impl, ms,
