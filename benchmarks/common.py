@@ -130,13 +130,14 @@ def versions() -> dict[str, str | None]:
 
 # -- rows, tables, files ------------------------------------------------------
 def make_row(case: str, grid: str, dtype: str, n_points: int, impl: str,
-             time_ms: float, *, kernel_ms: float | None = None,
+             time_ms: float | None, *, kernel_ms: float | None = None,
              min_bytes: int | None = None, copy_gbps: float | None = None,
              agrees: bool = True, **extra) -> dict[str, Any]:
     """One result row with the derived rate and ratio filled in.
 
     ``gbps`` is ``min_bytes`` over ``kernel_ms`` when given, else over ``time_ms``;
-    ``ratio_to_copy`` divides it by the D2D copy rate of the same run.
+    ``ratio_to_copy`` divides it by the D2D copy rate of the same run. A row
+    whose result disagreed has ``time_ms`` None (it is never timed).
 
     Examples
     --------
@@ -147,7 +148,7 @@ def make_row(case: str, grid: str, dtype: str, n_points: int, impl: str,
     """
     row: dict[str, Any] = {"case": case, "grid": grid, "dtype": dtype,
                            "n_points": int(n_points), "impl": impl,
-                           "time_ms": round(float(time_ms), 4)}
+                           "time_ms": None if time_ms is None else round(float(time_ms), 4)}
     if kernel_ms is not None:
         row["kernel_ms"] = round(float(kernel_ms), 4)
     if min_bytes is not None:

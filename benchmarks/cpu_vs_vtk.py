@@ -176,7 +176,7 @@ def run_case(case: Case, grid, label: str, args, failures: list) -> list[dict]:
             except AgreementError as err:
                 failures.append(str(err))
                 rows.append(make_row(case.case, label, "float32", grid.n_points, impl,
-                                     float("nan"), agrees=False, error=str(err)))
+                                     None, agrees=False, error=str(err)))
                 continue
             ms, _ = time_cpu(run, repeat=args.repeat, warmup=0)
         rows.append(make_row(case.case, label, "float32", grid.n_points, impl, ms))

@@ -161,7 +161,7 @@ def measure_case(case, copy_gbps: float, args, failures: list) -> list[dict]:
         except AgreementError as err:
             failures.append(str(err))
             rows.append(make_row(case.case, case.grid, case.dtype, case.n_points, impl,
-                                 float("nan"), agrees=False, variant=variant,
+                                 None, agrees=False, variant=variant,
                                  error=str(err)))
             continue
         except Exception as err:  # an implementation that cannot run this case
