@@ -69,7 +69,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--sizes", default="1e6,1e7", help="point counts (comma-separated)")
     p.add_argument("--quick", action="store_true", help="100k points, one repeat")
-    p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--grids", default="uniform,hex")
     args = p.parse_args(argv)
     args.sizes = [int(float(s)) for s in args.sizes.split(",")]
