@@ -28,7 +28,7 @@ Examples
 >>> from daxpy.celltypes import LINE
 >>> g = daxpy.UnstructuredGrid.from_blocks(np.eye(4, 3), {LINE: [[0, 1], [1, 2], [2, 3]]})
 >>> [p.cell_ids.tolist() for p in partition_cells(g, 2, 1)]
-[[0, 1, 2], [1, 2]]
+[[0, 1], [0, 1, 2]]
 """
 
 from __future__ import annotations

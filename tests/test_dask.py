@@ -215,3 +215,30 @@ def test_cupy_chunks_stay_on_the_device_and_match_the_single_gpu_run():
     expected = single.run(backend="cuda", to="device").point_data[out.name]
     np.testing.assert_allclose(cupy.asnumpy(result).reshape(expected.shape),
                                cupy.asnumpy(expected), rtol=1e-6, atol=1e-6)
+
+
+def test_cli_run_on_a_dask_cluster_writes_the_single_domain_result(tmp_path, capsys):
+    distributed = pytest.importorskip("distributed")
+    pytest.importorskip("vtk")
+    from daxpy.cli import main
+    from daxpy.io import read
+
+    steps = ["--step", "gradient", "--step", "magnitude", "--step", "point_to_cell"]
+    assert main(["run", "wavelet:12", str(tmp_path / "here.vti"), "--field", "RTData",
+                 "--backend", "cpu"] + steps) == 0
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster:
+        assert main(["run", "wavelet:12", str(tmp_path / "there.vti"), "--field", "RTData",
+                     "--backend", "cpu", "--dask", cluster.scheduler_address,
+                     "--pieces", "3"] + steps) == 0
+    assert "Dask cluster at" in capsys.readouterr().out
+    here, there = read(tmp_path / "here.vti"), read(tmp_path / "there.vti")
+    np.testing.assert_array_equal(there.cell_data["point_to_cell_3"],
+                                  here.cell_data["point_to_cell_3"])
+
+
+def test_cli_run_refuses_unknown_steps(capsys):
+    from daxpy.cli import main
+
+    assert main(["run", "wavelet:4", "--field", "RTData", "--step", "blur"]) == 2
+    assert "the verb must be one of" in capsys.readouterr().err
