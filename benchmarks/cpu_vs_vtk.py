@@ -33,10 +33,11 @@ import numpy as np  # noqa: E402
 import datasets  # noqa: E402
 import vtk_runs as vr  # noqa: E402
 from common import (AgreementError, agree, format_table, make_row, summarize,  # noqa: E402
-                    time_cpu, write_results)
+                    write_results)
 from daxpy.filters import (BiasAdd, CellToPoint, FieldMap, Gradient, Magnitude,  # noqa: E402
                            PassThrough, PointToCell)
 from daxpy.interop import to_vtk  # noqa: E402
+from timing import time_cpu  # noqa: E402
 
 BIAS = np.array([0.25, -0.5, 0.75], dtype=np.float32)
 EXPRESSION = "sin(f) * g + 0.5 * f"

@@ -27,8 +27,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import (AgreementError, agree, copy_bandwidth_gbps, format_table,  # noqa: E402
-                    make_row, time_gpu, write_results)
+from common import AgreementError, agree, format_table, make_row, write_results  # noqa: E402
+from timing import copy_bandwidth_gbps, time_gpu  # noqa: E402
 
 COLUMNS = ["case", "grid", "impl", "variant", "n_points", "kernel_ms", "gbps",
            "ratio_to_copy", "vs_hand_tuned", "agrees"]

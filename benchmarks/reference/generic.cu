@@ -7,7 +7,7 @@
 // loops over corners and components have run-time trip counts, and indices
 // are 64-bit. Arithmetic is float (Dax's DaxScalar). Nothing here is slow on
 // purpose beyond being generic; it is what a single, switch-based kernel looks like.
-// benchmarks/reference/__init__.py packs the descriptor and launches these.
+// benchmarks/reference/generic.py packs the descriptor and launches these.
 
 enum GridType { UNIFORM = 0, RECTILINEAR = 1, CURVILINEAR = 2, UNSTRUCTURED = 3 };
 enum DType { F32 = 0, F64 = 1, I32 = 2, I64 = 3 };

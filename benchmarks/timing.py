@@ -1,0 +1,117 @@
+"""Timing for the benchmarks: host clocks for CPU work, CUDA events for GPU work.
+
+Both report medians after warm-up. GPU samples exclude host launch overhead
+(a spin kernel keeps the GPU busy while the host enqueues the timed work), and
+the device-to-device copy rate is the yardstick of every kernel figure.
+
+Examples
+--------
+>>> ms, value = time_cpu(lambda: 6 * 7, repeat=3)
+>>> value
+42
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from typing import Any, Callable
+
+import numpy as np
+
+from common import AgreementError
+
+
+def time_cpu(fn: Callable[[], Any], *, repeat: int = 5, warmup: int = 1,
+             slow_s: float = 3.0) -> tuple[float, Any]:
+    """Median wall time of ``fn()`` in ms after ``warmup`` calls, and the last result.
+
+    A call longer than ``slow_s`` seconds ends the sampling (so a 20-second VTK
+    run is timed once, after its warm-up, rather than five times).
+
+    Examples
+    --------
+    >>> ms, value = time_cpu(lambda: sum(range(100)), repeat=3)
+    >>> (ms >= 0, value)
+    (True, 4950)
+    """
+    result = None
+    for _ in range(warmup):
+        result = fn()
+    samples = []
+    for _ in range(max(repeat, 1)):
+        start = time.perf_counter()
+        result = fn()
+        samples.append(time.perf_counter() - start)
+        if samples[-1] > slow_s:
+            break
+    return statistics.median(samples) * 1e3, result
+
+
+_SPIN_SOURCE = r"""
+extern "C" __global__ void spin(long long cycles)
+{
+    long long start = clock64();
+    while (clock64() - start < cycles) { }
+}
+"""
+_spin_kernel = None
+
+
+def _spin(microseconds: float) -> None:
+    """Keep the GPU busy for a while so that the host queues the timed work behind it."""
+    global _spin_kernel
+    import cupy
+
+    if _spin_kernel is None:
+        _spin_kernel = cupy.RawKernel(_SPIN_SOURCE, "spin")
+    clock_khz = cupy.cuda.Device().attributes["ClockRate"]
+    _spin_kernel((1,), (1,), (np.int64(microseconds * clock_khz / 1e3),))
+
+
+def time_gpu(fn: Callable[[], Any], *, repeat: int = 20, warmup: int = 3,
+             spin_us: float = 2000.0) -> float:
+    """Median time of ``fn()`` on the current CUDA stream in ms, by CUDA events.
+
+    ``fn`` must only enqueue work. Before each sample a one-thread kernel keeps
+    the GPU busy for ``spin_us`` while the host enqueues the start event,
+    ``fn``'s kernels and the stop event, so the time between the events is the
+    kernels' alone and not the host's launch overhead (which for a 0.2 ms
+    kernel would be a tenth of it).
+    """
+    import cupy
+
+    for _ in range(warmup):
+        fn()
+    cupy.cuda.get_current_stream().synchronize()
+    start, stop = cupy.cuda.Event(), cupy.cuda.Event()
+    samples = []
+    for _ in range(repeat):
+        _spin(spin_us)
+        start.record()
+        fn()
+        stop.record()
+        stop.synchronize()
+        samples.append(cupy.cuda.get_elapsed_time(start, stop))
+    return statistics.median(samples)
+
+
+def copy_bandwidth_gbps(nbytes: int = 2 << 30, repeat: int = 20) -> float:
+    """Device-to-device copy rate in GB/s, counting bytes read plus bytes written.
+
+    A ``cudaMemcpyAsync`` of ``nbytes`` between two device buffers, filled with
+    random bytes first (never time on zeros), median of ``repeat`` copies.
+    """
+    import cupy
+
+    n_words = nbytes // 4
+    src = cupy.random.default_rng(1).random(n_words, dtype=cupy.float32)
+    dst = cupy.empty_like(src)
+
+    def copy() -> None:
+        dst.data.copy_from_device_async(src.data, src.nbytes)
+
+    ms = time_gpu(copy, repeat=repeat)
+    if not bool((dst == src).all()):
+        raise AgreementError("the D2D copy did not reproduce its source")
+    return 2 * src.nbytes / (ms / 1e3) / 1e9
