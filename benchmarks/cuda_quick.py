@@ -12,8 +12,9 @@ import numpy as np
 import daxpy
 from daxpy.cuda import compile as cc
 from daxpy.cuda.dispatch import empty_output, launch
-from daxpy.cuda.plan import PER_THREAD, make_plan
+from daxpy.cuda.plan import make_plan
 from daxpy.worklet import get_worklet
+from timing import copy_bandwidth_gbps, time_gpu
 
 
 def plan_for(name, grid, values, association="points", **params):
@@ -47,24 +48,30 @@ def compile_times():
 
 
 def bench(fn, repeat=20):
-    for _ in range(3):
-        fn()
-    start, stop = cupy.cuda.Event(), cupy.cuda.Event()
-    times = []
-    for _ in range(repeat):
-        start.record(); fn(); stop.record(); stop.synchronize()
-        times.append(cupy.cuda.get_elapsed_time(start, stop))
-    return float(np.median(times))
+    """Kernel-only median ms (benchmarks/timing.py: a spin kernel hides launch overhead)."""
+    return time_gpu(fn, repeat=repeat)
+
+
+def check(name, association, params):
+    """The generated kernel agrees with the NumPy backend on a grid with
+    several blocks along each axis (before anything is timed)."""
+    from daxpy.dispatch import execute
+
+    grid = daxpy.UniformGrid(dims=(132, 37, 41), spacing=(0.1, 0.2, 0.3))
+    n = grid.n_points if association == "points" else grid.n_cells
+    values = np.random.default_rng(5).random(n, dtype=np.float32)
+    expected = execute(name, grid, values, association, backend="cpu", **params)
+    got = cupy.asnumpy(execute(name, grid, values, association, backend="cuda", **params))
+    scale = max(float(np.abs(expected).max()), 1.0)
+    return bool(np.allclose(got, expected, rtol=2e-4, atol=2e-4 * scale))
 
 
 def bandwidth():
     n = 464  # 464^3 ~ 100M points
     grid = daxpy.UniformGrid(dims=(n, n, n), spacing=(0.1, 0.2, 0.3))
     values = cupy.random.default_rng(0).random(grid.n_points, dtype=np.float32)
-    dst = cupy.empty_like(values)
-    copy_ms = bench(lambda: cupy.copyto(dst, values))
-    copy_gbps = 2 * values.nbytes / copy_ms / 1e6
-    print(f"D2D copy: {copy_ms:.3f} ms, {copy_gbps:.0f} GB/s")
+    copy_gbps = copy_bandwidth_gbps()
+    print(f"D2D copy (2 GiB, cudaMemcpyAsync): {copy_gbps:.0f} GB/s")
     cases = [("pass_through", values, {"dtype": "float64"}),
              ("bias_add", values, {"bias": [1.0, 2.0, 3.0, 4.0]}),
              ("point_to_cell", values, {}),
@@ -72,23 +79,17 @@ def bandwidth():
              ("cell_gradient", values, {}),
              ("cell_to_point", cupy.random.default_rng(1).random(grid.n_cells, dtype=np.float32),
               {})]
-    print(f"{'kernel':40s} {'per thread':>10s} {'ms':>7s} {'GB/s':>7s} {'of copy':>7s}")
-    del dst
+    print(f"{'kernel':46s} {'ms':>7s} {'GB/s':>7s} {'of copy':>7s} {'agrees':>6s}")
     for name, field, params in cases:
         association = "cells" if name == "cell_to_point" else "points"
-        domain = get_worklet(name).cuda.domain
-        default = PER_THREAD[domain]
-        for per_thread in (1, 2, 4):
-            PER_THREAD[domain] = per_thread
-            plan = plan_for(name, grid, field, association, **params)
-            out = empty_output(plan.out_shape, plan.out_dtype)
-            ms = bench(lambda: launch(plan, field, out))
-            moved = field.nbytes + out.nbytes
-            gbps = moved / ms / 1e6
-            print(f"{plan.launches[0].kernel.name:40s} {per_thread:10d} {ms:7.3f} {gbps:7.0f} "
-                  f"{gbps / copy_gbps:7.2f}")
-            del out
-        PER_THREAD[domain] = default
+        agrees = check(name, association, params)
+        plan = plan_for(name, grid, field, association, **params)
+        out = empty_output(plan.out_shape, plan.out_dtype)
+        ms = bench(lambda: launch(plan, field, out))
+        gbps = (field.nbytes + out.nbytes) / ms / 1e6
+        print(f"{plan.launches[0].kernel.name:46s} {ms:7.3f} {gbps:7.0f} "
+              f"{gbps / copy_gbps:7.2f} {str(agrees):>6s}")
+        del out
 
 
 HINTS = {"ldcs/stcs": "", "ldg/stcs": "#define __ldcs(p) __ldg(p)\n",
@@ -114,14 +115,17 @@ def cache_hints():
         args = tuple(step.values(values, out))
         for label, prefix in HINTS.items():
             kernel = cc.get_kernel(step.kernel.name, prefix + step.kernel.source())
-            blocks = step.kernel.blocks(step.n_items)
-            ms = bench(lambda: kernel((blocks,), (256,), args))
+            grid_dims, block = step.dims()
+            ms = bench(lambda: kernel(grid_dims, block, args))
             gbps = (values.nbytes + out.nbytes) / ms / 1e6
             print(f"{step.kernel.name:40s} {label:>10s} {ms:7.3f} {gbps / copy_gbps:7.2f}")
         del out
 
 
 if __name__ == "__main__":
+    import sys
+
     compile_times()
     bandwidth()
-    cache_hints()
+    if "--hints" in sys.argv:
+        cache_hints()

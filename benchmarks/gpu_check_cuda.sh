@@ -1,11 +1,14 @@
 #!/bin/bash
 # GPU check of the CUDA backend (run on the device machine from the repo root):
-# offline install, the GPU tests, compile times, and a quick bandwidth table.
+# offline install, a quick bandwidth table (each kernel checked against the
+# NumPy backend before it is timed), then the GPU tests.
+#   PYTEST_ARGS: extra pytest arguments (e.g. -k marching); PYTEST_TIMEOUT: seconds.
+#   TESTS: test files (default test_cuda_backend.py).
 set -o pipefail
 rm -rf /tmp/site; python3 -m pip install -q --no-deps --no-build-isolation --no-index --target /tmp/site . || exit 1
 export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 DAXPY_CACHE_DIR=/tmp/daxpy-cache
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+(cd benchmarks && python3 cuda_quick.py ${QUICK_ARGS} 2>&1 | tee "$OUT/quick.log")
 (cd tests && timeout ${PYTEST_TIMEOUT:-150} python3 -m pytest -x -q -m gpu -p no:cacheprovider \
-    test_cuda_backend.py ${PYTEST_ARGS} 2>&1 | tee "$OUT/pytest.log" | tail -40)
-python3 benchmarks/cuda_quick.py 2>&1 | tee "$OUT/quick.log"
+    ${TESTS:-test_cuda_backend.py} ${PYTEST_ARGS} 2>&1 | tee "$OUT/pytest.log" | tail -40)

@@ -212,3 +212,45 @@ def test_kernel_cache_on_disk(tmp_path, monkeypatch):
     assert cc.STATS["compiled"] == before["compiled"] + 2
     compare("point_gradient", grid, values, "points")
     assert out.shape == (grid.n_points, 3)
+
+
+def _structured(family, dims, rng):
+    if family == "uniform":
+        return daxpy.UniformGrid(dims=dims, origin=(0.5, -1, 2), spacing=(0.3, 0.7, 1.1))
+    if family == "rectilinear":
+        return daxpy.RectilinearGrid(*(np.cumsum(rng.uniform(0.2, 1.0, n)) for n in dims))
+    base = np.stack(np.meshgrid(*(np.arange(n, dtype=float) for n in dims), indexing="ij"), -1)
+    points = base.transpose(2, 1, 0, 3).reshape(-1, 3) + rng.uniform(-0.2, 0.2, (np.prod(dims), 3))
+    return daxpy.CurvilinearGrid(dims, points)
+
+
+# Marching kernels: several x blocks (> 32 groups), y blocks (> 8 rows) and
+# z chunks, rows of whole and partial 16-byte vectors, two-point axes.
+MARCH_DIMS = [(136, 11, 13), (67, 9, 18), (2, 2, 2)]
+MARCH_CASES = [("point_gradient", "uniform"), ("point_gradient", "rectilinear"),
+               ("point_gradient", "curvilinear"), ("point_to_cell", "uniform"),
+               ("cell_to_point", "curvilinear")]
+
+
+@pytest.mark.parametrize("dims", MARCH_DIMS)
+@pytest.mark.parametrize("name,family", MARCH_CASES)
+@pytest.mark.parametrize("dtype,ncomp", [(np.float32, 1), (np.float64, 1), (np.float32, 3)])
+def test_marching_kernels(name, family, dims, dtype, ncomp):
+    rng = np.random.default_rng(sum(dims))
+    grid = _structured(family, dims, rng)
+    association = WORKLETS[name][0]
+    n = grid.n_points if association == "points" else grid.n_cells
+    values = rng.uniform(-5, 5, (n, ncomp) if ncomp > 1 else n).astype(dtype)
+    compare(name, grid, values, association)
+
+
+@pytest.mark.parametrize("name", ["point_gradient", "point_to_cell", "cell_to_point"])
+def test_marching_kernels_on_misaligned_views(name):
+    grid = daxpy.UniformGrid(dims=(40, 7, 9))
+    association = WORKLETS[name][0]
+    n = grid.n_points if association == "points" else grid.n_cells
+    backing = cupy.random.default_rng(2).standard_normal(n + 1, dtype=np.float32)
+    compare(name, grid, cupy.asnumpy(backing[1:]), association)
+    got = execute(name, grid, backing[1:], association, backend="cuda")
+    expected = execute(name, grid, backing[1:].copy(), association, backend="cuda")
+    np.testing.assert_allclose(cupy.asnumpy(got), cupy.asnumpy(expected), rtol=1e-6, atol=1e-6)

@@ -15,8 +15,10 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 
+import daxpy
+
 from daxpy.cuda.cli import GRID_NAMES, example_grid
-from daxpy.cuda.codegen import TOPOLOGY_HEADER, read_header
+from daxpy.cuda.codegen import BASE_HEADERS, read_header
 from daxpy.cuda.plan import make_plan
 from daxpy.worklet import registered_worklets
 
@@ -29,6 +31,13 @@ PARAMS = {"pass_through": [{}, {"dtype": "float64"}, {"dtype": "int32"}],
 TAILS = {name: [(9,)] for name in ("divergence", "vorticity", "qcriterion")}
 
 
+# 3-D grids whose rows hold whole 16-byte vectors: the marching kernels' wide
+# loads and stores (example grids have 3 points a side: one item per thread).
+WIDE_GRIDS = [daxpy.UniformGrid(dims=(8, 3, 3)), daxpy.UniformGrid(dims=(5, 3, 3)),
+              daxpy.RectilinearGrid(np.arange(8.0), np.arange(3.0), np.arange(3.0)),
+              daxpy.CurvilinearGrid((8, 3, 3), np.random.default_rng(0).random((72, 3)))]
+
+
 def _params(name):
     worklet = registered_worklets()[name]
     return PARAMS.get(name, [{}]), worklet
@@ -39,8 +48,7 @@ def specializations(name):
     kernels = {}
     param_sets, worklet = _params(name)
     association = "cells" if worklet.input_association == "cells" else "points"
-    for grid_name in GRID_NAMES:
-        grid = example_grid(grid_name)
+    for grid in [example_grid(g) for g in GRID_NAMES] + WIDE_GRIDS:
         for dtype in ("float32", "float64"):
             for tail in TAILS.get(name, [(), (3,)]):
                 for index in ("int", "long long"):
@@ -91,7 +99,7 @@ def _have_compiler():
 def test_every_specialization_compiles_to_ptx(name, tmp_path):
     kernels = specializations(name)
     assert kernels, f"{name} has no kernels"
-    headers = [TOPOLOGY_HEADER] + sorted({h for k in kernels.values() for h in k.headers})
+    headers = list(BASE_HEADERS) + sorted({h for k in kernels.values() for h in k.headers})
     source = "\n".join([read_header(h) for h in headers]
                        + [k.kernel() for k in kernels.values()])
     with ThreadPoolExecutor(len(ARCHS)) as pool:
@@ -117,7 +125,8 @@ def test_no_runtime_switch_on_topology_shape_or_dtype(name):
 
 def test_kernel_names_are_specialization_names():
     kernels = specializations("point_gradient")
-    assert "point_gradient__uniform3d__f32__c1" in kernels
+    assert "point_gradient__uniform2d__f32__c1" in kernels
+    assert "point_gradient__uniform3d__f32__c1__march4__w4" in kernels
     assert "point_gradient__curvilinear2d__f64__c3__i64" in kernels
     assert any(n.startswith("point_gradient__unstructured_hex") for n in kernels)
     for name, kernel in kernels.items():

@@ -37,7 +37,8 @@ __device__ __forceinline__ V3<T> cross(V3<T> a, V3<T> b) {
 template <typename T> __device__ __forceinline__ T load(const T* p) { return __ldg(p); }
 
 // Vector memory access: V consecutive elements moved as 16-byte (or smaller)
-// words with streaming cache hints, for data read or written exactly once.
+// words. Elementwise maps use read-only loads and plain stores: streaming
+// hints measured equal or slower on the H200 (benchmarks/NOTES.md).
 template <int B> struct Word;
 template <> struct Word<16> { typedef uint4 type; };
 template <> struct Word<8> { typedef uint2 type; };
@@ -45,10 +46,16 @@ template <> struct Word<4> { typedef unsigned int type; };
 template <> struct Word<2> { typedef unsigned short type; };
 template <> struct Word<1> { typedef unsigned char type; };
 
+// Widest word (up to 16 bytes) that divides B bytes: 12 bytes move as three
+// 4-byte words, 48 as three 16-byte ones.
+template <int B> struct WordSize {
+  static constexpr int value = B % 16 == 0 ? 16 : B % 8 == 0 ? 8 : B % 4 == 0 ? 4 : B % 2 == 0 ? 2 : 1;
+};
+
 // V elements of T seen as 16-byte (or smaller) words; the union keeps the
 // elements in registers (nvcc and NVRTC both accept this type punning).
 template <int V, typename T> struct Pack {
-  static constexpr int bytes = V * int(sizeof(T)), word = bytes >= 16 ? 16 : bytes;
+  static constexpr int bytes = V * int(sizeof(T)), word = WordSize<bytes>::value;
   typedef typename Word<word>::type W;
   union { T x[V]; W w[bytes / word]; };
 };
@@ -58,13 +65,36 @@ __device__ __forceinline__ void load_vector(const T* p, T (&x)[V]) {
   Pack<V, T> pack;
   const auto* words = reinterpret_cast<const typename Pack<V, T>::W*>(p);
 #pragma unroll
-  for (int i = 0; i < Pack<V, T>::bytes / Pack<V, T>::word; ++i) pack.w[i] = __ldcs(words + i);
+  for (int i = 0; i < Pack<V, T>::bytes / Pack<V, T>::word; ++i) pack.w[i] = __ldg(words + i);
+#pragma unroll
+  for (int v = 0; v < V; ++v) x[v] = pack.x[v];
+}
+
+// The same through the read-only cache, for data that neighbours read again.
+template <int V, typename T>
+__device__ __forceinline__ void load_cached(const T* p, T (&x)[V]) {
+  Pack<V, T> pack;
+  const auto* words = reinterpret_cast<const typename Pack<V, T>::W*>(p);
+#pragma unroll
+  for (int i = 0; i < Pack<V, T>::bytes / Pack<V, T>::word; ++i) pack.w[i] = __ldg(words + i);
 #pragma unroll
   for (int v = 0; v < V; ++v) x[v] = pack.x[v];
 }
 
 template <int V, typename T>
 __device__ __forceinline__ void store_vector(T* p, const T (&x)[V]) {
+  Pack<V, T> pack;
+#pragma unroll
+  for (int v = 0; v < V; ++v) pack.x[v] = x[v];
+  auto* words = reinterpret_cast<typename Pack<V, T>::W*>(p);
+#pragma unroll
+  for (int i = 0; i < Pack<V, T>::bytes / Pack<V, T>::word; ++i) words[i] = pack.w[i];
+}
+
+// Streaming (evict-first) vector stores, for stencil outputs: they keep the
+// L2 for the input planes that neighbouring blocks read again.
+template <int V, typename T>
+__device__ __forceinline__ void store_streaming(T* p, const T (&x)[V]) {
   Pack<V, T> pack;
 #pragma unroll
   for (int v = 0; v < V; ++v) pack.x[v] = x[v];
@@ -176,10 +206,20 @@ struct StructuredIndex {
 // Uniform grid: w[d] = e_axis(d) / spacing(axis(d)): the metric is constant.
 // point_metric: rows m[d] for index-space differences from point plo[d]
 // (index lo[d]) to point phi[d] (index hi[d]) along each axis.
+// march_metric: the same rows for a marching kernel (D == 3), which holds the
+// coordinate differences dX[d] = X(hi) - X(lo) itself where the grid has
+// explicit points (explicit_points).
 template <int D, typename I, typename T>
 struct UniformGrid : StructuredIndex<D, I> {
   typedef T Coord;
+  static constexpr bool explicit_points = false;
   V3<T> w DAX_AXES(D);
+  __device__ __forceinline__ void march_metric(const I (&lo)[3], const I (&hi)[3], const V3<T> (&)[3],
+                                               V3<T> (&m)[3]) const {
+    // hi - lo is 2 inside and 1 at a border: a select, not a division.
+#pragma unroll
+    for (int d = 0; d < 3; ++d) m[d] = (hi[d] - lo[d] == 2 ? T(0.5) : T(1)) * w[d];
+  }
   __device__ __forceinline__ void point_metric(const I (&lo) DAX_AXES(D), const I (&hi) DAX_AXES(D),
                                                const I (&) DAX_AXES(D), const I (&) DAX_AXES(D),
                                                V3<T> (&m) DAX_AXES(D)) const {
@@ -197,8 +237,14 @@ struct UniformGrid : StructuredIndex<D, I> {
 template <int D, typename I, typename T>
 struct RectilinearGrid : StructuredIndex<D, I> {
   typedef T Coord;
+  static constexpr bool explicit_points = false;
   const T* x DAX_AXES(D);
   V3<T> e DAX_AXES(D);
+  __device__ __forceinline__ void march_metric(const I (&lo)[3], const I (&hi)[3], const V3<T> (&)[3],
+                                               V3<T> (&m)[3]) const {
+#pragma unroll
+    for (int d = 0; d < 3; ++d) m[d] = (T(1) / (load(x[d] + hi[d]) - load(x[d] + lo[d]))) * e[d];
+  }
   __device__ __forceinline__ void point_metric(const I (&lo) DAX_AXES(D), const I (&hi) DAX_AXES(D),
                                                const I (&) DAX_AXES(D), const I (&) DAX_AXES(D),
                                                V3<T> (&m) DAX_AXES(D)) const {
@@ -219,8 +265,13 @@ struct RectilinearGrid : StructuredIndex<D, I> {
 template <int D, typename I, typename T>
 struct CurvilinearGrid : StructuredIndex<D, I> {
   typedef T Coord;
+  static constexpr bool explicit_points = true;
   const T* xyz;
   V3<T> u[3 - D > 0 ? 3 - D : 1];
+  __device__ __forceinline__ void march_metric(const I (&)[3], const I (&)[3], const V3<T> (&dX)[3],
+                                               V3<T> (&m)[3]) const {
+    inverse_rows(dX, m);
+  }
   __device__ __forceinline__ V3<T> point_coords(I p) const {
     return {load(xyz + 3 * p), load(xyz + 3 * p + 1), load(xyz + 3 * p + 2)};
   }

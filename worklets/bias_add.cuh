@@ -7,20 +7,41 @@
 
 namespace dax {
 
+// Adds bias[j], bias[j + 1], ... (wrapping) to V consecutive values.
 template <int V, typename I, typename In, typename Out>
-__device__ __forceinline__ void bias_add(I item, const In* __restrict__ in, Out* __restrict__ out,
-                                         const In* __restrict__ bias, I n_bias) {
-  In x[V];
-  load_vector<V>(in + item * I(V), x);
-  I j = (item * I(V)) % n_bias;
-  Out y[V];
+__device__ __forceinline__ void add_bias_from(I j, const In (&x)[V], Out (&y)[V],
+                                              const In* __restrict__ bias, I n_bias) {
 #pragma unroll
   for (int v = 0; v < V; ++v) {
     y[v] = Out(x[v] + load(bias + j));
     j = j + 1 == n_bias ? I(0) : j + 1;
   }
+}
+
+template <int V, typename I, typename In, typename Out>
+__device__ __forceinline__ void bias_add(I item, const In* __restrict__ in, Out* __restrict__ out,
+                                         const In* __restrict__ bias, I n_bias) {
+  In x[V];
+  load_vector<V>(in + item * I(V), x);
+  Out y[V];
+  add_bias_from<V>((item * I(V)) % n_bias, x, y, bias, n_bias);
   store_vector<V>(out + item * I(V), y);
 }
+
+// The same as a map stage of a fused kernel: tuple id's flat values start
+// at id * C.
+template <int C, typename In_, typename Out_>
+struct BiasAddMap {
+  typedef In_ In;
+  typedef Out_ Out;
+  static constexpr int in_c = C, out_c = C;
+  const In* bias;
+  long long n_bias;
+  template <typename I>
+  __device__ __forceinline__ void operator()(I id, const In (&x)[C], Out (&y)[C]) const {
+    add_bias_from<C>((id * I(C)) % I(n_bias), x, y, bias, I(n_bias));
+  }
+};
 
 }  // namespace dax
 

@@ -33,15 +33,46 @@ template <typename T> __device__ __forceinline__ T fm_truth(bool b) { return b ?
 template <typename T> __device__ __forceinline__ bool fm_true(T x) { return x != T(0); }
 template <typename T> __device__ __forceinline__ T fm_where(T c, T a, T b) { return c != T(0) ? a : b; }
 
-// CI: components of the first field; C: of the output (the widest field).
+// The other fields of an expression, kept in order; call() evaluates E on
+// the first field's value and each field's value at (item, c).
+template <class... A> struct ArgList;
+template <> struct ArgList<> {
+  template <int C, class E, typename I, typename... X>
+  __device__ __forceinline__ auto call(I, int, X... x) const { return E::eval(x...); }
+};
+template <class A0, class... A> struct ArgList<A0, A...> {
+  A0 head;
+  ArgList<A...> tail;
+  template <int C, class E, typename I, typename... X>
+  __device__ __forceinline__ auto call(I item, int c, X... x) const {
+    return tail.template call<C, E>(item, c, x..., head.template get<C>(item, c));
+  }
+};
+
+__device__ __forceinline__ ArgList<> arg_list() { return {}; }
+template <class A0, class... A>
+__device__ __forceinline__ ArgList<A0, A...> arg_list(A0 a0, A... a) { return {a0, arg_list(a...)}; }
+
+// As a map stage (also of fused kernels, _fields.cuh). CI: components of the
+// first field; C: of the output (the widest field); Wide: whether the first
+// field has C components (else it broadcasts).
+template <int CI, typename In_, typename Out_, class E, bool Wide, int C, class... Args>
+struct ExpressionMap {
+  typedef In_ In;
+  typedef Out_ Out;
+  static constexpr int in_c = Wide ? C : 1, out_c = C;
+  ArgList<Args...> args;
+  template <typename I>
+  __device__ __forceinline__ void operator()(I item, const In (&x)[in_c], Out (&y)[C]) const {
+#pragma unroll
+    for (int c = 0; c < C; ++c) y[c] = args.template call<C, E>(item, c, Out(x[Wide ? c : 0]));
+  }
+};
+
 template <int CI, typename I, typename In, typename Out, class E, bool Wide, int C, class... Args>
 __device__ __forceinline__ void field_map(I item, const In* __restrict__ in, Out* __restrict__ out,
                                           Args... args) {
-  const FieldArg<In, Wide> first{in};
-#pragma unroll
-  for (int c = 0; c < C; ++c)
-    __stcs(out + item * I(C) + c,
-           E::eval(Out(first.template get<C>(item, c)), args.template get<C>(item, c)...));
+  map_tuple(ExpressionMap<CI, In, Out, E, Wide, C, Args...>{arg_list(args...)}, item, in, out);
 }
 
 }  // namespace dax

@@ -147,15 +147,24 @@ __device__ __forceinline__ void add_shape_gradient(const R (&dN) DAX_DIM(S)[S::n
   }
 }
 
-template <int C, typename R, typename I, typename Out>
-__device__ __forceinline__ void store_gradient(const V3<R> (&g)[C], I id, Out* __restrict__ out) {
-  Out* row = out + id * I(3 * C);
+// VTK's layout: [dc0/dx, dc0/dy, dc0/dz, dc1/dx, ...] in the sink's type.
+template <int C, typename R, class Dst>
+__device__ __forceinline__ void gradient_tuple(const V3<R> (&g)[C], typename Dst::T (&o)[3 * C]) {
+  typedef typename Dst::T Out;
 #pragma unroll
   for (int c = 0; c < C; ++c) {
-    __stcs(row + 3 * c, Out(g[c].x));
-    __stcs(row + 3 * c + 1, Out(g[c].y));
-    __stcs(row + 3 * c + 2, Out(g[c].z));
+    o[3 * c] = Out(g[c].x);
+    o[3 * c + 1] = Out(g[c].y);
+    o[3 * c + 2] = Out(g[c].z);
   }
+}
+
+template <int C, typename R, typename I, class Dst>
+__device__ __forceinline__ void store_gradient(const V3<R> (&g)[C], I id, const Dst& dst) {
+  static_assert(Dst::C == 3 * C, "a gradient has three values per input component");
+  typename Dst::T o[3 * C];
+  gradient_tuple<C, R, Dst>(g, o);
+  dst.put(id, o);
 }
 
 template <int C, typename R>
@@ -164,13 +173,21 @@ __device__ __forceinline__ void zero(V3<R> (&g)[C]) {
   for (int c = 0; c < C; ++c) g[c] = V3<R>{R(0), R(0), R(0)};
 }
 
+// Tuple p of a source, converted to R.
+template <typename R, class Src, typename I>
+__device__ __forceinline__ void gather(const Src& src, I p, R (&f)[Src::C]) {
+  typename Src::T x[Src::C];
+  src.one(p, x);
+#pragma unroll
+  for (int c = 0; c < Src::C; ++c) f[c] = R(x[c]);
+}
+
 // ------------------------------------------------------- structured grids
 // Point gradient: central differences inside, one-sided at the border.
-template <int C, class G, typename I, typename In, typename Out>
-__device__ __forceinline__ void structured_point_gradient(const G& topo, I p,
-                                                          const In* __restrict__ in,
-                                                          Out* __restrict__ out) {
-  constexpr int D = G::dim;
+template <class G, typename I, class Src, class Dst>
+__device__ __forceinline__ void structured_point_gradient(const G& topo, I p, const Src& src,
+                                                          const Dst& dst) {
+  constexpr int D = G::dim, C = Src::C;
   typedef typename G::Coord R;
   I ijk DAX_AXES(D), lo DAX_AXES(D), hi DAX_AXES(D), plo DAX_AXES(D), phi DAX_AXES(D);
   topo.split(p, topo.n, ijk);
@@ -188,31 +205,26 @@ __device__ __forceinline__ void structured_point_gradient(const G& topo, I p,
   zero(g);
 #pragma unroll
   for (int d = 0; d < D; ++d) {
+    R a[C], b[C];
+    gather<R>(src, plo[d], a);
+    gather<R>(src, phi[d], b);
 #pragma unroll
-    for (int c = 0; c < C; ++c) {
-      const R df = R(load(in + phi[d] * I(C) + c)) - R(load(in + plo[d] * I(C) + c));
-      g[c] = g[c] + df * m[d];
-    }
+    for (int c = 0; c < C; ++c) g[c] = g[c] + (b[c] - a[c]) * m[d];
   }
-  store_gradient<C>(g, p, out);
+  store_gradient<C>(g, p, dst);
 }
 
 // Cell gradient at the centre: the mean difference over the edges along each axis.
-template <int C, class G, typename I, typename In, typename Out>
-__device__ __forceinline__ void structured_cell_gradient(const G& topo, I item,
-                                                         const In* __restrict__ in,
-                                                         Out* __restrict__ out) {
-  constexpr int D = G::dim;
+template <class G, typename I, class Src, class Dst>
+__device__ __forceinline__ void structured_cell_gradient(const G& topo, I item, const Src& src,
+                                                         const Dst& dst) {
+  constexpr int D = G::dim, C = Src::C;
   constexpr int K = 1 << D;
   typedef typename G::Coord R;
   const auto cell = topo.cell(item);
   R f[K][C];
 #pragma unroll
-  for (int k = 0; k < K; ++k) {
-    const I p = cell.point(k);
-#pragma unroll
-    for (int c = 0; c < C; ++c) f[k][c] = R(load(in + p * I(C) + c));
-  }
+  for (int k = 0; k < K; ++k) gather<R>(src, cell.point(k), f[k]);
   V3<R> m DAX_AXES(D);
   topo.cell_metric(cell, m);
   V3<R> g[C];
@@ -228,25 +240,137 @@ __device__ __forceinline__ void structured_cell_gradient(const G& topo, I item,
       g[c] = g[c] + (df * scale) * m[d];
     }
   }
-  store_gradient<C>(g, cell.id, out);
+  store_gradient<C>(g, cell.id, dst);
 }
 
-// ----------------------------------------------------- unstructured grids
-template <class S, int C, typename R, typename I, typename In>
-__device__ __forceinline__ void gather_corners(const I (&ids)[S::n_corners],
-                                               const In* __restrict__ in, R (&f)[S::n_corners][C]) {
+// Marching point gradient (3-D structured, _march.cuh). A Sample is one
+// point's values (and coordinates, on grids with explicit points).
+template <int C, typename R>
+struct Sample {
+  R f[C];
+  V3<R> x;
+};
+
+template <bool P, int C, typename R>
+__device__ __forceinline__ Sample<C, R> pick(bool first, const Sample<C, R>& a,
+                                             const Sample<C, R>& b) {
+  Sample<C, R> s;
 #pragma unroll
-  for (int k = 0; k < S::n_corners; ++k) {
-#pragma unroll
-    for (int c = 0; c < C; ++c) f[k][c] = R(load(in + ids[k] * I(C) + c));
+  for (int c = 0; c < C; ++c) s.f[c] = first ? a.f[c] : b.f[c];
+  if constexpr (P) s.x = first ? a.x : b.x;
+  return s;
+}
+
+template <bool P, int C, typename R>
+__device__ __forceinline__ void shuffle_sample(const Sample<C, R>& a, Sample<C, R>& b, bool up) {
+  if (up) shuffle_up<C>(a.f, b.f); else shuffle_down<C>(a.f, b.f);
+  if constexpr (P) {
+    R in[3] = {a.x.x, a.x.y, a.x.z}, out[3];
+    if (up) shuffle_up<3>(in, out); else shuffle_down<3>(in, out);
+    b.x = V3<R>{out[0], out[1], out[2]};
   }
 }
 
+// N consecutive points from p0 (a multiple of N).
+template <int N, class G, class Src, typename R, typename I>
+__device__ __forceinline__ void load_samples(const G& topo, const Src& src, I p0,
+                                             Sample<Src::C, R> (&s)[N]) {
+  typename Src::T x[N][Src::C];
+  src.template row<N>(p0, x);
+#pragma unroll
+  for (int n = 0; n < N; ++n) {
+#pragma unroll
+    for (int c = 0; c < Src::C; ++c) s[n].f[c] = R(x[n][c]);
+    if constexpr (G::explicit_points) s[n].x = topo.point_coords(p0 + n);
+  }
+}
+
+template <int V, int W, class G, class Src, class Dst>
+__device__ __forceinline__ void point_gradient_march(const G& topo, const Src& src, const Dst& dst,
+                                                     int zc) {
+  typedef typename G::Index I;
+  typedef typename G::Coord R;
+  typedef typename Dst::Final F;
+  typedef Sample<Src::C, R> S;
+  constexpr int C = Src::C, FC = Dst::final_c;
+  constexpr bool P = G::explicit_points;
+  static_assert(Dst::C == 3 * C, "a gradient has three values per input component");
+  __shared__ F stage[kMarchRows][32 * V * FC];
+  const I nx = topo.n[0], ny = topo.n[1], nz = topo.n[2], plane = nx * ny;
+  const Tile<V, I> t(nx / V, nz, zc);
+  if (t.j >= ny) return;
+  const I row = t.j * nx + t.x0;
+  const I ylo = t.j > 0 ? t.j - 1 : t.j, yhi = t.j < ny - 1 ? t.j + 1 : t.j;
+  // Clamped neighbour rows and planes are the point itself: one-sided differences.
+  S below[V], cur[V], above[V], ym[V], yp[V];
+  load_samples<V>(topo, src, (t.k0 > 0 ? t.k0 - 1 : 0) * plane + row, below);
+  load_samples<V>(topo, src, t.k0 * plane + row, cur);
+  for (I k = t.k0; k < t.k1; ++k) {
+    const I base = k * plane;
+    const I zhi = k < nz - 1 ? k + 1 : k;
+    load_samples<V>(topo, src, zhi * plane + row, above);
+    load_samples<V>(topo, src, base + ylo * nx + t.x0, ym);
+    load_samples<V>(topo, src, base + yhi * nx + t.x0, yp);
+    // x neighbours of the group: the lanes beside it, or memory at the warp's ends.
+    S left[1], right[1];
+    shuffle_sample<P>(cur[V - 1], left[0], true);
+    shuffle_sample<P>(cur[0], right[0], false);
+    if (t.lane == 0 && t.x0 > 0) load_samples<1>(topo, src, base + row - 1, left);
+    if (t.lane == 31 && t.x0 + V < nx) load_samples<1>(topo, src, base + row + V, right);
+    F o[V * FC];
+#pragma unroll
+    for (int v = 0; v < V; ++v) {
+      const I i = t.x0 + v;
+      const I lo[3] = {i > 0 ? i - 1 : i, ylo, k > 0 ? k - 1 : k};
+      const I hi[3] = {i < nx - 1 ? i + 1 : i, yhi, zhi};
+      const S a[3] = {pick<P>(i > 0, v > 0 ? cur[v > 0 ? v - 1 : 0] : left[0], cur[v]), ym[v],
+                      below[v]};
+      const S b[3] = {pick<P>(i < nx - 1, v < V - 1 ? cur[v < V - 1 ? v + 1 : v] : right[0], cur[v]),
+                      yp[v], above[v]};
+      V3<R> dX[3], m[3];
+#pragma unroll
+      for (int d = 0; d < 3; ++d) {
+        if constexpr (P) dX[d] = b[d].x - a[d].x;
+        else dX[d] = V3<R>{R(0), R(0), R(0)};
+      }
+      topo.march_metric(lo, hi, dX, m);
+      V3<R> g[C];
+      zero(g);
+#pragma unroll
+      for (int d = 0; d < 3; ++d) {
+#pragma unroll
+        for (int c = 0; c < C; ++c) g[c] = g[c] + (b[d].f[c] - a[d].f[c]) * m[d];
+      }
+      typename Dst::T out[3 * C];
+      gradient_tuple<C, R, Dst>(g, out);
+      F fin[FC];
+      dst.apply(base + row + v, out, fin);
+#pragma unroll
+      for (int c = 0; c < FC; ++c) o[v * FC + c] = fin[c];
+    }
+    store_staged<V * FC, W>(stage[threadIdx.y], o,
+                            dst.data() + (base + t.j * nx + t.first()) * I(FC), FC * t.valid(nx));
+#pragma unroll
+    for (int v = 0; v < V; ++v) {
+      below[v] = cur[v];
+      cur[v] = above[v];
+    }
+  }
+}
+
+// ----------------------------------------------------- unstructured grids
+template <class S, typename R, class Src, typename I>
+__device__ __forceinline__ void gather_corners(const I (&ids)[S::n_corners], const Src& src,
+                                               R (&f)[S::n_corners][Src::C]) {
+#pragma unroll
+  for (int k = 0; k < S::n_corners; ++k) gather<R>(src, ids[k], f[k]);
+}
+
 // Cell gradient of a cell of one shape, at its parametric centre.
-template <int C, class S, typename I, typename R, typename In, typename Out>
+template <class S, typename I, typename R, class Src, class Dst>
 __device__ __forceinline__ void cell_gradient(const CellBlock<S, I, R>& topo, I item,
-                                              const In* __restrict__ in, Out* __restrict__ out) {
-  constexpr int K = S::n_corners;
+                                              const Src& src, const Dst& dst) {
+  constexpr int K = S::n_corners, C = Src::C;
   const auto cell = topo.cell(item);
   V3<R> g[C];
   zero(g);
@@ -258,20 +382,23 @@ __device__ __forceinline__ void cell_gradient(const CellBlock<S, I, R>& topo, I 
     R f[K][C];
 #pragma unroll
     for (int k = 0; k < K; ++k) X[k] = topo.point_coords(cell.ids[k]);
-    gather_corners<S, C>(cell.ids, in, f);
+    gather_corners<S>(cell.ids, src, f);
     V3<R> m DAX_DIM(S);
     shape_metric<S>(dN, X, m);
     add_shape_gradient<S, C>(dN, f, m, g);
   }
-  store_gradient<C>(g, cell.id, out);
+  store_gradient<C>(g, cell.id, dst);
 }
 
 // Point gradient: the mean over the cells using the point of each cell's
 // derivative there. Point-centric over the links (no atomics, fixed order).
-template <int C, class S, typename I, typename R, bool First, bool Last, typename In, typename Out>
+// Shapes after the first add to the partial sums in the output, so only a
+// single-shape grid (First and Last) may map its output on store.
+template <class S, typename I, typename R, bool First, bool Last, class Src, class Dst>
 __device__ __forceinline__ void point_gradient(const ShapeLinks<S, I, R, First, Last>& topo, I p,
-                                               const In* __restrict__ in, Out* __restrict__ out) {
-  constexpr int K = S::n_corners;
+                                               const Src& src, const Dst& dst) {
+  constexpr int K = S::n_corners, C = Src::C;
+  static_assert(Dst::C == 3 * C, "a gradient has three values per input component");
   V3<R> g[C];
   zero(g);
   const I end = load(topo.offsets + p + 1);
@@ -287,7 +414,7 @@ __device__ __forceinline__ void point_gradient(const ShapeLinks<S, I, R, First, 
       ids[k] = load(topo.corners + cell * K + k);
       X[k] = topo.point_coords(ids[k]);
     }
-    gather_corners<S, C>(ids, in, f);
+    gather_corners<S>(ids, src, f);
     R r, s, t, dN DAX_DIM(S)[K];
     Interp<S>::corner(corner, r, s, t);
     Interp<S>::derivs(r, s, t, dN);
@@ -295,35 +422,40 @@ __device__ __forceinline__ void point_gradient(const ShapeLinks<S, I, R, First, 
     shape_metric<S>(dN, X, m);
     add_shape_gradient<S, C>(dN, f, m, g);
   }
-  Out* row = out + p * I(3 * C);
   R scale = R(1);
   if constexpr (Last) {
     const I count = load(topo.counts + p);
     scale = R(1) / R(count > 0 ? count : 1);
   }
+  if constexpr (First && Last) {
 #pragma unroll
-  for (int c = 0; c < C; ++c) {
-    V3<R> total = g[c];
-    if constexpr (!First) total = total + V3<R>{R(row[3 * c]), R(row[3 * c + 1]), R(row[3 * c + 2])};
-    row[3 * c] = Out(total.x * scale);
-    row[3 * c + 1] = Out(total.y * scale);
-    row[3 * c + 2] = Out(total.z * scale);
+    for (int c = 0; c < C; ++c) g[c] = scale * g[c];
+    store_gradient<C>(g, p, dst);
+  } else {
+    typedef typename Dst::T Out;
+    Out* row = dst.data() + p * I(3 * C);
+#pragma unroll
+    for (int c = 0; c < C; ++c) {
+      V3<R> total = g[c];
+      if constexpr (!First) total = total + V3<R>{R(row[3 * c]), R(row[3 * c + 1]), R(row[3 * c + 2])};
+      row[3 * c] = Out(total.x * scale);
+      row[3 * c + 1] = Out(total.y * scale);
+      row[3 * c + 2] = Out(total.z * scale);
+    }
   }
 }
 
 // The structured variants under the worklet names.
 #define DAX_STRUCTURED_GRADIENTS(GRID)                                                      \
-  template <int C, int D, typename I, typename R, typename In, typename Out>                \
+  template <int D, typename I, typename R, class Src, class Dst>                            \
   __device__ __forceinline__ void point_gradient(const GRID<D, I, R>& topo, I p,            \
-                                                 const In* __restrict__ in,                 \
-                                                 Out* __restrict__ out) {                   \
-    structured_point_gradient<C>(topo, p, in, out);                                         \
+                                                 const Src& src, const Dst& dst) {          \
+    structured_point_gradient(topo, p, src, dst);                                           \
   }                                                                                         \
-  template <int C, int D, typename I, typename R, typename In, typename Out>                \
+  template <int D, typename I, typename R, class Src, class Dst>                            \
   __device__ __forceinline__ void cell_gradient(const GRID<D, I, R>& topo, I item,          \
-                                                const In* __restrict__ in,                  \
-                                                Out* __restrict__ out) {                    \
-    structured_cell_gradient<C>(topo, item, in, out);                                       \
+                                                const Src& src, const Dst& dst) {           \
+    structured_cell_gradient(topo, item, src, dst);                                         \
   }
 DAX_STRUCTURED_GRADIENTS(UniformGrid)
 DAX_STRUCTURED_GRADIENTS(RectilinearGrid)

@@ -16,6 +16,19 @@ __device__ __forceinline__ void pass_through(I item, const In* __restrict__ in, 
   store_vector<V>(out + item * I(V), y);
 }
 
+// The same as a map stage of a fused kernel (_fields.cuh).
+template <int C, typename In_, typename Out_>
+struct PassThroughMap {
+  typedef In_ In;
+  typedef Out_ Out;
+  static constexpr int in_c = C, out_c = C;
+  template <typename I>
+  __device__ __forceinline__ void operator()(I, const In (&x)[C], Out (&y)[C]) const {
+#pragma unroll
+    for (int c = 0; c < C; ++c) y[c] = Out(x[c]);
+  }
+};
+
 }  // namespace dax
 
 #endif  // DAXPY_PASS_THROUGH_CUH

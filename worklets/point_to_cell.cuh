@@ -1,28 +1,104 @@
 // Point-to-cell average: each cell gets the mean of its corner values.
 // One work item per cell; the cell's corner ids are computed (structured) or
-// loaded (unstructured) once, then every component is averaged.
+// loaded (unstructured) once, then every component is averaged. On 3-D
+// structured grids a marching kernel keeps each plane's corner sums in
+// registers (_march.cuh), so a point is loaded about once.
 #ifndef DAXPY_POINT_TO_CELL_CUH
 #define DAXPY_POINT_TO_CELL_CUH
 
 namespace dax {
 
-template <int C, class Topo, typename In, typename Out>
+// The average is computed in the output's type (Dst::T).
+template <class Topo, class Src, class Dst>
 __device__ __forceinline__ void point_to_cell(const Topo& topo, typename Topo::Index item,
-                                              const In* __restrict__ in, Out* __restrict__ out) {
+                                              const Src& src, const Dst& dst) {
   typedef typename Topo::Index I;
+  typedef typename Dst::T Out;
+  constexpr int C = Src::C;
+  static_assert(Dst::C == C, "point_to_cell keeps the components");
   const auto cell = topo.cell(item);
   Out sum[C];
 #pragma unroll
   for (int c = 0; c < C; ++c) sum[c] = Out(0);
 #pragma unroll
   for (int k = 0; k < Topo::n_corners; ++k) {
-    const I p = cell.point(k);
+    typename Src::T x[C];
+    src.one(cell.point(k), x);
 #pragma unroll
-    for (int c = 0; c < C; ++c) sum[c] += Out(load(in + p * I(C) + c));
+    for (int c = 0; c < C; ++c) sum[c] += Out(x[c]);
   }
   const Out scale = Out(1) / Out(Topo::n_corners);
 #pragma unroll
-  for (int c = 0; c < C; ++c) __stcs(out + cell.id * I(C) + c, sum[c] * scale);
+  for (int c = 0; c < C; ++c) sum[c] *= scale;
+  dst.put(cell.id, sum);
+}
+
+// Sum over rows j and j + 1 of the V points of a group and of the point after
+// it (from the next lane; lane 31 loads it): s[v] + s[v + 1] is then the
+// x-y sum of cell v's four corners in this plane.
+template <int V, class Src, typename R, typename I>
+__device__ __forceinline__ void plane_pair_sums(const Src& src, I r0, I r1, I x0, I nx, int lane,
+                                                R (&s)[V + 1][Src::C]) {
+  constexpr int C = Src::C;
+  typename Src::T a[V][C], b[V][C];
+  src.template row<V>(r0, a);
+  src.template row<V>(r1, b);
+#pragma unroll
+  for (int v = 0; v < V; ++v) {
+#pragma unroll
+    for (int c = 0; c < C; ++c) s[v][c] = R(a[v][c]) + R(b[v][c]);
+  }
+  shuffle_down<C>(s[0], s[V]);
+  if (lane == 31 && x0 + V < nx) {
+    typename Src::T a1[C], b1[C];
+    src.one(r0 + V, a1);
+    src.one(r1 + V, b1);
+#pragma unroll
+    for (int c = 0; c < C; ++c) s[V][c] = R(a1[c]) + R(b1[c]);
+  }
+}
+
+// Marching point-to-cell on a 3-D structured grid: a thread owns V cells of
+// one cell row (V divides nx) and walks zc cell planes.
+template <int V, int W, class G, class Src, class Dst>
+__device__ __forceinline__ void point_to_cell_march(const G& topo, const Src& src, const Dst& dst,
+                                                    int zc) {
+  typedef typename G::Index I;
+  typedef typename Dst::T R;
+  typedef typename Dst::Final F;
+  constexpr int C = Src::C, FC = Dst::final_c;
+  static_assert(Dst::C == C, "point_to_cell keeps the components");
+  __shared__ F stage[kMarchRows][32 * V * FC];
+  const I nx = topo.n[0], ny = topo.n[1], nz = topo.n[2];
+  const I cx = nx - 1, cxy = (nx - 1) * (ny - 1), plane = nx * ny;
+  const Tile<V, I> t(nx / V, nz - 1, zc);
+  if (t.j >= ny - 1) return;
+  const I r0 = t.j * nx + t.x0, r1 = r0 + nx;
+  R prev[V + 1][C], cur[V + 1][C];
+  plane_pair_sums<V>(src, t.k0 * plane + r0, t.k0 * plane + r1, t.x0, nx, t.lane, prev);
+  for (I k = t.k0; k < t.k1; ++k) {
+    plane_pair_sums<V>(src, (k + 1) * plane + r0, (k + 1) * plane + r1, t.x0, nx, t.lane, cur);
+    const I first_cell = k * cxy + t.j * cx;
+    F o[V * FC];
+#pragma unroll
+    for (int v = 0; v < V; ++v) {
+      R avg[C];
+#pragma unroll
+      for (int c = 0; c < C; ++c)
+        avg[c] = ((prev[v][c] + prev[v + 1][c]) + (cur[v][c] + cur[v + 1][c])) * R(0.125);
+      F fin[FC];
+      dst.apply(first_cell + t.x0 + v, avg, fin);
+#pragma unroll
+      for (int c = 0; c < FC; ++c) o[v * FC + c] = fin[c];
+    }
+    store_staged<V * FC, W>(stage[threadIdx.y], o, dst.data() + (first_cell + t.first()) * I(FC),
+                            FC * t.valid(cx));
+#pragma unroll
+    for (int v = 0; v <= V; ++v) {
+#pragma unroll
+      for (int c = 0; c < C; ++c) prev[v][c] = cur[v][c];
+    }
+  }
 }
 
 }  // namespace dax

@@ -26,6 +26,8 @@ import numpy as np
 from ..errors import ArgumentError
 
 TOPOLOGY_HEADER = "_topology.cuh"
+BASE_HEADERS = (TOPOLOGY_HEADER, "_fields.cuh", "_march.cuh")
+"""Headers every kernel includes first: topologies, field access, marching."""
 BLOCK_SIZE = 256
 """Threads per block of every generated kernel."""
 
@@ -145,6 +147,10 @@ class KernelSource:
         independent loads in flight per thread.
     preamble : list of str
         Generated C++ definitions the kernel uses, emitted just before it.
+    whole : bool
+        The body runs once per thread and does its own indexing (marching
+        kernels, launched over a 2-D block and a 3-D grid); ``count`` and
+        ``per_thread`` are then unused.
     """
 
     name: str
@@ -156,6 +162,7 @@ class KernelSource:
     index: str = "int"
     per_thread: int = 1
     preamble: list = field(default_factory=list)
+    whole: bool = False
 
     def kernel(self) -> str:
         """The generated ``extern "C"`` kernel alone (without the headers).
@@ -169,7 +176,9 @@ class KernelSource:
         setup = "".join(f"  {line}\n" for line in self.setup)
         span = BLOCK_SIZE * self.per_thread
         first = f"static_cast<{self.index}>(blockIdx.x) * {span} + threadIdx.x"
-        if self.per_thread == 1:
+        if self.whole:
+            loop = f"  {self.body}\n"
+        elif self.per_thread == 1:
             loop = (f"  const {self.index} item = {first};\n"
                     f"  if (item >= {self.count}) return;\n"
                     f"  {self.body}\n")
@@ -211,7 +220,8 @@ class KernelSource:
         >>> src.startswith("// daxpy generated kernel k")
         True
         """
-        parts = [f"// daxpy generated kernel {self.name}\n", read_header(TOPOLOGY_HEADER)]
+        parts = [f"// daxpy generated kernel {self.name}\n"]
+        parts += [read_header(h) for h in BASE_HEADERS]
         parts += [read_header(h) for h in self.headers]
         parts.append(self.kernel())
         return "\n".join(parts)

@@ -83,6 +83,8 @@ def to_device(array: Any, dataset: Any = None, dtype=None) -> Any:
 
     view = as_field_array(array)
     target = np.dtype(dtype) if dtype is not None else np.dtype(view.dtype)
+    # CuPy reads every array in native byte order: swap big-endian input here.
+    target = target.newbyteorder("=")
     if is_device_array(view):
         if view.dtype == target and view.flags.c_contiguous:
             return view

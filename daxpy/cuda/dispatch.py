@@ -9,7 +9,7 @@ Examples
 >>> import daxpy
 >>> src = kernel_source("pass_through", daxpy.UniformGrid(dims=(8,)), "float32",
 ...                     dtype="float64")
->>> "pass_through__f32__f64__v4(" in src
+>>> "pass_through__f32__f64__v2(" in src
 True
 """
 
@@ -21,7 +21,6 @@ import numpy as np
 
 from ..errors import FieldError
 from ..worklet import get_worklet
-from .codegen import BLOCK_SIZE
 from .compile import get_kernel
 from .device import alignment, to_device
 from .plan import make_plan
@@ -52,8 +51,8 @@ def launch(plan, values, out) -> None:
         if step.n_items == 0:
             continue
         kernel = get_kernel(step.kernel.name, step.kernel.source())
-        kernel((step.kernel.blocks(step.n_items),), (BLOCK_SIZE,),
-               tuple(step.values(values, out)))
+        grid, block = step.dims()
+        kernel(grid, block, tuple(step.values(values, out)))
 
 
 def execute_cuda(worklet, dataset, values: Any, association: str, **params) -> Any:

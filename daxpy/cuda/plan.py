@@ -12,7 +12,7 @@ Examples
 >>> p = make_plan(get_worklet("pass_through"), g, "points", np.dtype("float32"), (),
 ...               {"dtype": "float64"})
 >>> [launch.kernel.name for launch in p.launches]
-['pass_through__f32__f64__v4']
+['pass_through__f32__f64__v2']
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import numpy as np
 
 from ..errors import BackendError
 from . import topology as topo_mod
-from .codegen import KernelSource, ctype, dtype_tag, index_ctype, kernel_name
+from .codegen import BLOCK_SIZE, KernelSource, ctype, dtype_tag, index_ctype, kernel_name
 from .spec import CudaSpec
 
 
@@ -50,6 +50,20 @@ class Launch:
     kernel: KernelSource
     n_items: int
     values: Callable[[Any, Any], list]
+    grid: tuple | None = None
+    block: tuple | None = None
+
+    def dims(self) -> tuple[tuple, tuple]:
+        """(grid, block) launch dimensions.
+
+        Examples
+        --------
+        >>> Launch(KernelSource("k", (), [], "n", ""), 300, list).dims()
+        ((2,), (256,))
+        """
+        if self.grid is not None:
+            return self.grid, self.block
+        return (self.kernel.blocks(self.n_items),), (BLOCK_SIZE,)
 
 
 @dataclass
@@ -63,14 +77,16 @@ class Plan:
 
 
 def vector_width(in_dtype: np.dtype, out_dtype: np.dtype) -> int:
-    """Elements per work item of a flat map: 16 bytes of the narrower type.
+    """Elements per work item of a flat map: 16 bytes of the wider type, so
+    that every store instruction of a warp writes contiguous bytes (two
+    16-byte stores 16 bytes apart half-fill their sectors; benchmarks/NOTES.md).
 
     Examples
     --------
     >>> vector_width(np.dtype("float32"), np.dtype("float64"))
-    4
+    2
     """
-    return 16 // min(in_dtype.itemsize, out_dtype.itemsize)
+    return 16 // max(in_dtype.itemsize, out_dtype.itemsize)
 
 
 def spec_of(worklet) -> CudaSpec:
@@ -144,7 +160,6 @@ def make_plan(worklet, dataset, association: str, in_dtype: np.dtype, tail: tupl
                   3 * dataset.n_points)
     index = index or index_ctype(biggest)
     options = spec.options(params, in_dtype, out_dtype, components, n_in * max(components, 1))
-    in_ct, out_ct = ctype(in_dtype), ctype(out_dtype)
     wide = "i64" if index != "int" else None
     build = {"flat": _flat, "tuples": _tuples, "cells": _topological,
              "points": _topological}[spec.domain]
@@ -228,22 +243,173 @@ def _topologies(spec, dataset, index, coord):
 
 def _topological(worklet, spec, dataset, in_dtype, out_dtype, components, options,
                  index, wide, aligned, n_in):
-    in_ct, out_ct = ctype(in_dtype), ctype(out_dtype)
     c = max(components, 1)
+    out_c = math.prod(spec.output(in_dtype, (c,) if components > 1 else (), {})[1]) or 1
     coord = _coordinate_dtype(spec, dataset, out_dtype)
     coord_tag = f"x{dtype_tag(coord)}" if coord != out_dtype else None
-    launches = []
-    for topo, n_items, count in _topologies(spec, dataset, index, coord):
-        name = kernel_name(worklet.name, topo.name, dtype_tag(in_dtype), f"c{c}",
-                           coord_tag, *options.tags, wide)
+    io = plain_io(in_dtype, c, out_dtype, out_c, aligned)
+    return [topological_launch(spec, dataset, topo, n_items, count, io,
+                               (worklet.name, topo.name, dtype_tag(in_dtype), f"c{c}", coord_tag,
+                                *options.tags), index, wide, aligned, options)
+            for topo, n_items, count in _topologies(spec, dataset, index, coord)]
+
+
+@dataclass
+class IO:
+    """How a kernel reads its input and writes its output: the arrays, and
+    the C++ types of ``src`` and ``dst`` (:file:`_fields.cuh`), plain or
+    wrapped in map stages (fusion).
+
+    Attributes
+    ----------
+    in_dtype, out_dtype : numpy.dtype
+        The ``in`` and ``out`` arrays (of the first and last stage).
+    in_c, out_c : int
+        Their components.
+    source, sink : str
+        C++ types of ``src`` and ``dst``.
+    source_init, sink_init : tuple of str
+        Initializers of the map stages around ``in`` / ``out``, in chain order.
+    options : tuple of KernelOptions
+        Extra kernel arguments, preambles and headers of the map stages.
+    """
+
+    in_dtype: np.dtype
+    in_c: int
+    out_dtype: np.dtype
+    out_c: int
+    source: str
+    sink: str
+    source_init: tuple = ()
+    sink_init: tuple = ()
+    options: tuple = ()
+
+    def setup(self) -> list[str]:
+        """Statements building ``src`` and ``dst``.
+
+        Examples
+        --------
+        >>> f32 = np.dtype("float32")
+        >>> plain_io(f32, 1, f32, 3, True).setup()[0]
+        'const dax::ArraySource<float, 1, true> src{in};'
+        """
+        return [f"const {self.source} src{_nest('in', self.source_init, outer=True)};",
+                f"const {self.sink} dst{_nest('out', self.sink_init, outer=False)};"]
+
+
+def plain_io(in_dtype, in_c: int, out_dtype, out_c: int, aligned: bool) -> IO:
+    """Array in, array out.
+
+    Examples
+    --------
+    >>> plain_io(np.dtype("float64"), 3, np.dtype("float64"), 9, False).sink
+    'dax::ArraySink<double, 9>'
+    """
+    return IO(np.dtype(in_dtype), in_c, np.dtype(out_dtype), out_c,
+              f"dax::ArraySource<{ctype(in_dtype)}, {in_c}, {str(aligned).lower()}>",
+              f"dax::ArraySink<{ctype(out_dtype)}, {out_c}>")
+
+
+def _nest(array: str, inits: tuple, outer: bool) -> str:
+    """Aggregate initializer of nested map stages around ``array``.
+
+    A source nests its first stage innermost, ``{{{in}, m0}, m1}``; a sink
+    outermost, ``{m0, {m1, {out}}}``.
+
+    Examples
+    --------
+    >>> _nest("in", ("{a}", "{b}"), outer=True), _nest("out", ("{a}", "{b}"), outer=False)
+    ('{{{in}, {a}}, {b}}', '{{a}, {{b}, {out}}}')
+    """
+    text = f"{{{array}}}"
+    for init in (inits if outer else reversed(inits)):
+        text = f"{{{text}, {init}}}" if outer else f"{{{init}, {text}}}"
+    return text
+
+
+MARCH_PLANES = {"points": 4, "cells": 8}
+"""Planes per marching chunk: 4 for point results, 8 for cell results (the
+fastest hand-tuned gradient and averages on the H200, benchmarks/NOTES.md)."""
+MARCH_ROWS = 8
+"""Rows (warps) per marching block (``dax::kMarchRows``)."""
+STAGE_BYTES = 32 * 1024
+"""Most shared memory a marching block may stage its outputs in."""
+
+
+def _ceil(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def _march_extent(spec, dataset) -> tuple[int, int, int]:
+    """(x items, rows, planes) a marching kernel walks: cells or points."""
+    nx, ny, nz = dataset.dims
+    return (nx - 1, ny - 1, nz - 1) if spec.domain == "cells" else (nx, ny, nz)
+
+
+def march_geometry(spec, dataset, io: IO, aligned: bool) -> tuple[int, int] | None:
+    """(V, W) of a marching kernel, or None where the per-item kernel runs.
+
+    V: items per thread along x (V divides nx; a load moves V tuples of the
+    input, at most 16 bytes, 4 values; one on curvilinear gradients, whose
+    coordinates fill the registers). W: values per staged store (16 bytes
+    where every output row starts 16-byte aligned). Only 3-D structured grids
+    march.
+
+    Examples
+    --------
+    >>> import daxpy
+    >>> from daxpy.worklet import get_worklet
+    >>> f32 = np.dtype("float32")
+    >>> march_geometry(get_worklet("point_gradient").cuda, daxpy.UniformGrid(dims=(8, 3, 3)),
+    ...                plain_io(f32, 1, f32, 3, True), True)
+    (4, 4)
+    """
+    if spec.march is None or dataset.family == "unstructured" or len(dataset.cell_axes) != 3:
+        return None
+    nx = dataset.dims[0]
+    v = 1
+    if aligned and not (spec.uses_coordinates and dataset.family == "curvilinear"):
+        v = next((w for w in (4, 2) if w * io.in_c <= 4 and nx % w == 0
+                  and w * io.in_c * io.in_dtype.itemsize <= 16), 1)
+    row, rows, planes = _march_extent(spec, dataset)
+    size = io.out_dtype.itemsize
+    w = 16 // size if aligned and (row * io.out_c * size) % 16 == 0 else 1
+    stage = MARCH_ROWS * 32 * v * io.out_c * size
+    if (stage > STAGE_BYTES or _ceil(rows, MARCH_ROWS) > 65535
+            or _ceil(planes, MARCH_PLANES[spec.domain]) > 65535):
+        return None
+    return v, w
+
+
+def topological_launch(spec, dataset, topo, n_items: int, count: str, io: IO, parts: tuple,
+                       index: str, wide, aligned: bool, options) -> Launch:
+    """The launch of one topology's kernel: marching on 3-D structured grids
+    (:func:`march_geometry`), one work item per cell or point otherwise."""
+    extra = [options, *io.options]
+    params = (_io_params(ctype(io.in_dtype), ctype(io.out_dtype)) + topo.params
+              + [p for o in extra for p in o.params])
+    preamble = [line for o in extra for line in o.preamble]
+    headers = tuple(dict.fromkeys([spec.header, *(h for o in io.options for h in o.headers)]))
+    setup = topo.declaration() + io.setup()
+    geometry = march_geometry(spec, dataset, io, aligned)
+
+    def values(i, o, t=topo):
+        return [i, o] + t.values() + [v for opt in extra for v in _option_values(opt)]
+
+    if geometry is None:
         kernel = KernelSource(
-            name, (spec.header,),
-            _io_params(in_ct, out_ct) + topo.params + options.params,
-            count,
-            f"dax::{spec.function}<{c}{_targs(options)}>(topo, item, in, out"
-            f"{_call_args(options)});",
-            setup=topo.declaration(), index=index, per_thread=PER_THREAD[spec.domain],
-            preamble=options.preamble)
-        launches.append(Launch(kernel, n_items,
-                               lambda i, o, t=topo: [i, o] + t.values() + _option_values(options)))
-    return launches
+            kernel_name(*parts, wide), headers, params, count,
+            f"dax::{spec.function}(topo, item, src, dst);", setup=setup, index=index,
+            per_thread=PER_THREAD[spec.domain], preamble=preamble)
+        return Launch(kernel, n_items, values)
+    v, w = geometry
+    zc = MARCH_PLANES[spec.domain]
+    nx = dataset.dims[0]
+    _, rows, planes = _march_extent(spec, dataset)
+    kernel = KernelSource(
+        kernel_name(*parts, f"march{v}", f"w{w}" if w > 1 else None, wide), headers,
+        params + [("const int", "zc")], "", f"dax::{spec.march}<{v}, {w}>(topo, src, dst, zc);",
+        setup=setup, index=index, preamble=preamble, whole=True)
+    grid = (_ceil(_ceil(nx, v), 32), _ceil(rows, MARCH_ROWS), _ceil(planes, zc))
+    return Launch(kernel, n_items, lambda i, o: values(i, o) + [np.int32(zc)], grid,
+                  (32, MARCH_ROWS, 1))

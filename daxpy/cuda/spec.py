@@ -52,6 +52,9 @@ class KernelOptions:
         parameter names (e.g. wrapping a pointer in a small struct).
     preamble : list of str
         Generated C++ placed before the kernel (e.g. an expression struct).
+    headers : tuple of str
+        ``.cuh`` files the kernel needs besides the worklet's own (the
+        headers of fused map stages).
     """
 
     template_args: list = field(default_factory=list)
@@ -60,6 +63,7 @@ class KernelOptions:
     values: list = field(default_factory=list)
     call: list | None = None
     preamble: list = field(default_factory=list)
+    headers: tuple = ()
 
 
 def float_result(dtype: np.dtype, params: dict) -> np.dtype:
@@ -125,6 +129,12 @@ class CudaSpec:
         How a ``points`` worklet sees an unstructured grid: one launch over
         point -> cell links, or one launch per cell shape over point ->
         corner links (accumulating in the output in a fixed order).
+    march : str, optional
+        Device function of the marching variant for 3-D structured grids
+        (``fn<V, W>(topo, src, dst, zc)``, see :file:`_march.cuh`).
+    map : str, optional
+        For elementwise worklets: the map struct template
+        (``Map<C, In, Out, ...>``) that fuses them into other kernels.
     """
 
     header: str
@@ -136,6 +146,8 @@ class CudaSpec:
     accepted_params: tuple = ()
     uses_coordinates: bool = False
     point_links: str = "cells"
+    march: str | None = None
+    map: str | None = None
 
     def __post_init__(self):
         if self.domain not in DOMAINS:
