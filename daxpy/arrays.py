@@ -86,6 +86,45 @@ def as_field_array(array: Any) -> Any:
     return np.asarray(array)
 
 
+def checked_array(values: Any, what: str, error: type) -> Any:
+    """:func:`as_field_array`, raising ``error`` that names ``what`` when
+    ``values`` is not an array of numbers (ragged lists, masked arrays...).
+
+    A masked array is refused rather than viewed: its mask would be dropped
+    and the values under it used as if they were valid.
+
+    Examples
+    --------
+    >>> try:
+    ...     checked_array([[1, 2], [3]], "points of mesh", ValueError)
+    ... except ValueError as err:
+    ...     print(str(err)[:40])
+    points of mesh must be a rectangular arr
+    """
+    if isinstance(values, np.ma.MaskedArray):
+        raise error(f"{what} is a masked array; daxpy would ignore its mask, so fill the "
+                    "masked values (for example with NaN) and pass a plain array")
+    try:
+        return as_field_array(values)
+    except (TypeError, ValueError) as err:
+        raise error(f"{what} must be a rectangular array of numbers, got "
+                    f"{type(values).__name__} ({err})") from None
+
+
+def all_finite(array: Any) -> bool:
+    """True when no value of ``array`` is NaN or Inf; device arrays are checked
+    on the device (one reduction, no copy to the host).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> all_finite(np.array([1.0, np.inf]))
+    False
+    """
+    xp = array_module(array)
+    return bool(xp.isfinite(array).all())
+
+
 def array_module(array: Any):
     """Return ``numpy`` or ``cupy``, whichever owns ``array``.
 
@@ -100,6 +139,23 @@ def array_module(array: Any):
     import cupy
 
     return cupy.get_array_module(array)
+
+
+def native_order(array: np.ndarray) -> np.ndarray:
+    """``array`` in the machine's byte order: itself, or a byte-swapped copy.
+
+    NumPy computes on big-endian data but refuses it in ``dtype=`` arguments
+    and CuPy misreads it, so worklets only ever see native byte order.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> native_order(np.arange(3, dtype=">f8")).dtype.isnative
+    True
+    """
+    if array.dtype.isnative:
+        return array
+    return array.astype(array.dtype.newbyteorder("="))
 
 
 def to_host(array: Any) -> np.ndarray:

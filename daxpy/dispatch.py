@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any, Iterator
 
-from .arrays import to_host
+from .arrays import native_order, to_host
 from .backend import resolve_backend
 from .dataset import DataSet
 from .errors import FieldError
@@ -92,7 +92,9 @@ def execute(name: str, dataset: DataSet, values: Any, association: str, *,
         )
     if resolve_backend(backend) == "cuda":
         from .cuda.dispatch import execute_cuda
+        from .cuda.memory import guarded
 
-        return execute_cuda(worklet, dataset, values, association, **params)
+        return guarded(execute_cuda, dataset, name, worklet, dataset, values, association,
+                       **params)
     impl = worklet.numpy_impl(dataset.family)
-    return impl(dataset, to_host(values), **params)
+    return impl(dataset, native_order(to_host(values)), **params)

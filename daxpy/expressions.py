@@ -262,7 +262,6 @@ def _fold(name: str, args: list) -> Const:
     return Const(float(value))
 
 
-@functools.lru_cache(maxsize=256)
 def parse(source: str) -> Expression:
     """Parse a FieldMap expression into the IR.
 
@@ -294,6 +293,12 @@ def parse(source: str) -> Expression:
     """
     if not isinstance(source, str):
         raise ExpressionError(f"an expression must be a string, got {type(source).__name__}")
+    return _parse(source)
+
+
+@functools.lru_cache(maxsize=256)
+def _parse(source: str) -> Expression:
+    # Cached apart from parse(): an unhashable argument must reach the type check.
     if len(source) > MAX_LENGTH:
         raise ExpressionError(
             f"expression is {len(source)} characters long; at most {MAX_LENGTH} are allowed"

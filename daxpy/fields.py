@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from .arrays import as_field_array
+from .arrays import checked_array
 from .errors import FieldError
 
 ASSOCIATIONS = ("points", "cells")
@@ -98,8 +98,8 @@ class FieldData(MutableMapping):
         FieldError
             If the array has the wrong number of tuples, dimensions or dtype.
         """
-        array = as_field_array(values)
         where = f"{self.association[:-1]} field {name!r} of {self.owner}"
+        array = checked_array(values, where, FieldError)
         if array.ndim not in (1, 2):
             raise FieldError(
                 f"{where} must have shape (n,) or (n, components), got {array.shape}"

@@ -19,13 +19,13 @@ Examples
 
 from __future__ import annotations
 
-import ast
 import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
 from .dataset import DataSet
-from .errors import ArgumentError, ExpressionError
+from .errors import ArgumentError
+from .expressions import Expression, FieldRef, Op, parse
 from .pipeline_run import run_stages
 
 
@@ -309,20 +309,23 @@ class Pipeline:
         return names
 
 
-def _bind_x(expression: str, field_name: str) -> str:
-    """Rename the variable ``x`` to ``field_name``; FieldMap then validates the result."""
-    if not isinstance(expression, str):
-        raise ArgumentError(f"expression must be a string, got {type(expression).__name__}")
-    try:
-        tree = ast.parse(expression, mode="eval")
-    except SyntaxError as err:
-        raise ExpressionError(f"cannot parse expression {expression[:60]!r}: {err.msg}") from None
+def _bind_x(expression: str, field_name: str) -> Expression:
+    """Parse ``expression`` and make its variable ``x`` read ``field_name``.
 
-    class Rename(ast.NodeTransformer):
-        def visit_Name(self, node):
-            return ast.copy_location(ast.Name(field_name, node.ctx), node) if node.id == "x" else node
+    The name is bound in the parsed tree, never pasted into the text, so any
+    field name works and none can change what the expression computes.
+    """
+    parsed = parse(expression)
 
-    return ast.unparse(Rename().visit(tree))
+    def rename(node):
+        if isinstance(node, FieldRef) and node.name == "x":
+            return FieldRef(field_name)
+        if isinstance(node, Op):
+            return Op(node.op, tuple(rename(arg) for arg in node.args))
+        return node
+
+    fields = tuple(dict.fromkeys(field_name if n == "x" else n for n in parsed.fields))
+    return Expression(parsed.source, rename(parsed.root), fields)
 
 
 def pipeline(dataset: Any) -> Pipeline:

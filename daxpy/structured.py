@@ -18,20 +18,38 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .arrays import as_field_array, to_host
+from .arrays import all_finite, checked_array, to_host
 from .dataset import DataSet
 from .errors import InvalidDataSetError
 
 
+def _entries(values, what: str, owner: str) -> tuple:
+    """``values`` as a tuple, or InvalidDataSetError naming ``what`` if it is no sequence."""
+    try:
+        return tuple(values)
+    except TypeError:
+        raise InvalidDataSetError(
+            f"{what} of {owner} must be a sequence of 1 to 3 numbers, got {values!r}"
+        ) from None
+
+
 def _padded(values: Sequence[float] | None, default: float, what: str, owner: str) -> tuple:
-    values = () if values is None else tuple(values)
+    values = () if values is None else _entries(values, what, owner)
     if len(values) > 3:
         raise InvalidDataSetError(f"{what} of {owner} has {len(values)} entries; at most 3")
-    return values + (default,) * (3 - len(values))
+    try:
+        if any(np.iscomplexobj(v) for v in values):  # float() would drop the imaginary part
+            raise TypeError
+        numbers = tuple(float(v) for v in values)
+    except (TypeError, ValueError):
+        raise InvalidDataSetError(
+            f"{what} of {owner} must hold real numbers, got {values!r}"
+        ) from None
+    return numbers + (default,) * (3 - len(numbers))
 
 
 def _check_dims(dims: Sequence[int], owner: str) -> tuple[int, int, int]:
-    raw = tuple(dims)
+    raw = _entries(dims, "dims", owner)
     if not 1 <= len(raw) <= 3:
         raise InvalidDataSetError(f"dims of {owner} must have 1 to 3 entries, got {raw}")
     for d in raw:
@@ -112,8 +130,8 @@ class UniformGrid(StructuredGrid):
 
     def __init__(self, dims, origin=None, spacing=None, point_data=None,
                  cell_data=None, name: str = "uniform grid"):
-        self.origin = tuple(float(v) for v in _padded(origin, 0.0, "origin", name))
-        self.spacing = tuple(float(v) for v in _padded(spacing, 1.0, "spacing", name))
+        self.origin = _padded(origin, 0.0, "origin", name)
+        self.spacing = _padded(spacing, 1.0, "spacing", name)
         if not all(math.isfinite(v) for v in self.origin):
             raise InvalidDataSetError(f"origin of {name} must be finite, got {self.origin}")
         if not all(math.isfinite(v) and v > 0 for v in self.spacing):
@@ -179,7 +197,7 @@ class RectilinearGrid(StructuredGrid):
     def _check_axis(values, axis: str, owner: str):
         if values is None:
             return np.zeros(1)
-        array = as_field_array(values)
+        array = checked_array(values, f"{axis} coordinates of {owner}", InvalidDataSetError)
         if array.ndim != 1 or array.shape[0] < 1:
             raise InvalidDataSetError(
                 f"{axis} coordinates of {owner} must be a non-empty 1-D array, "
@@ -189,8 +207,11 @@ class RectilinearGrid(StructuredGrid):
             raise InvalidDataSetError(f"{axis} coordinates of {owner} must be real numbers")
         host = to_host(array)
         if not np.all(np.isfinite(host)):
-            raise InvalidDataSetError(f"{axis} coordinates of {owner} hold NaN or Inf")
-        if np.any(np.diff(host) <= 0):
+            raise InvalidDataSetError(
+                f"{axis} coordinates of {owner} hold NaN or Inf; coordinates must be finite"
+            )
+        # In float64: a difference of unsigned integers would wrap around.
+        if np.any(np.diff(host.astype(np.float64)) <= 0):
             raise InvalidDataSetError(
                 f"{axis} coordinates of {owner} must be strictly increasing"
             )
@@ -240,7 +261,7 @@ class CurvilinearGrid(StructuredGrid):
                  name: str = "curvilinear grid"):
         self.name = name
         checked_dims = _check_dims(dims, name)
-        array = as_field_array(points)
+        array = checked_array(points, f"points of {name}", InvalidDataSetError)
         expected = (math.prod(checked_dims), 3)
         if array.shape != expected:
             raise InvalidDataSetError(
@@ -251,8 +272,10 @@ class CurvilinearGrid(StructuredGrid):
             raise InvalidDataSetError(
                 f"points of {name} must be float32 or float64, got {array.dtype}"
             )
-        if not bool(np.all(np.isfinite(to_host(array)))):
-            raise InvalidDataSetError(f"points of {name} hold NaN or Inf")
+        if not all_finite(array):
+            raise InvalidDataSetError(
+                f"points of {name} hold NaN or Inf; coordinates must be finite"
+            )
         self.coordinates_array = array
         self._init_structured(checked_dims, name, point_data, cell_data)
 

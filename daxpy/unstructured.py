@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from .arrays import as_field_array, to_host
+from .arrays import all_finite, checked_array, is_device_array, to_host
 from .celltypes import (CELL_SHAPES, HEXAHEDRON, PIXEL, PIXEL_TO_QUAD_ORDER, QUAD,
                         VOXEL, VOXEL_TO_HEX_ORDER, CellShape)
 from .dataset import DataSet
@@ -87,14 +87,19 @@ class UnstructuredGrid(DataSet):
         self.points_array = self._check_points(points)
         self.n_points = int(self.points_array.shape[0])
         conn = self._int_array(connectivity, "connectivity")
-        offs = self._int_array(offsets, "offsets")
-        types = self._int_array(cell_types, "cell_types")
-        self._check_offsets(offs, types, conn)
+        offs = to_host(self._int_array(offsets, "offsets"))
+        types = to_host(self._int_array(cell_types, "cell_types"))
+        self._check_offsets(offs, types, conn.shape[0])
+        # Checked where the ids live (one reduction on a device array), once
+        # per grid: every dataset derived from it shares the checked topology.
+        self._check_point_ids(conn)
+        conn = to_host(conn)
         self._check_types(types)
+        self._check_sizes(offs, types)
         conn, types = self._renumber_pixels_and_voxels(conn, offs, types)
         self.connectivity, self.offsets, self.cell_types = conn, offs, types
         self.n_cells = int(types.shape[0])
-        self._check_corners()
+        self._check_repeated_points()
         self._init_fields(point_data, cell_data)
 
     @classmethod
@@ -111,12 +116,17 @@ class UnstructuredGrid(DataSet):
         """
         conns, types = [], []
         for vtk_id, corners in blocks.items():
-            corners = np.asarray(corners, dtype=np.int64)
-            if corners.ndim != 2:
+            if isinstance(vtk_id, bool) or not isinstance(vtk_id, (int, np.integer)):
                 raise InvalidDataSetError(
-                    f"corners of cell type {vtk_id} must be 2-D (n_cells, n_corners)"
+                    f"blocks must be keyed by VTK cell type ids (int), got {vtk_id!r}"
                 )
-            conns.append(corners.ravel())
+            what = f"corners of cell type {vtk_id}"
+            corners = to_host(checked_array(corners, what, InvalidDataSetError))
+            if corners.ndim != 2:
+                raise InvalidDataSetError(f"{what} must be 2-D (n_cells, n_corners)")
+            if corners.size and corners.dtype.kind not in "iu":
+                raise InvalidDataSetError(f"{what} must hold integers, got {corners.dtype}")
+            conns.append(corners.ravel().astype(np.int64, copy=False))
             types.append(np.full(corners.shape[0], vtk_id, dtype=np.uint8))
         sizes = np.concatenate([np.full(len(t), c.size // max(len(t), 1))
                                 for c, t in zip(conns, types)]) if conns else np.zeros(0)
@@ -127,7 +137,7 @@ class UnstructuredGrid(DataSet):
 
     # -- validation ---------------------------------------------------------
     def _check_points(self, points):
-        array = as_field_array(points)
+        array = checked_array(points, f"points of {self.name}", InvalidDataSetError)
         if array.ndim != 2 or array.shape[1] != 3:
             raise InvalidDataSetError(
                 f"points of {self.name} must have shape (n_points, 3), got {array.shape}"
@@ -136,12 +146,15 @@ class UnstructuredGrid(DataSet):
             raise InvalidDataSetError(
                 f"points of {self.name} must be float32 or float64, got {array.dtype}"
             )
-        if not bool(np.all(np.isfinite(to_host(array)))):
-            raise InvalidDataSetError(f"points of {self.name} hold NaN or Inf")
+        if not all_finite(array):
+            raise InvalidDataSetError(
+                f"points of {self.name} hold NaN or Inf; coordinates must be finite"
+            )
         return array
 
-    def _int_array(self, values, what: str) -> np.ndarray:
-        array = to_host(values)
+    def _int_array(self, values, what: str):
+        """NumPy or CuPy (left where it is) 1-D integer array."""
+        array = checked_array(values, f"{what} of {self.name}", InvalidDataSetError)
         if array.ndim != 1:
             raise InvalidDataSetError(
                 f"{what} of {self.name} must be 1-D, got shape {array.shape}"
@@ -152,7 +165,7 @@ class UnstructuredGrid(DataSet):
             )
         return array if array.size else array.astype(np.int64)
 
-    def _check_offsets(self, offs, types, conn) -> None:
+    def _check_offsets(self, offs, types, n_ids: int) -> None:
         if offs.shape[0] != types.shape[0] + 1:
             raise InvalidDataSetError(
                 f"offsets of {self.name} must have n_cells + 1 = {types.shape[0] + 1} "
@@ -162,15 +175,25 @@ class UnstructuredGrid(DataSet):
             raise InvalidDataSetError(f"offsets of {self.name} must start at 0, got {offs[0]}")
         if np.any(np.diff(offs.astype(np.int64)) < 0):
             raise InvalidDataSetError(f"offsets of {self.name} must not decrease")
-        if offs[-1] != conn.shape[0]:
+        if offs[-1] != n_ids:
             raise InvalidDataSetError(
                 f"last offset of {self.name} is {offs[-1]} but connectivity has "
-                f"{conn.shape[0]} entries"
+                f"{n_ids} entries"
             )
-        if conn.size and (conn.min() < 0 or conn.max() >= self.n_points):
+
+    def _check_point_ids(self, conn) -> None:
+        if not conn.size:
+            return
+        if is_device_array(conn):
+            from .cuda.validate import count_out_of_range
+
+            wrong = count_out_of_range(conn, self.n_points) > 0
+        else:
+            wrong = conn.min() < 0 or conn.max() >= self.n_points
+        if wrong:
             bad = conn[(conn < 0) | (conn >= self.n_points)][0]
             raise InvalidDataSetError(
-                f"connectivity of {self.name} holds point id {bad}, outside "
+                f"connectivity of {self.name} holds point id {int(bad)}, outside "
                 f"[0, {self.n_points})"
             )
 
@@ -197,20 +220,23 @@ class UnstructuredGrid(DataSet):
                 types[ids] = new
         return conn, types
 
-    def _check_corners(self) -> None:
-        sizes = np.diff(self.offsets.astype(np.int64))
+    def _check_sizes(self, offs, types) -> None:
+        # Before pixels and voxels are renumbered: that reads 4 or 8 ids per cell.
+        sizes = np.diff(offs.astype(np.int64))
         expected_by_type = np.zeros(max(CELL_SHAPES) + 1, dtype=np.int64)
         for vtk_id, shape in CELL_SHAPES.items():
             expected_by_type[vtk_id] = shape.n_corners
-        expected = expected_by_type[self.cell_types]
+        expected = expected_by_type[types]
         wrong = np.flatnonzero(sizes != expected)
         if wrong.size:
             cell = int(wrong[0])
-            shape = CELL_SHAPES[int(self.cell_types[cell])]
+            shape = CELL_SHAPES[int(types[cell])]
             raise InvalidDataSetError(
                 f"cell {cell} of {self.name} is a {shape.name} with {int(sizes[cell])} "
                 f"points; expected {shape.n_corners}"
             )
+
+    def _check_repeated_points(self) -> None:
         for block in self.cell_blocks().values():
             ordered = np.sort(block.corners, axis=1)
             repeated = np.any(ordered[:, 1:] == ordered[:, :-1], axis=1)

@@ -43,7 +43,9 @@ class BiasAdd(FieldFilter):
     ------
     ArgumentError
         If the bias is not a non-empty 1-D array of numbers, or (when run) if
-        its length does not divide the number of values.
+        its length does not divide the number of values or a value has no
+        value of the field's dtype (NaN or 1e30 for an integer field, 1e300
+        for float32); fractions added to an integer field truncate.
 
     See Also
     --------

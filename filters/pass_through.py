@@ -11,7 +11,11 @@ dtype('float64')
 
 from __future__ import annotations
 
+import numpy as np
+
+from daxpy.arrays import all_finite, array_module
 from daxpy.dispatch import execute
+from daxpy.errors import ArgumentError
 
 __all__ = ["PassThrough"]
 
@@ -28,11 +32,20 @@ class PassThrough(FieldFilter):
     result : str, optional
         Output field name (default ``"<field>_copy"``).
     dtype : dtype-like, optional
-        Output dtype (default: the input's).
+        Output dtype (default: the input's): a real integer or floating-point
+        dtype. Floats become integers by truncation toward zero; a field holding
+        NaN, Inf or a value outside the integer range is refused rather than
+        converted to a meaningless integer.
     association : {"points", "cells"}, optional
         Where to find the field.
     backend : {"auto", "cpu", "cuda"}
         Where to run.
+
+    Raises
+    ------
+    ArgumentError
+        For a ``dtype`` that is not a real number type, or (when run) a float
+        field that has no exact integer conversion.
 
     See Also
     --------
@@ -50,10 +63,44 @@ class PassThrough(FieldFilter):
                  association: str | None = None, backend: str = "auto"):
         super().__init__(field, association=association, backend=backend)
         self.result = result or f"{field}_copy"
-        self.dtype = dtype
+        self.dtype = None if dtype is None else _output_dtype(dtype)
 
     def compute(self, dataset):
         values, association = self.input_field(dataset)
+        if self.dtype is not None and self.dtype.kind in "iu" \
+                and np.dtype(values.dtype).kind == "f":
+            _check_integral(values, self.dtype, self.field)
         copied = execute("pass_through", dataset, values, association,
                          backend=self.backend, dtype=self.dtype)
         return {association: {self.result: copied}}
+
+
+def _output_dtype(dtype) -> np.dtype:
+    """``dtype`` as a NumPy dtype if it is a real integer or float type."""
+    try:
+        wanted = np.dtype(dtype)
+    except TypeError:
+        wanted = None
+    if wanted is None or wanted.kind not in "fiu":
+        raise ArgumentError(
+            f"dtype must be a real integer or floating-point dtype, got {dtype!r}"
+        )
+    return wanted
+
+
+def _check_integral(values, dtype: np.dtype, name: str) -> None:
+    """Refuse float values that no ``dtype`` integer stands for (checked where they live)."""
+    if not values.size:
+        return
+    if not all_finite(values):
+        raise ArgumentError(
+            f"field {name!r} holds NaN or Inf, which no {dtype} value stands for; "
+            "keep a float dtype or replace them first"
+        )
+    xp, info = array_module(values), np.iinfo(dtype)
+    low, high = float(xp.min(values)), float(xp.max(values))
+    if low <= float(info.min) - 1.0 or high >= float(info.max) + 1.0:
+        raise ArgumentError(
+            f"field {name!r} holds values in [{low}, {high}], outside the range of "
+            f"{dtype} [{info.min}, {info.max}]"
+        )

@@ -49,8 +49,9 @@ def fit_bias(bias, values: np.ndarray) -> np.ndarray:
     Raises
     ------
     ArgumentError
-        If ``bias`` is malformed (see :func:`as_bias`) or its length does not
-        divide ``values.size``.
+        If ``bias`` is malformed (see :func:`as_bias`), its length does not
+        divide ``values.size``, or a value has no value of ``values``' dtype
+        (NaN, Inf or out of range for an integer field, overflow for a float one).
 
     Examples
     --------
@@ -65,7 +66,32 @@ def fit_bias(bias, values: np.ndarray) -> np.ndarray:
             f"{values.size} values (shape {values.shape}); its length must divide the "
             f"number of values, as the number of components does"
         )
-    return array.astype(values.dtype, copy=False)
+    fitted, wrong = _cast_exactly(array, np.dtype(values.dtype))
+    if np.any(wrong):
+        raise ArgumentError(
+            f"bias value {array[wrong][0].item()!r} does not fit the field's dtype "
+            f"{values.dtype}; give a bias that dtype can hold"
+        )
+    return fitted
+
+
+def _cast_exactly(array: np.ndarray, dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:
+    """``array`` cast to ``dtype``, and where that cast has no meaningful result:
+    into integers, NaN, Inf or a value outside the range (fractions truncate,
+    as documented); into floats, a finite value that overflows to Inf."""
+    with np.errstate(all="ignore"):
+        fitted = array.astype(dtype)
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        if array.dtype.kind == "f":
+            # info.max + 1 is a power of two, exact in floating point.
+            wrong = ~np.isfinite(array) | (array <= float(info.min) - 1.0)
+            wrong |= array >= float(info.max) + 1.0
+        else:
+            wrong = (array < info.min) | (array > info.max)
+    else:
+        wrong = np.isfinite(array) & ~np.isfinite(fitted)
+    return fitted, wrong
 
 
 def bias_add(grid, values: np.ndarray, bias, out: np.ndarray | None = None):
