@@ -134,6 +134,13 @@ def run_stages(dataset, stages, wanted, backend: str, to: str, trace_memory: boo
     if resolved == "cpu" and to == "device":
         raise ArgumentError("to='device' needs the CUDA backend")
     if resolved == "cuda":
+        if to == "host":
+            # Host inputs to host outputs: chunked, overlapped copies (daxpy.streaming).
+            from .streaming import stream_or_none
+
+            streamed = stream_or_none(dataset, stages, list(wanted))
+            if streamed is not None:
+                return streamed
         return _run_cuda(dataset, stages, list(wanted), to)
     return _run_cpu(dataset, stages, list(wanted), to, trace_memory)
 

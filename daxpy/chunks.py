@@ -1,0 +1,320 @@
+"""Chunk plans for host<->device streaming: what each chunk reads and owns.
+
+A :class:`Chunk` is a piece of a grid that runs on its own: its sub-grid, the
+global point and cell ids it reads (a contiguous ``slice`` wherever possible,
+so a host array can be copied to the device without a gather), and the
+contiguous ranges of global points and cells whose results it owns, with
+where those sit in its own output. Owned ranges tile the grid, so each
+chunk's owned results go straight to their place in the whole output.
+
+- Structured grids are cut into slabs along their slowest axis
+  (:func:`structured_chunks`), each grown by the pipeline's halo *depth*
+  (:func:`daxpy.partition.slab_windows`). A slab of points is a contiguous range
+  of a point field, and its cells a contiguous range of a cell field.
+- Unstructured grids are cut into cell ranges and point ranges
+  (:func:`unstructured_chunks`). A chunk owns cells ``[c0, c1)`` and points
+  ``[p0, p1)``; it holds those cells, every cell that may use one of its
+  points, and ``levels`` more rings of cells around them, with the points of
+  all of them. Where point numbering has locality (as meshes written by
+  most tools do) the points a chunk needs are a short contiguous range, read
+  without a gather; otherwise they are gathered by id.
+
+Nothing here needs a GPU; :mod:`daxpy.streaming` runs the chunks.
+
+Examples
+--------
+>>> import daxpy
+>>> chunks = structured_chunks(daxpy.UniformGrid(dims=(4, 4, 10)), depth=1, planes=5)
+>>> [(c.point_read, c.points_owned) for c in chunks]
+[(slice(0, 96, None), (0, 80)), (slice(64, 160, None), (80, 160))]
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .partition import first_axis, slab_windows, window_grid
+from .unstructured import UnstructuredGrid
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One independently computed piece of a grid.
+
+    Attributes
+    ----------
+    index : int
+        Position among the chunks.
+    grid : DataSet
+        The chunk's sub-grid (no fields), with true coordinates.
+    point_read, cell_read : slice or numpy.ndarray
+        Global ids of the sub-grid's points and cells, in its order: a slice
+        when they are contiguous, else an ascending int64 array.
+    points_owned, cells_owned : (int, int)
+        Global ``[first, stop)`` of the points and cells it owns.
+    point_local, cell_local : int
+        Index in the sub-grid of the first owned point and cell (the owned
+        ones follow contiguously).
+    """
+
+    index: int
+    grid: Any
+    point_read: Any
+    cell_read: Any
+    points_owned: tuple[int, int]
+    cells_owned: tuple[int, int]
+    point_local: int
+    cell_local: int
+
+    def read(self, association: str):
+        """The ids read at ``association`` (``"points"`` or ``"cells"``).
+
+        Examples
+        --------
+        >>> import daxpy
+        >>> structured_chunks(daxpy.UniformGrid(dims=(3,)), 0, 1)[1].read("points")
+        slice(1, 2, None)
+        """
+        return self.point_read if association == "points" else self.cell_read
+
+    def owned(self, association: str) -> tuple[int, int, int]:
+        """``(global first, global stop, local first)`` of the owned ids.
+
+        Examples
+        --------
+        >>> import daxpy
+        >>> structured_chunks(daxpy.UniformGrid(dims=(6,)), 1, 3)[1].owned("cells")
+        (3, 5, 1)
+        """
+        if association == "points":
+            return self.points_owned + (self.point_local,)
+        return self.cells_owned + (self.cell_local,)
+
+
+def read_count(selection) -> int:
+    """Number of ids a ``slice`` or id array selects.
+
+    Examples
+    --------
+    >>> read_count(slice(4, 10)), read_count(np.arange(3))
+    (6, 3)
+    """
+    if isinstance(selection, slice):
+        return selection.stop - selection.start
+    return int(len(selection))
+
+
+def _as_selection(ids: np.ndarray):
+    """A slice for a contiguous ascending id array, else the array itself."""
+    if ids.size == 0:
+        return slice(0, 0)
+    if int(ids[-1]) - int(ids[0]) + 1 == ids.size:
+        return slice(int(ids[0]), int(ids[-1]) + 1)
+    return ids.astype(np.int64, copy=False)
+
+
+# -- structured ------------------------------------------------------------
+def slowest_axis(dims) -> int:
+    """The axis (0=x, 1=y, 2=z) that slabs are cut across: the slowest with > 1 point.
+
+    Examples
+    --------
+    >>> slowest_axis((5, 4, 1)), slowest_axis((1, 1, 1))
+    (1, 2)
+    """
+    return 2 - first_axis(tuple(dims[::-1]))
+
+
+def layer_sizes(grid) -> tuple[int, int]:
+    """Points and cells in one layer across the slowest axis.
+
+    Examples
+    --------
+    >>> import daxpy
+    >>> layer_sizes(daxpy.UniformGrid(dims=(4, 3, 5)))
+    (12, 6)
+    """
+    axis = slowest_axis(grid.dims)
+    return (math.prod(grid.dims[:axis]), math.prod(grid.cell_dims[:axis]))
+
+
+def structured_chunks(grid, depth: int, planes: int) -> list[Chunk]:
+    """Slabs of ``planes`` owned layers with ``depth`` layers of halo each side.
+
+    A slab owns the cells whose first corner it owns; the cell layers it
+    reads are those between the point layers it reads. A slab of one layer
+    reads no cells along the cut axis, so pipelines that touch cell fields
+    must ask for ``depth >= 1``.
+
+    Parameters
+    ----------
+    grid : UniformGrid, RectilinearGrid or CurvilinearGrid
+    depth : int
+        Halo layers (the pipeline's depth).
+    planes : int
+        Owned layers per slab (at least 1).
+
+    Examples
+    --------
+    >>> import daxpy
+    >>> g = daxpy.UniformGrid(dims=(2, 2, 5))
+    >>> [(c.cell_read, c.cells_owned, c.cell_local) for c in structured_chunks(g, 1, 2)]
+    [(slice(0, 2, None), (0, 2), 0), (slice(1, 4, None), (2, 4), 1), (slice(3, 4, None), (4, 4), 1)]
+    """
+    axis = slowest_axis(grid.dims)
+    n = grid.dims[axis]
+    layer, cell_layer = layer_sizes(grid)
+    chunks = []
+    for index, window in enumerate(slab_windows(grid.dims, max(int(planes), 1), depth)):
+        lo, hi = window.lo[axis], window.hi[axis]
+        own_lo, own_hi = window.own_lo[axis], window.own_hi[axis]
+        if n > 1:
+            cell_lo, cell_hi = lo, max(hi - 1, lo)
+            cells_owned = (own_lo * cell_layer, min(own_hi, n - 1) * cell_layer)
+        else:
+            cell_lo, cell_hi = 0, 1
+            cells_owned = (0, cell_layer)
+        chunks.append(Chunk(
+            index, window_grid(grid, window),
+            slice(lo * layer, hi * layer), slice(cell_lo * cell_layer, cell_hi * cell_layer),
+            (own_lo * layer, own_hi * layer), cells_owned,
+            (own_lo - lo) * layer, (own_lo - cell_lo) * cell_layer if n > 1 else 0))
+    return chunks
+
+
+# -- unstructured ----------------------------------------------------------
+def _entries(offsets: np.ndarray, cells: np.ndarray) -> np.ndarray:
+    """Connectivity positions of ``cells`` (ascending), concatenated."""
+    starts, stops = offsets[cells], offsets[cells + 1]
+    counts = stops - starts
+    total = int(counts.sum())
+    if total == 0:
+        return np.zeros(0, dtype=np.int64)
+    shift = np.repeat(starts - np.concatenate([[0], np.cumsum(counts)[:-1]]), counts)
+    return shift + np.arange(total, dtype=np.int64)
+
+
+def corner_bounds(grid: UnstructuredGrid) -> tuple[np.ndarray, np.ndarray]:
+    """Lowest and highest point id of each cell (cached on the grid).
+
+    Examples
+    --------
+    >>> import numpy as np, daxpy
+    >>> from daxpy.celltypes import LINE
+    >>> g = daxpy.UnstructuredGrid.from_blocks(np.eye(3), {LINE: [[2, 0], [1, 2]]})
+    >>> [b.tolist() for b in corner_bounds(g)]
+    [[0, 1], [2, 2]]
+    """
+    key = "stream:corner_bounds"
+    if key not in grid._cache:
+        conn = grid.connectivity.astype(np.int64, copy=False)
+        starts = grid.offsets[:-1].astype(np.int64)
+        if grid.n_cells:
+            grid._cache[key] = (np.minimum.reduceat(conn, starts),
+                                np.maximum.reduceat(conn, starts))
+        else:
+            grid._cache[key] = (np.zeros(0, np.int64), np.zeros(0, np.int64))
+    return grid._cache[key]
+
+
+def point_splits(grid: UnstructuredGrid, cell_bounds: np.ndarray) -> np.ndarray:
+    """Point range bounds that follow the cell ranges: each range starts at the
+    lowest point of its first cell (kept non-decreasing), so a chunk's owned
+    points and owned cells lie in the same region of a mesh with locality.
+
+    Examples
+    --------
+    >>> import numpy as np, daxpy
+    >>> from daxpy.celltypes import LINE
+    >>> g = daxpy.UnstructuredGrid.from_blocks(np.eye(5, 3), {LINE: [[0, 1], [1, 2], [3, 4]]})
+    >>> point_splits(g, np.array([0, 2, 3])).tolist()
+    [0, 3, 5]
+    """
+    lowest, _ = corner_bounds(grid)
+    inner = cell_bounds[1:-1]
+    starts = lowest[inner] if grid.n_cells else np.zeros(len(inner), np.int64)
+    splits = np.concatenate([[0], starts, [grid.n_points]]).astype(np.int64)
+    return np.minimum(np.maximum.accumulate(splits), grid.n_points)
+
+
+def _chunk_cells(lowest, highest, cells_owned, points_owned, levels: int) -> np.ndarray:
+    """The cells a chunk holds: its own, every cell whose corner range meets
+    its points, and ``levels`` rings more (supersets by corner range)."""
+    c0, c1 = cells_owned
+    p0, p1 = points_owned
+    keep = (lowest < p1) & (highest >= p0)
+    keep[c0:c1] = True
+    for _ in range(levels):
+        held = np.flatnonzero(keep)
+        if held.size == 0:
+            break
+        a, b = lowest[held].min(), highest[held].max()
+        keep |= (lowest <= b) & (highest >= a)
+    return np.flatnonzero(keep)
+
+
+def _unstructured_chunk(grid, index, cells_owned, points_owned, levels) -> Chunk:
+    lowest, highest = corner_bounds(grid)
+    cells = _chunk_cells(lowest, highest, cells_owned, points_owned, levels)
+    offsets = grid.offsets.astype(np.int64)
+    corners = grid.connectivity[_entries(offsets, cells)].astype(np.int64, copy=False)
+    p0, p1 = points_owned
+    first = min(p0, int(lowest[cells].min())) if cells.size else p0
+    stop = max(p1, int(highest[cells].max()) + 1) if cells.size else p1
+    used = np.unique(corners)
+    # A range read without a gather, unless it is mostly points the chunk never uses.
+    if stop - first <= 2 * (used.size + (p1 - p0)) + 1024:
+        point_read, base = slice(first, stop), first
+        local_corners = corners - base
+        point_local = p0 - first
+    else:
+        ids = np.union1d(used, np.arange(p0, p1, dtype=np.int64))
+        point_read = ids
+        local_corners = np.searchsorted(ids, corners)
+        point_local = int(np.searchsorted(ids, p0))
+    sizes = offsets[cells + 1] - offsets[cells]
+    local_offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    points = grid.points()[point_read]
+    sub = UnstructuredGrid(points, local_corners, local_offsets, grid.cell_types[cells],
+                           name=f"{grid.name} chunk {index}")
+    return Chunk(index, sub, point_read, _as_selection(cells), points_owned, cells_owned,
+                 point_local, int(np.searchsorted(cells, cells_owned[0])))
+
+
+def unstructured_chunks(grid: UnstructuredGrid, levels: int, cells: int) -> list[Chunk]:
+    """Cell ranges of about ``cells`` cells, with their points and ``levels``
+    rings of neighbouring cells.
+
+    A chunk owns cells ``[c0, c1)`` and points ``[p0, p1)`` (from
+    :func:`point_splits`); it holds every cell that may use an owned point, so
+    a stencil over a point's cells (cell-to-point, point gradient) is exact at
+    owned points. Each stage that reads a neighbour's result needs one more
+    ring: ``levels = depth - 1`` for a pipeline of depth ``depth``.
+
+    Parameters
+    ----------
+    grid : UnstructuredGrid
+    levels : int
+        Extra rings of cells.
+    cells : int
+        Owned cells per chunk (at least 1).
+
+    Examples
+    --------
+    >>> import numpy as np, daxpy
+    >>> from daxpy.celltypes import LINE
+    >>> g = daxpy.UnstructuredGrid.from_blocks(np.eye(5, 3),
+    ...                                        {LINE: [[0, 1], [1, 2], [2, 3], [3, 4]]})
+    >>> [(c.cell_read, c.points_owned) for c in unstructured_chunks(g, 0, 2)]
+    [(slice(0, 2, None), (0, 2)), (slice(1, 4, None), (2, 5))]
+    """
+    count = max(-(-grid.n_cells // max(int(cells), 1)), 1)
+    bounds = np.linspace(0, grid.n_cells, count + 1).round().astype(np.int64)
+    splits = point_splits(grid, bounds)
+    return [_unstructured_chunk(grid, k, (int(bounds[k]), int(bounds[k + 1])),
+                                (int(splits[k]), int(splits[k + 1])), levels)
+            for k in range(count)]

@@ -1,0 +1,263 @@
+"""What a streamed pipeline reads, makes and needs around each chunk, and how big
+its chunks are.
+
+:func:`program_of` learns a pipeline's :class:`Program` from tiny CPU runs of
+its stages (:func:`daxpy.pipeline_probe.probe`): the halo depth, every field it
+makes with its dtype and components, the source fields it reads (its declared
+inputs, and any field without which it fails, such as a map's second field),
+and whether every map in it gives the same result wherever a value sits in
+the field (a map whose result depends on the position, such as a BiasAdd
+whose bias spans several tuples, cannot be cut into chunks).
+:func:`chunk_size` and :func:`plan` turn a byte budget into chunks.
+
+Examples
+--------
+>>> import numpy as np, daxpy
+>>> g = daxpy.UniformGrid(dims=(4, 4), point_data={"p": np.ones(16)})
+>>> pipe = daxpy.pipeline(g)
+>>> _ = pipe.gradient("p").magnitude()
+>>> prog = program_of(g, pipe.stages, ["magnitude_2"])
+>>> prog.depth, prog.reads, prog.outputs
+(1, {'p': 'points'}, ['magnitude_2'])
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+
+import numpy as np
+
+from .chunks import layer_sizes, structured_chunks, unstructured_chunks
+from .dispatch import traced
+from .errors import DaxpyError, DeviceMemoryError
+from .pipeline_probe import probe, probe_dataset, worklet_reach
+
+
+class NotStreamable(DaxpyError):
+    """A pipeline that cannot be cut into chunks (it runs on the whole grid)."""
+
+
+@dataclass
+class Program:
+    """What a pipeline reads and makes, learnt once from probe runs.
+
+    Attributes
+    ----------
+    depth : int
+        Longest chain of worklet reaches (halo layers).
+    reads : dict of str to str
+        Source fields the stages read, with their associations.
+    fields : dict of str to (str, numpy.dtype, tuple)
+        Every field the stages make: association, dtype, components.
+    outputs : list of str
+        Wanted fields that the stages make.
+    passed : list of str
+        Wanted source fields (returned as they are).
+    position_free : bool
+        Whether every map gives the same values wherever an element sits.
+    """
+
+    depth: int
+    reads: dict
+    fields: dict
+    outputs: list
+    passed: list
+    position_free: bool = True
+
+    @property
+    def touches_cells(self) -> bool:
+        """Whether any field read or made lives at the cells."""
+        return "cells" in set(self.reads.values()) | {a for a, _, _ in self.fields.values()}
+
+
+def _configured(stage):
+    flt = copy.copy(stage.filter)
+    flt.backend = "cpu"
+    return flt
+
+
+def _fields_read(dataset, stages, produced) -> dict:
+    """Source fields the stages read: declared inputs, and any field without
+    which the probe run fails."""
+    reads = {}
+    declared = {n for s in stages for n in s.inputs if n not in produced}
+    for association in ("points", "cells"):
+        for name in dataset.fields(association):
+            needed = name in declared
+            if not needed:
+                trimmed = dataset.with_fields()
+                del trimmed.fields(association)[name]
+                try:
+                    probe(trimmed, stages)
+                except Exception:  # any failure without it means the stages read it
+                    needed = True
+            if needed:
+                reads[name] = association
+    return reads
+
+
+def _rolled(dataset):
+    """``dataset`` with every field moved down one element (cyclically)."""
+    moved = dataset.with_fields()
+    for data in (moved.point_data, moved.cell_data):
+        for name in list(data):
+            data[name] = np.roll(data[name], 1, axis=0)
+    return moved
+
+
+def position_free(dataset, stages) -> bool:
+    """Whether every map stage (reach 0) commutes with moving the field by one
+    element, on the probe grid: maps that do give the same values in any chunk.
+
+    Examples
+    --------
+    >>> import numpy as np, daxpy
+    >>> g = daxpy.UniformGrid(dims=(3, 3), point_data={"p": np.ones(9)})
+    >>> pipe = daxpy.pipeline(g); _ = pipe.bias_add("p", [1.0, 2.0, 3.0])
+    >>> position_free(g, pipe.stages)
+    False
+    """
+    working = probe_dataset(dataset)
+    rng = np.random.default_rng(0)
+    for data in (working.point_data, working.cell_data):
+        for name in list(data):
+            data[name] = (rng.random(data[name].shape) + 0.5).astype(data[name].dtype)
+    for stage in stages:
+        with traced() as seen, np.errstate(all="ignore"):
+            after = _configured(stage).execute(working)
+            if seen and all(worklet_reach(w) == 0 for w in seen):
+                again = _configured(stage).execute(_rolled(working))
+                for data, other in ((after.point_data, again.point_data),
+                                    (after.cell_data, again.cell_data)):
+                    for name in data:
+                        if name not in working.point_data and name not in working.cell_data \
+                                and not np.array_equal(np.roll(data[name], 1, axis=0),
+                                                       other[name], equal_nan=True):
+                            return False
+        working = after
+    return True
+
+
+def program_of(dataset, stages, wanted) -> Program:
+    """The :class:`Program` of ``stages`` over ``dataset`` (cached on the dataset).
+
+    Examples
+    --------
+    >>> import numpy as np, daxpy
+    >>> g = daxpy.UniformGrid(dims=(3, 3), point_data={"p": np.zeros(9), "q": np.ones(9)})
+    >>> pipe = daxpy.pipeline(g)
+    >>> m = pipe.map("p", "x + q")
+    >>> program_of(g, pipe.stages, [m.name]).reads
+    {'p': 'points', 'q': 'points'}
+    """
+    signature = tuple((a, n, np.dtype(v.dtype).str, tuple(v.shape[1:]))
+                      for a in ("points", "cells") for n, v in dataset.fields(a).items())
+    key = ("stream:program", tuple(id(s.filter) for s in stages), tuple(wanted), signature)
+    cached = dataset._cache.get(key)
+    if cached is not None and all(a is b.filter for a, b in zip(cached[0], stages)):
+        return cached[1]
+    found = probe(dataset, stages)
+    produced = {n for names in found.produced.values() for n in names}
+    result = Program(found.depth, _fields_read(dataset, stages, produced),
+                     {n: found.fields[n] for n in sorted(produced)},
+                     [n for n in wanted if n in produced],
+                     [n for n in wanted if n not in produced],
+                     position_free(dataset, stages))
+    dataset._cache[key] = ([s.filter for s in stages], result)
+    return result
+
+
+# -- chunk sizes -------------------------------------------------------------
+UNSTRUCTURED_BYTES_PER_CORNER = 48
+"""Estimated device bytes of topology per cell corner on unstructured chunks:
+the corner ids, the links from points to corners and their offsets, and the
+temporaries of building those links."""
+
+
+def item_bytes(dataset, program: Program) -> tuple[int, int]:
+    """Device bytes per point and per cell of the fields a chunk holds.
+
+    Examples
+    --------
+    >>> import numpy as np, daxpy
+    >>> g = daxpy.UniformGrid(dims=(3, 3), point_data={"p": np.zeros(9, np.float32)})
+    >>> pipe = daxpy.pipeline(g); c = pipe.point_to_cell("p")
+    >>> item_bytes(g, program_of(g, pipe.stages, [c.name]))
+    (4, 4)
+    """
+    per = {"points": 0, "cells": 0}
+    for name, association in program.reads.items():
+        values = dataset.fields(association)[name]
+        per[association] += np.dtype(values.dtype).itemsize * int(np.prod(values.shape[1:]))
+    for association, dtype, comps in program.fields.values():
+        per[association] += dtype.itemsize * int(np.prod(comps))
+    return per["points"], per["cells"]
+
+
+def chunk_size(dataset, program: Program, chunk_bytes: int, max_device_bytes, streams) -> int:
+    """Owned layers (structured) or owned cells (unstructured) per chunk.
+
+    A chunk's estimated device bytes stay under ``chunk_bytes`` and, with
+    ``max_device_bytes``, the ``streams`` chunks in flight together under it.
+
+    Raises
+    ------
+    DeviceMemoryError
+        If even the smallest chunk does not fit ``max_device_bytes``.
+
+    Examples
+    --------
+    >>> import numpy as np, daxpy
+    >>> g = daxpy.UniformGrid(dims=(10, 10, 10), point_data={"p": np.zeros(1000)})
+    >>> pipe = daxpy.pipeline(g); grad = pipe.gradient("p")
+    >>> chunk_size(g, program_of(g, pipe.stages, [grad.name]), 32000, None, 3)
+    8
+    """
+    per_point, per_cell = item_bytes(dataset, program)
+    budget = chunk_bytes
+    if max_device_bytes is not None:
+        budget = min(budget, max_device_bytes // max(streams, 1))
+    if dataset.family == "unstructured":
+        corners = dataset.connectivity.size / max(dataset.n_cells, 1)
+        ratio = dataset.n_points / max(dataset.n_cells, 1)
+        # Neighbour rings grow a chunk: count the owned cells twice to stay safe.
+        unit = 2 * (per_cell + ratio * per_point + corners * UNSTRUCTURED_BYTES_PER_CORNER)
+        size, smallest = int(budget // max(unit, 1)), unit
+    else:
+        layer, cell_layer = layer_sizes(dataset)
+        unit = layer * per_point + cell_layer * per_cell
+        halo = 2 * max(program.depth, 1)
+        size, smallest = int(budget // max(unit, 1)) - halo, unit * (1 + halo)
+    if max_device_bytes is not None and size < 1:
+        raise DeviceMemoryError(
+            f"max_device_bytes={max_device_bytes} is too small for {streams} chunks in "
+            f"flight: the smallest chunk of this {dataset.topology_name} pipeline needs "
+            f"about {int(smallest)} bytes")
+    return max(size, 1)
+
+
+def plan(dataset, program: Program, size: int) -> list:
+    """The chunks of ``dataset`` for ``program``, ``size`` owned layers or cells
+    each (cached on the dataset).
+
+    Examples
+    --------
+    >>> import numpy as np, daxpy
+    >>> g = daxpy.UniformGrid(dims=(4, 4, 20), point_data={"p": np.zeros(320)})
+    >>> pipe = daxpy.pipeline(g); c = pipe.point_to_cell("p")
+    >>> len(plan(g, program_of(g, pipe.stages, [c.name]), 5))
+    4
+    """
+    if dataset.family == "unstructured":
+        levels = max(program.depth - 1, 0)
+        key = ("stream:chunks", levels, size)
+        if key not in dataset._cache:
+            dataset._cache[key] = unstructured_chunks(dataset, levels, size)
+    else:
+        # A slab of one layer reads no cells across the cut: cells need a halo.
+        depth = max(program.depth, 1 if program.touches_cells else 0)
+        key = ("stream:chunks", depth, size)
+        if key not in dataset._cache:
+            dataset._cache[key] = structured_chunks(dataset, depth, size)
+    return dataset._cache[key]
