@@ -157,7 +157,12 @@ def program_of(dataset, stages, wanted) -> Program:
     cached = dataset._cache.get(key)
     if cached is not None and all(a is b.filter for a, b in zip(cached[0], stages)):
         return cached[1]
-    found = probe(dataset, stages)
+    try:
+        found = probe(dataset, stages)
+    except DaxpyError as err:
+        # Stages that fail on a few points (a bias longer than the probe's field,
+        # a wrong association...) run whole, where any real error shows.
+        raise NotStreamable(f"the pipeline cannot run on a few points: {err}") from err
     produced = {n for names in found.produced.values() for n in names}
     result = Program(found.depth, _fields_read(dataset, stages, produced),
                      {n: found.fields[n] for n in sorted(produced)},

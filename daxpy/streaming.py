@@ -290,7 +290,7 @@ def stream_or_none(dataset, stages, wanted):
         return None
     try:
         program = program_of(dataset, stages, wanted)
-    except DaxpyError:  # the whole-grid run raises it again, with its own context
+    except NotStreamable:  # the whole-grid run reports any real error itself
         return None
     if not program.position_free:
         return None
