@@ -304,7 +304,8 @@ def _parse(source: str) -> Expression:
             f"expression is {len(source)} characters long; at most {MAX_LENGTH} are allowed"
         )
     if not source.strip():
-        raise ExpressionError("expression is empty")
+        raise ExpressionError("expression is empty; expected a formula over field names, "
+                              "such as 'sqrt(u**2 + v**2)'")
     try:
         tree = ast.parse(source.strip(), mode="eval")
     except SyntaxError as err:
