@@ -92,33 +92,49 @@ def bandwidth():
         del out
 
 
-HINTS = {"ldcs/stcs": "", "ldg/stcs": "#define __ldcs(p) __ldg(p)\n",
-         "ldg/plain": "#define __ldcs(p) __ldg(p)\n#define __stcs(p, v) (*(p) = (v))\n",
-         "ld/plain": "#define __ldcs(p) (*(p))\n#define __ldg(p) (*(p))\n"
-                     "#define __stcs(p, v) (*(p) = (v))\n"}
+STORE_HINTS = {"stcs": "", "plain": "#define __stcs(p, v) (*(p) = (v))\n"}
 
 
-def cache_hints():
-    """Same kernels with other load/store cache hints (macros ahead of the source)."""
+def march_sweep():
+    """Marching kernels over planes per chunk and store hints, beside the
+    hand-tuned kernel of the same case (benchmarks/reference), same run."""
+    from daxpy.cuda import plan as plan_mod
+    from reference.hand_tuned import HandTuned
+
     n = 464
     grid = daxpy.UniformGrid(dims=(n, n, n), spacing=(0.1, 0.2, 0.3))
-    values = cupy.random.default_rng(0).random(grid.n_points, dtype=np.float32)
-    dst = cupy.empty_like(values)
-    copy_gbps = 2 * values.nbytes / bench(lambda: cupy.copyto(dst, values)) / 1e6
-    del dst
-    print(f"{'kernel':40s} {'hints':>10s} {'ms':>7s} {'of copy':>7s}")
-    for name, params in (("pass_through", {"dtype": "float64"}), ("bias_add", {"bias": [1.0]}),
-                         ("point_to_cell", {}), ("point_gradient", {})):
-        plan = plan_for(name, grid, values, **params)
-        out = empty_output(plan.out_shape, plan.out_dtype)
-        step = plan.launches[0]
-        args = tuple(step.values(values, out))
-        for label, prefix in HINTS.items():
-            kernel = cc.get_kernel(step.kernel.name, prefix + step.kernel.source())
+    points = cupy.random.default_rng(0).random(grid.n_points, dtype=np.float32)
+    cells = cupy.random.default_rng(1).random(grid.n_cells, dtype=np.float32)
+    copy_gbps = copy_bandwidth_gbps()
+    hand = HandTuned()
+    references = {"point_to_cell": lambda: hand.point_to_cell_uniform(points, grid.dims),
+                  "cell_to_point": lambda: hand.cell_to_point_uniform(cells, grid.dims),
+                  "point_gradient": lambda: hand.gradient_uniform(points, grid.dims,
+                                                                  (0.1, 0.2, 0.3))}
+    print(f"{'kernel':46s} {'zc':>3s} {'store':>6s} {'ms':>7s} {'of copy':>7s}")
+    for name, (field, association) in {"point_to_cell": (points, "points"),
+                                       "cell_to_point": (cells, "cells"),
+                                       "point_gradient": (points, "points")}.items():
+        domain = get_worklet(name).cuda.march
+        default = plan_mod.MARCH_PLANES[domain]
+        for zc in (4, 8, 16, 32):
+            plan_mod.MARCH_PLANES[domain] = zc
+            plan = plan_for(name, grid, field, association)
+            out = empty_output(plan.out_shape, plan.out_dtype)
+            step = plan.launches[0]
+            args = tuple(step.values(field, out))
             grid_dims, block = step.dims()
-            ms = bench(lambda: kernel(grid_dims, block, args))
-            gbps = (values.nbytes + out.nbytes) / ms / 1e6
-            print(f"{step.kernel.name:40s} {label:>10s} {ms:7.3f} {gbps / copy_gbps:7.2f}")
+            for label, prefix in STORE_HINTS.items():
+                kernel = cc.get_kernel(step.kernel.name, prefix + step.kernel.source())
+                ms = bench(lambda: kernel(grid_dims, block, args))
+                gbps = (field.nbytes + out.nbytes) / ms / 1e6
+                print(f"{step.kernel.name:46s} {zc:3d} {label:>6s} {ms:7.3f} {gbps / copy_gbps:7.2f}")
+            del out
+        plan_mod.MARCH_PLANES[domain] = default
+        launch_ref, out = references[name]()
+        ms = bench(launch_ref)
+        gbps = (field.nbytes + out.nbytes) / ms / 1e6
+        print(f"{'hand-tuned ' + name:46s} {'':3s} {'':6s} {ms:7.3f} {gbps / copy_gbps:7.2f}")
         del out
 
 
@@ -127,5 +143,5 @@ if __name__ == "__main__":
 
     compile_times()
     bandwidth()
-    if "--hints" in sys.argv:
-        cache_hints()
+    if "--sweep" in sys.argv:
+        march_sweep()

@@ -5,7 +5,8 @@
 // each input value comes from DRAM about once. x neighbours come from the
 // lanes beside it (shuffles), y neighbours from the rows of the warps beside
 // it (L1 hits). A warp's outputs are staged in shared memory and written as
-// one contiguous segment, W values per store.
+// one contiguous segment, W values per store, with plain stores (streaming
+// ones measured up to 7% slower here, benchmarks/NOTES.md).
 //
 // Rows are per warp (blockDim.x == 32), so a warp past the last row returns
 // at once and every shuffle and __syncwarp runs with all 32 lanes.
@@ -65,14 +66,10 @@ __device__ __forceinline__ void store_staged(T* stage, const T (&x)[N], T* dst, 
   for (int s = 0; s < (N + W - 1) / W; ++s) {
     const int at = (32 * s + lane) * W;
     if (at < n_valid) {
-      if constexpr (W == 1) {
-        __stcs(dst + at, stage[at]);
-      } else {
-        T v[W];
+      T v[W];
 #pragma unroll
-        for (int w = 0; w < W; ++w) v[w] = stage[at + w];
-        store_streaming<W>(dst + at, v);
-      }
+      for (int w = 0; w < W; ++w) v[w] = stage[at + w];
+      store_vector<W>(dst + at, v);
     }
   }
   __syncwarp();

@@ -91,18 +91,6 @@ __device__ __forceinline__ void store_vector(T* p, const T (&x)[V]) {
   for (int i = 0; i < Pack<V, T>::bytes / Pack<V, T>::word; ++i) words[i] = pack.w[i];
 }
 
-// Streaming (evict-first) vector stores, for stencil outputs: they keep the
-// L2 for the input planes that neighbouring blocks read again.
-template <int V, typename T>
-__device__ __forceinline__ void store_streaming(T* p, const T (&x)[V]) {
-  Pack<V, T> pack;
-#pragma unroll
-  for (int v = 0; v < V; ++v) pack.x[v] = x[v];
-  auto* words = reinterpret_cast<typename Pack<V, T>::W*>(p);
-#pragma unroll
-  for (int i = 0; i < Pack<V, T>::bytes / Pack<V, T>::word; ++i) __stcs(words + i, pack.w[i]);
-}
-
 // Rows m[a] of J^-1 for the Jacobian rows J[a] = dX/dxi_a, so that the
 // spatial gradient is sum_a (df/dxi_a) m[a]. A singular Jacobian gives zero
 // rows (a zero derivative), as VTK does.
