@@ -112,7 +112,8 @@ class FieldData(MutableMapping):
         if array.ndim == 2 and array.shape[1] < 1:
             raise FieldError(f"{where} has zero components")
         kind = np.dtype(array.dtype).kind
-        if kind not in "fiu":
+        # bfloat16 (ml_dtypes) is a float NumPy sees as void: lower-precision outputs.
+        if kind not in "fiu" and np.dtype(array.dtype).name != "bfloat16":
             raise FieldError(
                 f"{where} has dtype {array.dtype}; expected a real integer or "
                 f"floating-point dtype"
