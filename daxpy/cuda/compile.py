@@ -4,7 +4,11 @@ A cache entry is keyed by the kernel's specialization name plus a hash of its
 source, the CUDA (NVRTC) version and the device architecture, so a changed
 template, toolkit or GPU never reuses a stale binary. The disk cache lives in
 the user's cache directory (``~/.cache/daxpy/kernels``), or in
-``$DAXPY_CACHE_DIR``. An entry that fails to load is rebuilt with a warning.
+``$DAXPY_CACHE_DIR``. Each entry carries a checksum of its binary, so a
+truncated or corrupted entry is detected before the driver sees it, and is
+rebuilt with a warning. Entries are written to a temporary file and renamed
+into place, so processes compiling the same kernel at once never leave a
+half-written entry.
 
 Examples
 --------
@@ -25,6 +29,9 @@ from pathlib import Path
 from ..errors import CompileError
 
 NVRTC_OPTIONS = ("-std=c++17",)
+
+_ENTRY_MAGIC = b"DAXPYK1\0"
+_DIGEST_SIZE = 32
 
 _MEMORY: dict[str, object] = {}
 _DEVICES: dict[int, tuple] = {}
@@ -101,12 +108,58 @@ def _device_info() -> tuple[tuple, str]:
     return _DEVICES[device]
 
 
-def _write_atomically(path: Path, data: bytes) -> None:
+def pack_entry(binary: bytes) -> bytes:
+    """A cache entry: a magic tag, the SHA-256 of ``binary``, then ``binary``.
+
+    Examples
+    --------
+    >>> unpack_entry(pack_entry(b"cubin")) == b"cubin"
+    True
+    """
+    return _ENTRY_MAGIC + hashlib.sha256(binary).digest() + binary
+
+
+def unpack_entry(data: bytes) -> bytes:
+    """The binary of a cache entry; ValueError if it is truncated or corrupted.
+
+    Examples
+    --------
+    >>> unpack_entry(pack_entry(b"cubin")[:-1])
+    Traceback (most recent call last):
+    ...
+    ValueError: checksum mismatch (truncated or corrupted entry)
+    """
+    head = len(_ENTRY_MAGIC) + _DIGEST_SIZE
+    if len(data) < head or not data.startswith(_ENTRY_MAGIC):
+        raise ValueError("not a daxpy kernel cache entry")
+    binary = data[head:]
+    if hashlib.sha256(binary).digest() != data[len(_ENTRY_MAGIC):head]:
+        raise ValueError("checksum mismatch (truncated or corrupted entry)")
+    return binary
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    """Write ``data`` to a temporary file beside ``path`` and rename it into place.
+
+    Readers see the old entry or the new one, never a part of one; a failed
+    write leaves no temporary file behind.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> target = pathlib.Path(tempfile.mkdtemp()) / "k.cubin"
+    >>> write_atomically(target, b"x"); target.read_bytes()
+    b'x'
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    with os.fdopen(fd, "wb") as f:
-        f.write(data)
-    os.replace(tmp, path)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 def _load(path: Path, name: str):
@@ -115,7 +168,7 @@ def _load(path: Path, name: str):
     from cupy.cuda.function import Module
 
     module = Module()
-    module.load(path.read_bytes())
+    module.load(unpack_entry(path.read_bytes()))
     return module.get_function(name)
 
 
@@ -157,12 +210,12 @@ def get_kernel(name: str, source: str):
         STATS["compiled"] += 1
         path = directory / f"{key}.{kind}"
         try:
-            _write_atomically(path, binary)
+            write_atomically(path, pack_entry(binary))
             kernel = _load(path, name)
         except OSError:  # read-only cache dir: still run, from a temporary file
             with tempfile.TemporaryDirectory() as tmp:
                 path = Path(tmp) / f"{key}.{kind}"
-                path.write_bytes(binary)
+                path.write_bytes(pack_entry(binary))
                 kernel = _load(path, name)
         _MEMORY[key] = kernel
         return kernel
