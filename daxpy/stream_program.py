@@ -174,10 +174,13 @@ def program_of(dataset, stages, wanted) -> Program:
 
 
 # -- chunk sizes -------------------------------------------------------------
-UNSTRUCTURED_BYTES_PER_CORNER = 48
-"""Estimated device bytes of topology per cell corner on unstructured chunks:
-the corner ids, the links from points to corners and their offsets, and the
-temporaries of building those links."""
+UNSTRUCTURED_BYTES_PER_CORNER = 80
+"""Estimated peak device bytes of topology per cell corner of an unstructured
+chunk: its corner ids, the 64-bit keys, order and temporaries of sorting the
+links from points to corners, and the links kept."""
+
+COORDINATE_BYTES = 24
+"""Device bytes per point of explicit coordinates (three float64 at most)."""
 
 
 def item_bytes(dataset, program: Program) -> tuple[int, int]:
@@ -200,46 +203,37 @@ def item_bytes(dataset, program: Program) -> tuple[int, int]:
     return per["points"], per["cells"]
 
 
-def chunk_size(dataset, program: Program, chunk_bytes: int, max_device_bytes, streams) -> int:
-    """Owned layers (structured) or owned cells (unstructured) per chunk.
-
-    A chunk's estimated device bytes stay under ``chunk_bytes`` and, with
-    ``max_device_bytes``, the ``streams`` chunks in flight together under it.
-
-    Raises
-    ------
-    DeviceMemoryError
-        If even the smallest chunk does not fit ``max_device_bytes``.
+def chunk_bytes(chunk, per_point: int, per_cell: int) -> int:
+    """Estimated device bytes of one chunk: its fields, coordinates and topology.
 
     Examples
     --------
-    >>> import numpy as np, daxpy
-    >>> g = daxpy.UniformGrid(dims=(10, 10, 10), point_data={"p": np.zeros(1000)})
-    >>> pipe = daxpy.pipeline(g); grad = pipe.gradient("p")
-    >>> chunk_size(g, program_of(g, pipe.stages, [grad.name]), 32000, None, 3)
-    8
+    >>> import daxpy
+    >>> c = structured_chunks(daxpy.UniformGrid(dims=(4, 4, 8)), 1, 2)[1]
+    >>> chunk_bytes(c, 4, 0)
+    256
     """
+    grid = chunk.grid
+    total = grid.n_points * per_point + grid.n_cells * per_cell
+    if grid.family in ("curvilinear", "unstructured"):
+        total += grid.n_points * COORDINATE_BYTES
+    if grid.family == "unstructured":
+        total += grid.connectivity.size * UNSTRUCTURED_BYTES_PER_CORNER
+    return int(total)
+
+
+def _first_size(dataset, program: Program, budget: int) -> int:
+    """Owned layers or cells per chunk from the budget, before halos are counted."""
     per_point, per_cell = item_bytes(dataset, program)
-    budget = chunk_bytes
-    if max_device_bytes is not None:
-        budget = min(budget, max_device_bytes // max(streams, 1))
     if dataset.family == "unstructured":
-        corners = dataset.connectivity.size / max(dataset.n_cells, 1)
-        ratio = dataset.n_points / max(dataset.n_cells, 1)
-        # Neighbour rings grow a chunk: count the owned cells twice to stay safe.
-        unit = 2 * (per_cell + ratio * per_point + corners * UNSTRUCTURED_BYTES_PER_CORNER)
-        size, smallest = int(budget // max(unit, 1)), unit
-    else:
-        layer, cell_layer = layer_sizes(dataset)
-        unit = layer * per_point + cell_layer * per_cell
-        halo = 2 * max(program.depth, 1)
-        size, smallest = int(budget // max(unit, 1)) - halo, unit * (1 + halo)
-    if max_device_bytes is not None and size < 1:
-        raise DeviceMemoryError(
-            f"max_device_bytes={max_device_bytes} is too small for {streams} chunks in "
-            f"flight: the smallest chunk of this {dataset.topology_name} pipeline needs "
-            f"about {int(smallest)} bytes")
-    return max(size, 1)
+        cells = max(dataset.n_cells, 1)
+        unit = (per_cell + (per_point + COORDINATE_BYTES) * dataset.n_points / cells
+                + UNSTRUCTURED_BYTES_PER_CORNER * dataset.connectivity.size / cells)
+        return max(int(budget // max(unit, 1)), 1)
+    layer, cell_layer = layer_sizes(dataset)
+    coords = COORDINATE_BYTES * layer if dataset.family == "curvilinear" else 0
+    unit = layer * per_point + cell_layer * per_cell + coords
+    return max(int(budget // max(unit, 1)) - 2 * max(program.depth, 1), 1)
 
 
 def plan(dataset, program: Program, size: int) -> list:
@@ -266,3 +260,43 @@ def plan(dataset, program: Program, size: int) -> list:
         if key not in dataset._cache:
             dataset._cache[key] = structured_chunks(dataset, depth, size)
     return dataset._cache[key]
+
+
+def plan_within(dataset, program: Program, chunk_budget: int, max_device_bytes=None,
+                streams: int = 3) -> list:
+    """Chunks whose estimated device bytes (:func:`chunk_bytes`, halos included)
+    stay under ``chunk_budget`` and, with ``max_device_bytes``, under its share
+    for ``streams`` chunks in flight.
+
+    Raises
+    ------
+    DeviceMemoryError
+        If even the smallest chunks do not fit ``max_device_bytes``.
+
+    Examples
+    --------
+    >>> import numpy as np, daxpy
+    >>> g = daxpy.UniformGrid(dims=(10, 10, 10), point_data={"p": np.zeros(1000)})
+    >>> pipe = daxpy.pipeline(g); grad = pipe.gradient("p")
+    >>> chunks = plan_within(g, program_of(g, pipe.stages, [grad.name]), 32000)
+    >>> len(chunks), max(c.grid.n_points for c in chunks)
+    (2, 900)
+    """
+    budget = int(chunk_budget)
+    if max_device_bytes is not None:
+        budget = min(budget, int(max_device_bytes) // max(int(streams), 1))
+    per_point, per_cell = item_bytes(dataset, program)
+    size = _first_size(dataset, program, budget)
+    while True:
+        chunks = plan(dataset, program, size)
+        worst = max(chunk_bytes(c, per_point, per_cell) for c in chunks)
+        if worst <= budget or size == 1:
+            break
+        # Halos and neighbour rings make chunks larger than their owned part.
+        size = max(min(size - 1, int(size * budget / worst * 0.9)), 1)
+    if max_device_bytes is not None and worst > budget:
+        raise DeviceMemoryError(
+            f"max_device_bytes={max_device_bytes} is too small for {streams} chunks in "
+            f"flight: the smallest chunk of this {dataset.topology_name} pipeline needs "
+            f"about {worst} bytes")
+    return chunks

@@ -55,7 +55,7 @@ from .errors import ArgumentError, DaxpyError
 from .pipeline_run import Profile, StageRecord
 from .stream_loop import stream_chunks
 from .stream_movers import make_mover
-from .stream_program import NotStreamable, chunk_size, plan, program_of
+from .stream_program import NotStreamable, plan_within, program_of
 from .transfer import STORAGE_KINDS, storage_dtype
 
 
@@ -232,9 +232,8 @@ def run_streamed(dataset, stages, wanted, backend: str = "cuda", **overrides):
         run = run_mapped(dataset, stages, program)
         profile.chunks = 1
     else:
-        size = chunk_size(dataset, program, settings.chunk_bytes, settings.max_device_bytes,
-                          settings.streams)
-        chunks = plan(dataset, program, size)
+        chunks = plan_within(dataset, program, settings.chunk_bytes,
+                             settings.max_device_bytes, settings.streams)
         mover = make_mover(backend, settings.streams, settings.staging)
         run = stream_chunks(mover, dataset, stages, program, chunks, storage)
         profile.chunks, profile.peak_bytes = len(chunks), mover.peak_bytes
