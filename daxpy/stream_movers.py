@@ -67,14 +67,17 @@ class NumpyMover:
         Chunks in flight (only bounds the estimated peak here).
     staging : str
         Ignored on the CPU; kept for the same signature.
+    keep_topology : bool
+        Keep each chunk's device topology for the next run (False out of core).
     """
 
     backend = "cpu"
     xp = np
 
-    def __init__(self, streams: int, staging: str):
+    def __init__(self, streams: int, staging: str, keep_topology: bool = True):
         self.slots = [Slot(i) for i in range(max(int(streams), 1))]
         self.staging = staging
+        self.keep_topology = keep_topology
         self.peak_bytes = 0
 
     def prepare(self, array: np.ndarray) -> Source:
@@ -145,14 +148,18 @@ class CudaMover(NumpyMover):
         Chunks in flight, each on its own stream.
     staging : {"auto", "register", "pool", "pageable"}
         How host inputs reach the device (:data:`daxpy.transfer.STAGING_POLICIES`).
+    keep_topology : bool
+        Keep each chunk's device topology (unstructured links, curvilinear
+        points) cached on its sub-grid for the next run, as the whole-grid
+        runner keeps the grid's; False frees it after each chunk (out of core).
     """
 
     backend = "cuda"
 
-    def __init__(self, streams: int, staging: str):
+    def __init__(self, streams: int, staging: str, keep_topology: bool = True):
         import cupy
 
-        super().__init__(streams, staging)
+        super().__init__(streams, staging, keep_topology)
         self.xp = cupy
         self.pool = cupy.get_default_memory_pool()
         self.base_bytes = self.pool.used_bytes()
@@ -178,8 +185,9 @@ class CudaMover(NumpyMover):
             # out), so its buffers can be refilled.
             slot.done.synchronize()
             slot.done = None
-        for grid in slot.grids:
-            forget(grid)
+        if not self.keep_topology:
+            for grid in slot.grids:
+                forget(grid)
         super()._release(slot)
 
     def upload(self, source: Source, name: str, selection, slot: Slot):
@@ -228,7 +236,7 @@ class CudaMover(NumpyMover):
             self._release(slot)
 
 
-def make_mover(backend: str, streams: int, staging: str):
+def make_mover(backend: str, streams: int, staging: str, keep_topology: bool = True):
     """The mover for a resolved backend (``"cpu"`` or ``"cuda"``).
 
     Examples
@@ -241,4 +249,4 @@ def make_mover(backend: str, streams: int, staging: str):
 
         raise ArgumentError(
             f"staging must be one of {transfer.STAGING_POLICIES}, got {staging!r}")
-    return (CudaMover if backend == "cuda" else NumpyMover)(streams, staging)
+    return (CudaMover if backend == "cuda" else NumpyMover)(streams, staging, keep_topology)

@@ -11,8 +11,10 @@ through a few CUDA streams, so the copies in, the kernels and the copies out
 of neighbouring chunks overlap (:mod:`daxpy.stream_movers`).
 
 The same chunking runs grids larger than the GPU: with ``max_device_bytes``
-the chunks in flight together stay under that many bytes of device memory.
-Results are bitwise those of the whole-grid run.
+the chunks in flight together stay under that many bytes of device memory,
+and each chunk's device topology is freed after it (without a budget it stays
+cached for the next run, as the whole-grid runner keeps a grid's). Results are
+bitwise those of the whole-grid run.
 
 Settings (:func:`configure`, or keyword arguments of :func:`run_streamed`):
 
@@ -234,7 +236,8 @@ def run_streamed(dataset, stages, wanted, backend: str = "cuda", **overrides):
     else:
         chunks = plan_within(dataset, program, settings.chunk_bytes,
                              settings.max_device_bytes, settings.streams)
-        mover = make_mover(backend, settings.streams, settings.staging)
+        mover = make_mover(backend, settings.streams, settings.staging,
+                           keep_topology=settings.max_device_bytes is None)
         run = stream_chunks(mover, dataset, stages, program, chunks, storage)
         profile.chunks, profile.peak_bytes = len(chunks), mover.peak_bytes
     profile.uploads, profile.downloads = len(run.sources), len(run.outputs)
