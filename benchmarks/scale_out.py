@@ -265,6 +265,7 @@ def main(argv=None) -> int:
                     print(f"budget spent: skipping {case} {scaling} {gpus}", flush=True)
                     continue
                 if (case, n_points) not in references:
+                    client.run(_free_pool)
                     references[(case, n_points)] = client.submit(
                         single_domain, case, n_points, dtype, backend, on_gpu,
                         workers=[workers[0]], pure=False).result()
