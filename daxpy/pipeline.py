@@ -262,7 +262,7 @@ class Pipeline:
         return "\n".join([head] + lines)
 
     def run(self, backend: str = "auto", outputs=None, to: str = "host",
-            profile: bool = False):
+            profile: bool = False, fuse: bool = True):
         """Execute the graph; return a dataset holding only the requested outputs.
 
         Parameters
@@ -276,6 +276,9 @@ class Pipeline:
         profile : bool
             Also return a :class:`daxpy.pipeline_run.Profile` (per-stage times,
             bytes, transfers, peak memory), as ``(dataset, profile)``.
+        fuse : bool
+            On the CUDA backend, run chains of maps and their topological
+            worklet as one kernel each (False: one kernel per stage, for comparison).
 
         Returns
         -------
@@ -293,7 +296,8 @@ class Pipeline:
         if to not in ("host", "device"):
             raise ArgumentError(f"to must be 'host' or 'device', got {to!r}")
         wanted = self._output_names(outputs)
-        dataset, report = run_stages(self.dataset, self.stages, wanted, backend, to)
+        dataset, report = run_stages(self.dataset, self.stages, wanted, backend, to,
+                                     fuse=fuse)
         return (dataset, report) if profile else dataset
 
     def _output_names(self, outputs) -> list[str]:

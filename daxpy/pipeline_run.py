@@ -116,11 +116,14 @@ def _select(dataset, wanted, to: str, profile: Profile):
     return result
 
 
-def run_stages(dataset, stages, wanted, backend: str, to: str, trace_memory: bool = True):
+def run_stages(dataset, stages, wanted, backend: str, to: str, trace_memory: bool = True,
+               fuse: bool = True):
     """Run ``stages`` over ``dataset``; return ``(outputs dataset, Profile)``.
 
     ``trace_memory=False`` leaves tracemalloc alone (no CPU peak memory in the
     profile): starting and stopping it races with other threads' allocations.
+    ``fuse=False`` runs every stage as its own kernel(s) on the CUDA backend
+    (:mod:`daxpy.cuda.pipeline_fusion` groups them otherwise).
 
     Examples
     --------
@@ -141,7 +144,7 @@ def run_stages(dataset, stages, wanted, backend: str, to: str, trace_memory: boo
             streamed = stream_or_none(dataset, stages, list(wanted))
             if streamed is not None:
                 return streamed
-        return _run_cuda(dataset, stages, list(wanted), to)
+        return _run_cuda(dataset, stages, list(wanted), to, fuse)
     return _run_cpu(dataset, stages, list(wanted), to, trace_memory)
 
 
@@ -175,10 +178,29 @@ def _run_cpu(dataset, stages, wanted, to, trace_memory=True):
     return _select(working, wanted, to, profile), profile
 
 
-def _run_cuda(dataset, stages, wanted, to):
+def _run_unit(unit, working):
+    """Run one unit of :func:`daxpy.cuda.pipeline_fusion.plan_units`: a fused
+    chain as one kernel, or a single stage through its filter. Returns the
+    new working dataset and the name of the field written."""
+    from .cuda.fusion import run_chain
+    from .cuda.pipeline_fusion import unit_chain
+
+    values, association = working.field(unit[0].inputs[0])
+    chain = unit_chain(unit, working, association)
+    if chain is None or len(chain[0]) == 1:
+        (stage,) = unit
+        return _configured(stage, "cuda").execute(working), stage.output
+    steps, output, where = chain
+    result = run_chain(working, values, association, steps)
+    new = {"point_data" if where == "points" else "cell_data": {output: result}}
+    return working.with_fields(**new), output
+
+
+def _run_cuda(dataset, stages, wanted, to, fuse=True):
     import cupy
 
     from .cuda.device import to_device
+    from .cuda.pipeline_fusion import plan_units
 
     profile = Profile(backend="cuda")
     readers = _readers(stages, wanted)
@@ -195,40 +217,45 @@ def _run_cuda(dataset, stages, wanted, to):
     streams, events, timings = {}, {}, []
     home = {}  # field name -> stream that allocated it
     continued = set()
-    for stage in stages:
-        parent = stage.depends_on[0] if len(stage.depends_on) == 1 else None
+    # A unit is a chain of stages fused into one kernel, or a single stage.
+    for unit in plan_units(stages, wanted, dataset, fuse):
+        first, last = unit[0], unit[-1]
+        parent = first.depends_on[0] if len(first.depends_on) == 1 else None
         if parent is not None and parent not in continued:
             stream = streams[parent]
             continued.add(parent)
         else:
             stream = cupy.cuda.Stream(non_blocking=True)
-        streams[stage.index] = stream
-        for dep in stage.depends_on:
+        for stage in unit:
+            streams[stage.index] = stream
+        for dep in first.depends_on:
             if streams[dep] is not stream:
                 stream.wait_event(events[dep])
         with stream:
             begin = cupy.cuda.Event()
             begin.record(stream)
-            working = _configured(stage, "cuda").execute(working)
+            working, output = _run_unit(unit, working)
             end = cupy.cuda.Event()
             end.record(stream)
-        events[stage.index] = end
-        home[stage.output] = stream
-        timings.append((stage, begin, end, _nbytes(working, stage.inputs + (stage.output,))))
+        events[last.index] = end
+        home[output] = stream
+        timings.append((last.index, "+".join(s.verb for s in unit), output, begin, end,
+                        _nbytes(working, first.inputs + (output,))))
         profile.peak_bytes = max(profile.peak_bytes, pool.used_bytes())
-        for name in stage.inputs:
+        for name in (n for stage in unit for n in stage.inputs):
             if name in readers:
                 readers[name] -= 1
                 if readers[name] == 0:
                     # The pool may hand the block to the allocating stream's next
                     # kernel: make that stream wait for this last reader first.
-                    if home[name] is not stream:
+                    # (Fields fused away inside a unit were never allocated.)
+                    if name in home and home[name] is not stream:
                         home[name].wait_event(end)
                     _release(working, name)
     # The one place the host waits for the device: timings and outputs need it.
     for stream in set(streams.values()):
         stream.synchronize()
-    for stage, begin, end, moved in timings:
-        profile.stages.append(StageRecord(stage.index, stage.verb, stage.output,
+    for index, verb, output, begin, end, moved in timings:
+        profile.stages.append(StageRecord(index, verb, output,
                                           cupy.cuda.get_elapsed_time(begin, end), moved))
     return _select(working, wanted, to, profile), profile

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from daxpy.cuda.codegen import ctype, dtype_tag
+from daxpy.cuda.codegen import ctype
 from daxpy.errors import FieldError, UnknownFieldError
 from daxpy.cuda.spec import CudaSpec, KernelOptions
 
@@ -53,7 +53,7 @@ def _same_dtype(dtype: np.dtype, params: dict) -> np.dtype:
 
 
 def _bias_options(params: dict, in_dtype, out_dtype, components: int,
-                  n_values: int) -> KernelOptions:
+                  n_values: int, prefix: str = "") -> KernelOptions:
     """The bias, in the field's dtype, as a device array argument.
 
     Examples
@@ -71,9 +71,10 @@ def _bias_options(params: dict, in_dtype, out_dtype, components: int,
 
         return cupy.asarray(bias)
 
-    return KernelOptions(params=[(f"const {ctype(in_dtype)}* __restrict__", "bias"),
-                                 ("const long long", "n_bias")],
-                         values=[upload, np.int64(bias.size)])
+    names = [f"{prefix}bias", f"{prefix}n_bias"]
+    return KernelOptions(params=[(f"const {ctype(in_dtype)}* __restrict__", names[0]),
+                                 ("const long long", names[1])],
+                         values=[upload, np.int64(bias.size)], members=names)
 
 
 def _no_tail(tail: tuple, params: dict) -> tuple:
@@ -118,10 +119,10 @@ def _from_gradient(out_tail: tuple):
     return tail
 
 
-def _vector_analysis(function: str, out_tail: tuple) -> CudaSpec:
+def _vector_analysis(function: str, out_tail: tuple, map_name: str) -> CudaSpec:
     return CudaSpec("vector_analysis.cuh", function, "tuples",
                     out_dtype=_velocity_gradient_dtype, out_tail=_from_gradient(out_tail),
-                    accepted_params=("field_name",))
+                    accepted_params=("field_name",), map=map_name)
 
 
 def _map_inputs(params: dict) -> tuple:
@@ -180,7 +181,7 @@ def _map_tail(tail: tuple, params: dict) -> tuple:
 
 
 def _map_options(params: dict, in_dtype, out_dtype, components: int,
-                 n_values: int) -> KernelOptions:
+                 n_values: int, prefix: str = "") -> KernelOptions:
     """The generated expression struct and the other fields as arguments.
 
     Examples
@@ -203,31 +204,37 @@ def _map_options(params: dict, in_dtype, out_dtype, components: int,
     struct, source = expression_struct(expression, ctype(out_dtype))
     wide = [components > 1] + [a.ndim == 2 and a.shape[1] > 1 for a in others]
     t = ctype(out_dtype)
-    names = [f"f{i + 1}" for i in range(len(others))]
+    names = [f"{prefix}f{i + 1}" for i in range(len(others))]
+    arg_types = [f"dax::FieldArg<{t}, {str(w).lower()}>" for w in wide[1:]]
+    call = [f"{a}{{{n}}}" for a, n in zip(arg_types, names)]
+    nested = "{}"
+    for c in reversed(call):  # ArgList<A0, A1...>{head, tail}
+        nested = f"{{{c}, {nested}}}"
     return KernelOptions(
         template_args=[struct, str(wide[0]).lower(), str(out_c)],
         tags=[struct.split("_")[1], "".join("w" if w else "s" for w in wide),
               f"o{out_c}"],
         params=[(f"const {t}* __restrict__", n) for n in names],
         values=[lambda a=a: to_device(a, None, out_dtype) for a in others],
-        call=[f"dax::FieldArg<{t}, {str(w).lower()}>{{{n}}}" for n, w in zip(names, wide[1:])],
-        preamble=[source])
+        call=call, preamble=[source], member_types=arg_types, members=[nested])
 
 
 CUDA = {
     "pass_through": CudaSpec("pass_through.cuh", "pass_through", "flat",
-                             out_dtype=_pass_through_dtype, accepted_params=("dtype",)),
+                             out_dtype=_pass_through_dtype, accepted_params=("dtype",),
+                             map="PassThroughMap"),
     "point_to_cell": CudaSpec("point_to_cell.cuh", "point_to_cell", "cells",
                               march="point_to_cell_march"),
     "bias_add": CudaSpec("bias_add.cuh", "bias_add", "flat", out_dtype=_same_dtype,
-                         options=_bias_options, accepted_params=("bias",)),
-    "divergence": _vector_analysis("divergence", ()),
-    "vorticity": _vector_analysis("vorticity", (3,)),
-    "qcriterion": _vector_analysis("qcriterion", ()),
+                         options=_bias_options, accepted_params=("bias",), map="BiasAddMap"),
+    "divergence": _vector_analysis("divergence", (), "DivergenceMap"),
+    "vorticity": _vector_analysis("vorticity", (3,), "VorticityMap"),
+    "qcriterion": _vector_analysis("qcriterion", (), "QCriterionMap"),
     "field_map": CudaSpec("field_map.cuh", "field_map", "tuples", out_dtype=_map_dtype,
                           out_tail=_map_tail, options=_map_options,
-                          accepted_params=("expression", "fields")),
-    "magnitude": CudaSpec("magnitude.cuh", "magnitude", "tuples", out_tail=_no_tail),
+                          accepted_params=("expression", "fields"), map="ExpressionMap"),
+    "magnitude": CudaSpec("magnitude.cuh", "magnitude", "tuples", out_tail=_no_tail,
+                          map="MagnitudeMap"),
     "cell_to_point": CudaSpec("cell_to_point.cuh", "cell_to_point", "points",
                               march="cell_to_point_march"),
     "point_gradient": CudaSpec("gradient.cuh", "point_gradient", "points",

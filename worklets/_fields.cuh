@@ -13,6 +13,25 @@
 
 namespace dax {
 
+// A value at a map boundary, hidden from the optimizer: a multiply before the
+// boundary is never contracted with an add after it into one FMA, so a fused
+// chain rounds exactly as the unfused kernels, which store every stage.
+__device__ __forceinline__ float settle(float v) {
+  asm("" : "+f"(v));
+  return v;
+}
+__device__ __forceinline__ double settle(double v) {
+  asm("" : "+d"(v));
+  return v;
+}
+template <typename T> __device__ __forceinline__ T settle(T v) { return v; }
+
+template <int C, typename T>
+__device__ __forceinline__ void settle_all(T (&x)[C]) {
+#pragma unroll
+  for (int c = 0; c < C; ++c) x[c] = settle(x[c]);
+}
+
 // Tuples of a C-component array. Vec: row<N> may load the N*C values of N
 // consecutive tuples as vector words (the plan checked the alignment).
 template <typename T_, int C_, bool Vec>
@@ -56,13 +75,17 @@ struct MapSource {
     typename M::In t[M::in_c];
     base.one(i, t);
     map(i, t, x);
+    settle_all(x);
   }
   template <int N, typename I>
   __device__ __forceinline__ void row(I i0, T (&x)[N][C]) const {
     typename M::In t[N][M::in_c];
     base.template row<N>(i0, t);
 #pragma unroll
-    for (int n = 0; n < N; ++n) map(i0 + n, t[n], x[n]);
+    for (int n = 0; n < N; ++n) {
+      map(i0 + n, t[n], x[n]);
+      settle_all(x[n]);
+    }
   }
 };
 
@@ -100,16 +123,49 @@ struct MapSink {
   template <typename I>
   __device__ __forceinline__ void apply(I id, const T (&x)[C], Final (&y)[final_c]) const {
     typename M::Out t[M::out_c];
-    map(id, x, t);
+    run(id, x, t);
     next.apply(id, t, y);
   }
   template <typename I>
   __device__ __forceinline__ void put(I id, const T (&x)[C]) const {
     typename M::Out t[M::out_c];
-    map(id, x, t);
+    run(id, x, t);
     next.put(id, t);
   }
+  template <typename I>
+  __device__ __forceinline__ void run(I id, const T (&x)[C], typename M::Out (&y)[M::out_c]) const {
+    T s[C];
+#pragma unroll
+    for (int c = 0; c < C; ++c) s[c] = settle(x[c]);
+    map(id, s, y);
+  }
 };
+
+// N tuples from first through src and dst (map-only fused kernels): their
+// final values leave as one vector.
+template <int N, class Src, class Dst, typename I>
+__device__ __forceinline__ void map_tuples(I first, const Src& src, const Dst& dst) {
+  constexpr int FC = Dst::final_c;
+  typename Src::T x[N][Src::C];
+  src.template row<N>(first, x);
+  typename Dst::Final y[N * FC];
+#pragma unroll
+  for (int n = 0; n < N; ++n) {
+    typename Dst::Final t[FC];
+    dst.apply(first + n, x[n], t);
+#pragma unroll
+    for (int c = 0; c < FC; ++c) y[n * FC + c] = t[c];
+  }
+  store_vector<N * FC>(dst.data() + first * I(FC), y);
+}
+
+// Work item of a map-only fused kernel: a group of V tuples, or, past the
+// n_groups groups, one of the n % V tuples left.
+template <int V, class Src, class Dst, typename I>
+__device__ __forceinline__ void map_chain(I item, I n_groups, const Src& src, const Dst& dst) {
+  if (item < n_groups) map_tuples<V>(item * I(V), src, dst);
+  else map_tuples<1>(n_groups * I(V) + (item - n_groups), src, dst);
+}
 
 // One tuple through map M, array to array (the kernels of lone maps).
 template <class M, typename I>

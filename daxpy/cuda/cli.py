@@ -19,7 +19,7 @@ from ..errors import ArgumentError
 _FAMILIES = ("uniform", "rectilinear", "curvilinear")
 _ALIASES = {"gradient": "point_gradient", "pointtocell": "point_to_cell",
             "celltopoint": "cell_to_point", "passthrough": "pass_through",
-            "biasadd": "bias_add", "fieldmap": "field_map"}
+            "biasadd": "bias_add", "fieldmap": "field_map", "map": "field_map"}
 GRID_NAMES = tuple(f"{f}{d}d" for f in _FAMILIES for d in (1, 2, 3)) + tuple(
     f"unstructured_{s}" for s in ("vertex", "line", "tri", "quad", "tet", "hex", "wedge",
                                   "pyramid", "mixed"))
@@ -69,19 +69,34 @@ def worklet_name(text: str) -> str:
     return _ALIASES.get(key.lower().replace("_", ""), key.lower())
 
 
-def _run_source(args: argparse.Namespace) -> int:
-    from .dispatch import kernel_source
-
+def _parse_params(items) -> dict:
     params = {}
-    if args.param:
-        for item in args.param:
-            key, _, value = item.partition("=")
-            try:  # numbers and lists (bias=[1,2]) as JSON, anything else as text
-                params[key] = json.loads(value)
-            except json.JSONDecodeError:
-                params[key] = value
-    print(kernel_source(worklet_name(args.filter), example_grid(args.grid), args.dtype,
-                        args.components, **params))
+    for item in items or ():
+        key, _, value = item.partition("=")
+        try:  # numbers and lists (bias=[1,2]) as JSON, anything else as text
+            params[key] = json.loads(value)
+        except json.JSONDecodeError:
+            params[key] = value
+    return params
+
+
+def _run_source(args: argparse.Namespace) -> int:
+    from ..worklet import get_worklet
+    from .dispatch import kernel_source
+    from .fusion import Step, chain_source
+
+    params = _parse_params(args.param)
+    grid = example_grid(args.grid)
+    names = [worklet_name(part.strip()) for part in args.filter.split(">")]
+    if len(names) == 1:
+        print(kernel_source(names[0], grid, args.dtype, args.components, **params))
+        return 0
+    # A chain: each step takes the parameters it accepts.
+    steps = []
+    for name in names:
+        accepted = get_worklet(name).cuda.accepted_params
+        steps.append(Step(name, {k: v for k, v in params.items() if k in accepted}))
+    print(chain_source(steps, grid, args.dtype, args.components))
     return 0
 
 
@@ -97,8 +112,10 @@ def add_source_parser(subparsers) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(
         "source", help="print the generated CUDA source of a filter's kernels",
         description="Print the specialized CUDA kernels that FILTER runs on a grid of "
-        "the given type for a field of the given dtype and components.")
-    parser.add_argument("filter", help="worklet or filter name (point_gradient, Gradient, ...)")
+        "the given type for a field of the given dtype and components; a chain "
+        "'a>b>c' prints its fused kernel (each --param goes to the steps that take it).")
+    parser.add_argument("filter", help="worklet or filter name (point_gradient, Gradient, ...), "
+                        "or a fused chain such as 'map>point_to_cell>magnitude'")
     parser.add_argument("--grid", default="uniform3d", choices=GRID_NAMES,
                         help="grid type (default uniform3d)")
     parser.add_argument("--dtype", default="float32", help="field dtype (default float32)")

@@ -55,6 +55,46 @@ def launch(plan, values, out) -> None:
         kernel(grid, block, tuple(step.values(values, out)))
 
 
+def device_field(name: str, dataset, values: Any, association: str) -> tuple[Any, bool]:
+    """``values`` on the device, checked against the grid, and whether it and
+    a fresh output allocation are 16-byte aligned (vector access).
+
+    Raises
+    ------
+    FieldError
+        If the field does not have one tuple per point (cell) of ``dataset``.
+
+    Examples
+    --------
+    >>> callable(device_field)
+    True
+    """
+    field = to_device(values, dataset)
+    expected = dataset.n_points if association == "points" else dataset.n_cells
+    if field.ndim not in (1, 2) or field.shape[0] != expected:
+        raise FieldError(
+            f"{name}: the {association[:-1]} field must have shape ({expected},) "
+            f"or ({expected}, components), got {tuple(field.shape)}"
+        )
+    out_probe = empty_output((0,), np.float32)  # alignment of a fresh allocation
+    return field, alignment(field) >= 16 and alignment(out_probe) >= 16
+
+
+def run_plan(plan, field) -> Any:
+    """Allocate the plan's output and launch its kernels over ``field``.
+
+    Examples
+    --------
+    >>> callable(run_plan)
+    True
+    """
+    out = empty_output(plan.out_shape, plan.out_dtype)
+    if plan.zero_fill:
+        out.fill(0)
+    launch(plan, field, out)
+    return out
+
+
 def execute_cuda(worklet, dataset, values: Any, association: str, **params) -> Any:
     """Apply ``worklet`` to ``values`` on the GPU; return a CuPy array.
 
@@ -81,22 +121,10 @@ def execute_cuda(worklet, dataset, values: Any, association: str, **params) -> A
     >>> callable(execute_cuda)
     True
     """
-    field = to_device(values, dataset)
-    expected = dataset.n_points if association == "points" else dataset.n_cells
-    if field.ndim not in (1, 2) or field.shape[0] != expected:
-        raise FieldError(
-            f"{worklet.name}: the {association[:-1]} field must have shape ({expected},) "
-            f"or ({expected}, components), got {tuple(field.shape)}"
-        )
-    out_probe = empty_output((0,), np.float32)  # alignment of a fresh allocation
-    aligned = alignment(field) >= 16 and alignment(out_probe) >= 16
+    field, aligned = device_field(worklet.name, dataset, values, association)
     plan = make_plan(worklet, dataset, association, np.dtype(field.dtype),
                      tuple(field.shape[1:]), params, aligned=aligned)
-    out = empty_output(plan.out_shape, plan.out_dtype)
-    if plan.zero_fill:
-        out.fill(0)
-    launch(plan, field, out)
-    return out
+    return run_plan(plan, field)
 
 
 def run(name: str, dataset, values: Any, association: str = "points", **params) -> Any:

@@ -55,6 +55,10 @@ class KernelOptions:
     headers : tuple of str
         ``.cuh`` files the kernel needs besides the worklet's own (the
         headers of fused map stages).
+    member_types : list of str
+        Template arguments of the worklet's map struct after ``template_args``.
+    members : list of str
+        Initializers of the map struct's data members (from ``params``).
     """
 
     template_args: list = field(default_factory=list)
@@ -64,6 +68,8 @@ class KernelOptions:
     call: list | None = None
     preamble: list = field(default_factory=list)
     headers: tuple = ()
+    member_types: list = field(default_factory=list)
+    members: list = field(default_factory=list)
 
 
 def float_result(dtype: np.dtype, params: dict) -> np.dtype:
@@ -89,7 +95,7 @@ def same_tail(tail: tuple, params: dict) -> tuple:
 
 
 def no_options(params: dict, in_dtype: np.dtype, out_dtype: np.dtype,
-               components: int, n_values: int) -> KernelOptions:
+               components: int, n_values: int, prefix: str = "") -> KernelOptions:
     """No static parameters beyond the defaults.
 
     Examples
@@ -118,8 +124,9 @@ class CudaSpec:
     out_tail : callable, optional
         ``(in_shape[1:], params) -> out_shape[1:]`` (default: unchanged).
     options : callable, optional
-        ``(params, in_dtype, out_dtype, components, n_values) -> KernelOptions``
-        (``n_values``: elements of the input field).
+        ``(params, in_dtype, out_dtype, components, n_values, prefix="") ->
+        KernelOptions`` (``n_values``: elements of the input field; ``prefix``
+        starts every kernel argument name, so fused stages do not collide).
     accepted_params : tuple of str
         Keyword parameters the worklet takes; others are an error.
     uses_coordinates : bool

@@ -1,0 +1,334 @@
+"""Fused kernels: a chain of worklet calls as one generated kernel.
+
+A chain is elementwise maps (worklets whose CUDA spec names a ``map`` struct:
+pass-through, bias add, field map, magnitude, divergence, vorticity,
+Q-criterion) around at most one topological worklet (point-to-cell,
+cell-to-point, point or cell gradient). The maps before the topological
+worklet run where it loads its input (map on load), those after it where it
+stores its output (map on store); maps alone run a few tuples per thread.
+Intermediate fields never reach device memory, and each map boundary rounds
+as a stored field would (``settle`` in :file:`_fields.cuh`), so a fused chain
+gives the bits of the same worklets run one by one.
+
+Fused kernels are specializations like the others: named after their parts
+(``fused__field_map_1c2f1e9a4b_s_o1__point_to_cell__magnitude__uniform3d__f32__c1__march4``),
+compiled once and cached, printable (:func:`chain_source`, ``daxpy source
+"map>point_to_cell>magnitude"``).
+
+Examples
+--------
+>>> import daxpy
+>>> plan = make_fused_plan(daxpy.UniformGrid(dims=(4, 4, 4)), "points", "float32", (3,),
+...                        [Step("magnitude"), Step("point_to_cell")])
+>>> plan.launches[0].kernel.name
+'fused__magnitude__point_to_cell__uniform3d__f32__c3__march1'
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import ArgumentError, BackendError
+from ..worklet import get_worklet
+from .codegen import ctype, dtype_tag, index_ctype, kernel_name
+from .plan import (IO, PER_THREAD, Launch, Plan, _coordinate_dtype, _io_params, _option_values,
+                   _topologies, spec_of, topological_launch)
+from .codegen import KernelSource
+
+TOPOLOGICAL = ("cells", "points")
+NAME_LIMIT = 180
+"""Longest kernel name kept whole (cache files carry it); longer ones end in a digest."""
+
+
+@dataclass
+class Step:
+    """One worklet call of a chain: the worklet's name and static parameters.
+
+    Examples
+    --------
+    >>> Step("bias_add", {"bias": [1.0]}).name
+    'bias_add'
+    """
+
+    name: str
+    params: dict = field(default_factory=dict)
+
+
+@dataclass
+class MapStage:
+    """One map of a fused kernel: its C++ type, initializer and arguments."""
+
+    ctype: str
+    init: str
+    options: object
+    out_dtype: np.dtype
+    out_tail: tuple
+    part: str
+
+
+def is_topological(name: str) -> bool:
+    """Whether worklet ``name`` runs over a topology (not an elementwise map).
+
+    Examples
+    --------
+    >>> is_topological("point_to_cell"), is_topological("magnitude")
+    (True, False)
+    """
+    return spec_of(get_worklet(name)).domain in TOPOLOGICAL
+
+
+def accepts_post_maps(name: str, dataset) -> bool:
+    """Whether maps can run where worklet ``name`` stores its output on ``dataset``.
+
+    Point results on unstructured grids that sum over several cell shapes
+    (one launch each, adding to the output) are complete only after the last
+    launch, so they take no map on store; nor does a grid with no cells to
+    sum over (its output is filled with zeros, no kernel runs).
+
+    Examples
+    --------
+    >>> import daxpy
+    >>> accepts_post_maps("point_gradient", daxpy.UniformGrid(dims=(3, 3)))
+    True
+    """
+    spec = spec_of(get_worklet(name))
+    if dataset.family != "unstructured" or spec.domain != "points":
+        return True
+    if spec.point_links != "corners":
+        return True
+    shapes = [b for b in dataset.cell_blocks().values() if b.shape.dimension > 0]
+    return len(shapes) == 1
+
+
+def _map_stage(step: Step, in_dtype: np.dtype, tail: tuple, n_tuples: int,
+               prefix: str) -> MapStage:
+    worklet = get_worklet(step.name)
+    spec = spec_of(worklet)
+    if spec.map is None:
+        raise ArgumentError(f"worklet {step.name!r} is not an elementwise map; a fused chain "
+                            "holds maps around at most one topological worklet")
+    spec.check_params(step.name, step.params)
+    out_dtype, out_tail = spec.output(in_dtype, tail, step.params)
+    c = math.prod(tail) or 1
+    options = spec.options(step.params, in_dtype, out_dtype, c, n_tuples * c, prefix)
+    options.headers = (spec.header,)
+    targs = "".join(f", {a}" for a in options.template_args + options.member_types)
+    part = "_".join([step.name, *options.tags]
+                    + ([dtype_tag(out_dtype)] if out_dtype != in_dtype else []))
+    return MapStage(f"dax::{spec.map}<{c}, {ctype(in_dtype)}, {ctype(out_dtype)}{targs}>",
+                    "{" + ", ".join(options.members) + "}", options, np.dtype(out_dtype),
+                    tuple(out_tail), part)
+
+
+def _map_stages(steps, in_dtype, tail, n_tuples, first: int):
+    """Map stages of ``steps`` in order, and the dtype and tail they end with."""
+    stages = []
+    for i, step in enumerate(steps):
+        stage = _map_stage(step, in_dtype, tail, n_tuples, f"m{first + i}_")
+        stages.append(stage)
+        in_dtype, tail = stage.out_dtype, stage.out_tail
+    return stages, np.dtype(in_dtype), tuple(tail)
+
+
+def _io(pre, post, in_dtype, in_c, out_dtype, out_c, aligned) -> IO:
+    source = f"dax::ArraySource<{ctype(in_dtype)}, {in_c}, {str(aligned).lower()}>"
+    for stage in pre:
+        source = f"dax::MapSource<{source}, {stage.ctype}>"
+    sink = f"dax::ArraySink<{ctype(out_dtype)}, {out_c}>"
+    for stage in reversed(post):
+        sink = f"dax::MapSink<{stage.ctype}, {sink}>"
+    return IO(np.dtype(in_dtype), in_c, np.dtype(out_dtype), out_c, source, sink,
+              tuple(s.init for s in pre), tuple(s.init for s in post),
+              tuple(s.options for s in pre + post))
+
+
+def _short(name: str) -> str:
+    if len(name) <= NAME_LIMIT:
+        return name
+    return f"{name[:NAME_LIMIT - 14]}__{hashlib.sha256(name.encode()).hexdigest()[:12]}"
+
+
+def _split(steps) -> tuple[list, Step | None, list]:
+    cores = [i for i, s in enumerate(steps) if is_topological(s.name)]
+    if len(cores) > 1:
+        raise ArgumentError("a fused chain holds at most one topological worklet, got "
+                            f"{[steps[i].name for i in cores]}")
+    if not cores:
+        return list(steps), None, []
+    k = cores[0]
+    return list(steps[:k]), steps[k], list(steps[k + 1:])
+
+
+def make_fused_plan(dataset, association: str, in_dtype, tail: tuple, steps,
+                    aligned: bool = True, index: str | None = None) -> Plan:
+    """Plan the one kernel (per cell shape) that runs ``steps`` as a chain.
+
+    Parameters
+    ----------
+    dataset : DataSet
+        The grid.
+    association : {"points", "cells"}
+        Where the chain's input field lives.
+    in_dtype : dtype-like
+        Input dtype.
+    tail : tuple
+        Input shape past the first axis.
+    steps : list of Step
+        Maps, with at most one topological worklet among them.
+    aligned : bool
+        Whether input and output are 16-byte aligned (vector access).
+    index : {"int", "long long"}, optional
+        Index type (default: 32-bit unless the sizes need 64).
+
+    Returns
+    -------
+    Plan
+
+    Raises
+    ------
+    ArgumentError
+        For an empty chain, two topological worklets, or a map that is not one.
+    FieldError
+        Where the topological worklet reads the other association.
+    BackendError
+        For maps after a point result that no single kernel completes
+        (:func:`accepts_post_maps`).
+
+    Examples
+    --------
+    >>> import daxpy
+    >>> plan = make_fused_plan(daxpy.UniformGrid(dims=(3, 3)), "points", "float32", (),
+    ...                        [Step("bias_add", {"bias": [1.0]}), Step("magnitude")])
+    >>> plan.launches[0].kernel.name, plan.out_shape
+    ('fused__bias_add__magnitude__f32__c1__v4', (9,))
+    """
+    if not steps:
+        raise ArgumentError("a fused chain needs at least one step")
+    in_dtype, tail = np.dtype(in_dtype), tuple(tail)
+    in_c = math.prod(tail) or 1
+    pre_steps, core, post_steps = _split(steps)
+    n_in = dataset.n_points if association == "points" else dataset.n_cells
+    pre, dtype, mid_tail = _map_stages(pre_steps, in_dtype, tail, n_in, 0)
+    if core is None:
+        return _map_only_plan(pre, in_dtype, in_c, dtype, mid_tail, n_in, aligned, index)
+    worklet = get_worklet(core.name)
+    spec = spec_of(worklet)
+    if worklet.input_association not in ("any", association):
+        from ..errors import FieldError
+
+        raise FieldError(f"{core.name} reads {worklet.input_association[:-1]} fields; the "
+                         f"chain's field is at the {association}")
+    spec.check_params(core.name, core.params)
+    core_dtype, core_tail = spec.output(dtype, mid_tail, core.params)
+    out_assoc = worklet.output_association or association
+    n_out = dataset.n_points if out_assoc == "points" else dataset.n_cells
+    post, final_dtype, final_tail = _map_stages(post_steps, core_dtype, core_tail, n_out,
+                                                len(pre))
+    if post and not accepts_post_maps(core.name, dataset):
+        raise BackendError(f"{core.name} on this grid completes its output over several "
+                           "kernels; maps after it cannot be fused into it")
+    c, out_c = math.prod(mid_tail) or 1, math.prod(final_tail) or 1
+    index = index or index_ctype(max(n_in * max(in_c, c), n_out * max(out_c, math.prod(core_tail)),
+                                     3 * dataset.n_points))
+    wide = "i64" if index != "int" else None
+    options = spec.options(core.params, dtype, core_dtype, c, n_in * c)
+    coord = _coordinate_dtype(spec, dataset, core_dtype)
+    coord_tag = f"x{dtype_tag(coord)}" if coord != core_dtype else None
+    io = _io(pre, post, in_dtype, in_c, final_dtype, out_c, aligned)
+    parts = [s.part for s in pre] + [core.name] + [s.part for s in post]
+    launches = []
+    for topo, n_items, count in _topologies(spec, dataset, index, coord):
+        name = _short(kernel_name("fused", *parts, topo.name, dtype_tag(in_dtype), f"c{in_c}",
+                                  coord_tag, *options.tags))
+        launches.append(topological_launch(spec, dataset, topo, n_items, count, io, (name,),
+                                           index, wide, aligned, options))
+    zero_fill = spec.domain == "points" and dataset.family == "unstructured" and not launches
+    return Plan(final_dtype, (n_out,) + final_tail, launches, zero_fill)
+
+
+def _map_only_plan(stages, in_dtype, in_c, final_dtype, final_tail, n, aligned, index):
+    out_c = math.prod(final_tail) or 1
+    io = _io([], stages, in_dtype, in_c, final_dtype, out_c, aligned)
+    widest = max(in_c * in_dtype.itemsize, out_c * final_dtype.itemsize)
+    v = next((w for w in (4, 2) if w * widest <= 16), 1) if aligned else 1
+    index = index or index_ctype(n * max(in_c, out_c, *(math.prod(s.out_tail) or 1
+                                                        for s in stages)))
+    idt = np.int32 if index == "int" else np.int64
+    n_groups, left = divmod(n, v)
+    name = _short(kernel_name("fused", *(s.part for s in stages), dtype_tag(in_dtype),
+                              f"c{in_c}", f"v{v}" if v > 1 else None,
+                              "i64" if index != "int" else None))
+    kernel = KernelSource(
+        name, tuple(dict.fromkeys(h for o in io.options for h in o.headers)),
+        _io_params(ctype(in_dtype), ctype(final_dtype))
+        + [(f"const {index}", "n_groups"), (f"const {index}", "n_items")]
+        + [p for o in io.options for p in o.params],
+        "n_items", f"dax::map_chain<{v}>(item, n_groups, src, dst);", setup=io.setup(),
+        index=index, per_thread=PER_THREAD["tuples"],
+        preamble=[line for o in io.options for line in o.preamble])
+
+    def values(i, o):
+        return [i, o, idt(n_groups), idt(n_groups + left)] + [
+            x for opt in io.options for x in _option_values(opt)]
+
+    return Plan(final_dtype, (n,) + tuple(final_tail), [Launch(kernel, n_groups + left, values)])
+
+
+def run_chain(dataset, values, association: str, steps):
+    """Run ``steps`` over ``values`` as one fused kernel; return a CuPy array.
+
+    Parameters
+    ----------
+    dataset : DataSet
+        The grid.
+    values : array-like
+        The chain's input field (host or device, as for any worklet).
+    association : {"points", "cells"}
+        Where ``values`` lives.
+    steps : list of Step
+        The chain (see :func:`make_fused_plan`).
+
+    Returns
+    -------
+    cupy.ndarray
+        What the last step would return run on its own.
+
+    Examples
+    --------
+    >>> callable(run_chain)
+    True
+    """
+    from .dispatch import device_field, run_plan
+
+    field, aligned = device_field(">".join(s.name for s in steps), dataset, values, association)
+    plan = make_fused_plan(dataset, association, field.dtype, tuple(field.shape[1:]), steps,
+                           aligned=aligned)
+    return run_plan(plan, field)
+
+
+def chain_source(steps, dataset, field_dtype="float32", components: int = 1,
+                 association: str | None = None) -> str:
+    """Generated CUDA source of the fused kernel(s) of ``steps`` on ``dataset``.
+
+    ``association`` defaults to where the chain's topological worklet reads
+    (points for a chain of maps alone).
+
+    Examples
+    --------
+    >>> import daxpy
+    >>> src = chain_source([Step("point_gradient"), Step("magnitude")],
+    ...                    daxpy.UniformGrid(dims=(4, 4, 4)))
+    >>> "fused__point_gradient__magnitude__uniform3d__f32__c1__march4" in src
+    True
+    """
+    if association is None:
+        _, core, _ = _split(steps)
+        wanted = get_worklet(core.name).input_association if core else "points"
+        association = wanted if wanted != "any" else "points"
+    tail = () if components == 1 else (int(components),)
+    plan = make_fused_plan(dataset, association, np.dtype(field_dtype), tail, steps)
+    return "\n".join(step.kernel.source() for step in plan.launches)
