@@ -75,10 +75,11 @@ def add_demo_parser(subparsers) -> argparse.ArgumentParser:
     return parser
 
 
+from .bench_cli import add_bench_parser  # noqa: E402  (the study benchmarks)
 from .cli_run import add_run_parser  # noqa: E402  (daxpy run, also on Dask)
 from .cuda.cli import add_source_parser  # noqa: E402  (CUDA backend's subcommand)
 
-SUBCOMMANDS = [add_demo_parser, add_source_parser, add_run_parser]
+SUBCOMMANDS = [add_demo_parser, add_source_parser, add_run_parser, add_bench_parser]
 """Functions that each register one subcommand on the ``subparsers`` object."""
 
 

@@ -1,0 +1,182 @@
+"""``daxpy bench``: seed 004's Dax study on this machine, tables and a plot.
+
+Pass-through (float32 -> float64) and point gradient at 10M and 100M points on
+a cube of side floor(N^(1/3)), as in seed 004, plus point-to-cell, and the same
+on unstructured hexahedra (10M points by default: VTK's hexahedral gradient
+alone takes tens of seconds at that size). Implementations, in the seed's
+order (hand-tuned first, VTK last):
+
+- ``hand-tuned``: one CUDA kernel per case, pageable copies in and out;
+- ``daxpy``: the pipeline, host to host through the streaming transfer path;
+- ``daxpy-specialized``: daxpy's generated kernel, pageable copies in and out;
+- ``daxpy-generic``: switch-based kernels (the "unmodified Dax" analog);
+- ``viskores``, ``vtk-stdthread``, ``vtk-seq``: on the CPU.
+
+Every result is compared with every other before any time is printed; a
+mismatch is an error naming the implementation. Reported: the total time
+(host to host) and, for GPU implementations, the kernel time. Without a GPU the
+CPU rows run and the GPU rows are marked absent. Writes, under
+``benchmarks/results/<device>/``, ``dax_study.md`` (a header with device,
+driver, CUDA, CuPy, VTK and core count, and the tables), ``dax_study.json`` and
+``dax_study.png``; and ``benchmarks/results/dax_study-<device>.json``.
+``--end-to-end`` also measures issue 5's rows (transfer floors, naive CuPy,
+daxpy's transfer variants) in the same run and writes ``end_to_end``'s files.
+
+Run: ``daxpy bench`` (from a checkout) or ``python3 benchmarks/dax_study.py``.
+
+Examples
+--------
+>>> parse_args(["--sizes", "1e6"]).sizes
+[1000000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from common import RESULTS_DIR, device_slug, format_table, write_results  # noqa: E402
+from host_bench import Context, gpu_available, implementation_list, run_study  # noqa: E402
+import study_report  # noqa: E402
+
+ORDER = ["hand-tuned", "daxpy", "daxpy-specialized", "daxpy-generic", "viskores",
+         "vtk-stdthread", "vtk-seq"]
+"""Seed 004's order: hand-tuned first, then Dax (modified, initial), VTK last."""
+
+SEED_2011 = {
+    # Seed 004 (Tesla C2070, 2.66 GHz Xeon, 2011): (total ms, kernel ms).
+    ("pass_through", 10_000_000): {"vtk-seq": (562, None), "daxpy-generic": (417, 4),
+                                   "daxpy-specialized": (420, 4), "hand-tuned": (220, 5)},
+    ("pass_through", 100_000_000): {"vtk-seq": (5539, None), "daxpy-generic": (4152, 49),
+                                    "daxpy-specialized": (4153, 49),
+                                    "hand-tuned": (2134, 56)},
+    ("point_gradient", 10_000_000): {"vtk-seq": (10592, None), "daxpy-generic": (436, 50),
+                                     "daxpy-specialized": (375, 27), "hand-tuned": (216, 5)},
+    ("point_gradient", 100_000_000): {"vtk-seq": (106645, None),
+                                      "daxpy-generic": (4309, 534),
+                                      "daxpy-specialized": (3712, 307),
+                                      "hand-tuned": (2158, 66)},
+}
+"""Seed 004's figures, quoted beside ours: its VTK, DAX (initial), DAX (modified)
+and hand-tuned rows map to vtk-seq, daxpy-generic, daxpy-specialized, hand-tuned."""
+
+SEED_NAMES = {"vtk-seq": "VTK", "daxpy-generic": "DAX (initial)",
+              "daxpy-specialized": "DAX (modified)", "hand-tuned": "hand-tuned"}
+
+
+def _sizes(text: str) -> list[int]:
+    return [int(float(s)) for s in text.split(",") if s]
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    """Command-line options.
+
+    Examples
+    --------
+    >>> args = parse_args(["--tiny"])
+    >>> args.sizes, args.hex_sizes, args.repeat
+    ([4096], [4096], 1)
+    """
+    p = argparse.ArgumentParser(prog="daxpy bench",
+                                description=__doc__.split("\n")[0].strip("`"))
+    p.add_argument("--sizes", type=_sizes, default=[10_000_000, 100_000_000],
+                   help="points of the uniform cubes (default 1e7,1e8)")
+    p.add_argument("--hex-sizes", type=_sizes, default=[10_000_000],
+                   help="points of the hexahedral grids (default 1e7; empty: none)")
+    p.add_argument("--cases", default="pass_through,point_gradient,point_to_cell")
+    p.add_argument("--repeat", type=int, default=5, help="timed runs after the first")
+    p.add_argument("--slow", type=float, default=2.0,
+                   help="a first run longer than this many seconds is the only one")
+    p.add_argument("--time-budget", type=float, default=0.0,
+                   help="seconds after which what is left is skipped (0: no limit)")
+    p.add_argument("--end-to-end", action="store_true",
+                   help="also measure and write benchmarks/end_to_end.py's rows")
+    p.add_argument("--no-cpu", action="store_true", help="skip the VTK and Viskores rows")
+    p.add_argument("--out", default=str(RESULTS_DIR), help="results folder")
+    p.add_argument("--tiny", action="store_true", help="4096 points, one run (CI)")
+    args = p.parse_args(argv)
+    if args.tiny:
+        args.sizes, args.hex_sizes, args.repeat = [4096], [4096], 1
+    args.cases = [c for c in args.cases.split(",") if c]
+    return args
+
+
+def study_impls(case: str, kind: str, n: int) -> list:
+    """The Dax study's implementations, in the seed's order."""
+    return implementation_list(ORDER)
+
+
+def sizes_of(args) -> list:
+    """``(kind, n_points)`` of every grid to measure, uniform first."""
+    return [("uniform", n) for n in args.sizes] + [("hex", n) for n in args.hex_sizes]
+
+
+def environment(gpu: bool) -> dict:
+    """Header facts: device, driver, CUDA, CuPy, VTK, NumPy, CPU and its cores."""
+    from common import cpu_name, gpu_name, versions
+
+    found = {"device": gpu_name() if gpu else None, "cpu": cpu_name(),
+             "host_cores": os.cpu_count(), "date": time.strftime("%Y-%m-%d"),
+             "driver": None, **versions()}
+    if gpu:
+        import subprocess
+
+        try:
+            found["driver"] = subprocess.run(
+                ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                capture_output=True, text=True, timeout=20).stdout.strip().splitlines()[0]
+        except (OSError, IndexError, subprocess.SubprocessError):
+            import cupy
+
+            found["driver"] = f"CUDA driver API {cupy.cuda.runtime.driverGetVersion()}"
+    return found
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    gpu = gpu_available()
+    budget = args.time_budget or float("inf")
+    ctx = Context(gpu=gpu, deadline=time.monotonic() + budget)
+    plan = study_impls
+    if args.end_to_end:
+        from end_to_end import e2e_impls
+
+        def plan(case, kind, n):  # noqa: F811  (the union, measured once)
+            seen = {(i, v) for i, v, _ in study_impls(case, kind, n)}
+            extra = [t for t in e2e_impls(case, kind, n, max(args.sizes))
+                     if (t[0], t[1]) not in seen]
+            return study_impls(case, kind, n) + extra
+
+    if args.no_cpu:
+        inner = plan
+
+        def plan(case, kind, n):  # noqa: F811
+            return [t for t in inner(case, kind, n) if not t[0].startswith(("vtk", "visk"))]
+
+    header = environment(gpu)
+    rows, failures = run_study(sizes_of(args), args.cases, plan, ctx, args.repeat, args.slow,
+                               cpu_rows=not args.no_cpu)
+    study_rows = [r for r in rows if r["impl"] in ORDER and not r.get("variant")]
+    out_dir = Path(args.out) / device_slug(gpu)
+    study_report.write(out_dir, "dax_study", study_rows, header, SEED_2011, SEED_NAMES,
+                       ORDER, command="daxpy bench " + " ".join(argv or sys.argv[1:]))
+    if Path(args.out) == RESULTS_DIR:
+        write_results("dax_study", study_rows, gpu=gpu, environment=header)
+    if args.end_to_end:
+        from end_to_end import report as e2e_report
+
+        e2e_report(rows, header, gpu, Path(args.out))
+    print((out_dir / "dax_study.md").read_text())
+    for failure in failures:
+        print("MISMATCH:", failure)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
