@@ -140,20 +140,28 @@ def plot(rows: list[dict], order: list[str], path: Path, title: str) -> None:
     plt.close(fig)
 
 
+def write_json(out_dir: Path, name: str, rows: list[dict], header: dict, command: str) -> Path:
+    """``<name>.json`` in DESIGN.md's results format, with the header and the command."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    versions = {k: header.get(k) for k in ("daxpy", "cupy", "cuda", "vtk", "numpy")}
+    document = {"benchmark": name, "date": header.get("date"),
+                "device": header.get("device") or f"CPU only ({header.get('cpu')})",
+                "host_cores": header.get("host_cores"), "versions": versions,
+                "environment": header, "command": command, "rows": rows}
+    path = out_dir / f"{name}.json"
+    path.write_text(json.dumps(document, indent=1) + "\n")
+    return path
+
+
 def write(out_dir: Path, name: str, rows: list[dict], header: dict, seed: dict | None,
           seed_names: dict | None, order: list[str], command: str) -> Path:
     """Write ``<name>.md``, ``<name>.json`` and ``<name>.png`` into ``out_dir``."""
-    out_dir.mkdir(parents=True, exist_ok=True)
+    write_json(out_dir, name, rows, header, command)
     device = header.get("device") or f"CPU only ({header.get('cpu')})"
     text = [f"# {name.replace('_', ' ')} on {device}, {header.get('date')}", "",
             header_table(header, command), "", case_tables(rows, order)]
     if seed:
         text.append(seed_table(seed, seed_names))
     (out_dir / f"{name}.md").write_text("\n".join(text))
-    versions = {k: header.get(k) for k in ("daxpy", "cupy", "cuda", "vtk", "numpy")}
-    document = {"benchmark": name, "date": header.get("date"), "device": device,
-                "host_cores": header.get("host_cores"), "versions": versions,
-                "environment": header, "command": command, "rows": rows}
-    (out_dir / f"{name}.json").write_text(json.dumps(document, indent=1) + "\n")
     plot(rows, order, out_dir / f"{name}.png", f"{name.replace('_', ' ')}: {device}")
     return out_dir
