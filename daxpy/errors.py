@@ -55,5 +55,8 @@ class CompileError(DaxpyError, RuntimeError):
     """Generated CUDA source failed to compile; the message holds the kernel name."""
 
 
-class DeviceMemoryError(DaxpyError, MemoryError):
+class DeviceMemoryError(MemoryError, DaxpyError):
     """The GPU has too little free memory for a call; the message gives both sizes."""
+
+    # MemoryError first: its C-level __new__ must see this class's layout as its
+    # own, or unpickling with cls.__new__ (tblib, as Dask's workers do) fails.

@@ -51,6 +51,10 @@ class BiasAdd(FieldFilter):
     --------
     daxpy.filters.FieldMap : any elementwise expression over fields.
 
+    Notes
+    -----
+    NaN values stay NaN, and a NaN bias makes every value it is added to NaN.
+
     Examples
     --------
     >>> import numpy as np, daxpy

@@ -45,6 +45,11 @@ class CellToPoint(FieldFilter):
     --------
     daxpy.filters.PointToCell : the opposite direction.
 
+    Notes
+    -----
+    A point that a NaN cell uses gets NaN (Inf gives Inf or NaN); see the
+    NaN rule in the README.
+
     Examples
     --------
     >>> import numpy as np, daxpy

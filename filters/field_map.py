@@ -56,6 +56,14 @@ class FieldMap(Filter):
     --------
     daxpy.filters.BiasAdd, daxpy.filters.Magnitude : common maps with their own filter.
 
+    Notes
+    -----
+    NaN follows IEEE 754, as in NumPy: arithmetic and functions give NaN
+    for a NaN argument (``minimum``, ``maximum`` and ``clip`` too, unlike C's
+    ``fmin``/``fmax``); a comparison with NaN is false and NaN counts as true,
+    so ``where``, ``and``, ``or`` and ``not`` may select away from a NaN on
+    purpose. Both backends give the same NaNs.
+
     Examples
     --------
     >>> import numpy as np, daxpy

@@ -67,6 +67,13 @@ class Gradient(FieldFilter):
     --------
     daxpy.filters.Magnitude : length of the gradient vectors.
 
+    Notes
+    -----
+    A NaN input value makes NaN every gradient that reads it (the
+    neighbours' finite differences on structured grids, every point and cell
+    of the cells that use it on unstructured ones) and the divergence,
+    vorticity and Q-criterion there; see the NaN rule in the README.
+
     Examples
     --------
     >>> import numpy as np, daxpy

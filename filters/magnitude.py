@@ -39,6 +39,11 @@ class Magnitude(FieldFilter):
     --------
     daxpy.filters.Gradient : gives the vector fields this is often applied to.
 
+    Notes
+    -----
+    A tuple with a NaN component has a NaN magnitude; one with an Inf
+    component (and no NaN) an Inf one.
+
     Examples
     --------
     >>> import numpy as np, daxpy

@@ -51,6 +51,11 @@ class PassThrough(FieldFilter):
     --------
     daxpy.filters.FieldMap : elementwise expressions over fields.
 
+    Notes
+    -----
+    NaN and Inf are copied as they are between float dtypes; into an
+    integer dtype they are refused (see Raises).
+
     Examples
     --------
     >>> import numpy as np, daxpy

@@ -44,6 +44,11 @@ class PointToCell(FieldFilter):
     --------
     daxpy.filters.CellToPoint : the opposite direction.
 
+    Notes
+    -----
+    A cell with a NaN corner value averages to NaN (Inf gives Inf or NaN);
+    see the NaN rule in the README.
+
     Examples
     --------
     >>> import numpy as np, daxpy

@@ -11,8 +11,11 @@ from __future__ import annotations
 import hashlib
 
 import numpy as np
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
 from daxpy.arrays import is_device_array, to_host
+from daxpy.celltypes import CELL_SHAPES
 from daxpy.filters import (BiasAdd, CellToPoint, FieldMap, Gradient, Magnitude,
                            PassThrough, PointToCell)
 
@@ -50,7 +53,8 @@ def associations(name: str) -> list[str]:
 
 def _host_bytes(array) -> bytes:
     host = to_host(array)
-    return host.dtype.str.encode() + str(host.shape).encode() + np.ascontiguousarray(host).tobytes()
+    header = host.dtype.str + str(host.shape)
+    return header.encode() + np.ascontiguousarray(host).tobytes()
 
 
 def topology_arrays(dataset) -> dict:
@@ -149,3 +153,43 @@ def with_value(dataset, name: str, association: str, index: int, value: float):
     values = to_host(dataset.field(name, association)[0]).copy()
     values[index] = value
     return _replace(dataset, name, association, values)
+
+
+def check_propagation(flt, dataset, association, index, special, rng):
+    """Outputs that read input ``index`` become non-finite (NaN for NaN); others keep
+    their value. Returns how many outputs read the special value."""
+    reads = dependents(flt, dataset, "f", association, index, rng)
+    base = run_new_fields(flt, dataset)
+    poisoned = run_new_fields(flt, with_value(dataset, "f", association, index, special))
+    reached = 0
+    for out, mask in reads.items():
+        got = poisoned[out]
+        bad = np.isnan(got) if np.isnan(special) else ~np.isfinite(got)
+        hidden = mask & ~bad
+        assert not hidden.any(), (
+            f"{out}: {int(hidden.sum())} values read input {index} = {special} and are "
+            f"{got[hidden][:3]}")
+        untouched = ~mask & np.isfinite(base[out])
+        # An output that does not read the input keeps its value; one that multiplies
+        # it by an exact zero weight may still turn NaN (0 * NaN), as IEEE 754 says.
+        same = (got[untouched] == base[out][untouched]) | np.isnan(got[untouched])
+        assert same.all(), f"{out}: outputs that do not read input {index} changed"
+        reached += int(mask.sum())
+    return reached
+
+
+@st.composite
+def random_topologies(draw):
+    """Arbitrary (possibly invalid) unstructured grid arrays of small size."""
+    n_points = draw(st.integers(0, 8))
+    types = draw(st.lists(st.sampled_from(sorted(CELL_SHAPES) + [0, 2, 4, 7, 42, 255, -1]),
+                          max_size=6))
+    sizes = [CELL_SHAPES[t].n_corners if t in CELL_SHAPES and draw(st.booleans())
+             else draw(st.integers(0, 9)) for t in types]
+    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    if draw(st.integers(0, 4)) == 0 and offsets.size:
+        offsets[draw(st.integers(0, offsets.size - 1))] += draw(st.integers(-3, 3))
+    conn = draw(hnp.arrays(np.int64, max(int(offsets[-1]), 0),
+                           elements=st.integers(-2, n_points + 1)))
+    points = np.random.default_rng(draw(st.integers(0, 99))).random((n_points, 3))
+    return points, conn, offsets, np.array(types, dtype=np.int64)

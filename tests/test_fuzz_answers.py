@@ -16,32 +16,8 @@ from hypothesis import strategies as st
 import daxpy
 from daxpy.filters import FieldMap, Gradient, PassThrough
 
-from fuzz_helpers import (FILTERS, associations, dependents, digest, filter_for,
-                          run_new_fields, with_value)
+from fuzz_helpers import FILTERS, associations, check_propagation, digest, filter_for
 from strategies import any_grids, field_arrays
-
-
-def check_propagation(flt, dataset, association, index, special, rng):
-    """Outputs that read input ``index`` become non-finite (NaN for NaN); others keep
-    their value. Returns how many outputs read the special value."""
-    reads = dependents(flt, dataset, "f", association, index, rng)
-    base = run_new_fields(flt, dataset)
-    poisoned = run_new_fields(flt, with_value(dataset, "f", association, index, special))
-    reached = 0
-    for out, mask in reads.items():
-        got = poisoned[out]
-        bad = np.isnan(got) if np.isnan(special) else ~np.isfinite(got)
-        hidden = mask & ~bad
-        assert not hidden.any(), (
-            f"{out}: {int(hidden.sum())} values read input {index} = {special} and are "
-            f"{got[hidden][:3]}")
-        untouched = ~mask & np.isfinite(base[out])
-        # An output that does not read the input keeps its value; one that multiplies
-        # it by an exact zero weight may still turn NaN (0 * NaN), as IEEE 754 says.
-        same = (got[untouched] == base[out][untouched]) | np.isnan(got[untouched])
-        assert same.all(), f"{out}: outputs that do not read input {index} changed"
-        reached += int(mask.sum())
-    return reached
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")  # inf - inf inside gradients

@@ -16,17 +16,18 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import daxpy
-from daxpy.celltypes import CELL_SHAPES, HEXAHEDRON, PIXEL, QUAD, TETRA, VERTEX, VOXEL
+from daxpy.celltypes import HEXAHEDRON, PIXEL, QUAD, TETRA, VERTEX, VOXEL
 from daxpy.errors import FieldError, InvalidDataSetError
 from daxpy.filters import CellToPoint, PointToCell
 
 from fuzz_helpers import (FILTERS, associations, digest, filter_for, host_layouts,
-                          run_new_fields)
-from strategies import any_grids, field_arrays, unstructured_grids
+                          random_topologies, run_new_fields)
+from strategies import any_grids, field_arrays
 
 # Anything a caller might pass where a number or a sequence is expected.
 scalars = st.one_of(st.none(), st.booleans(), st.integers(-3, 8), st.floats(),
-                    st.text(max_size=3), st.binary(max_size=2), st.complex_numbers(max_magnitude=4))
+                    st.text(max_size=3), st.binary(max_size=2),
+                    st.complex_numbers(max_magnitude=4))
 garbage = st.one_of(scalars, st.lists(scalars, max_size=4), st.tuples(scalars, scalars),
                     hnp.arrays(st.sampled_from(["f8", "i4", "u1", "c8", "?"]),
                                hnp.array_shapes(min_dims=0, max_dims=2, max_side=4)))
@@ -122,23 +123,6 @@ def test_non_arrays_as_a_field(values):
     grid = daxpy.UniformGrid(dims=(10,))
     with pytest.raises(FieldError, match="'f'"):
         grid.with_fields(point_data={"f": values})
-
-
-@st.composite
-def random_topologies(draw):
-    """Arbitrary (possibly invalid) unstructured grid arrays of small size."""
-    n_points = draw(st.integers(0, 8))
-    types = draw(st.lists(st.sampled_from(sorted(CELL_SHAPES) + [0, 2, 4, 7, 42, 255, -1]),
-                          max_size=6))
-    sizes = [CELL_SHAPES[t].n_corners if t in CELL_SHAPES and draw(st.booleans())
-             else draw(st.integers(0, 9)) for t in types]
-    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-    if draw(st.integers(0, 4)) == 0 and offsets.size:
-        offsets[draw(st.integers(0, offsets.size - 1))] += draw(st.integers(-3, 3))
-    conn = draw(hnp.arrays(np.int64, max(int(offsets[-1]), 0),
-                           elements=st.integers(-2, n_points + 1)))
-    points = np.random.default_rng(draw(st.integers(0, 99))).random((n_points, 3))
-    return points, conn, offsets, np.array(types, dtype=np.int64)
 
 
 def _reason(message: str) -> str:
