@@ -141,7 +141,7 @@ def run_stages(dataset, stages, wanted, backend: str, to: str, trace_memory: boo
             # Host inputs to host outputs: chunked, overlapped copies (daxpy.streaming).
             from .streaming import stream_or_none
 
-            streamed = stream_or_none(dataset, stages, list(wanted))
+            streamed = stream_or_none(dataset, stages, list(wanted), fuse)
             if streamed is not None:
                 return streamed
         return _run_cuda(dataset, stages, list(wanted), to, fuse)

@@ -52,8 +52,20 @@ class LoopResult:
     errors: dict = field(default_factory=dict)
 
 
-def run_stages_on(stages, dataset, keep: dict, backend: str, mark) -> tuple[dict, list]:
-    """Run ``stages`` on one chunk; return its ``keep`` fields and per-stage time marks.
+def _units(stages, keep: dict, dataset, backend: str, fuse: bool) -> list:
+    """Groups of stages run together: CUDA fuses chains of maps into one kernel
+    (:func:`daxpy.cuda.pipeline_fusion.plan_units`); NumPy runs stages one by one."""
+    if backend != "cuda":
+        return [[stage] for stage in stages]
+    from .cuda.pipeline_fusion import plan_units
+
+    return plan_units(stages, list(keep), dataset, fuse)
+
+
+def run_stages_on(stages, dataset, keep: dict, backend: str, mark,
+                  fuse: bool = True) -> tuple[dict, list]:
+    """Run ``stages`` on one chunk; return its ``keep`` fields and per-unit time marks
+    (a fused unit's time goes to its last stage).
 
     Intermediates that no later stage reads are dropped as soon as possible.
 
@@ -71,13 +83,18 @@ def run_stages_on(stages, dataset, keep: dict, backend: str, mark) -> tuple[dict
         for name in stage.inputs:
             remaining[name] = remaining.get(name, 0) + 1
     working, marks = dataset, []
-    for stage in stages:
-        configured = copy.copy(stage.filter)
-        configured.backend = backend
+    for unit in _units(stages, keep, dataset, backend, fuse):
         begin = mark()
-        working = configured.execute(working)
-        marks.append((stage.index, begin, mark()))
-        for name in stage.inputs:
+        if backend == "cuda":
+            from .pipeline_run import _run_unit
+
+            working, _ = _run_unit(unit, working)
+        else:
+            configured = copy.copy(unit[0].filter)
+            configured.backend = backend
+            working = configured.execute(working)
+        marks.append((unit[-1].index, begin, mark()))
+        for name in (n for stage in unit for n in stage.inputs):
             remaining[name] -= 1
             if remaining[name] == 0 and name not in keep:
                 for data in (working.point_data, working.cell_data):
@@ -97,7 +114,8 @@ def _allocate(mover, dataset, program, storage: dict) -> dict:
     return outputs
 
 
-def stream_chunks(mover, dataset, stages, program, chunks, storage: dict) -> LoopResult:
+def stream_chunks(mover, dataset, stages, program, chunks, storage: dict,
+                  fuse: bool = True) -> LoopResult:
     """Run every chunk through ``mover``.
 
     Parameters
@@ -110,6 +128,8 @@ def stream_chunks(mover, dataset, stages, program, chunks, storage: dict) -> Loo
     chunks : list of daxpy.chunks.Chunk
     storage : dict of str to str
         Outputs to store in lower precision (``"float16"``/``"bfloat16"``).
+    fuse : bool
+        Fuse chains of maps into one kernel on the GPU (as whole-grid runs do).
 
     Returns
     -------
@@ -131,7 +151,7 @@ def stream_chunks(mover, dataset, stages, program, chunks, storage: dict) -> Loo
 
         def run(data=data, chunk=chunk, slot=slot):
             results, marks = run_stages_on(stages, data, keep, mover.backend,
-                                           lambda: mover.mark(slot))
+                                           lambda: mover.mark(slot), fuse)
             timeline.extend(marks)
             pieces = {}
             for name, association in keep.items():

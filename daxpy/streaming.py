@@ -182,7 +182,8 @@ def _stage_bytes(dataset, program, stage) -> int:
     return total
 
 
-def run_streamed(dataset, stages, wanted, backend: str = "cuda", **overrides):
+def run_streamed(dataset, stages, wanted, backend: str = "cuda", fuse: bool = True,
+                 **overrides):
     """Run ``stages`` over ``dataset`` chunk by chunk; return ``(dataset, StreamProfile)``.
 
     Parameters
@@ -195,6 +196,8 @@ def run_streamed(dataset, stages, wanted, backend: str = "cuda", **overrides):
         source fields (returned as they are).
     backend : {"cuda", "cpu"}
         Where the chunks run (``"cpu"`` runs the same loop with NumPy).
+    fuse : bool
+        Fuse chains of maps into one kernel per chunk (CUDA), as whole-grid runs do.
     **overrides
         Settings for this run (see the module docstring).
 
@@ -238,7 +241,7 @@ def run_streamed(dataset, stages, wanted, backend: str = "cuda", **overrides):
                              settings.max_device_bytes, settings.streams)
         mover = make_mover(backend, settings.streams, settings.staging,
                            keep_topology=settings.max_device_bytes is None)
-        run = stream_chunks(mover, dataset, stages, program, chunks, storage)
+        run = stream_chunks(mover, dataset, stages, program, chunks, storage, fuse)
         profile.chunks, profile.peak_bytes = len(chunks), mover.peak_bytes
     profile.uploads, profile.downloads = len(run.sources), len(run.outputs)
     profile.inputs = {name: source.mode for name, source in run.sources.items()}
@@ -279,7 +282,7 @@ def wants_streaming(dataset, stages) -> bool:
     return True
 
 
-def stream_or_none(dataset, stages, wanted):
+def stream_or_none(dataset, stages, wanted, fuse: bool = True):
     """:func:`run_streamed` on the GPU, or None where the pipeline cannot stream
     (the caller then runs it on the whole grid, which reports any error).
 
@@ -296,4 +299,4 @@ def stream_or_none(dataset, stages, wanted):
         return None
     if not program.position_free:
         return None
-    return run_streamed(dataset, stages, wanted, backend="cuda")
+    return run_streamed(dataset, stages, wanted, backend="cuda", fuse=fuse)

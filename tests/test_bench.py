@@ -1,0 +1,82 @@
+"""``daxpy bench`` at a tiny size on the CPU: the tables, the JSON and the plot."""
+
+import json
+
+import pytest
+
+from daxpy.cli import main
+
+pytest.importorskip("matplotlib")
+pytest.importorskip("vtk")
+
+ROW_KEYS = {"case", "grid", "dtype", "n_points", "impl", "time_ms", "agrees"}
+
+
+def _document(path):
+    document = json.loads(path.read_text())
+    assert {"benchmark", "date", "device", "host_cores", "versions", "rows"} <= set(document)
+    assert set(document["versions"]) == {"daxpy", "cupy", "cuda", "vtk", "numpy"}
+    for row in document["rows"]:
+        assert ROW_KEYS <= set(row), row
+        assert row["time_ms"] is None or row["time_ms"] >= 0
+        assert (row["time_ms"] is None) == ("absent" in row), row
+    return document
+
+
+def _folder(tmp_path):
+    (folder,) = [p for p in tmp_path.iterdir() if p.is_dir()]
+    return folder
+
+
+def test_daxpy_bench_runs_the_dax_study_on_the_cpu(tmp_path, capsys):
+    assert main(["bench", "--tiny", "--out", str(tmp_path)]) == 0
+    folder = _folder(tmp_path)
+    document = _document(folder / "dax_study.json")
+    rows = document["rows"]
+    assert {r["case"] for r in rows} == {"pass_through", "point_gradient", "point_to_cell"}
+    assert {r["grid"] for r in rows} == {"uniform3d", "unstructured_hex"}
+    by_impl = {r["impl"]: r for r in rows if r["case"] == "point_gradient"
+               and r["grid"] == "uniform3d"}
+    assert by_impl["vtk-seq"]["time_ms"] > 0 and by_impl["vtk-seq"]["agrees"] is True
+    assert by_impl["vtk-stdthread"]["agrees"] is True
+    from daxpy.backend import cuda_available
+
+    if not cuda_available():
+        assert by_impl["hand-tuned"]["absent"] == "no GPU on this machine"
+    table = (folder / "dax_study.md").read_text()
+    assert "| implementation | 4,096 points: total ms | kernel ms | agrees |" in table
+    assert "### point gradient on uniform3d" in table and "Seed 004 (2011" in table
+    assert "| vtk-seq |" in table and "CPU cores" in table
+    assert (folder / "dax_study.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "dax study on" in capsys.readouterr().out
+
+
+def test_daxpy_bench_bias_writes_the_seed_table(tmp_path, capsys):
+    assert main(["bench", "bias", "--tiny", "--out", str(tmp_path)]) == 0
+    folder = _folder(tmp_path)
+    document = _document(folder / "bias_study.json")
+    algorithms = [r["algorithm"] for r in document["rows"]]
+    assert algorithms[:4] == ["Baseline", "Batched fetch", "Explicit bias cache",
+                              "Batched fetch and explicit bias cache"]
+    assert "daxpy (generated bias_add)" in algorithms
+    numpy_row = document["rows"][-1]
+    assert numpy_row["impl"] == "numpy" and numpy_row["agrees"] is True
+    table = (folder / "bias_study.md").read_text()
+    assert "| algorithm | impl | execution time, ns | relative execution time |" in table
+    assert "47,416,329" in table
+    assert (folder / "bias_study.png").stat().st_size > 1000
+    capsys.readouterr()
+
+
+def test_daxpy_bench_end_to_end_rows_and_goals(tmp_path, capsys):
+    assert main(["bench", "--tiny", "--no-cpu", "--end-to-end", "--out", str(tmp_path)]) == 0
+    text = (_folder(tmp_path) / "end_to_end.md").read_text()
+    assert "## Goals" in text and "overlapped floor" in text
+    capsys.readouterr()
+
+
+def test_daxpy_bench_help_goes_to_the_script(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["bench", "--help"])
+    assert exit_info.value.code == 0
+    assert "daxpy bench" in capsys.readouterr().out
