@@ -138,6 +138,102 @@ def march_sweep():
         del out
 
 
+def _row(label, ms, nbytes, copy_gbps, reference_ms=None, unfused_ms=None):
+    ratio = f"{ms / reference_ms:9.2f}" if reference_ms else f"{'':9s}"
+    more = f" {unfused_ms:8.3f}" if unfused_ms is not None else ""
+    print(f"{label:62s} {ms:7.3f} {nbytes / ms / 1e6 / copy_gbps:7.2f} {ratio}{more}")
+
+
+def _timed_plan(name, grid, field, association="points", **params):
+    plan = plan_for(name, grid, field, association, **params)
+    out = empty_output(plan.out_shape, plan.out_dtype)
+    return plan.launches[0].kernel.name, bench(lambda: launch(plan, field, out)), out
+
+
+def versus():
+    """Generated kernels beside the hand-tuned ones where the last full run
+    found gaps (magnitude, rectilinear/curvilinear gradient, hex point-to-cell)."""
+    import datasets
+    from reference.hand_tuned import HandTuned
+
+    hand = HandTuned()
+    copy_gbps = copy_bandwidth_gbps()
+    print(f"{'kernel':62s} {'ms':>7s} {'of copy':>7s} {'/ hand':>9s}")
+    vec = cupy.random.default_rng(2).random((464 ** 3 // 4 * 4, 3), dtype=np.float32)
+    grid = daxpy.UniformGrid(dims=(vec.shape[0],))
+    name, ms, out = _timed_plan("magnitude", grid, vec)
+    launch_ref, ref = hand.magnitude(vec)
+    ref_ms = bench(launch_ref)
+    _row(name, ms, vec.nbytes + out.nbytes, copy_gbps, ref_ms)
+    del vec, out, ref
+    dims = (216, 216, 216)
+    rect = datasets.rectilinear_grid(dims)
+    f = cupy.random.default_rng(3).random(rect.n_points, dtype=np.float32)
+    name, ms, out = _timed_plan("point_gradient", rect, f)
+    coords = [cupy.asarray(c.astype(np.float32)) for c in rect.coordinates]
+    launch_ref, ref = hand.gradient_rectilinear(f, coords)
+    _row(name, ms, f.nbytes + out.nbytes, copy_gbps, bench(launch_ref))
+    curv = datasets.curvilinear_grid(dims)
+    name, ms, out = _timed_plan("point_gradient", curv, f)
+    launch_ref, ref = hand.gradient_curvilinear(f, cupy.asarray(curv.points()), dims)
+    _row(name, ms, f.nbytes + out.nbytes + curv.points().nbytes, copy_gbps, bench(launch_ref))
+    for grid in (rect, curv):
+        name, ms, out = _timed_plan("point_to_cell", grid, f)
+        _row(name, ms, f.nbytes + out.nbytes, copy_gbps)
+    hexes = datasets.hex_grid(dims)
+    name, ms, out = _timed_plan("point_to_cell", hexes, f)
+    corners = cupy.asarray(hexes.cell_blocks()["hex"].corners.astype(np.int32))
+    launch_ref, ref = hand.point_to_cell_hex(f, corners)
+    _row(name, ms, f.nbytes + out.nbytes + corners.nbytes, copy_gbps, bench(launch_ref))
+
+
+def fusion():
+    """Fused chains against one map and against the same chain unfused
+    (issue 4: k fused maps at most 1.2x one map)."""
+    from daxpy.cuda.fusion import Step, make_fused_plan
+
+    n = 464
+    grid = daxpy.UniformGrid(dims=(n, n, n), spacing=(0.1, 0.2, 0.3))
+    f = cupy.random.default_rng(4).random(grid.n_points, dtype=np.float32)
+    copy_gbps = copy_bandwidth_gbps()
+    maps = [Step("bias_add", {"bias": [0.5]}), Step("field_map", {"expression": "sin(x)"}),
+            Step("field_map", {"expression": "x * x"}), Step("field_map", {"expression": "cos(x)"}),
+            Step("magnitude"), Step("field_map", {"expression": "x + 1"})]
+    one_ms = _timed_plan("bias_add", grid, f, bias=[0.5])[1]
+    print(f"{'chain (unfused: the same worklets one kernel each)':62s} {'ms':>7s} "
+          f"{'of copy':>7s} {'/ alone':>9s} {'unfused':>8s}")
+    _row("bias_add alone", one_ms, 2 * f.nbytes, copy_gbps, one_ms)
+
+    def run_fused(steps, association="points", field=f):
+        plan = make_fused_plan(grid, association, field.dtype, field.shape[1:], steps)
+        out = empty_output(plan.out_shape, plan.out_dtype)
+        return bench(lambda: launch(plan, field, out)), out
+
+    def run_unfused(steps, association="points", field=f):
+        plans, values = [], field
+        for step in steps:
+            plan = plan_for(step.name, grid, values, association, **step.params)
+            out = empty_output(plan.out_shape, plan.out_dtype)
+            plans.append((plan, values, out))
+            values = out
+            association = get_worklet(step.name).output_association or association
+        return bench(lambda: [launch(p, v, o) for p, v, o in plans])
+
+    for k in range(1, 7):
+        ms, out = run_fused(maps[:k])
+        _row(f"{k} maps fused", ms, f.nbytes + out.nbytes, copy_gbps, one_ms,
+             run_unfused(maps[:k]))
+    chains = {"map > point_to_cell > map": [maps[1], Step("point_to_cell"), maps[3]],
+              "point_gradient > magnitude": [Step("point_gradient"), Step("magnitude")],
+              "gradient > sin > square > cos": [Step("point_gradient"), maps[1], maps[2],
+                                                maps[3]]}
+    lone = _timed_plan("point_gradient", grid, f)[1]
+    _row("point_gradient alone", lone, 16 * grid.n_points, copy_gbps, lone)
+    for label, steps in chains.items():
+        ms, out = run_fused(steps)
+        _row(label + " fused", ms, f.nbytes + out.nbytes, copy_gbps, lone, run_unfused(steps))
+
+
 if __name__ == "__main__":
     import sys
 
@@ -145,3 +241,7 @@ if __name__ == "__main__":
     bandwidth()
     if "--sweep" in sys.argv:
         march_sweep()
+    if "--versus" in sys.argv:
+        versus()
+    if "--fusion" in sys.argv:
+        fusion()

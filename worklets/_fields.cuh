@@ -167,19 +167,6 @@ __device__ __forceinline__ void map_chain(I item, I n_groups, const Src& src, co
   else map_tuples<1>(n_groups * I(V) + (item - n_groups), src, dst);
 }
 
-// One tuple through map M, array to array (the kernels of lone maps).
-template <class M, typename I>
-__device__ __forceinline__ void map_tuple(const M& map, I item, const typename M::In* __restrict__ in,
-                                          typename M::Out* __restrict__ out) {
-  typename M::In g[M::in_c];
-#pragma unroll
-  for (int c = 0; c < M::in_c; ++c) g[c] = load(in + item * I(M::in_c) + c);
-  typename M::Out y[M::out_c];
-  map(item, g, y);
-#pragma unroll
-  for (int c = 0; c < M::out_c; ++c) __stcs(out + item * I(M::out_c) + c, y[c]);
-}
-
 }  // namespace dax
 
 #endif  // DAXPY_FIELDS_CUH

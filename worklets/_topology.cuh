@@ -202,8 +202,8 @@ struct UniformGrid : StructuredIndex<D, I> {
   typedef T Coord;
   static constexpr bool explicit_points = false;
   V3<T> w DAX_AXES(D);
-  __device__ __forceinline__ void march_metric(const I (&lo)[3], const I (&hi)[3], const V3<T> (&)[3],
-                                               V3<T> (&m)[3]) const {
+  __device__ __forceinline__ void march_metric(const I (&)[3], const I (&lo)[3], const I (&hi)[3],
+                                               const V3<T> (&)[3], V3<T> (&m)[3]) const {
     // hi - lo is 2 inside and 1 at a border: a select, not a division.
 #pragma unroll
     for (int d = 0; d < 3; ++d) m[d] = (hi[d] - lo[d] == 2 ? T(0.5) : T(1)) * w[d];
@@ -221,17 +221,20 @@ struct UniformGrid : StructuredIndex<D, I> {
   }
 };
 
-// Rectilinear grid: one coordinate array per active axis, e[d] its unit vector.
+// Rectilinear grid: one coordinate array per active axis, e[d] its unit vector,
+// and inv[d][i] = 1 / (x[hi] - x[lo]) of the point stencil at index i (a few
+// KB that stay in L1: a load instead of a division per point and axis).
 template <int D, typename I, typename T>
 struct RectilinearGrid : StructuredIndex<D, I> {
   typedef T Coord;
   static constexpr bool explicit_points = false;
   const T* x DAX_AXES(D);
+  const T* inv DAX_AXES(D);
   V3<T> e DAX_AXES(D);
-  __device__ __forceinline__ void march_metric(const I (&lo)[3], const I (&hi)[3], const V3<T> (&)[3],
-                                               V3<T> (&m)[3]) const {
+  __device__ __forceinline__ void march_metric(const I (&at)[3], const I (&)[3], const I (&)[3],
+                                               const V3<T> (&)[3], V3<T> (&m)[3]) const {
 #pragma unroll
-    for (int d = 0; d < 3; ++d) m[d] = (T(1) / (load(x[d] + hi[d]) - load(x[d] + lo[d]))) * e[d];
+    for (int d = 0; d < 3; ++d) m[d] = load(inv[d] + at[d]) * e[d];
   }
   __device__ __forceinline__ void point_metric(const I (&lo) DAX_AXES(D), const I (&hi) DAX_AXES(D),
                                                const I (&) DAX_AXES(D), const I (&) DAX_AXES(D),
@@ -256,8 +259,8 @@ struct CurvilinearGrid : StructuredIndex<D, I> {
   static constexpr bool explicit_points = true;
   const T* xyz;
   V3<T> u[3 - D > 0 ? 3 - D : 1];
-  __device__ __forceinline__ void march_metric(const I (&)[3], const I (&)[3], const V3<T> (&dX)[3],
-                                               V3<T> (&m)[3]) const {
+  __device__ __forceinline__ void march_metric(const I (&)[3], const I (&)[3], const I (&)[3],
+                                               const V3<T> (&dX)[3], V3<T> (&m)[3]) const {
     inverse_rows(dX, m);
   }
   __device__ __forceinline__ V3<T> point_coords(I p) const {
@@ -323,8 +326,10 @@ DAX_SHAPE(Wedge, 6, 3)
 DAX_SHAPE(Pyramid, 5, 3)
 #undef DAX_SHAPE
 
-// All cells of one VTK shape: corner ids (n, K) and their ids in the grid.
-template <class S, typename I, typename T>
+// All cells of one VTK shape: corner ids (n, K), loaded as vector words, and
+// their ids in the grid (Sole: the grid holds only this shape, in order, so
+// the block's cell c is the grid's cell c and no id is loaded).
+template <class S, typename I, typename T, bool Sole>
 struct CellBlock {
   typedef I Index;
   typedef S Shape;
@@ -342,10 +347,8 @@ struct CellBlock {
   __device__ __forceinline__ I n_cells() const { return n; }
   __device__ __forceinline__ Cell cell(I c) const {
     Cell cell;
-    cell.id = load(cell_ids + c);
-    const I* row = corners + c * I(S::n_corners);
-#pragma unroll
-    for (int k = 0; k < S::n_corners; ++k) cell.ids[k] = load(row + k);
+    cell.id = Sole ? c : load(cell_ids + c);
+    load_cached<S::n_corners>(corners + c * I(S::n_corners), cell.ids);
     return cell;
   }
   __device__ __forceinline__ V3<T> point_coords(I p) const {

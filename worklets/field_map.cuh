@@ -49,11 +49,7 @@ template <class A0, class... A> struct ArgList<A0, A...> {
   }
 };
 
-__device__ __forceinline__ ArgList<> arg_list() { return {}; }
-template <class A0, class... A>
-__device__ __forceinline__ ArgList<A0, A...> arg_list(A0 a0, A... a) { return {a0, arg_list(a...)}; }
-
-// As a map stage (also of fused kernels, _fields.cuh). CI: components of the
+// A map of one tuple (dax::map_chain runs it alone or in a fused kernel). CI: components of the
 // first field; C: of the output (the widest field); Wide: whether the first
 // field has C components (else it broadcasts).
 template <int CI, typename In_, typename Out_, class E, bool Wide, int C, class... Args>
@@ -68,12 +64,6 @@ struct ExpressionMap {
     for (int c = 0; c < C; ++c) y[c] = args.template call<C, E>(item, c, Out(x[Wide ? c : 0]));
   }
 };
-
-template <int CI, typename I, typename In, typename Out, class E, bool Wide, int C, class... Args>
-__device__ __forceinline__ void field_map(I item, const In* __restrict__ in, Out* __restrict__ out,
-                                          Args... args) {
-  map_tuple(ExpressionMap<CI, In, Out, E, Wide, C, Args...>{arg_list(args...)}, item, in, out);
-}
 
 }  // namespace dax
 

@@ -333,7 +333,8 @@ __device__ __forceinline__ void point_gradient_march(const G& topo, const Src& s
         if constexpr (P) dX[d] = b[d].x - a[d].x;
         else dX[d] = V3<R>{R(0), R(0), R(0)};
       }
-      topo.march_metric(lo, hi, dX, m);
+      const I at[3] = {i, t.j, k};
+      topo.march_metric(at, lo, hi, dX, m);
       V3<R> g[C];
       zero(g);
 #pragma unroll
@@ -367,8 +368,8 @@ __device__ __forceinline__ void gather_corners(const I (&ids)[S::n_corners], con
 }
 
 // Cell gradient of a cell of one shape, at its parametric centre.
-template <class S, typename I, typename R, class Src, class Dst>
-__device__ __forceinline__ void cell_gradient(const CellBlock<S, I, R>& topo, I item,
+template <class S, typename I, typename R, bool Sole, class Src, class Dst>
+__device__ __forceinline__ void cell_gradient(const CellBlock<S, I, R, Sole>& topo, I item,
                                               const Src& src, const Dst& dst) {
   constexpr int K = S::n_corners, C = Src::C;
   const auto cell = topo.cell(item);

@@ -4,7 +4,7 @@
 
 namespace dax {
 
-// As a map stage (also of fused kernels, _fields.cuh).
+// A map of one tuple (dax::map_chain runs it alone or in a fused kernel).
 template <int C, typename In_, typename Out_>
 struct MagnitudeMap {
   typedef In_ In;
@@ -18,11 +18,6 @@ struct MagnitudeMap {
     y[0] = C == 1 ? Out(fabs(Out(x[0]))) : Out(sqrt(sum));
   }
 };
-
-template <int C, typename I, typename In, typename Out>
-__device__ __forceinline__ void magnitude(I item, const In* __restrict__ in, Out* __restrict__ out) {
-  map_tuple(MagnitudeMap<C, In, Out>{}, item, in, out);
-}
 
 }  // namespace dax
 

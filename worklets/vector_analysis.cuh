@@ -1,7 +1,7 @@
 // Divergence, vorticity and Q-criterion from the 9-component gradient of a
 // vector field (VTK's layout g[3 * i + j] = d(u_i)/dx_j), vtkGradientFilter's
-// formulas. Each is a map of one tuple (also a map stage of fused kernels,
-// such as gradient -> Q-criterion); the kernels run one tuple per work item.
+// formulas. Each is a map of one tuple (dax::map_chain runs it alone, or as a
+// map stage of a fused kernel such as gradient -> Q-criterion).
 #ifndef DAXPY_VECTOR_ANALYSIS_CUH
 #define DAXPY_VECTOR_ANALYSIS_CUH
 
@@ -44,21 +44,6 @@ struct QCriterionMap : GradientMap<C, In, Out, 1> {
     y[0] = Out(q);
   }
 };
-
-template <int C, typename I, typename In, typename Out>
-__device__ __forceinline__ void divergence(I item, const In* __restrict__ in, Out* __restrict__ out) {
-  map_tuple(DivergenceMap<C, In, Out>{}, item, in, out);
-}
-
-template <int C, typename I, typename In, typename Out>
-__device__ __forceinline__ void vorticity(I item, const In* __restrict__ in, Out* __restrict__ out) {
-  map_tuple(VorticityMap<C, In, Out>{}, item, in, out);
-}
-
-template <int C, typename I, typename In, typename Out>
-__device__ __forceinline__ void qcriterion(I item, const In* __restrict__ in, Out* __restrict__ out) {
-  map_tuple(QCriterionMap<C, In, Out>{}, item, in, out);
-}
 
 }  // namespace dax
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
+from typing import Any, Callable
 from pathlib import Path
 
 import numpy as np
@@ -30,6 +31,9 @@ BASE_HEADERS = (TOPOLOGY_HEADER, "_fields.cuh", "_march.cuh")
 """Headers every kernel includes first: topologies, field access, marching."""
 BLOCK_SIZE = 256
 """Threads per block of every generated kernel."""
+PER_THREAD = {"flat": 1, "tuples": 1, "cells": 4, "points": 4}
+"""Work items per thread by domain (more loads in flight; measured on H200)."""
+
 
 _CTYPES = {
     "float32": "float", "float64": "double",
@@ -225,3 +229,57 @@ class KernelSource:
         parts += [read_header(h) for h in self.headers]
         parts.append(self.kernel())
         return "\n".join(parts)
+
+
+@dataclass
+class Launch:
+    """One kernel launch of a plan.
+
+    Attributes
+    ----------
+    kernel : KernelSource
+        The specialized kernel.
+    n_items : int
+        Work items (threads) to launch.
+    values : callable
+        ``values(in_array, out_array) -> list`` of launch arguments.
+    """
+
+    kernel: KernelSource
+    n_items: int
+    values: Callable[[Any, Any], list]
+    grid: tuple | None = None
+    block: tuple | None = None
+
+    def dims(self) -> tuple[tuple, tuple]:
+        """(grid, block) launch dimensions.
+
+        Examples
+        --------
+        >>> Launch(KernelSource("k", (), [], "n", ""), 300, list).dims()
+        ((2,), (256,))
+        """
+        if self.grid is not None:
+            return self.grid, self.block
+        return (self.kernel.blocks(self.n_items),), (BLOCK_SIZE,)
+
+
+@dataclass
+class Plan:
+    """Everything one worklet call needs: output layout and kernel launches."""
+
+    out_dtype: np.dtype
+    out_shape: tuple
+    launches: list
+    zero_fill: bool = False
+
+
+def io_params(in_ct: str, out_ct: str) -> list:
+    """The ``in`` and ``out`` array arguments of a kernel.
+
+    Examples
+    --------
+    >>> io_params("float", "double")[1]
+    ('double* __restrict__', 'out')
+    """
+    return [(f"const {in_ct}* __restrict__", "in"), (f"{out_ct}* __restrict__", "out")]

@@ -166,7 +166,7 @@ def kernel_source(name: str, dataset, field_dtype="float32", components: int = 1
     --------
     >>> import daxpy
     >>> g = daxpy.UniformGrid(dims=(4, 4))
-    >>> "void __launch_bounds__(256) magnitude__f64__c3(" in kernel_source(
+    >>> "void __launch_bounds__(256) magnitude__f64__c3__v4(" in kernel_source(
     ...     "magnitude", g, "float64", components=3)
     True
     """

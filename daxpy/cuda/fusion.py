@@ -28,46 +28,22 @@ from __future__ import annotations
 
 import hashlib
 import math
-from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import ArgumentError, BackendError
+from ..errors import ArgumentError, BackendError, FieldError
 from ..worklet import get_worklet
-from .codegen import ctype, dtype_tag, index_ctype, kernel_name
-from .plan import (IO, PER_THREAD, Launch, Plan, _coordinate_dtype, _io_params, _option_values,
-                   _topologies, spec_of, topological_launch)
-from .codegen import KernelSource
+from .codegen import Plan, dtype_tag, index_ctype, kernel_name
+from .march import topological_launch
+from .plan import _coordinate_dtype, _topologies
+from .spec import spec_of
+from .stages import Step, chain_io, map_chain_launch, map_stages
+
+__all__ = ["Step", "accepts_post_maps", "chain_source", "make_fused_plan", "run_chain"]
 
 TOPOLOGICAL = ("cells", "points")
 NAME_LIMIT = 180
 """Longest kernel name kept whole (cache files carry it); longer ones end in a digest."""
-
-
-@dataclass
-class Step:
-    """One worklet call of a chain: the worklet's name and static parameters.
-
-    Examples
-    --------
-    >>> Step("bias_add", {"bias": [1.0]}).name
-    'bias_add'
-    """
-
-    name: str
-    params: dict = field(default_factory=dict)
-
-
-@dataclass
-class MapStage:
-    """One map of a fused kernel: its C++ type, initializer and arguments."""
-
-    ctype: str
-    init: str
-    options: object
-    out_dtype: np.dtype
-    out_tail: tuple
-    part: str
 
 
 def is_topological(name: str) -> bool:
@@ -102,48 +78,6 @@ def accepts_post_maps(name: str, dataset) -> bool:
         return True
     shapes = [b for b in dataset.cell_blocks().values() if b.shape.dimension > 0]
     return len(shapes) == 1
-
-
-def _map_stage(step: Step, in_dtype: np.dtype, tail: tuple, n_tuples: int,
-               prefix: str) -> MapStage:
-    worklet = get_worklet(step.name)
-    spec = spec_of(worklet)
-    if spec.map is None:
-        raise ArgumentError(f"worklet {step.name!r} is not an elementwise map; a fused chain "
-                            "holds maps around at most one topological worklet")
-    spec.check_params(step.name, step.params)
-    out_dtype, out_tail = spec.output(in_dtype, tail, step.params)
-    c = math.prod(tail) or 1
-    options = spec.options(step.params, in_dtype, out_dtype, c, n_tuples * c, prefix)
-    options.headers = (spec.header,)
-    targs = "".join(f", {a}" for a in options.template_args + options.member_types)
-    part = "_".join([step.name, *options.tags]
-                    + ([dtype_tag(out_dtype)] if out_dtype != in_dtype else []))
-    return MapStage(f"dax::{spec.map}<{c}, {ctype(in_dtype)}, {ctype(out_dtype)}{targs}>",
-                    "{" + ", ".join(options.members) + "}", options, np.dtype(out_dtype),
-                    tuple(out_tail), part)
-
-
-def _map_stages(steps, in_dtype, tail, n_tuples, first: int):
-    """Map stages of ``steps`` in order, and the dtype and tail they end with."""
-    stages = []
-    for i, step in enumerate(steps):
-        stage = _map_stage(step, in_dtype, tail, n_tuples, f"m{first + i}_")
-        stages.append(stage)
-        in_dtype, tail = stage.out_dtype, stage.out_tail
-    return stages, np.dtype(in_dtype), tuple(tail)
-
-
-def _io(pre, post, in_dtype, in_c, out_dtype, out_c, aligned) -> IO:
-    source = f"dax::ArraySource<{ctype(in_dtype)}, {in_c}, {str(aligned).lower()}>"
-    for stage in pre:
-        source = f"dax::MapSource<{source}, {stage.ctype}>"
-    sink = f"dax::ArraySink<{ctype(out_dtype)}, {out_c}>"
-    for stage in reversed(post):
-        sink = f"dax::MapSink<{stage.ctype}, {sink}>"
-    return IO(np.dtype(in_dtype), in_c, np.dtype(out_dtype), out_c, source, sink,
-              tuple(s.init for s in pre), tuple(s.init for s in post),
-              tuple(s.options for s in pre + post))
 
 
 def _short(name: str) -> str:
@@ -212,22 +146,24 @@ def make_fused_plan(dataset, association: str, in_dtype, tail: tuple, steps,
     in_c = math.prod(tail) or 1
     pre_steps, core, post_steps = _split(steps)
     n_in = dataset.n_points if association == "points" else dataset.n_cells
-    pre, dtype, mid_tail = _map_stages(pre_steps, in_dtype, tail, n_in, 0)
+    pre, dtype, mid_tail = map_stages(pre_steps, in_dtype, tail, n_in)
     if core is None:
-        return _map_only_plan(pre, in_dtype, in_c, dtype, mid_tail, n_in, aligned, index)
+        widest = max([in_c] + [math.prod(s.out_tail) or 1 for s in pre])
+        index = index or index_ctype(n_in * widest)
+        name = _short(kernel_name("fused", *(s.part for s in pre), dtype_tag(in_dtype)))
+        launch = map_chain_launch(pre, in_dtype, in_c, n_in, aligned, index, (name, f"c{in_c}"))
+        return Plan(dtype, (n_in,) + mid_tail, [launch])
     worklet = get_worklet(core.name)
     spec = spec_of(worklet)
     if worklet.input_association not in ("any", association):
-        from ..errors import FieldError
-
         raise FieldError(f"{core.name} reads {worklet.input_association[:-1]} fields; the "
                          f"chain's field is at the {association}")
     spec.check_params(core.name, core.params)
     core_dtype, core_tail = spec.output(dtype, mid_tail, core.params)
     out_assoc = worklet.output_association or association
     n_out = dataset.n_points if out_assoc == "points" else dataset.n_cells
-    post, final_dtype, final_tail = _map_stages(post_steps, core_dtype, core_tail, n_out,
-                                                len(pre))
+    post, final_dtype, final_tail = map_stages(post_steps, core_dtype, core_tail, n_out,
+                                               len(pre))
     if post and not accepts_post_maps(core.name, dataset):
         raise BackendError(f"{core.name} on this grid completes its output over several "
                            "kernels; maps after it cannot be fused into it")
@@ -238,7 +174,7 @@ def make_fused_plan(dataset, association: str, in_dtype, tail: tuple, steps,
     options = spec.options(core.params, dtype, core_dtype, c, n_in * c)
     coord = _coordinate_dtype(spec, dataset, core_dtype)
     coord_tag = f"x{dtype_tag(coord)}" if coord != core_dtype else None
-    io = _io(pre, post, in_dtype, in_c, final_dtype, out_c, aligned)
+    io = chain_io(pre, post, in_dtype, in_c, final_dtype, out_c, aligned)
     parts = [s.part for s in pre] + [core.name] + [s.part for s in post]
     launches = []
     for topo, n_items, count in _topologies(spec, dataset, index, coord):
@@ -248,34 +184,6 @@ def make_fused_plan(dataset, association: str, in_dtype, tail: tuple, steps,
                                            index, wide, aligned, options))
     zero_fill = spec.domain == "points" and dataset.family == "unstructured" and not launches
     return Plan(final_dtype, (n_out,) + final_tail, launches, zero_fill)
-
-
-def _map_only_plan(stages, in_dtype, in_c, final_dtype, final_tail, n, aligned, index):
-    out_c = math.prod(final_tail) or 1
-    io = _io([], stages, in_dtype, in_c, final_dtype, out_c, aligned)
-    widest = max(in_c * in_dtype.itemsize, out_c * final_dtype.itemsize)
-    v = next((w for w in (4, 2) if w * widest <= 16), 1) if aligned else 1
-    index = index or index_ctype(n * max(in_c, out_c, *(math.prod(s.out_tail) or 1
-                                                        for s in stages)))
-    idt = np.int32 if index == "int" else np.int64
-    n_groups, left = divmod(n, v)
-    name = _short(kernel_name("fused", *(s.part for s in stages), dtype_tag(in_dtype),
-                              f"c{in_c}", f"v{v}" if v > 1 else None,
-                              "i64" if index != "int" else None))
-    kernel = KernelSource(
-        name, tuple(dict.fromkeys(h for o in io.options for h in o.headers)),
-        _io_params(ctype(in_dtype), ctype(final_dtype))
-        + [(f"const {index}", "n_groups"), (f"const {index}", "n_items")]
-        + [p for o in io.options for p in o.params],
-        "n_items", f"dax::map_chain<{v}>(item, n_groups, src, dst);", setup=io.setup(),
-        index=index, per_thread=PER_THREAD["tuples"],
-        preamble=[line for o in io.options for line in o.preamble])
-
-    def values(i, o):
-        return [i, o, idt(n_groups), idt(n_groups + left)] + [
-            x for opt in io.options for x in _option_values(opt)]
-
-    return Plan(final_dtype, (n,) + tuple(final_tail), [Launch(kernel, n_groups + left, values)])
 
 
 def run_chain(dataset, values, association: str, steps):

@@ -9,7 +9,8 @@ input components):
 
 - ``flat``: ``fn<V, I, In, Out, ...>(item, in, out, ...)`` handles flat
   elements ``[item*V, item*V+V)``; V > 1 moves them as 16-byte vectors.
-- ``tuples``: ``fn<C, I, In, Out, ...>(item, in, out, ...)`` handles tuple ``item``.
+- ``tuples``: the worklet's ``map`` struct runs over V tuples per work item
+  (``dax::map_chain``), alone or as a stage of a fused kernel.
 - ``cells`` / ``points``: ``fn<C, ...>(topo, item, in, out, ...)`` handles one
   cell or point of a topology from :mod:`daxpy.cuda.topology`.
 
@@ -27,7 +28,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..errors import ArgumentError
+from ..errors import ArgumentError, BackendError
 
 DOMAINS = ("flat", "tuples", "cells", "points")
 
@@ -183,3 +184,19 @@ class CudaSpec:
                 f"worklet {worklet!r} got unexpected parameter(s) {unknown}; "
                 f"it takes {list(self.accepted_params)}"
             )
+
+
+def spec_of(worklet) -> "CudaSpec":
+    """The worklet's CudaSpec, or BackendError if it has none.
+
+    Examples
+    --------
+    >>> from daxpy.worklet import get_worklet
+    >>> spec_of(get_worklet("pass_through")).domain
+    'flat'
+    """
+    if worklet.cuda is None:
+        raise BackendError(
+            f"worklet {worklet.name!r} has no CUDA implementation yet; use backend='cpu'"
+        )
+    return worklet.cuda

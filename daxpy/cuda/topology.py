@@ -107,6 +107,10 @@ def structured(grid, index: str, coord, with_coords: bool = True) -> Topology:
             params.append((f"const {cty}* __restrict__", f"x{d}"))
             setup.append(f"topo.x[{d}] = x{d};")
             arrays.append(lambda a=axis: to_device(grid.coordinates[a], grid, coord))
+        for d, axis in enumerate(axes):
+            params.append((f"const {cty}* __restrict__", f"inv{d}"))
+            setup.append(f"topo.inv[{d}] = inv{d};")
+            arrays.append(lambda a=axis: stencil_inverse(grid, a, coord))
     if family == "curvilinear":
         for d, axis in enumerate(a for a in range(3) if a not in axes):
             p, line = _vector_params("u", d, cty, "u")
@@ -128,6 +132,26 @@ def structured(grid, index: str, coord, with_coords: bool = True) -> Topology:
                     params, setup, values)
 
 
+def stencil_inverse(grid, axis: int, coord):
+    """``1 / (x[hi] - x[lo])`` of the point gradient's stencil at each index of
+    a rectilinear axis (central inside, one-sided at the ends), in the
+    coordinate type, on the device, cached: the divisions a kernel would do.
+
+    Examples
+    --------
+    >>> callable(stencil_inverse)
+    True
+    """
+    def build():
+        import cupy
+
+        x = to_device(grid.coordinates[axis], grid, coord)
+        i = cupy.arange(x.size)
+        return 1 / (x[cupy.minimum(i + 1, x.size - 1)] - x[cupy.maximum(i - 1, 0)])
+
+    return cached(grid, f"stencil_inverse:{axis}:{np.dtype(coord).str}", build)
+
+
 def _index_dtype(index: str):
     return np.int32 if index == "int" else np.int64
 
@@ -145,19 +169,23 @@ def cell_block(grid, shape_name: str, index: str, coord, with_coords: bool = Tru
     >>> import numpy as np, daxpy
     >>> from daxpy.celltypes import TETRA
     >>> g = daxpy.UnstructuredGrid(np.eye(4, 3), [0, 1, 2, 3], [0, 4], [TETRA])
-    >>> cell_block(g, "tet", "int", "float32").ctype
-    'dax::CellBlock<dax::Tet, int, float>'
+    >>> t = cell_block(g, "tet", "int", "float32")
+    >>> t.name, t.ctype
+    ('unstructured_tet_only', 'dax::CellBlock<dax::Tet, int, float, true>')
     """
     cty = ctype(coord)
     idt = _index_dtype(index)
     shape_type = shape_name.capitalize()
+    # A grid of one shape lists its cells in order: no cell ids to load.
+    sole = len(grid.cell_blocks()) == 1
 
     def values():
         block = grid.cell_blocks()[shape_name]
         corners = cached(grid, f"corners:{shape_name}:{index}",
                          lambda: to_device(block.corners.astype(idt, copy=False)))
-        ids = cached(grid, f"cell_ids:{shape_name}:{index}",
-                     lambda: to_device(block.cell_ids.astype(idt, copy=False)))
+        ids = np.uint64(0) if sole else cached(
+            grid, f"cell_ids:{shape_name}:{index}",
+            lambda: to_device(block.cell_ids.astype(idt, copy=False)))
         return [corners, ids, _points_or_null(grid, coord, with_coords),
                 idt(block.cell_ids.size)]
 
@@ -166,8 +194,8 @@ def cell_block(grid, shape_name: str, index: str, coord, with_coords: bool = Tru
               (f"const {cty}* __restrict__", "xyz"), (f"const {index}", "n")]
     setup = ["topo.corners = corners;", "topo.cell_ids = cell_ids;", "topo.xyz = xyz;",
              "topo.n = n;"]
-    return Topology(f"unstructured_{shape_name}",
-                    f"dax::CellBlock<dax::{shape_type}, {index}, {cty}>",
+    return Topology(f"unstructured_{shape_name}" + ("_only" if sole else ""),
+                    f"dax::CellBlock<dax::{shape_type}, {index}, {cty}, {str(sole).lower()}>",
                     params, setup, values)
 
 
