@@ -214,6 +214,10 @@ def _run_cuda(dataset, stages, wanted, to, fuse=True):
         if not is_device_array(values):
             profile.uploads += 1
         working.fields(association)[name] = to_device(values, dataset)
+    # Device inputs may still be being written on the caller's stream (and the
+    # uploads above ran there): every stream of the run starts after them.
+    inputs_ready = cupy.cuda.Event()
+    inputs_ready.record()
     streams, events, timings = {}, {}, []
     home = {}  # field name -> stream that allocated it
     continued = set()
@@ -226,6 +230,7 @@ def _run_cuda(dataset, stages, wanted, to, fuse=True):
             continued.add(parent)
         else:
             stream = cupy.cuda.Stream(non_blocking=True)
+            stream.wait_event(inputs_ready)
         for stage in unit:
             streams[stage.index] = stream
         for dep in first.depends_on:
