@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from daxpy.arrays import to_host
 from daxpy.errors import ArgumentError
 from daxpy.worklet import ANY_FAMILY, Worklet, register
 
@@ -35,7 +36,8 @@ def as_bias(bias) -> np.ndarray:
     >>> as_bias([1, 2]).shape
     (2,)
     """
-    array = np.asarray(bias)
+    # A bias is a small parameter: a device bias is checked (and cast) on the host.
+    array = to_host(bias)
     if array.ndim != 1 or array.size == 0:
         raise ArgumentError(f"bias must be a non-empty 1-D array, got shape {array.shape}")
     if array.dtype.kind not in "fiu":
