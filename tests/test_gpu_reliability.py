@@ -88,16 +88,18 @@ def test_point_to_cell_of_more_than_2_31_cells(dims):
 def test_huge_request_is_a_device_memory_error_that_leaves_nothing():
     _free_all()
     pool = cupy.get_default_memory_pool()
-    used, (free, _) = pool.used_bytes(), cupy.cuda.runtime.memGetInfo()
     grid = daxpy.UniformGrid(dims=(2**14, 2**14, 2**12), name="huge grid")
     # A zero-stride view costs nothing; making it contiguous asks for 4 TiB.
     values = cupy.broadcast_to(cupy.ones((), cupy.float32), (grid.n_points,))
+    # Measured once the test's own arrays exist; other tests' arrays may be
+    # freed meanwhile, so "nothing stays allocated" reads: no more than before.
+    used, (free, _) = pool.used_bytes(), cupy.cuda.runtime.memGetInfo()
     with pytest.raises(DeviceMemoryError) as info:
         PassThrough("v", backend="cuda")(grid.with_fields(point_data={"v": values}))
     message = str(info.value)
     assert f"{4 * 2**40:,}" in message and "bytes of" in message and "free" in message
     assert "huge grid" in message and "chunks='auto'" in message
-    assert pool.used_bytes() == used
+    assert pool.used_bytes() <= used
     assert cupy.cuda.runtime.memGetInfo()[0] >= free - (64 << 20)
 
 
@@ -115,7 +117,7 @@ def test_out_of_memory_after_uploads_releases_them():
     with pytest.raises(DeviceMemoryError, match="tight grid"):
         PassThrough("v", dtype="float64", backend="cuda")(dataset)
     assert set(grid._cache) == cached, "the failed call's upload stayed cached"
-    assert pool.used_bytes() == used
+    assert pool.used_bytes() <= used
     del ballast
     _free_all()
     # The same call runs once memory is there.
