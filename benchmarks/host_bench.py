@@ -20,6 +20,7 @@ import math
 import statistics
 import sys
 import time
+import traceback
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -72,12 +73,16 @@ class Context:
     def hand_tuned(self):
         from reference import HandTuned
 
-        return self._cache.setdefault("hand", HandTuned())
+        if "hand" not in self._cache:
+            self._cache["hand"] = HandTuned()
+        return self._cache["hand"]
 
     def generic(self):
         from reference import Generic
 
-        return self._cache.setdefault("generic", Generic())
+        if "generic" not in self._cache:
+            self._cache["generic"] = Generic()
+        return self._cache["generic"]
 
     def device_corners(self, grid):
         """The hexahedra's corners as int32 on the device (kept, as a resident mesh)."""
@@ -116,6 +121,9 @@ def _comparable(result, gpu: bool):
     """The result where comparing is cheap: on the GPU when there is one."""
     if result is None:
         return None
+    result = np.asarray(result) if not hasattr(result, "__cuda_array_interface__") else result
+    if result.dtype.kind == "V" or result.dtype == np.float16:
+        result = result.astype(np.float32)      # lower-precision storage (bfloat16...)
     if gpu:
         import cupy as cp
 
@@ -123,15 +131,19 @@ def _comparable(result, gpu: bool):
     return np.asarray(result)
 
 
-def time_host(run, repeat: int, slow_s: float):
-    """``(result of the first run, first ms, median ms, samples, last kernel ms)``.
+def time_host(run, repeat: int, slow_s: float, keep=lambda result: result):
+    """``(keep(first result), first ms, median ms, samples, median kernel ms)``.
 
-    Each run's result is dropped before the next starts, so pinned output
+    The first run's result is handed to ``keep`` and dropped before the timed
+    runs, and each timed run's result before the next, so pinned output
     buffers go back to their pool as a caller's would.
     """
     start = time.perf_counter()
     result, kernel = run()
     first = (time.perf_counter() - start) * 1e3
+    kept = keep(result)
+    del result
+    gc.collect()
     samples, kernels = [], []
     if first <= slow_s * 1e3:
         for _ in range(repeat):
@@ -141,9 +153,9 @@ def time_host(run, repeat: int, slow_s: float):
             kernels.append(kernel_ms)
             del value
     if not samples:
-        return result, first, first, 1, kernel
+        return kept, first, first, 1, kernel
     kernel = statistics.median(kernels) if kernels[0] is not None else None
-    return result, first, statistics.median(samples), len(samples), kernel
+    return kept, first, statistics.median(samples), len(samples), kernel
 
 
 def measure(setup: Setup, impls, ctx: Context, repeat: int, slow_s: float,
@@ -166,21 +178,24 @@ def measure(setup: Setup, impls, ctx: Context, repeat: int, slow_s: float,
             continue
         try:
             run = builder(setup, ctx)
-            result, entry.first_ms, entry.time_ms, entry.samples, entry.kernel_ms = \
-                time_host(run, repeat, slow_s)
+            entry.result, entry.first_ms, entry.time_ms, entry.samples, entry.kernel_ms = \
+                time_host(run, repeat, slow_s, lambda r: _comparable(r, ctx.gpu))
         except Absent as why:
             entry.absent = str(why)
             continue
+        except Exception as err:  # a broken implementation is reported, the rest still run
+            traceback.print_exc()
+            entry.absent = f"error: {type(err).__name__}: {err}"
+            entry.extra["error"] = f"{label}: {entry.absent}"
+            continue
         profile = getattr(run, "profile", None)
         if profile is not None:
-            entry.extra.update(chunks=profile.chunks, inputs=profile.inputs)
-            if profile.storage_error:
+            entry.extra.update(chunks=getattr(profile, "chunks", None),
+                               inputs=getattr(profile, "inputs", None))
+            if getattr(profile, "storage_error", None):
                 entry.extra["storage_error"] = profile.storage_error
         if getattr(run, "rtol", None) is not None:
             entry.extra["rtol"] = run.rtol
-        entry.result = _comparable(result, ctx.gpu)
-        del result
-        gc.collect()
     return found
 
 
@@ -189,7 +204,7 @@ def check_all(setup: Setup, found: list[Measured]) -> list[str]:
     rtol = TOLERANCE.get((setup.case, setup.grid_label),
                          TOLERANCE.get((setup.case, None), 1e-5))
     with_results = [m for m in found if m.result is not None]
-    failures = []
+    failures = [m.extra["error"] for m in found if "error" in m.extra]
     what = f"{setup.case} on {setup.grid_label} ({setup.n_points} points)"
     for i, a in enumerate(with_results):
         for b in with_results[i + 1:]:
@@ -218,7 +233,8 @@ def rows_of(setup: Setup, found: list[Measured]) -> list[dict]:
             continue
         extra = dict(base, first_ms=round(m.first_ms, 3), samples=m.samples,
                      in_bytes=setup.in_bytes, out_bytes=setup.out_bytes,
-                     **{k: v for k, v in m.extra.items() if k not in ("agrees", "rtol")})
+                     **{k: v for k, v in m.extra.items()
+                        if k not in ("agrees", "rtol", "error")})
         if "floor-overlapped" in floors and not m.impl.startswith("floor"):
             extra["vs_floor_overlapped"] = round(m.time_ms / floors["floor-overlapped"], 3)
         row = make_row(setup.case, setup.grid_label, "float32", setup.n_points, m.impl,

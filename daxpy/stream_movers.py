@@ -221,7 +221,9 @@ class CudaMover(NumpyMover):
 
     def download(self, values, host: np.ndarray, slot: Slot) -> None:
         """Enqueue the copy of a chunk's owned results into the pinned output."""
-        transfer.copy_to_host(self.xp.ascontiguousarray(values), host, slot.stream)
+        with slot.stream:
+            values = self.xp.ascontiguousarray(values)
+        transfer.copy_to_host(values, host, slot.stream)
 
     def retire(self, slot: Slot, keep: list, grids: list) -> None:
         """Record the slot's end; keep its arrays until then; note the pool's peak."""
