@@ -234,6 +234,48 @@ def fusion():
         _row(label + " fused", ms, f.nbytes + out.nbytes, copy_gbps, lone, run_unfused(steps))
 
 
+def chain_sweep():
+    """Map-only fused chains over work items per thread (more loads in flight
+    while the maps compute), and FY11's pipeline 2 on a 3-component field."""
+    from daxpy.cuda.codegen import PER_THREAD
+    from daxpy.cuda.fusion import Step, make_fused_plan
+
+    n = 464
+    grid = daxpy.UniformGrid(dims=(n, n, n), spacing=(0.1, 0.2, 0.3))
+    f = cupy.random.default_rng(4).random(grid.n_points, dtype=np.float32)
+    copy_gbps = copy_bandwidth_gbps()
+    trig = [Step("field_map", {"expression": "sin(x)"}),
+            Step("field_map", {"expression": "x * x"}), Step("field_map", {"expression": "cos(x)"})]
+    chains = {"bias": [Step("bias_add", {"bias": [0.5]})],
+              "bias sin square cos": [Step("bias_add", {"bias": [0.5]})] + trig,
+              "sin square cos sin square cos": trig + trig}
+    one = None
+    for per_thread in (1, 2, 4):
+        PER_THREAD["tuples"] = per_thread
+        for label, steps in chains.items():
+            plan = make_fused_plan(grid, "points", f.dtype, (), steps)
+            out = empty_output(plan.out_shape, plan.out_dtype)
+            ms = bench(lambda: launch(plan, f, out))
+            one = one or ms
+            _row(f"{label} (per thread {per_thread})", ms, 2 * f.nbytes, copy_gbps, one)
+    PER_THREAD["tuples"] = 1
+    vec = cupy.random.default_rng(5).random((grid.n_points, 3), dtype=np.float32)
+    lone_plan = plan_for("point_gradient", grid, f)
+    lone_out = empty_output(lone_plan.out_shape, lone_plan.out_dtype)
+    lone = bench(lambda: launch(lone_plan, f, lone_out))
+    _row("point_gradient alone (scalar)", lone, 16 * grid.n_points, copy_gbps, lone)
+    fy11 = [Step("magnitude"), Step("point_gradient")] + trig
+    plan = make_fused_plan(grid, "points", vec.dtype, (3,), fy11)
+    out = empty_output(plan.out_shape, plan.out_dtype)
+    ms = bench(lambda: launch(plan, vec, out))
+    _row("FY11 2: magnitude > gradient > sin > square > cos", ms, vec.nbytes + out.nbytes,
+         copy_gbps, lone)
+    plan = make_fused_plan(grid, "points", vec.dtype, (3,), fy11[:2])
+    out = empty_output(plan.out_shape, plan.out_dtype)
+    ms = bench(lambda: launch(plan, vec, out))
+    _row("FY11 1: magnitude > gradient", ms, vec.nbytes + out.nbytes, copy_gbps, lone)
+
+
 if __name__ == "__main__":
     import sys
 
@@ -245,3 +287,5 @@ if __name__ == "__main__":
         versus()
     if "--fusion" in sys.argv:
         fusion()
+    if "--chains" in sys.argv:
+        chain_sweep()
