@@ -90,7 +90,7 @@ class Gradient(FieldFilter):
                  qcriterion: bool | str = False, compute_gradient: bool = True,
                  association: str | None = None, backend: str = "auto"):
         super().__init__(field, association=association, backend=backend)
-        if kind not in _KINDS:
+        if not isinstance(kind, str) or kind not in _KINDS:
             raise ArgumentError(f"kind must be 'point' or 'cell', got {kind!r}")
         if not isinstance(result, str) or not result:
             raise ArgumentError(f"result must be a non-empty field name, got {result!r}")
