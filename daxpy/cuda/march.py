@@ -38,9 +38,10 @@ def _march_extent(spec, dataset) -> tuple[int, int, int]:
 def march_geometry(spec, dataset, io: IO, aligned: bool) -> tuple[int, int] | None:
     """(V, W) of a marching kernel, or None where the per-item kernel runs.
 
-    V: items per thread along x (V divides nx; a load moves V tuples of the
-    input, at most 16 bytes, 4 values; one on curvilinear gradients, whose
-    coordinates fill the registers). W: values per staged store (16 bytes
+    V: items per thread along x (V divides nx; at most 4 values, 16 bytes, of
+    what the worklet sees, and 12 values of the array read, so magnitude on
+    load reads four 3-component points as three 16-byte words; one on
+    curvilinear gradients, whose coordinates fill the registers). W: values per staged store (16 bytes
     where every output row starts 16-byte aligned). Only 3-D structured grids
     march.
 
@@ -59,8 +60,9 @@ def march_geometry(spec, dataset, io: IO, aligned: bool) -> tuple[int, int] | No
     nx = dataset.dims[0]
     v = 1
     if aligned and not (spec.uses_coordinates and dataset.family == "curvilinear"):
-        v = next((w for w in (4, 2) if w * io.in_c <= 4 and nx % w == 0
-                  and w * io.in_c * io.in_dtype.itemsize <= 16), 1)
+        core_c = io.core_c or io.in_c
+        v = next((w for w in (4, 2) if w * core_c <= 4 and w * io.in_c <= 12 and nx % w == 0
+                  and w * min(io.in_c, core_c) * io.in_dtype.itemsize <= 16), 1)
     row, rows, planes = _march_extent(spec, dataset)
     size = io.out_dtype.itemsize
     w = 16 // size if aligned and (row * io.out_c * size) % 16 == 0 else 1

@@ -71,6 +71,9 @@ class IO:
         Initializers of the map stages around ``in`` / ``out``, in chain order.
     options : tuple of KernelOptions
         Extra kernel arguments, preambles and headers of the map stages.
+    core_c : int, optional
+        Components the kernel's worklet sees after the maps on load
+        (default ``in_c``); they, not the array's, fill its registers.
     """
 
     in_dtype: np.dtype
@@ -82,6 +85,7 @@ class IO:
     source_init: tuple = ()
     sink_init: tuple = ()
     options: tuple = ()
+    core_c: int | None = None
 
     def setup(self) -> list[str]:
         """Statements building ``src`` and ``dst``.
@@ -199,9 +203,10 @@ def chain_io(pre, post, in_dtype, in_c, out_dtype, out_c, aligned) -> IO:
     sink = f"dax::ArraySink<{ctype(out_dtype)}, {out_c}>"
     for stage in reversed(post):
         sink = f"dax::MapSink<{stage.ctype}, {sink}>"
+    core_c = (math.prod(pre[-1].out_tail) or 1) if pre else in_c
     return IO(np.dtype(in_dtype), in_c, np.dtype(out_dtype), out_c, source, sink,
               tuple(s.init for s in pre), tuple(s.init for s in post),
-              tuple(s.options for s in pre + post))
+              tuple(s.options for s in pre + post), core_c)
 
 
 def map_chain_launch(stages, in_dtype, in_c: int, n: int, aligned: bool, index: str,
