@@ -241,35 +241,72 @@ def point_splits(grid: UnstructuredGrid, cell_bounds: np.ndarray) -> np.ndarray:
     return np.minimum(np.maximum.accumulate(splits), grid.n_points)
 
 
-def _chunk_cells(lowest, highest, cells_owned, points_owned, levels: int) -> np.ndarray:
+def _bounds_index(grid: UnstructuredGrid):
+    """Running max of the cells' highest corners and running min (from the end)
+    of their lowest: both ascending, so the cells whose corner range can meet a
+    point range lie in one window found by bisection (cached on the grid)."""
+    key = "stream:bounds_index"
+    if key not in grid._cache:
+        lowest, highest = corner_bounds(grid)
+        grid._cache[key] = (np.maximum.accumulate(highest),
+                            np.minimum.accumulate(lowest[::-1])[::-1])
+    return grid._cache[key]
+
+
+def _meeting(grid, first: int, stop: int) -> np.ndarray:
+    """Cells whose corner range meets points ``[first, stop)`` (a superset of the
+    cells using one of them), ascending."""
+    lowest, highest = corner_bounds(grid)
+    high_so_far, low_from_here = _bounds_index(grid)
+    a = int(np.searchsorted(high_so_far, first, side="left"))
+    b = int(np.searchsorted(low_from_here, stop, side="left"))
+    window = slice(a, max(a, b))
+    hit = (lowest[window] < stop) & (highest[window] >= first)
+    return a + np.flatnonzero(hit)
+
+
+def chunk_cells(grid, cells_owned, points_owned, levels: int) -> np.ndarray:
     """The cells a chunk holds: its own, every cell whose corner range meets
-    its points, and ``levels`` rings more (supersets by corner range)."""
-    c0, c1 = cells_owned
-    p0, p1 = points_owned
-    keep = (lowest < p1) & (highest >= p0)
-    keep[c0:c1] = True
+    its points, and ``levels`` rings more (each a superset by corner range).
+
+    Examples
+    --------
+    >>> import numpy as np, daxpy
+    >>> from daxpy.celltypes import LINE
+    >>> g = daxpy.UnstructuredGrid.from_blocks(np.eye(5, 3),
+    ...                                        {LINE: [[0, 1], [1, 2], [2, 3], [3, 4]]})
+    >>> chunk_cells(g, (2, 3), (3, 4), 1).tolist()
+    [1, 2, 3]
+    """
+    lowest, highest = corner_bounds(grid)
+    held = np.union1d(np.arange(*cells_owned), _meeting(grid, *points_owned))
     for _ in range(levels):
-        held = np.flatnonzero(keep)
         if held.size == 0:
             break
-        a, b = lowest[held].min(), highest[held].max()
-        keep |= (lowest <= b) & (highest >= a)
-    return np.flatnonzero(keep)
+        first, stop = int(lowest[held].min()), int(highest[held].max()) + 1
+        held = np.union1d(held, _meeting(grid, first, stop))
+    return held.astype(np.int64, copy=False)
 
 
-def _unstructured_chunk(grid, index, cells_owned, points_owned, levels) -> Chunk:
+def _point_range(grid, cells: np.ndarray, points_owned) -> tuple[int, int]:
+    """First and stop of the point ids a chunk's cells and owned points span."""
     lowest, highest = corner_bounds(grid)
-    cells = _chunk_cells(lowest, highest, cells_owned, points_owned, levels)
+    p0, p1 = points_owned
+    if cells.size == 0:
+        return p0, p1
+    return min(p0, int(lowest[cells].min())), max(p1, int(highest[cells].max()) + 1)
+
+
+def _unstructured_chunk(grid, index, cells_owned, points_owned, cells) -> Chunk:
     offsets = grid.offsets.astype(np.int64)
     corners = grid.connectivity[_entries(offsets, cells)].astype(np.int64, copy=False)
     p0, p1 = points_owned
-    first = min(p0, int(lowest[cells].min())) if cells.size else p0
-    stop = max(p1, int(highest[cells].max()) + 1) if cells.size else p1
+    first, stop = _point_range(grid, cells, points_owned)
     used = np.unique(corners)
     # A range read without a gather, unless it is mostly points the chunk never uses.
     if stop - first <= 2 * (used.size + (p1 - p0)) + 1024:
-        point_read, base = slice(first, stop), first
-        local_corners = corners - base
+        point_read = slice(first, stop)
+        local_corners = corners - first
         point_local = p0 - first
     else:
         ids = np.union1d(used, np.arange(p0, p1, dtype=np.int64))
@@ -285,7 +322,54 @@ def _unstructured_chunk(grid, index, cells_owned, points_owned, levels) -> Chunk
                  point_local, int(np.searchsorted(cells, cells_owned[0])))
 
 
-def unstructured_chunks(grid: UnstructuredGrid, levels: int, cells: int) -> list[Chunk]:
+@dataclass(frozen=True)
+class Layout:
+    """Where the chunks of an unstructured grid lie, before their sub-grids are built.
+
+    Attributes
+    ----------
+    owned : list of ((int, int), (int, int))
+        Per chunk, its owned cell range and owned point range.
+    cells : list of numpy.ndarray
+        Per chunk, the ids of the cells it holds.
+    """
+
+    owned: list
+    cells: list
+
+    def sizes(self, grid) -> list[tuple[int, int, int]]:
+        """Per chunk, at most how many points, cells and cell corners it holds.
+
+        Examples
+        --------
+        >>> import numpy as np, daxpy
+        >>> from daxpy.celltypes import LINE
+        >>> g = daxpy.UnstructuredGrid.from_blocks(np.eye(5, 3),
+        ...                                        {LINE: [[0, 1], [1, 2], [2, 3], [3, 4]]})
+        >>> unstructured_layout(g, 0, 2).sizes(g)
+        [(3, 2, 4), (4, 3, 6)]
+        """
+        offsets = grid.offsets
+        found = []
+        for (_, points_owned), cells in zip(self.owned, self.cells):
+            first, stop = _point_range(grid, cells, points_owned)
+            corners = int((offsets[cells + 1] - offsets[cells]).sum()) if cells.size else 0
+            found.append((stop - first, int(cells.size), corners))
+        return found
+
+
+def unstructured_layout(grid: UnstructuredGrid, levels: int, cells: int) -> Layout:
+    """The :class:`Layout` of :func:`unstructured_chunks` (cheap: no sub-grids)."""
+    count = max(-(-grid.n_cells // max(int(cells), 1)), 1)
+    bounds = np.linspace(0, grid.n_cells, count + 1).round().astype(np.int64)
+    splits = point_splits(grid, bounds)
+    owned = [((int(bounds[k]), int(bounds[k + 1])), (int(splits[k]), int(splits[k + 1])))
+             for k in range(count)]
+    return Layout(owned, [chunk_cells(grid, c, p, levels) for c, p in owned])
+
+
+def unstructured_chunks(grid: UnstructuredGrid, levels: int, cells: int,
+                        layout: Layout | None = None) -> list[Chunk]:
     """Cell ranges of about ``cells`` cells, with their points and ``levels``
     rings of neighbouring cells.
 
@@ -302,6 +386,8 @@ def unstructured_chunks(grid: UnstructuredGrid, levels: int, cells: int) -> list
         Extra rings of cells.
     cells : int
         Owned cells per chunk (at least 1).
+    layout : Layout, optional
+        :func:`unstructured_layout` of the same arguments, if already made.
 
     Examples
     --------
@@ -312,9 +398,6 @@ def unstructured_chunks(grid: UnstructuredGrid, levels: int, cells: int) -> list
     >>> [(c.cell_read, c.points_owned) for c in unstructured_chunks(g, 0, 2)]
     [(slice(0, 2, None), (0, 2)), (slice(1, 4, None), (2, 5))]
     """
-    count = max(-(-grid.n_cells // max(int(cells), 1)), 1)
-    bounds = np.linspace(0, grid.n_cells, count + 1).round().astype(np.int64)
-    splits = point_splits(grid, bounds)
-    return [_unstructured_chunk(grid, k, (int(bounds[k]), int(bounds[k + 1])),
-                                (int(splits[k]), int(splits[k + 1])), levels)
-            for k in range(count)]
+    layout = layout or unstructured_layout(grid, levels, cells)
+    return [_unstructured_chunk(grid, k, c, p, held)
+            for k, ((c, p), held) in enumerate(zip(layout.owned, layout.cells))]

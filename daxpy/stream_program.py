@@ -28,7 +28,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .chunks import layer_sizes, structured_chunks, unstructured_chunks
+from .chunks import (layer_sizes, structured_chunks, unstructured_chunks,
+                     unstructured_layout)
 from .dispatch import traced
 from .errors import DaxpyError, DeviceMemoryError
 from .pipeline_probe import probe, probe_dataset, worklet_reach
@@ -203,37 +204,74 @@ def item_bytes(dataset, program: Program) -> tuple[int, int]:
     return per["points"], per["cells"]
 
 
-def chunk_bytes(chunk, per_point: int, per_cell: int) -> int:
-    """Estimated device bytes of one chunk: its fields, coordinates and topology.
+def estimated_bytes(family: str, sizes, per_point: int, per_cell: int,
+                    resident: bool) -> int:
+    """Estimated device bytes of a chunk of ``sizes`` = (points, cells, corners):
+    its fields, and with ``resident`` its coordinates and topology too (they
+    stay on the device between runs unless a budget is set, so only then do
+    they count against a chunk's share).
 
     Examples
     --------
-    >>> import daxpy
-    >>> c = structured_chunks(daxpy.UniformGrid(dims=(4, 4, 8)), 1, 2)[1]
-    >>> chunk_bytes(c, 4, 0)
-    256
+    >>> estimated_bytes("unstructured", (10, 8, 64), 4, 0, False)
+    40
+    >>> estimated_bytes("unstructured", (10, 8, 64), 4, 0, True)
+    5400
     """
-    grid = chunk.grid
-    total = grid.n_points * per_point + grid.n_cells * per_cell
-    if grid.family in ("curvilinear", "unstructured"):
-        total += grid.n_points * COORDINATE_BYTES
-    if grid.family == "unstructured":
-        total += grid.connectivity.size * UNSTRUCTURED_BYTES_PER_CORNER
+    points, cells, corners = sizes
+    total = points * per_point + cells * per_cell
+    if resident and family in ("curvilinear", "unstructured"):
+        total += points * COORDINATE_BYTES
+    if resident and family == "unstructured":
+        total += corners * UNSTRUCTURED_BYTES_PER_CORNER
     return int(total)
 
 
-def _first_size(dataset, program: Program, budget: int) -> int:
+def _first_size(dataset, program: Program, budget: int, resident: bool) -> int:
     """Owned layers or cells per chunk from the budget, before halos are counted."""
     per_point, per_cell = item_bytes(dataset, program)
     if dataset.family == "unstructured":
         cells = max(dataset.n_cells, 1)
-        unit = (per_cell + (per_point + COORDINATE_BYTES) * dataset.n_points / cells
-                + UNSTRUCTURED_BYTES_PER_CORNER * dataset.connectivity.size / cells)
+        unit = estimated_bytes("unstructured", (dataset.n_points / cells, 1,
+                                                dataset.connectivity.size / cells),
+                               per_point, per_cell, resident)
         return max(int(budget // max(unit, 1)), 1)
     layer, cell_layer = layer_sizes(dataset)
-    coords = COORDINATE_BYTES * layer if dataset.family == "curvilinear" else 0
-    unit = layer * per_point + cell_layer * per_cell + coords
+    unit = estimated_bytes(dataset.family, (layer, cell_layer, 0), per_point, per_cell,
+                           resident)
     return max(int(budget // max(unit, 1)) - 2 * max(program.depth, 1), 1)
+
+
+def _levels(program: Program) -> int:
+    return max(program.depth - 1, 0)
+
+
+def _structured_depth(program: Program) -> int:
+    # A slab of one layer reads no cells across the cut: cells need a halo.
+    return max(program.depth, 1 if program.touches_cells else 0)
+
+
+def _layout(dataset, program: Program, size: int):
+    key = ("stream:layout", _levels(program), size)
+    if key not in dataset._cache:
+        dataset._cache[key] = unstructured_layout(dataset, _levels(program), size)
+    return dataset._cache[key]
+
+
+def chunk_sizes(dataset, program: Program, size: int) -> list[tuple[int, int, int]]:
+    """(points, cells, corners) of each chunk of ``size`` owned layers or cells.
+
+    Examples
+    --------
+    >>> import numpy as np, daxpy
+    >>> g = daxpy.UniformGrid(dims=(4, 4, 8), point_data={"p": np.zeros(128)})
+    >>> pipe = daxpy.pipeline(g); grad = pipe.gradient("p")
+    >>> chunk_sizes(g, program_of(g, pipe.stages, [grad.name]), 4)
+    [(80, 36, 0), (80, 36, 0)]
+    """
+    if dataset.family == "unstructured":
+        return _layout(dataset, program, size).sizes(dataset)
+    return [(c.grid.n_points, c.grid.n_cells, 0) for c in plan(dataset, program, size)]
 
 
 def plan(dataset, program: Program, size: int) -> list:
@@ -249,24 +287,23 @@ def plan(dataset, program: Program, size: int) -> list:
     4
     """
     if dataset.family == "unstructured":
-        levels = max(program.depth - 1, 0)
-        key = ("stream:chunks", levels, size)
+        key = ("stream:chunks", _levels(program), size)
         if key not in dataset._cache:
-            dataset._cache[key] = unstructured_chunks(dataset, levels, size)
+            dataset._cache[key] = unstructured_chunks(dataset, _levels(program), size,
+                                                      _layout(dataset, program, size))
     else:
-        # A slab of one layer reads no cells across the cut: cells need a halo.
-        depth = max(program.depth, 1 if program.touches_cells else 0)
-        key = ("stream:chunks", depth, size)
+        key = ("stream:chunks", _structured_depth(program), size)
         if key not in dataset._cache:
-            dataset._cache[key] = structured_chunks(dataset, depth, size)
+            dataset._cache[key] = structured_chunks(dataset, _structured_depth(program), size)
     return dataset._cache[key]
 
 
 def plan_within(dataset, program: Program, chunk_budget: int, max_device_bytes=None,
                 streams: int = 3) -> list:
-    """Chunks whose estimated device bytes (:func:`chunk_bytes`, halos included)
-    stay under ``chunk_budget`` and, with ``max_device_bytes``, under its share
-    for ``streams`` chunks in flight.
+    """Chunks whose estimated device bytes (:func:`estimated_bytes`, halos and
+    neighbour rings included) stay under ``chunk_budget`` and, with
+    ``max_device_bytes``, under its share for ``streams`` chunks in flight,
+    coordinates and topology included.
 
     Raises
     ------
@@ -285,11 +322,12 @@ def plan_within(dataset, program: Program, chunk_budget: int, max_device_bytes=N
     budget = int(chunk_budget)
     if max_device_bytes is not None:
         budget = min(budget, int(max_device_bytes) // max(int(streams), 1))
+    resident = max_device_bytes is not None
     per_point, per_cell = item_bytes(dataset, program)
-    size = _first_size(dataset, program, budget)
+    size = _first_size(dataset, program, budget, resident)
     while True:
-        chunks = plan(dataset, program, size)
-        worst = max(chunk_bytes(c, per_point, per_cell) for c in chunks)
+        worst = max(estimated_bytes(dataset.family, sizes, per_point, per_cell, resident)
+                    for sizes in chunk_sizes(dataset, program, size))
         if worst <= budget or size == 1:
             break
         # Halos and neighbour rings make chunks larger than their owned part.
@@ -299,4 +337,4 @@ def plan_within(dataset, program: Program, chunk_budget: int, max_device_bytes=N
             f"max_device_bytes={max_device_bytes} is too small for {streams} chunks in "
             f"flight: the smallest chunk of this {dataset.topology_name} pipeline needs "
             f"about {worst} bytes")
-    return chunks
+    return plan(dataset, program, size)

@@ -290,7 +290,7 @@ def test_gpu_unstructured_streams_equal_whole_runs(chain):
     rows = grid.n_points if CHAINS[chain][0] == "points" else grid.n_cells
     source, pipe = _pipeline(grid, chain, np.random.default_rng(6).random(rows, np.float32))
     name = _wanted(pipe)[0]
-    with configure(chunk_bytes=1 << 19):
+    with configure(chunk_bytes=1 << 15):
         out, prof = pipe.run(backend="cuda", profile=True)
     assert prof.chunks > 3
     np.testing.assert_array_equal(out.field(name)[0], _device_reference(pipe, name))
