@@ -21,7 +21,7 @@ Examples
 >>> plan = make_fused_plan(daxpy.UniformGrid(dims=(4, 4, 4)), "points", "float32", (3,),
 ...                        [Step("magnitude"), Step("point_to_cell")])
 >>> plan.launches[0].kernel.name
-'fused__magnitude__point_to_cell__uniform3d__f32__c3__march1'
+'fused__magnitude__point_to_cell__uniform3d__f32__c3__march4'
 """
 
 from __future__ import annotations
