@@ -238,6 +238,40 @@ class Pipeline:
 
         return start
 
+    def combine(self, expression: str, result: str | None = None) -> Node:
+        """An elementwise expression over several fields or stage outputs, by name.
+
+        Every name in ``expression`` must be a source field or an earlier
+        output, all at one association. The stage waits for each stage it reads
+        (seed 000's AddN over independent BiasAdds is the model).
+
+        Examples
+        --------
+        >>> import numpy as np, daxpy
+        >>> g = daxpy.UniformGrid(dims=(2,), point_data={"p": np.ones(2)})
+        >>> pipe = daxpy.pipeline(g)
+        >>> a, b = pipe.bias_add("p", [1.0]), pipe.bias_add("p", [2.0])
+        >>> total = pipe.combine(f"{a.name} + {b.name}")
+        >>> pipe.run(backend="cpu").point_data[total.name].tolist()
+        [5.0, 5.0]
+        """
+        from .expressions import parse
+        from .filters import FieldMap
+
+        names = parse(expression).fields
+        for name in names:
+            if name not in self._associations:
+                self.field(name)
+        where = {self._associations[name] for name in names}
+        if len(where) != 1:
+            raise ArgumentError(
+                f"combine reads fields at both points and cells: {sorted(names)}"
+            )
+        (association,) = where
+        return self._add("combine", lambda _, out: FieldMap(expression, result=out,
+                                                             association=association),
+                         tuple(names), result, association)
+
     def _association(self, name: str) -> str:
         return self._associations[name]
 
@@ -262,7 +296,7 @@ class Pipeline:
         return "\n".join([head] + lines)
 
     def run(self, backend: str = "auto", outputs=None, to: str = "host",
-            profile: bool = False, fuse: bool = True):
+            profile: bool = False, fuse: bool = True, concurrent: bool = True):
         """Execute the graph; return a dataset holding only the requested outputs.
 
         Parameters
@@ -279,6 +313,9 @@ class Pipeline:
         fuse : bool
             On the CUDA backend, run chains of maps and their topological
             worklet as one kernel each (False: one kernel per stage, for comparison).
+        concurrent : bool
+            On the CUDA backend, run independent branches on their own streams
+            (False: every kernel on one stream, in build order, for comparison).
 
         Returns
         -------
@@ -297,7 +334,7 @@ class Pipeline:
             raise ArgumentError(f"to must be 'host' or 'device', got {to!r}")
         wanted = self._output_names(outputs)
         dataset, report = run_stages(self.dataset, self.stages, wanted, backend, to,
-                                     fuse=fuse)
+                                     fuse=fuse, concurrent=concurrent)
         return (dataset, report) if profile else dataset
 
     def _output_names(self, outputs) -> list[str]:

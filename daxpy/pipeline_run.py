@@ -53,6 +53,10 @@ class Profile:
     peak_bytes : int
         Peak memory of the run: device memory-pool use at stage boundaries on
         CUDA, traced NumPy allocations on the CPU.
+    device_ms : float or None
+        CUDA only: from the moment the inputs are on the device to the end of
+        the last kernel, across all streams (the device-side makespan, which
+        overlapping branches shorten). None on the CPU.
     """
 
     backend: str
@@ -60,6 +64,7 @@ class Profile:
     uploads: int = 0
     downloads: int = 0
     peak_bytes: int = 0
+    device_ms: float | None = None
 
     def __str__(self) -> str:
         rows = [f"{'stage':>5}  {'verb':<14}  {'output':<20}  {'time_ms':>9}  {'bytes':>13}"
@@ -70,6 +75,8 @@ class Profile:
             rows.append("(no stages)")
         rows.append(f"transfers: {self.uploads} host->device, {self.downloads} "
                     f"device->host; peak memory: {self.peak_bytes:,} bytes")
+        if self.device_ms is not None:
+            rows.append(f"device time (all streams): {self.device_ms:.3f} ms")
         return "\n".join(rows)
 
 
@@ -117,13 +124,14 @@ def _select(dataset, wanted, to: str, profile: Profile):
 
 
 def run_stages(dataset, stages, wanted, backend: str, to: str, trace_memory: bool = True,
-               fuse: bool = True):
+               fuse: bool = True, concurrent: bool = True):
     """Run ``stages`` over ``dataset``; return ``(outputs dataset, Profile)``.
 
     ``trace_memory=False`` leaves tracemalloc alone (no CPU peak memory in the
     profile): starting and stopping it races with other threads' allocations.
     ``fuse=False`` runs every stage as its own kernel(s) on the CUDA backend
     (:mod:`daxpy.cuda.pipeline_fusion` groups them otherwise).
+    ``concurrent=False`` puts every CUDA kernel on one stream, in build order.
 
     Examples
     --------
@@ -144,7 +152,7 @@ def run_stages(dataset, stages, wanted, backend: str, to: str, trace_memory: boo
             streamed = stream_or_none(dataset, stages, list(wanted), fuse)
             if streamed is not None:
                 return streamed
-        return _run_cuda(dataset, stages, list(wanted), to, fuse)
+        return _run_cuda(dataset, stages, list(wanted), to, fuse, concurrent)
     return _run_cpu(dataset, stages, list(wanted), to, trace_memory)
 
 
@@ -196,7 +204,7 @@ def _run_unit(unit, working):
     return working.with_fields(**new), output
 
 
-def _run_cuda(dataset, stages, wanted, to, fuse=True):
+def _run_cuda(dataset, stages, wanted, to, fuse=True, concurrent=True):
     import cupy
 
     from .cuda.device import to_device
@@ -221,11 +229,16 @@ def _run_cuda(dataset, stages, wanted, to, fuse=True):
     streams, events, timings = {}, {}, []
     home = {}  # field name -> stream that allocated it
     continued = set()
+    serial = None if concurrent else cupy.cuda.Stream(non_blocking=True)
+    if serial is not None:
+        serial.wait_event(inputs_ready)
     # A unit is a chain of stages fused into one kernel, or a single stage.
     for unit in plan_units(stages, wanted, dataset, fuse):
         first, last = unit[0], unit[-1]
         parent = first.depends_on[0] if len(first.depends_on) == 1 else None
-        if parent is not None and parent not in continued:
+        if serial is not None:
+            stream = serial
+        elif parent is not None and parent not in continued:
             stream = streams[parent]
             continued.add(parent)
         else:
@@ -263,4 +276,6 @@ def _run_cuda(dataset, stages, wanted, to, fuse=True):
     for index, verb, output, begin, end, moved in timings:
         profile.stages.append(StageRecord(index, verb, output,
                                           cupy.cuda.get_elapsed_time(begin, end), moved))
+    if timings:
+        profile.device_ms = max(cupy.cuda.get_elapsed_time(inputs_ready, t[4]) for t in timings)
     return _select(working, wanted, to, profile), profile

@@ -93,3 +93,43 @@ def test_pipeline_errors():
         pipe.field("p").map("x.__class__")
     with pytest.raises(AttributeError):
         pipe.not_a_verb("p")
+
+
+def test_combine_reads_several_outputs():
+    grid = daxpy.UniformGrid(dims=(4, 3), point_data={"p": np.arange(12.0)})
+    pipe = daxpy.pipeline(grid)
+    terms = [pipe.bias_add("p", [float(i)]) for i in range(3)]
+    total = pipe.combine(" + ".join(t.name for t in terms) + " - p")
+    assert pipe.stages[-1].depends_on == (1, 2, 3)
+    out = pipe.run(backend="cpu", outputs=[total])
+    np.testing.assert_array_equal(out.point_data[total.name], 2 * np.arange(12.0) + 3)
+    with pytest.raises(ArgumentError, match="both points and cells"):
+        cells = pipe.point_to_cell("p")
+        pipe.combine(f"{cells.name} + p")
+
+
+def _seed000_graph(grid, layers, width, rng):
+    pipe = daxpy.pipeline(grid)
+    node = pipe.field("x")
+    for _ in range(layers):
+        terms = [node.bias_add(rng.standard_normal(4).astype(np.float32)) for _ in range(width)]
+        node = pipe.combine(" + ".join(t.name for t in terms))
+    return pipe, node
+
+
+@pytest.mark.gpu
+def test_concurrent_and_serial_runs_agree_with_the_cpu_and_upload_each_input_once():
+    rng = np.random.default_rng(5)
+    grid = daxpy.UniformGrid(dims=(64, 32), point_data={"x": rng.random((2048, 4), np.float32)})
+    pipe, last = _seed000_graph(grid, layers=3, width=5, rng=rng)
+    expected = pipe.run(backend="cpu").point_data[last.name]
+    for concurrent in (True, False):
+        out, profile = pipe.run(backend="cuda", profile=True, concurrent=concurrent, to="device")
+        np.testing.assert_allclose(out.point_data[last.name].get(), expected, rtol=1e-5)
+        assert profile.device_ms > 0 and profile.downloads == 0
+    fresh = daxpy.pipeline(grid.with_fields(point_data={"y": rng.random((2048, 4), np.float32)}))
+    fresh.gradient("x").magnitude()
+    fresh.point_to_cell("y")
+    fresh.combine("x + y")
+    _, profile = fresh.run(backend="cuda", profile=True, to="device")
+    assert profile.uploads == 2
