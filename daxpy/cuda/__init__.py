@@ -19,6 +19,13 @@ Public entry points (importing them needs no GPU; running them needs CuPy):
   preallocated output (for timing kernels alone, outside allocation).
 - :func:`daxpy.cuda.compile.get_kernel` ``(name, source)`` compiles or loads
   one kernel; ``daxpy.cuda.compile.STATS`` counts compiles and cache hits.
+- :func:`daxpy.cuda.fusion.run_chain` ``(dataset, values, association, steps)``
+  runs a chain of :class:`~daxpy.cuda.fusion.Step` (maps around at most one
+  topological worklet) as one fused kernel; :func:`daxpy.cuda.fusion.make_fused_plan`
+  plans it, :func:`daxpy.cuda.fusion.chain_source` prints it (also
+  ``daxpy source "map>point_to_cell>magnitude"``).
+  :func:`daxpy.cuda.pipeline_fusion.plan_units` groups pipeline stages into
+  fused units (``Pipeline.run(fuse=False)`` turns it off).
 - :func:`daxpy.cuda.device.to_device` makes a zero-copy CuPy view of CuPy,
   PyTorch, JAX or Numba arrays (``__cuda_array_interface__`` / DLPack), or a
   cached device copy of a host array.
