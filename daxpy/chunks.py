@@ -253,16 +253,13 @@ def _bounds_index(grid: UnstructuredGrid):
     return grid._cache[key]
 
 
-def _meeting(grid, first: int, stop: int) -> np.ndarray:
-    """Cells whose corner range meets points ``[first, stop)`` (a superset of the
-    cells using one of them), ascending."""
-    lowest, highest = corner_bounds(grid)
+def _meeting_window(grid, first: int, stop: int) -> tuple[int, int]:
+    """Bounds ``[a, b)`` of the cell ids whose corner range may meet points
+    ``[first, stop)``: every such cell lies in it."""
     high_so_far, low_from_here = _bounds_index(grid)
     a = int(np.searchsorted(high_so_far, first, side="left"))
     b = int(np.searchsorted(low_from_here, stop, side="left"))
-    window = slice(a, max(a, b))
-    hit = (lowest[window] < stop) & (highest[window] >= first)
-    return a + np.flatnonzero(hit)
+    return a, max(a, b)
 
 
 def chunk_cells(grid, cells_owned, points_owned, levels: int) -> np.ndarray:
@@ -279,12 +276,24 @@ def chunk_cells(grid, cells_owned, points_owned, levels: int) -> np.ndarray:
     [1, 2, 3]
     """
     lowest, highest = corner_bounds(grid)
-    held = np.union1d(np.arange(*cells_owned), _meeting(grid, *points_owned))
-    for _ in range(levels):
+    c0, c1 = cells_owned
+    ranges = [(c0, c1, None)]
+    first, stop = points_owned
+    for _ in range(levels + 1):
+        a, b = _meeting_window(grid, first, stop)
+        ranges.append((a, b, (first, stop)))
+        lo, hi = min(r[0] for r in ranges), max(r[1] for r in ranges)
+        # One mask over the window the ranges span (no sort of the ids).
+        keep = np.zeros(max(hi - lo, 0), dtype=bool)
+        for a, b, points in ranges:
+            if points is None:
+                keep[a - lo:b - lo] = True
+            else:
+                keep[a - lo:b - lo] |= (lowest[a:b] < points[1]) & (highest[a:b] >= points[0])
+        held = lo + np.flatnonzero(keep)
         if held.size == 0:
             break
         first, stop = int(lowest[held].min()), int(highest[held].max()) + 1
-        held = np.union1d(held, _meeting(grid, first, stop))
     return held.astype(np.int64, copy=False)
 
 
@@ -302,14 +311,14 @@ def _unstructured_chunk(grid, index, cells_owned, points_owned, cells) -> Chunk:
     corners = grid.connectivity[_entries(offsets, cells)].astype(np.int64, copy=False)
     p0, p1 = points_owned
     first, stop = _point_range(grid, cells, points_owned)
-    used = np.unique(corners)
-    # A range read without a gather, unless it is mostly points the chunk never uses.
-    if stop - first <= 2 * (used.size + (p1 - p0)) + 1024:
+    # A range read without a gather, unless it is mostly points the chunk never
+    # uses (it holds at most one used point per corner).
+    if stop - first <= 2 * (corners.size + (p1 - p0)) + 1024:
         point_read = slice(first, stop)
         local_corners = corners - first
         point_local = p0 - first
     else:
-        ids = np.union1d(used, np.arange(p0, p1, dtype=np.int64))
+        ids = np.union1d(np.unique(corners), np.arange(p0, p1, dtype=np.int64))
         point_read = ids
         local_corners = np.searchsorted(ids, corners)
         point_local = int(np.searchsorted(ids, p0))
