@@ -165,7 +165,8 @@ class Node:
     def map(self, expression: str, result: str | None = None) -> "Node":
         """An elementwise expression in which ``x`` names this field.
 
-        Other dataset fields may appear by name too.
+        Other fields (of the dataset or earlier outputs) may appear by name too;
+        the stage then also waits for the stages that write them.
 
         Examples
         --------
@@ -176,11 +177,16 @@ class Node:
         """
         from .filters import FieldMap
 
-        def make(src, out):
-            return FieldMap(_bind_x(expression, src), result=out,
-                            association=self.pipeline._association(src))
+        bound = _bind_x(expression, self.name)
+        others = tuple(n for n in bound.fields if n != self.name)
+        for name in others:
+            if name not in self.pipeline._associations:
+                self.pipeline.field(name)
 
-        return self._then("map", make, result)
+        def make(src, out):
+            return FieldMap(bound, result=out, association=self.pipeline._association(src))
+
+        return self.pipeline._add("map", make, (self.name,) + others, result, None)
 
 
 class Pipeline:

@@ -133,3 +133,14 @@ def test_concurrent_and_serial_runs_agree_with_the_cpu_and_upload_each_input_onc
     fresh.combine("x + y")
     _, profile = fresh.run(backend="cuda", profile=True, to="device")
     assert profile.uploads == 2
+
+
+def test_map_reading_another_output_waits_for_it():
+    grid = daxpy.UniformGrid(dims=(3, 3), point_data={"p": np.arange(9.0)})
+    pipe = daxpy.pipeline(grid)
+    doubled = pipe.field("p").map("2 * x", result="d")
+    total = pipe.field("p").map("x + d")
+    assert pipe.stages[-1].inputs == ("p", "d")
+    assert pipe.stages[-1].depends_on == (pipe.stages[0].index,)
+    np.testing.assert_array_equal(pipe.run(backend="cpu", outputs=[total, doubled])
+                                  .point_data[total.name], 3 * np.arange(9.0))
