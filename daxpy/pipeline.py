@@ -84,9 +84,14 @@ class Node:
         """
         from .filters import Gradient
 
-        kind = options.get("kind", "point")
-        return self._then("gradient", lambda src, out: Gradient(src, result=out, **options),
-                          result, "cells" if kind == "cell" else "points")
+        where = "cells" if options.get("kind", "point") == "cell" else "points"
+        node = self._then("gradient", lambda src, out: Gradient(src, result=out, **options),
+                          result, where)
+        # Divergence, vorticity and Q-criterion are outputs of the same stage.
+        stage = self.pipeline.stages[-1]
+        for name in stage.filter.derived.values():
+            self.pipeline._register_output(name, where)
+        return node
 
     def magnitude(self, result: str | None = None) -> "Node":
         """Euclidean norm over this field's components.
@@ -278,6 +283,11 @@ class Pipeline:
                                                              association=association),
                          tuple(names), result, association)
 
+    def _register_output(self, name: str, association: str) -> None:
+        if name in self._associations:
+            raise ArgumentError(f"pipeline already has a field named {name!r}")
+        self._associations[name] = association
+
     def _association(self, name: str) -> str:
         return self._associations[name]
 
@@ -346,7 +356,13 @@ class Pipeline:
     def _output_names(self, outputs) -> list[str]:
         if outputs is None:
             read = {name for s in self.stages for name in s.inputs}
-            return [s.output for s in self.stages if s.output not in read]
+            leaves = []
+            for stage in self.stages:
+                derived = getattr(stage.filter, "derived", {})
+                if stage.output not in read and getattr(stage.filter, "compute_gradient", True):
+                    leaves.append(stage.output)
+                leaves += [name for name in derived.values() if name not in read]
+            return leaves
         names = [o.name if isinstance(o, Node) else o for o in outputs]
         for name in names:
             if name not in self._associations:

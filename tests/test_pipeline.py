@@ -144,3 +144,16 @@ def test_map_reading_another_output_waits_for_it():
     assert pipe.stages[-1].depends_on == (pipe.stages[0].index,)
     np.testing.assert_array_equal(pipe.run(backend="cpu", outputs=[total, doubled])
                                   .point_data[total.name], 3 * np.arange(9.0))
+
+
+def test_derived_gradient_outputs_can_be_requested():
+    rng = np.random.default_rng(2)
+    grid = daxpy.UniformGrid(dims=(4, 4, 4), point_data={"v": rng.random((64, 3))})
+    pipe = daxpy.pipeline(grid)
+    pipe.gradient("v", qcriterion="q", vorticity=True, compute_gradient=False)
+    out = pipe.run(backend="cpu")
+    assert sorted(out.point_data) == ["Vorticity", "q"]
+    expected = Gradient("v", qcriterion="q", backend="cpu")(grid).point_data["q"]
+    np.testing.assert_array_equal(pipe.run(backend="cpu", outputs=["q"]).point_data["q"], expected)
+    with pytest.raises(ArgumentError, match="already has a field named 'q'"):
+        pipe.gradient("v", divergence="q")
