@@ -9,11 +9,11 @@ export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 DAXPY_CACHE_DIR=/tmp/daxpy-cache
 OUTDIR=${OUT:-/tmp/out}; mkdir -p "$OUTDIR"; unset OUT
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm --format=csv,noheader
 python3 -c "import vtk, cupy, ml_dtypes, matplotlib; print('vtk', vtk.vtkVersion.GetVTKVersion(), 'cupy', cupy.__version__)"
-(cd tests && timeout ${PYTEST_TIMEOUT:-170} python3 -m pytest -q -m gpu -p no:cacheprovider \
+(cd tests && timeout ${PYTEST_TIMEOUT:-150} python3 -m pytest -q -m gpu -p no:cacheprovider \
     test_transfer.py test_streaming.py 2>&1 | tee "$OUTDIR/pytest.log" | tail -15)
-timeout ${STUDY_TIMEOUT:-300} python3 benchmarks/dax_study.py --end-to-end \
-    --time-budget ${STUDY_BUDGET:-230} > "$OUTDIR/study.log" 2>&1
+timeout ${STUDY_TIMEOUT:-280} python3 benchmarks/dax_study.py --end-to-end \
+    --time-budget ${STUDY_BUDGET:-200} > "$OUTDIR/study.log" 2>&1
 echo "study exit $?"; grep -E "^\| (goal|gradient|pass-through)|MISMATCH|Error|error:" "$OUTDIR/study.log" | head -30
-timeout ${BIAS_TIMEOUT:-60} python3 benchmarks/bias_study.py > "$OUTDIR/bias.log" 2>&1
+timeout ${BIAS_TIMEOUT:-45} python3 benchmarks/bias_study.py > "$OUTDIR/bias.log" 2>&1
 echo "bias exit $?"; grep -E "^\| [A-Z].*\| (hand-tuned|daxpy|numpy) \|" "$OUTDIR/bias.log"
 tar czf "$OUTDIR/results.tgz" benchmarks/results

@@ -227,19 +227,23 @@ def estimated_bytes(family: str, sizes, per_point: int, per_cell: int,
     return int(total)
 
 
-def _first_size(dataset, program: Program, budget: int, resident: bool) -> int:
-    """Owned layers or cells per chunk from the budget, before halos are counted."""
+def _owned_unit(dataset, program: Program, resident: bool) -> float:
+    """Estimated bytes per owned layer (structured) or owned cell (unstructured)."""
     per_point, per_cell = item_bytes(dataset, program)
     if dataset.family == "unstructured":
         cells = max(dataset.n_cells, 1)
-        unit = estimated_bytes("unstructured", (dataset.n_points / cells, 1,
+        return estimated_bytes("unstructured", (dataset.n_points / cells, 1,
                                                 dataset.connectivity.size / cells),
                                per_point, per_cell, resident)
-        return max(int(budget // max(unit, 1)), 1)
     layer, cell_layer = layer_sizes(dataset)
-    unit = estimated_bytes(dataset.family, (layer, cell_layer, 0), per_point, per_cell,
+    return estimated_bytes(dataset.family, (layer, cell_layer, 0), per_point, per_cell,
                            resident)
-    return max(int(budget // max(unit, 1)) - 2 * max(program.depth, 1), 1)
+
+
+def _first_size(dataset, program: Program, budget: int, unit: float) -> int:
+    """Owned layers or cells per chunk from the budget, before halos are counted."""
+    halo = 0 if dataset.family == "unstructured" else 2 * max(program.depth, 1)
+    return max(int(budget // max(unit, 1)) - halo, 1)
 
 
 def _levels(program: Program) -> int:
@@ -324,11 +328,14 @@ def plan_within(dataset, program: Program, chunk_budget: int, max_device_bytes=N
         budget = min(budget, int(max_device_bytes) // max(int(streams), 1))
     resident = max_device_bytes is not None
     per_point, per_cell = item_bytes(dataset, program)
-    size = _first_size(dataset, program, budget, resident)
+    unit = _owned_unit(dataset, program, resident)
+    size = _first_size(dataset, program, budget, unit)
     while True:
         worst = max(estimated_bytes(dataset.family, sizes, per_point, per_cell, resident)
                     for sizes in chunk_sizes(dataset, program, size))
-        if worst <= budget or size == 1:
+        # chunk_bytes alone is a target: no point in chunks that are mostly halo.
+        mostly_halo = not resident and worst > 2 * size * unit
+        if worst <= budget or size == 1 or mostly_halo:
             break
         # Halos and neighbour rings make chunks larger than their owned part.
         size = max(min(size - 1, int(size * budget / worst * 0.9)), 1)

@@ -292,7 +292,7 @@ def test_gpu_unstructured_streams_equal_whole_runs(chain):
     name = _wanted(pipe)[0]
     with configure(chunk_bytes=1 << 15):
         out, prof = pipe.run(backend="cuda", profile=True)
-    assert prof.chunks > 3
+    assert prof.chunks >= 3
     np.testing.assert_array_equal(out.field(name)[0], _device_reference(pipe, name))
 
 
