@@ -1,10 +1,10 @@
 #!/bin/bash
 # One device call that checks the whole GPU side: every GPU-marked test, then
 # the pipeline benchmark (with VTK's FY11 rows when VTK sits in /tmp/vtksite,
-# staged beforehand from .devcarry as the README of benchmarks/ says).
+# staged beforehand from .devcarry, or in /tmp/site from an earlier call).
 # Run from the repository root on the GPU machine; logs and JSON go to $OUT.
 set -o pipefail
-python3 -m pip install -q --no-deps --no-build-isolation --no-index --target /tmp/site . || exit 1
+python3 -m pip install -q --upgrade --no-deps --no-build-isolation --no-index --target /tmp/site . || exit 1
 python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/whl .whl-cuda/*.whl || exit 1
 export PYTHONPATH=/tmp/site:/tmp/whl PYTHONUNBUFFERED=1 DAXPY_CACHE_DIR=/tmp/daxpy-cache
 # Seed 000's graph runs 30 branches at once: give each its own hardware queue.
