@@ -131,12 +131,15 @@ def _comparable(result, gpu: bool):
     return np.asarray(result)
 
 
-def time_host(run, repeat: int, slow_s: float, keep=lambda result: result):
+def time_host(run, repeat: int, slow_s: float, keep=lambda result: result,
+              warm_runs: int = 0):
     """``(keep(first result), first ms, median ms, samples, median kernel ms)``.
 
     The first run's result is handed to ``keep`` and dropped before the timed
     runs, and each timed run's result before the next, so pinned output
-    buffers go back to their pool as a caller's would.
+    buffers go back to their pool as a caller's would. A first run over
+    ``slow_s`` is the only sample, unless ``warm_runs`` asks for that many
+    more (GPU implementations, whose first run builds plans and kernels).
     """
     start = time.perf_counter()
     result, kernel = run()
@@ -145,8 +148,9 @@ def time_host(run, repeat: int, slow_s: float, keep=lambda result: result):
     del result
     gc.collect()
     samples, kernels = [], []
-    if first <= slow_s * 1e3:
-        for _ in range(repeat):
+    runs = repeat if first <= slow_s * 1e3 else min(warm_runs, repeat)
+    if runs:
+        for _ in range(runs):
             start = time.perf_counter()
             value, kernel_ms = run()
             samples.append((time.perf_counter() - start) * 1e3)
@@ -179,7 +183,8 @@ def measure(setup: Setup, impls, ctx: Context, repeat: int, slow_s: float,
         try:
             run = builder(setup, ctx)
             entry.result, entry.first_ms, entry.time_ms, entry.samples, entry.kernel_ms = \
-                time_host(run, repeat, slow_s, lambda r: _comparable(r, ctx.gpu))
+                time_host(run, repeat, slow_s, lambda r: _comparable(r, ctx.gpu),
+                          warm_runs=0 if impl in CPU_IMPLS else 2)
         except Absent as why:
             entry.absent = str(why)
             continue

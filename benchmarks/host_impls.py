@@ -194,11 +194,12 @@ def _cupy_naive(setup: Setup, ctx):
 
 
 # -- daxpy's pipeline, host to host --------------------------------------------------
-def pipeline_of(setup: Setup):
-    """A daxpy pipeline computing the case, and its output name."""
+def pipeline_of(setup: Setup, field=None):
+    """A daxpy pipeline computing the case (on ``field``, by default the
+    setup's), and its output name."""
     import daxpy
 
-    source = setup.grid.with_fields(point_data={"f": setup.field})
+    source = setup.grid.with_fields(point_data={"f": setup.field if field is None else field})
     pipe = daxpy.pipeline(source)
     node = pipe.field("f")
     out = {"pass_through": lambda: node.pass_through("float64"),
@@ -222,12 +223,15 @@ def daxpy_pipeline(rtol: float | None = None, budget: float | None = None, **set
 
     ``budget`` sets ``max_device_bytes`` to that fraction of the case's
     :func:`working_bytes`; ``rtol`` is the agreement tolerance of a variant
-    whose results are rounded (lower-precision storage).
+    whose results are rounded (lower-precision storage). The ``pageable``
+    staging variant reads a copy of the field that no earlier row has
+    page-locked (registration lasts as long as the array).
     """
     def build(setup: Setup, ctx):
         from daxpy.streaming import configure
 
-        pipe, name = pipeline_of(setup)
+        fresh = setup.field.copy() if settings.get("staging") == "pageable" else None
+        pipe, name = pipeline_of(setup, fresh)
         chosen = dict(settings)
         if budget is not None:
             chosen["max_device_bytes"] = int(working_bytes(setup) * budget)

@@ -323,6 +323,9 @@ def plan_within(dataset, program: Program, chunk_budget: int, max_device_bytes=N
     >>> len(chunks), max(c.grid.n_points for c in chunks)
     (2, 900)
     """
+    key = ("stream:plan", id(program), int(chunk_budget), max_device_bytes, int(streams))
+    if key in dataset._cache and dataset._cache[key][0] is program:
+        return dataset._cache[key][1]
     budget = int(chunk_budget)
     if max_device_bytes is not None:
         budget = min(budget, int(max_device_bytes) // max(int(streams), 1))
@@ -344,4 +347,6 @@ def plan_within(dataset, program: Program, chunk_budget: int, max_device_bytes=N
             f"max_device_bytes={max_device_bytes} is too small for {streams} chunks in "
             f"flight: the smallest chunk of this {dataset.topology_name} pipeline needs "
             f"about {worst} bytes")
-    return plan(dataset, program, size)
+    # Sizing reads every chunk's cells (unstructured): once per program and budget.
+    dataset._cache[key] = (program, plan(dataset, program, size))
+    return dataset._cache[key][1]
