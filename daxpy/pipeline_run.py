@@ -17,6 +17,7 @@ transfers: 0 host->device, 0 device->host; peak memory: 0 bytes
 from __future__ import annotations
 
 import copy
+import itertools
 import time
 import tracemalloc
 from dataclasses import dataclass, field
@@ -203,6 +204,23 @@ def _run_unit(unit, working):
     return working.with_fields(**new), output
 
 
+BRANCH_STREAMS = 32
+"""Streams a CUDA run spreads its branches over (reused across runs): enough to
+overlap seed 000's 30 parallel BiasAdds; more branches share them in turn."""
+_STREAMS: dict[int, list] = {}
+
+
+def _branch_streams() -> list:
+    # Creating a CUDA stream per branch per run costs more host time than a
+    # small kernel runs, so each device keeps one pool for every run.
+    import cupy
+
+    device = cupy.cuda.Device().id
+    if device not in _STREAMS:
+        _STREAMS[device] = [cupy.cuda.Stream(non_blocking=True) for _ in range(BRANCH_STREAMS)]
+    return _STREAMS[device]
+
+
 def _run_cuda(dataset, stages, wanted, to, fuse=True, concurrent=True):
     import cupy
 
@@ -228,7 +246,9 @@ def _run_cuda(dataset, stages, wanted, to, fuse=True, concurrent=True):
     streams, events, timings = {}, {}, []
     home = {}  # field name -> stream that allocated it
     continued = set()
-    serial = None if concurrent else cupy.cuda.Stream(non_blocking=True)
+    branches = _branch_streams()
+    opened = itertools.count(1)  # branch streams taken so far, round robin
+    serial = None if concurrent else branches[0]
     if serial is not None:
         serial.wait_event(inputs_ready)
     # A unit is a chain of stages fused into one kernel, or a single stage.
@@ -241,7 +261,7 @@ def _run_cuda(dataset, stages, wanted, to, fuse=True, concurrent=True):
             stream = streams[parent]
             continued.add(parent)
         else:
-            stream = cupy.cuda.Stream(non_blocking=True)
+            stream = branches[next(opened) % len(branches)]
             stream.wait_event(inputs_ready)
         for stage in unit:
             streams[stage.index] = stream

@@ -67,9 +67,9 @@ def _bias_options(params: dict, in_dtype, out_dtype, components: int,
     bias = fit_bias(params.get("bias"), np.broadcast_to(np.zeros((), in_dtype), (n_values,)))
 
     def upload():
-        import cupy
+        from daxpy.cuda.device import constant
 
-        return cupy.asarray(bias)
+        return constant(bias)
 
     names = [f"{prefix}bias", f"{prefix}n_bias"]
     return KernelOptions(params=[(f"const {ctype(in_dtype)}* __restrict__", names[0]),

@@ -15,6 +15,7 @@ True
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from typing import Any, Callable
 
 import numpy as np
@@ -124,3 +125,36 @@ def alignment(array: Any) -> int:
         if pointer % size == 0:
             return size
     return 1
+
+
+_CONSTANTS: "OrderedDict[tuple, Any]" = OrderedDict()
+_CONSTANT_BYTES_LIMIT = 64 << 20
+_constant_bytes = 0
+
+
+def constant(values: np.ndarray) -> Any:
+    """A device copy of a small host parameter array (a bias), made once per content.
+
+    A pageable host-to-device copy first waits for the current stream to
+    drain, so uploading a parameter at every launch would serialize a
+    pipeline; cached by device, dtype, shape and bytes, the upload happens on
+    the first run only. Least recently used entries go past 64 MiB in all.
+
+    Examples
+    --------
+    >>> callable(constant)
+    True
+    """
+    import cupy
+
+    global _constant_bytes
+    host = np.ascontiguousarray(values)
+    key = (cupy.cuda.Device().id, host.dtype.str, host.shape, host.tobytes())
+    if key in _CONSTANTS:
+        _CONSTANTS.move_to_end(key)
+        return _CONSTANTS[key]
+    device = _CONSTANTS[key] = cupy.asarray(host)
+    _constant_bytes += device.nbytes
+    while _constant_bytes > _CONSTANT_BYTES_LIMIT and len(_CONSTANTS) > 1:
+        _constant_bytes -= _CONSTANTS.popitem(last=False)[1].nbytes
+    return device
