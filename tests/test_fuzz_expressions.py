@@ -120,7 +120,8 @@ def test_pipeline_map_binds_any_field_name_safely(name, expression):
     values = np.arange(4.0) - 1.5
     grid = daxpy.UniformGrid(dims=(4,), point_data={name: values, "other": np.ones(4)})
     if name != "other":
-        grid = grid.with_fields(point_data={"p": np.zeros(4), "q": np.zeros(4)})
+        # Decoys that a pasted 'p+q' would read; never the field under test itself.
+        grid = grid.with_fields(point_data={k: np.zeros(4) for k in ("p", "q") if k != name})
     pipe = daxpy.pipeline(grid)
     node = pipe.field(name).map(expression)
     got = pipe.run(backend="cpu").point_data[node.name]
