@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from .partition import first_axis, slab_windows, window_grid
-from .unstructured import UnstructuredGrid
+from .unstructured import UnstructuredGrid, concatenated_ranges
 
 
 @dataclass(frozen=True)
@@ -187,17 +187,6 @@ def structured_chunks(grid, depth: int, planes: int) -> list[Chunk]:
 
 
 # -- unstructured ----------------------------------------------------------
-def _entries(offsets: np.ndarray, cells: np.ndarray) -> np.ndarray:
-    """Connectivity positions of ``cells`` (ascending), concatenated."""
-    starts, stops = offsets[cells], offsets[cells + 1]
-    counts = stops - starts
-    total = int(counts.sum())
-    if total == 0:
-        return np.zeros(0, dtype=np.int64)
-    shift = np.repeat(starts - np.concatenate([[0], np.cumsum(counts)[:-1]]), counts)
-    return shift + np.arange(total, dtype=np.int64)
-
-
 def corner_bounds(grid: UnstructuredGrid) -> tuple[np.ndarray, np.ndarray]:
     """Lowest and highest point id of each cell (cached on the grid).
 
@@ -308,7 +297,8 @@ def _point_range(grid, cells: np.ndarray, points_owned) -> tuple[int, int]:
 
 def _unstructured_chunk(grid, index, cells_owned, points_owned, cells) -> Chunk:
     offsets = grid.offsets.astype(np.int64)
-    corners = grid.connectivity[_entries(offsets, cells)].astype(np.int64, copy=False)
+    entries = concatenated_ranges(offsets[cells], offsets[cells + 1])
+    corners = grid.connectivity[entries].astype(np.int64, copy=False)
     p0, p1 = points_owned
     first, stop = _point_range(grid, cells, points_owned)
     # A range read without a gather, unless it is mostly points the chunk never

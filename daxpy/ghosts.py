@@ -39,7 +39,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .arrays import to_host
-from .unstructured import UnstructuredGrid
+from .unstructured import UnstructuredGrid, concatenated_ranges
 
 GHOST_ARRAY = "vtkGhostType"
 """Name VTK gives the ghost-type arrays (vtkDataSetAttributes::GhostArrayName())."""
@@ -103,16 +103,6 @@ def _links(grid: UnstructuredGrid):
     return cache["partition_links"]
 
 
-def _ranges(starts: np.ndarray, stops: np.ndarray) -> np.ndarray:
-    """Concatenation of ``arange(start, stop)`` for each pair, without a loop."""
-    counts = stops - starts
-    total = int(counts.sum())
-    if total == 0:
-        return np.zeros(0, dtype=np.int64)
-    shift = np.repeat(starts - np.concatenate([[0], np.cumsum(counts)[:-1]]), counts)
-    return shift + np.arange(total, dtype=np.int64)
-
-
 def point_owners(grid: UnstructuredGrid, bounds: np.ndarray) -> np.ndarray:
     """The piece that owns each point: the one holding the point's lowest-id cell.
 
@@ -142,13 +132,12 @@ def _piece(grid, index, bounds, owners, levels) -> Piece:
     owned = np.arange(bounds[index], bounds[index + 1])
     cells = owned
     lonely = np.flatnonzero((owners == index) & (np.diff(starts) == 0))
-    points = np.union1d(np.unique(grid.connectivity[_ranges(offsets[cells], offsets[cells + 1])]),
-                        lonely)
+    corners = grid.connectivity[concatenated_ranges(offsets[cells], offsets[cells + 1])]
+    points = np.union1d(np.unique(corners), lonely)
     for _ in range(levels):
-        cells = np.unique(link_cells[_ranges(starts[points], starts[points + 1])])
-        corners = grid.connectivity[_ranges(offsets[cells], offsets[cells + 1])]
+        cells = np.unique(link_cells[concatenated_ranges(starts[points], starts[points + 1])])
+        corners = grid.connectivity[concatenated_ranges(offsets[cells], offsets[cells + 1])]
         points = np.union1d(np.unique(corners), lonely)
-    corners = grid.connectivity[_ranges(offsets[cells], offsets[cells + 1])]
     local_offsets = np.concatenate([[0], np.cumsum(offsets[cells + 1] - offsets[cells])])
     point_ghosts = np.where(owners[points] == index, 0, DUPLICATEPOINT).astype(np.uint8)
     in_range = (cells >= bounds[index]) & (cells < bounds[index + 1])

@@ -24,6 +24,26 @@ from .dataset import DataSet
 from .errors import InvalidDataSetError
 
 
+def concatenated_ranges(starts: np.ndarray, stops: np.ndarray) -> np.ndarray:
+    """Concatenation of ``arange(start, stop)`` for each pair, without a loop.
+
+    With ``offsets[cells]`` and ``offsets[cells + 1]`` these are the
+    connectivity positions of ``cells``; with CSR link offsets, a point set's links.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> concatenated_ranges(np.array([0, 5]), np.array([2, 8])).tolist()
+    [0, 1, 5, 6, 7]
+    """
+    counts = stops - starts
+    total = int(counts.sum())
+    if total == 0:
+        return np.zeros(0, dtype=np.int64)
+    shift = np.repeat(starts - np.concatenate([[0], np.cumsum(counts)[:-1]]), counts)
+    return shift + np.arange(total, dtype=np.int64)
+
+
 @dataclass(frozen=True)
 class CellBlock:
     """All cells of one shape: their ids in the grid and their corner point ids.
