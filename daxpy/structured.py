@@ -18,9 +18,10 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .arrays import all_finite, checked_array, to_host
+from .arrays import checked_array, to_host
 from .dataset import DataSet
 from .errors import InvalidDataSetError
+from .unstructured import check_coordinates
 
 
 def _entries(values, what: str, owner: str) -> tuple:
@@ -101,6 +102,11 @@ class StructuredGrid(DataSet):
         """Shape ``(nz, ny, nx)`` of cells that views a cell field in C order."""
         return self.cell_dims[::-1]
 
+    def points(self) -> np.ndarray:
+        """All point coordinates, shape ``(n_points, 3)`` (computed, float64, from
+        the axis-aligned grids' ``axis_coordinates``; CurvilinearGrid holds its own)."""
+        return _tensor_points([self.axis_coordinates(a) for a in range(3)])
+
 
 class UniformGrid(StructuredGrid):
     """Equally spaced points on an axis-aligned box (VTK image data).
@@ -157,10 +163,6 @@ class UniformGrid(StructuredGrid):
         for a in range(3):
             out += [self.origin[a], self.origin[a] + self.spacing[a] * (self.dims[a] - 1)]
         return tuple(out)
-
-    def points(self) -> np.ndarray:
-        """All point coordinates, shape ``(n_points, 3)`` (computed, float64)."""
-        return _tensor_points([self.axis_coordinates(a) for a in range(3)])
 
 
 class RectilinearGrid(StructuredGrid):
@@ -228,10 +230,6 @@ class RectilinearGrid(StructuredGrid):
         """
         return to_host(self.coordinates[axis]).astype(np.float64, copy=False)
 
-    def points(self) -> np.ndarray:
-        """All point coordinates, shape ``(n_points, 3)`` (computed, float64)."""
-        return _tensor_points([self.axis_coordinates(a) for a in range(3)])
-
 
 class CurvilinearGrid(StructuredGrid):
     """Structured topology with arbitrary point coordinates (VTK structured grid).
@@ -268,14 +266,7 @@ class CurvilinearGrid(StructuredGrid):
                 f"points of {name} must have shape {expected} for dims {checked_dims}, "
                 f"got {array.shape}"
             )
-        if np.dtype(array.dtype).kind != "f":
-            raise InvalidDataSetError(
-                f"points of {name} must be float32 or float64, got {array.dtype}"
-            )
-        if not all_finite(array):
-            raise InvalidDataSetError(
-                f"points of {name} hold NaN or Inf; coordinates must be finite"
-            )
+        check_coordinates(array, name)
         self.coordinates_array = array
         self._init_structured(checked_dims, name, point_data, cell_data)
 

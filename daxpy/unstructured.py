@@ -44,6 +44,25 @@ def concatenated_ranges(starts: np.ndarray, stops: np.ndarray) -> np.ndarray:
     return shift + np.arange(total, dtype=np.int64)
 
 
+def check_coordinates(points, owner: str) -> None:
+    """Raise InvalidDataSetError unless ``points`` are finite float32 or float64.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> check_coordinates(np.array([[0, 0, np.inf]]), "mesh")
+    Traceback (most recent call last):
+    ...
+    daxpy.errors.InvalidDataSetError: points of mesh hold NaN or Inf; coordinates must be finite
+    """
+    if np.dtype(points.dtype).kind != "f":
+        raise InvalidDataSetError(
+            f"points of {owner} must be float32 or float64, got {points.dtype}"
+        )
+    if not all_finite(points):
+        raise InvalidDataSetError(f"points of {owner} hold NaN or Inf; coordinates must be finite")
+
+
 @dataclass(frozen=True)
 class CellBlock:
     """All cells of one shape: their ids in the grid and their corner point ids.
@@ -162,14 +181,7 @@ class UnstructuredGrid(DataSet):
             raise InvalidDataSetError(
                 f"points of {self.name} must have shape (n_points, 3), got {array.shape}"
             )
-        if np.dtype(array.dtype).kind != "f":
-            raise InvalidDataSetError(
-                f"points of {self.name} must be float32 or float64, got {array.dtype}"
-            )
-        if not all_finite(array):
-            raise InvalidDataSetError(
-                f"points of {self.name} hold NaN or Inf; coordinates must be finite"
-            )
+        check_coordinates(array, self.name)
         return array
 
     def _int_array(self, values, what: str):
