@@ -199,6 +199,20 @@ def cell_block(grid, shape_name: str, index: str, coord, with_coords: bool = Tru
                     params, setup, values)
 
 
+def _links_by_point(points, items, n_items: int, n_points: int, idt) -> tuple:
+    """CSR ``(offsets, items)`` grouping int64 device ``items`` by their ``points``.
+
+    Unique keys (point, item): each point's items come in ascending order.
+    """
+    import cupy
+
+    order = cupy.argsort(points * max(n_items, 1) + items)
+    counts = cupy.bincount(points, minlength=n_points)
+    offsets = cupy.zeros(n_points + 1, dtype=idt)
+    offsets[1:] = cupy.cumsum(counts)
+    return offsets, items[order].astype(idt)
+
+
 def point_cell_links(grid, index: str) -> tuple:
     """Point -> cell links (CSR) of an unstructured grid, on the device, cached.
 
@@ -219,12 +233,7 @@ def point_cell_links(grid, index: str) -> tuple:
         offsets = to_device(grid.offsets, grid, np.int64)
         sizes = cupy.diff(offsets)
         cells = cupy.repeat(cupy.arange(grid.n_cells, dtype=np.int64), sizes)
-        # Unique keys (point, cell): the order of each point's cells is fixed.
-        order = cupy.argsort(conn * max(grid.n_cells, 1) + cells)
-        counts = cupy.bincount(conn, minlength=grid.n_points)
-        link_offsets = cupy.zeros(grid.n_points + 1, dtype=idt)
-        link_offsets[1:] = cupy.cumsum(counts)
-        return link_offsets, cells[order].astype(idt)
+        return _links_by_point(conn, cells, grid.n_cells, grid.n_points, idt)
 
     return cached(grid, f"links:{index}", build)
 
@@ -271,11 +280,7 @@ def corner_links(grid, shape_name: str, index: str) -> tuple:
             grid.cell_blocks()[shape_name].corners.astype(idt, copy=False)))
         flat = corners.ravel().astype(np.int64)
         slots = cupy.arange(flat.size, dtype=np.int64)
-        order = cupy.argsort(flat * max(flat.size, 1) + slots)
-        counts = cupy.bincount(flat, minlength=grid.n_points)
-        offsets = cupy.zeros(grid.n_points + 1, dtype=idt)
-        offsets[1:] = cupy.cumsum(counts)
-        return offsets, slots[order].astype(idt)
+        return _links_by_point(flat, slots, flat.size, grid.n_points, idt)
 
     return cached(grid, f"corner_links:{shape_name}:{index}", build)
 
