@@ -70,15 +70,12 @@ __device__ __forceinline__ void load_vector(const T* p, T (&x)[V]) {
   for (int v = 0; v < V; ++v) x[v] = pack.x[v];
 }
 
-// The same through the read-only cache, for data that neighbours read again.
+// The name marks data that neighbours read again; the load is load_vector's
+// read-only-cache one (streaming loads lost even on elementwise maps,
+// benchmarks/NOTES.md).
 template <int V, typename T>
 __device__ __forceinline__ void load_cached(const T* p, T (&x)[V]) {
-  Pack<V, T> pack;
-  const auto* words = reinterpret_cast<const typename Pack<V, T>::W*>(p);
-#pragma unroll
-  for (int i = 0; i < Pack<V, T>::bytes / Pack<V, T>::word; ++i) pack.w[i] = __ldg(words + i);
-#pragma unroll
-  for (int v = 0; v < V; ++v) x[v] = pack.x[v];
+  load_vector<V, T>(p, x);
 }
 
 template <int V, typename T>
