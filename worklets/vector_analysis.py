@@ -23,7 +23,9 @@ from daxpy.worklet import ANY_FAMILY, Worklet, register
 from ._cuda_specs import CUDA
 
 
-def _velocity_gradient(gradient: np.ndarray, name: str) -> np.ndarray:
+def _velocity_gradient(gradient: np.ndarray, name: str, out: np.ndarray | None,
+                       tail: tuple) -> tuple[np.ndarray, np.ndarray]:
+    """The checked ``(n, 9)`` gradient, and ``out`` or a new ``(n,) + tail`` array of its dtype."""
     array = np.asarray(gradient)
     if array.ndim != 2 or array.shape[1] != 9:
         raise FieldError(
@@ -32,7 +34,9 @@ def _velocity_gradient(gradient: np.ndarray, name: str) -> np.ndarray:
         )
     if array.dtype.kind != "f":
         raise FieldError(f"{name} must be float32 or float64, got {array.dtype}")
-    return array
+    if out is None:
+        out = np.empty((array.shape[0],) + tail, dtype=array.dtype)
+    return array, out
 
 
 def divergence(grid, gradient: np.ndarray, field_name: str = "gradient",
@@ -64,9 +68,7 @@ def divergence(grid, gradient: np.ndarray, field_name: str = "gradient",
     >>> divergence(None, np.eye(3).reshape(1, 9)).tolist()
     [3.0]
     """
-    g = _velocity_gradient(gradient, field_name)
-    if out is None:
-        out = np.empty(g.shape[0], dtype=g.dtype)
+    g, out = _velocity_gradient(gradient, field_name, out, ())
     np.add(g[:, 0], g[:, 4], out=out)
     out += g[:, 8]
     return out
@@ -102,9 +104,7 @@ def vorticity(grid, gradient: np.ndarray, field_name: str = "gradient",
     >>> vorticity(None, rotation).tolist()
     [[0.0, 0.0, 2.0]]
     """
-    g = _velocity_gradient(gradient, field_name)
-    if out is None:
-        out = np.empty((g.shape[0], 3), dtype=g.dtype)
+    g, out = _velocity_gradient(gradient, field_name, out, (3,))
     for axis, (plus, minus) in enumerate(((7, 5), (2, 6), (3, 1))):
         np.subtract(g[:, plus], g[:, minus], out=out[:, axis])
     return out
@@ -144,9 +144,7 @@ def qcriterion(grid, gradient: np.ndarray, field_name: str = "gradient",
     >>> qcriterion(None, rotation).tolist()
     [1.0]
     """
-    g = _velocity_gradient(gradient, field_name)
-    if out is None:
-        out = np.empty(g.shape[0], dtype=g.dtype)
+    g, out = _velocity_gradient(gradient, field_name, out, ())
     np.multiply(g[:, 0], g[:, 0], out=out)
     out += g[:, 4] * g[:, 4]
     out += g[:, 8] * g[:, 8]
