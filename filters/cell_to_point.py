@@ -11,15 +11,12 @@ Examples
 
 from __future__ import annotations
 
-from daxpy.dispatch import execute
-
-from ._base import FieldFilter
-from .point_to_cell import require_association
+from .point_to_cell import _AveragingFilter
 
 __all__ = ["CellToPoint"]
 
 
-class CellToPoint(FieldFilter):
+class CellToPoint(_AveragingFilter):
     """Give each point the mean of the values of the cells that use it.
 
     Every cell counts once, whatever its size; a point that no cell uses gets
@@ -58,13 +55,4 @@ class CellToPoint(FieldFilter):
     [2.0, 2.0, 3.0, 3.0, 4.0, 4.0]
     """
 
-    def __init__(self, field: str, result: str | None = None, *,
-                 association: str | None = None, backend: str = "auto"):
-        super().__init__(field, association=association, backend=backend)
-        require_association(self, "cells")
-        self.result = result or field
-
-    def compute(self, dataset):
-        values, _ = dataset.field(self.field, "cells")
-        averaged = execute("cell_to_point", dataset, values, "cells", backend=self.backend)
-        return {"points": {self.result: averaged}}
+    _worklet, _source, _target = "cell_to_point", "cells", "points"

@@ -19,7 +19,24 @@ from ._base import FieldFilter
 __all__ = ["PointToCell"]
 
 
-class PointToCell(FieldFilter):
+class _AveragingFilter(FieldFilter):
+    """Average the field at ``_source`` onto ``_target`` with the ``_worklet`` worklet."""
+
+    _worklet = _source = _target = ""
+
+    def __init__(self, field: str, result: str | None = None, *,
+                 association: str | None = None, backend: str = "auto"):
+        super().__init__(field, association=association, backend=backend)
+        require_association(self, self._source)
+        self.result = result or field
+
+    def compute(self, dataset):
+        values, _ = dataset.field(self.field, self._source)
+        averaged = execute(self._worklet, dataset, values, self._source, backend=self.backend)
+        return {self._target: {self.result: averaged}}
+
+
+class PointToCell(_AveragingFilter):
     """Give each cell the mean of its corner points' values.
 
     Float fields keep their dtype; integer fields give float64.
@@ -57,16 +74,7 @@ class PointToCell(FieldFilter):
     [1.5]
     """
 
-    def __init__(self, field: str, result: str | None = None, *,
-                 association: str | None = None, backend: str = "auto"):
-        super().__init__(field, association=association, backend=backend)
-        require_association(self, "points")
-        self.result = result or field
-
-    def compute(self, dataset):
-        values, _ = dataset.field(self.field, "points")
-        averaged = execute("point_to_cell", dataset, values, "points", backend=self.backend)
-        return {"cells": {self.result: averaged}}
+    _worklet, _source, _target = "point_to_cell", "points", "cells"
 
 
 def require_association(flt: FieldFilter, wanted: str) -> None:
