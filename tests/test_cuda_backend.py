@@ -36,8 +36,8 @@ GRADIENT_INPUT = ("divergence", "vorticity", "qcriterion")
 TOPOLOGICAL = ["point_to_cell", "cell_to_point", "point_gradient", "cell_gradient"]
 
 
-@pytest.fixture(autouse=True)
-def poisoned_outputs(monkeypatch):
+def poison_outputs(monkeypatch):
+    """Kernel outputs start as NaN (integer max), so an element no kernel wrote shows."""
     import daxpy.cuda.dispatch as dispatch
 
     def poisoned(shape, dtype):
@@ -46,6 +46,11 @@ def poisoned_outputs(monkeypatch):
         return cupy.full(shape, fill, dtype=dtype)
 
     monkeypatch.setattr(dispatch, "empty_output", poisoned)
+
+
+@pytest.fixture(autouse=True)
+def poisoned_outputs(monkeypatch):
+    poison_outputs(monkeypatch)
 
 
 def _field(grid, association, data, ncomp=None):

@@ -16,6 +16,7 @@ from daxpy.errors import DeviceMemoryError
 from daxpy.filters import PassThrough
 
 from strategies import mixed_grid_all_shapes
+from test_cuda_backend import poison_outputs
 
 pytestmark = pytest.mark.gpu
 cupy = pytest.importorskip("cupy")
@@ -30,14 +31,7 @@ def _free_all():
 @pytest.fixture
 def poisoned_outputs(monkeypatch):
     """Kernel outputs start as NaN (integer max), so an element no kernel wrote shows."""
-    import daxpy.cuda.dispatch as dispatch
-
-    def poisoned(shape, dtype):
-        dtype = np.dtype(dtype)
-        fill = np.nan if dtype.kind == "f" else np.iinfo(dtype).max
-        return cupy.full(shape, fill, dtype=dtype)
-
-    monkeypatch.setattr(dispatch, "empty_output", poisoned)
+    poison_outputs(monkeypatch)
 
 
 # -- more than 2**31 elements --------------------------------------------------
