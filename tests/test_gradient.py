@@ -91,20 +91,20 @@ def assert_close(result, expected, dtype):
     np.testing.assert_allclose(result, expected, rtol=rtol, atol=rtol * scale)
 
 
-def check_point_gradient(grid, values):
-    result = daxpy.dispatch.execute("point_gradient", grid, values, "points", backend="cpu")
+def check_gradient(name, n_out, vtk_reference, grid, values):
+    result = daxpy.dispatch.execute(name, grid, values, "points", backend="cpu")
     ncomp = 1 if values.ndim == 1 else values.shape[1]
-    assert result.shape == (grid.n_points, 3 * ncomp)
+    assert result.shape == (n_out, 3 * ncomp)
     assert result.dtype == values.dtype
-    assert_close(result, vtk_point_gradient(grid, values), values.dtype)
+    assert_close(result, vtk_reference(grid, values), values.dtype)
+
+
+def check_point_gradient(grid, values):
+    check_gradient("point_gradient", grid.n_points, vtk_point_gradient, grid, values)
 
 
 def check_cell_gradient(grid, values):
-    result = daxpy.dispatch.execute("cell_gradient", grid, values, "points", backend="cpu")
-    ncomp = 1 if values.ndim == 1 else values.shape[1]
-    assert result.shape == (grid.n_cells, 3 * ncomp)
-    assert result.dtype == values.dtype
-    assert_close(result, vtk_cell_gradient(grid, values), values.dtype)
+    check_gradient("cell_gradient", grid.n_cells, vtk_cell_gradient, grid, values)
 
 
 @settings(max_examples=40, deadline=None)
