@@ -12,8 +12,8 @@ from daxpy.celltypes import HEXAHEDRON, TETRA  # noqa: E402
 from daxpy.errors import ArgumentError, FieldError, UnknownFieldError  # noqa: E402
 from daxpy.filters import PointToCell  # noqa: E402
 from daxpy.interop import from_vtk, to_vtk  # noqa: E402
-from daxpy.worklets import _averaging  # noqa: E402
-from daxpy.worklets.point_to_cell import (point_to_cell_structured,  # noqa: E402
+from daxpy.worklets import _averaging, point_to_cell  # noqa: E402
+from daxpy.worklets.point_to_cell import (corner_rows, point_to_cell_structured,  # noqa: E402
                                           point_to_cell_unstructured)
 
 from strategies import (field_arrays, mixed_grid_all_shapes, structured_grids,  # noqa: E402
@@ -83,6 +83,26 @@ def test_one_plane_slabs_on_several_threads_match_vtk(monkeypatch, dims):
     grid = daxpy.UniformGrid(dims=dims)
     values = np.random.default_rng(0).uniform(-1, 1, (grid.n_points, 2))
     assert_matches_vtk(grid, values)
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.data())
+def test_small_cell_blocks_on_several_threads_match_vtk(data):
+    grid = data.draw(unstructured_grids(max_side=6))
+    values = data.draw(field_arrays(grid.n_points))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(point_to_cell, "CELL_BLOCK", 5)
+        patch.setattr(_averaging, "THREADS", 3)
+        assert_matches_vtk(grid, values)
+
+
+def test_corner_ids_are_cached_corner_major_and_narrow():
+    grid = mixed_grid_all_shapes()
+    for block in grid.cell_blocks().values():
+        rows = corner_rows(grid, block)
+        assert rows.dtype == np.int32 and rows.flags.c_contiguous
+        np.testing.assert_array_equal(rows, block.corners.T)
+        assert corner_rows(grid, block) is rows
 
 
 def test_integer_field_averages_in_float64():

@@ -5,8 +5,9 @@ a point that no cell uses gets 0).
 Structured grids spread separably: along each cell axis a point takes the mean
 of its two neighbouring cells, or the one cell at the border. The passes run
 slab by slab along the slowest axis so that they stay in cache. Unstructured
-grids scatter cell values onto their corners with ``np.bincount`` over blocks
-of cells, then divide by the number of cells per point.
+grids go point by point through point-to-cell links (CSR, built once per grid):
+over blocks of points, on several threads, a gather of the linked cells' values
+and ``np.add.reduceat`` sum each point's cells, then divide by their number.
 
 Examples
 --------
@@ -18,14 +19,20 @@ Examples
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from daxpy.worklet import Worklet, register
 
 from ._cuda_specs import CUDA
 
-from ._averaging import (check_tuples, float_dtype, output_array, run_slabs,
-                         slab_planes, structured_view)
+from ._averaging import (check_tuples, float_dtype, gather, id_dtype, output_array,
+                         run_slabs, slab_planes, structured_view)
+
+POINT_BLOCK = 1 << 14
+"""Points averaged at a time on unstructured grids: their cells' values
+(about eight per point on hexahedra) stay in cache between the gather and the sums."""
 
 
 def _along(axis: int, ndim: int, index) -> tuple:
@@ -118,12 +125,6 @@ def _spread_slabs(src: np.ndarray, dst: np.ndarray, starts: list[int], planes: i
         _spread_slab(current, lo, k0, k1, dst)
 
 
-def _corner_block(n_corners: int, components: int, n_points: int) -> int:
-    # Each block scatters about as many values as the output holds, which
-    # keeps the index and weight temporaries near the output's size.
-    return max(1, max(n_points * components, 1 << 16) // (n_corners * components))
-
-
 def cell_to_point_unstructured(grid, values: np.ndarray, out: np.ndarray | None = None):
     """Average a cell field onto the points of an unstructured grid.
 
@@ -139,8 +140,9 @@ def cell_to_point_unstructured(grid, values: np.ndarray, out: np.ndarray | None 
     Returns
     -------
     numpy.ndarray
-        Point field; float dtypes are kept, integers give float64. Points
-        that no cell uses get 0, as in VTK.
+        Point field; float dtypes are kept, integers give float64. Each point
+        sums its cells in float64, in ascending cell order. Points that no
+        cell uses get 0, as in VTK.
 
     Examples
     --------
@@ -153,40 +155,100 @@ def cell_to_point_unstructured(grid, values: np.ndarray, out: np.ndarray | None 
     check_tuples(values, grid.n_cells, "cell", grid.name)
     dtype = float_dtype(values.dtype)
     out = output_array(out, (grid.n_points,) + values.shape[1:], dtype)
-    components = values.shape[1] if values.ndim == 2 else 1
-    flat_values = values.reshape(grid.n_cells, components)
-    size = grid.n_points * components
-    sums = np.zeros(size)
-    lanes = np.arange(components)
-    for block in grid.cell_blocks().values():
-        n_corners = block.shape.n_corners
-        step = _corner_block(n_corners, components, grid.n_points)
-        for start in range(0, block.cell_ids.size, step):
-            corners = block.corners[start:start + step]
-            cell_values = flat_values[block.cell_ids[start:start + step]]
-            # Slot of (cell, corner, component) in the interleaved point output.
-            slots = (corners[:, :, None] * components + lanes).ravel() if components > 1 \
-                else corners.ravel()
-            weights = np.broadcast_to(cell_values[:, None, :], (corners.shape[0], n_corners,
-                                                                components)).ravel()
-            sums += np.bincount(slots, weights=weights, minlength=size)
-    # A point no cell uses has a zero sum; dividing it by 1 gives VTK's 0.
-    np.divide(sums.reshape(grid.n_points, components), _cells_per_point(grid)[:, None],
-              out=out.reshape(grid.n_points, components))
+    links = point_links(grid)
+    run_slabs(lambda starts: _average_links(values, links, starts, out), grid.n_points,
+              POINT_BLOCK)
     return out
 
 
-def _cells_per_point(grid) -> np.ndarray:
-    """Cells using each point (at least 1), computed once and cached on the grid's topology."""
-    cache = getattr(grid, "_cache", None)
-    if cache is not None and "cells_per_point" in cache:
-        return cache["cells_per_point"]
-    counts = np.ones(grid.n_points, dtype=np.int64) if grid.n_cells == 0 else np.maximum(
-        sum(np.bincount(block.corners.ravel(), minlength=grid.n_points)
-            for block in grid.cell_blocks().values()), 1)
-    if cache is not None:
-        cache["cells_per_point"] = counts
-    return counts
+@dataclass(frozen=True)
+class PointLinks:
+    """The cells that use each point, in CSR form.
+
+    Attributes
+    ----------
+    starts : numpy.ndarray of int64, shape (n_points + 1,)
+        Point ``p``'s cells are ``cells[starts[p]:starts[p + 1]]``.
+    cells : numpy.ndarray of int32 (int64 past 2**31 cells)
+        Cell ids, ascending within each point.
+    counts : numpy.ndarray of int64, shape (n_points,)
+        Cells per point, at least 1 (a point no cell uses divides a zero sum).
+    unused : bool
+        Whether some point has no cell.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> links = PointLinks(np.array([0, 1, 1]), np.array([0], np.int32), np.array([1, 1]), True)
+    >>> links.cells[links.starts[0]:links.starts[1]].tolist()
+    [0]
+    """
+
+    starts: np.ndarray
+    cells: np.ndarray
+    counts: np.ndarray
+    unused: bool
+
+
+def point_links(grid) -> PointLinks:
+    """Point-to-cell links of ``grid``, built once and cached on its topology.
+
+    Examples
+    --------
+    >>> import numpy as np, daxpy
+    >>> from daxpy.celltypes import LINE
+    >>> g = daxpy.UnstructuredGrid.from_blocks(np.eye(4, 3), {LINE: [[0, 1], [1, 2]]})
+    >>> links = point_links(g)
+    >>> links.starts.tolist(), links.cells.tolist(), links.unused
+    ([0, 1, 3, 4, 4], [0, 0, 1, 1], True)
+    """
+    if "averaging_links" not in grid._cache:
+        connectivity = grid.connectivity
+        entry_cell = np.repeat(np.arange(grid.n_cells, dtype=id_dtype(grid.n_cells)),
+                               np.diff(grid.offsets))
+        # A stable sort keeps each point's cells ascending: the sums' order is fixed.
+        cells = entry_cell[np.argsort(connectivity, kind="stable")]
+        counts = np.bincount(connectivity, minlength=grid.n_points)
+        starts = np.zeros(grid.n_points + 1, dtype=np.int64)
+        np.cumsum(counts, out=starts[1:])
+        unused = bool(np.any(counts == 0))
+        grid._cache["averaging_links"] = PointLinks(starts, cells, np.maximum(counts, 1),
+                                                    unused)
+    return grid._cache["averaging_links"]
+
+
+def _average_links(values: np.ndarray, links: PointLinks, starts: list[int],
+                   out: np.ndarray) -> None:
+    """Mean over the linked cells of the points ``[start, start + POINT_BLOCK)``, for
+    each of ``starts``; buffers, sized for the block with the most links, are
+    allocated once per call."""
+    n_points = out.shape[0]
+    if not starts:
+        return
+    bounds = links.starts[np.minimum(np.add.outer(starts, [0, POINT_BLOCK]), n_points)]
+    most = int(np.max(bounds[:, 1] - bounds[:, 0]))
+    picked = np.empty((most,) + values.shape[1:], dtype=values.dtype)
+    scratch = np.empty(most, dtype=np.intp)
+    sums = np.empty((POINT_BLOCK,) + values.shape[1:])
+    for start, (first, last) in zip(starts, bounds.tolist()):
+        stop = min(start + POINT_BLOCK, n_points)
+        block_sums = sums[:stop - start]
+        if last == first:  # no point of the block is used by a cell
+            out[start:stop] = 0
+            continue
+        cell_values = picked[:last - first]
+        gather(values, links.cells[first:last], cell_values, scratch)
+        segments = links.starts[start:stop] - first
+        if links.unused:
+            # reduceat needs in-range starts; an empty segment gets its
+            # neighbour's value and is zeroed below.
+            np.minimum(segments, last - first - 1, out=segments)
+        np.add.reduceat(cell_values, segments, axis=0, dtype=np.float64, out=block_sums)
+        if links.unused:
+            block_sums[links.starts[start + 1:stop + 1] == links.starts[start:stop]] = 0
+        counts = links.counts[start:stop]
+        np.divide(block_sums, counts if values.ndim == 1 else counts[:, None],
+                  out=out[start:stop])
 
 
 _STRUCTURED = {family: cell_to_point_structured

@@ -4,7 +4,8 @@ vtkPointDataToCellData computes it.
 Structured grids average separably: one pairwise pass per cell axis, run slab
 by slab along the slowest axis so the passes between the first read and the
 final write stay in cache. Unstructured grids sum corner by corner over blocks
-of cells of one shape.
+of cells of one shape, on several threads, reading corner ids from a cached
+corner-major copy of the connectivity.
 
 Examples
 --------
@@ -22,11 +23,12 @@ from daxpy.worklet import Worklet, register
 
 from ._cuda_specs import CUDA
 
-from ._averaging import (check_tuples, float_dtype, output_array, run_slabs,
-                         slab_planes, structured_view)
+from ._averaging import (check_tuples, float_dtype, gather, id_dtype, output_array,
+                         run_slabs, slab_planes, structured_view)
 
-CELL_BLOCK = 1 << 14
-"""Cells gathered at a time on unstructured grids: keeps the running sums in cache."""
+CELL_BLOCK = 1 << 16
+"""Cells gathered at a time on unstructured grids: the running sums stay in
+cache, and the blocks are long enough that the threads seldom wait for the GIL."""
 
 
 def _pair_sum(src: np.ndarray, axis: int, dst: np.ndarray) -> None:
@@ -111,7 +113,8 @@ def point_to_cell_unstructured(grid, values: np.ndarray, out: np.ndarray | None 
     Returns
     -------
     numpy.ndarray
-        Cell field; float dtypes are kept, integers give float64.
+        Cell field; float dtypes are kept, integers give float64. Each cell
+        sums its corners in corner order, in the output dtype.
 
     Examples
     --------
@@ -126,27 +129,55 @@ def point_to_cell_unstructured(grid, values: np.ndarray, out: np.ndarray | None 
     dtype = float_dtype(values.dtype)
     out = output_array(out, (grid.n_cells,) + values.shape[1:], dtype)
     for block in grid.cell_blocks().values():
-        run_slabs(lambda starts: _average_corners(values, block, starts, out),
+        rows = corner_rows(grid, block)
+        run_slabs(lambda starts: _average_corners(values, block, rows, starts, out),
                   block.cell_ids.size, CELL_BLOCK)
     return out
 
 
-def _average_corners(values: np.ndarray, block, starts: list[int], out: np.ndarray) -> None:
-    """Mean corner value of the cells ``[start, start + CELL_BLOCK)`` of one shape block."""
-    in_order = block.cell_ids.size == out.shape[0]  # one shape: its ids are 0..n-1
-    n_corners = block.shape.n_corners
+def corner_rows(grid, block) -> np.ndarray:
+    """The block's corner ids transposed to ``(n_corners, n_cells)``, int32 where
+    the points allow, cached on the grid's topology.
+
+    Row ``k`` holds corner ``k`` of every cell, so a block of cells gathers
+    each corner from one contiguous run of ids into one contiguous row.
+
+    Examples
+    --------
+    >>> import numpy as np, daxpy
+    >>> from daxpy.celltypes import LINE
+    >>> g = daxpy.UnstructuredGrid.from_blocks(np.eye(3), {LINE: [[0, 1], [1, 2]]})
+    >>> corner_rows(g, g.cell_blocks()["line"]).tolist()
+    [[0, 1], [1, 2]]
+    """
+    key = f"corner_rows:{block.shape.name}"
+    if key not in grid._cache:
+        grid._cache[key] = np.ascontiguousarray(block.corners.T, dtype=id_dtype(grid.n_points))
+    return grid._cache[key]
+
+
+def _average_corners(values: np.ndarray, block, rows: np.ndarray, starts: list[int],
+                     out: np.ndarray) -> None:
+    """Mean corner value of the cells ``[start, start + CELL_BLOCK)`` of one shape
+    block, for each of ``starts``; buffers are allocated once per call."""
+    n_cells, n_corners = block.cell_ids.size, block.shape.n_corners
+    in_order = n_cells == out.shape[0]  # one shape: its ids are 0..n-1
+    picked = np.empty((CELL_BLOCK,) + values.shape[1:], dtype=values.dtype)
+    scratch = np.empty(CELL_BLOCK, dtype=np.intp)
+    sums = None if in_order else np.empty((CELL_BLOCK,) + out.shape[1:], dtype=out.dtype)
     for start in starts:
-        corners = block.corners[start:start + CELL_BLOCK]
-        if in_order:
-            total = out[start:start + corners.shape[0]]
-            np.copyto(total, values[corners[:, 0]])
-        else:
-            total = values[corners[:, 0]].astype(out.dtype)
-        for corner in range(1, n_corners):
-            total += values[corners[:, corner]]
+        stop = min(start + CELL_BLOCK, n_cells)
+        total = out[start:stop] if in_order else sums[:stop - start]
+        corner_values = picked[:stop - start]
+        for corner in range(n_corners):
+            gather(values, rows[corner, start:stop], corner_values, scratch)
+            if corner == 0:
+                np.copyto(total, corner_values)
+            else:
+                total += corner_values
         total *= 1.0 / n_corners
         if not in_order:
-            out[block.cell_ids[start:start + CELL_BLOCK]] = total
+            out[block.cell_ids[start:stop]] = total
 
 
 _STRUCTURED = {family: point_to_cell_structured
