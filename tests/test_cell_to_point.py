@@ -14,7 +14,7 @@ from daxpy.filters import CellToPoint  # noqa: E402
 from daxpy.interop import from_vtk, to_vtk  # noqa: E402
 from daxpy.worklets import _averaging, cell_to_point  # noqa: E402
 from daxpy.worklets.cell_to_point import (cell_to_point_structured,  # noqa: E402
-                                          cell_to_point_unstructured, point_links)
+                                          cell_to_point_unstructured, point_cells)
 
 from strategies import (field_arrays, mixed_grid_all_shapes, structured_grids,  # noqa: E402
                         unstructured_grids)
@@ -91,35 +91,38 @@ def test_small_point_blocks_on_several_threads_match_vtk(data):
     grid = data.draw(unstructured_grids(max_side=6))
     values = data.draw(field_arrays(grid.n_cells))
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(cell_to_point, "POINT_BLOCK", 3)
+        patch.setattr(cell_to_point, "LINKS_BLOCK", 5)
         patch.setattr(_averaging, "THREADS", 3)
         assert_matches_vtk(grid, values)
 
 
-def test_blocks_of_unused_points_get_zero_on_several_threads(monkeypatch):
-    monkeypatch.setattr(cell_to_point, "POINT_BLOCK", 2)
+def test_groups_and_blocks_of_points_on_several_threads_match_vtk(monkeypatch):
+    monkeypatch.setattr(cell_to_point, "LINKS_BLOCK", 2)
     monkeypatch.setattr(_averaging, "THREADS", 3)
-    # Blocks [0, 1] and [6, 7] have no cell; [2, 3] and [8, 9] end or start with an unused point.
+    # Unused points first, last and between; groups of 1 and 2 cells per point.
     grid = daxpy.UnstructuredGrid.from_blocks(np.eye(10, 3) + np.arange(10)[:, None],
-                                              {VERTEX: [[8]], LINE: [[3, 4], [4, 5]]})
-    values = np.array([[7.0, 1.0], [2.0, -4.0], [6.0, 0.5]], dtype=np.float32)
+                                              {VERTEX: [[8], [2]], LINE: [[3, 4], [4, 5]]})
+    values = np.array([[7.0, 1.0], [2.0, -4.0], [6.0, 0.5], [1.0, 3.0]], dtype=np.float32)
     result = cell_to_point_unstructured(grid, values)
     expected = np.zeros((10, 2), dtype=np.float32)
-    expected[[3, 4, 5, 8]] = [[2.0, -4.0], [4.0, -1.75], [6.0, 0.5], [7.0, 1.0]]
+    expected[[2, 3, 4, 5, 8]] = [[2.0, -4.0], [6.0, 0.5], [3.5, 1.75], [1.0, 3.0], [7.0, 1.0]]
     np.testing.assert_array_equal(result, expected)
     np.testing.assert_array_equal(result, vtk_cell_to_point(grid, values))
 
 
-def test_links_are_cached_ascending_and_narrow():
+def test_point_cells_are_cached_grouped_ascending_and_narrow():
     grid = mixed_grid_all_shapes()
-    links = point_links(grid)
-    assert links.cells.dtype == np.int32 and point_links(grid) is links
-    for point in range(grid.n_points):
-        cells = links.cells[links.starts[point]:links.starts[point + 1]]
-        using = [c for c in range(grid.n_cells)
-                 if point in grid.connectivity[grid.offsets[c]:grid.offsets[c + 1]]]
-        assert cells.tolist() == using
-        assert links.counts[point] == max(len(using), 1)
+    groups = point_cells(grid)
+    assert point_cells(grid) is groups
+    seen = np.concatenate([group.points for group in groups])
+    assert sorted(seen.tolist()) == list(range(grid.n_points))
+    for group in groups:
+        assert group.cells.dtype == np.int32
+        assert group.cells.shape == (group.n_cells, group.points.size)
+        for point, cells in zip(group.points, group.cells.T):
+            using = [c for c in range(grid.n_cells)
+                     if point in grid.connectivity[grid.offsets[c]:grid.offsets[c + 1]]]
+            assert cells.tolist() == using
 
 
 def test_points_no_cell_uses_get_zero_as_in_vtk():

@@ -99,15 +99,15 @@ def id_dtype(n: int) -> np.dtype:
 
 
 def gather(values: np.ndarray, ids: np.ndarray, out: np.ndarray, scratch: np.ndarray) -> None:
-    """``out[:] = values[ids]`` along axis 0, for ids known to be in range.
+    """``out[...] = values[ids]`` along axis 0, for ids known to be in range.
 
     Parameters
     ----------
     values : numpy.ndarray, shape (n,) or (n, c)
-    ids : numpy.ndarray of int32 or int64
+    ids : numpy.ndarray of int32 or int64, any shape
         Valid row ids of ``values`` (the grid checked them when it was built).
     out : numpy.ndarray, shape ``ids.shape + values.shape[1:]``, ``values.dtype``
-    scratch : numpy.ndarray of intp, at least ``ids.size`` long
+    scratch : numpy.ndarray of intp, 1-D, at least ``ids.size`` long
         Where narrower ids are widened: ``np.take`` would otherwise allocate
         and convert a copy on every call.
 
@@ -121,7 +121,7 @@ def gather(values: np.ndarray, ids: np.ndarray, out: np.ndarray, scratch: np.nda
     [7.0, 5.0, 7.0]
     """
     if ids.dtype != np.intp:
-        widened = scratch[:ids.size]
+        widened = scratch[:ids.size].reshape(ids.shape)
         np.copyto(widened, ids)
         ids = widened
     # mode="wrap" skips take's bounds check; on ids in range it never wraps.

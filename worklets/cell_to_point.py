@@ -5,9 +5,9 @@ a point that no cell uses gets 0).
 Structured grids spread separably: along each cell axis a point takes the mean
 of its two neighbouring cells, or the one cell at the border. The passes run
 slab by slab along the slowest axis so that they stay in cache. Unstructured
-grids go point by point through point-to-cell links (CSR, built once per grid):
-over blocks of points, on several threads, a gather of the linked cells' values
-and ``np.add.reduceat`` sum each point's cells, then divide by their number.
+grids go through each point's cells, listed once per grid with the points
+grouped by their number of cells: over blocks of a group's points, on several
+threads, a gather of the cells' values, sums row by row, a division.
 
 Examples
 --------
@@ -30,9 +30,9 @@ from ._cuda_specs import CUDA
 from ._averaging import (check_tuples, float_dtype, gather, id_dtype, output_array,
                          run_slabs, slab_planes, structured_view)
 
-POINT_BLOCK = 1 << 14
-"""Points averaged at a time on unstructured grids: their cells' values
-(about eight per point on hexahedra) stay in cache between the gather and the sums."""
+LINKS_BLOCK = 1 << 18
+"""Point-cell links gathered at a time on unstructured grids: their values stay
+in cache, and the blocks are long enough that the threads seldom wait for the GIL."""
 
 
 def _along(axis: int, ndim: int, index) -> tuple:
@@ -141,8 +141,8 @@ def cell_to_point_unstructured(grid, values: np.ndarray, out: np.ndarray | None 
     -------
     numpy.ndarray
         Point field; float dtypes are kept, integers give float64. Each point
-        sums its cells in float64, in ascending cell order. Points that no
-        cell uses get 0, as in VTK.
+        sums its cells in float64, in ascending cell order, as VTK does. Points
+        that no cell uses get 0, as in VTK.
 
     Examples
     --------
@@ -155,100 +155,96 @@ def cell_to_point_unstructured(grid, values: np.ndarray, out: np.ndarray | None 
     check_tuples(values, grid.n_cells, "cell", grid.name)
     dtype = float_dtype(values.dtype)
     out = output_array(out, (grid.n_points,) + values.shape[1:], dtype)
-    links = point_links(grid)
-    run_slabs(lambda starts: _average_links(values, links, starts, out), grid.n_points,
-              POINT_BLOCK)
+    for group in point_cells(grid):
+        if group.n_cells == 0:
+            out[group.points] = 0
+            continue
+        points_per_block = max(1, LINKS_BLOCK // group.n_cells)
+        run_slabs(lambda starts: _average_group(values, group, points_per_block, starts, out),
+                  group.points.size, points_per_block)
     return out
 
 
 @dataclass(frozen=True)
-class PointLinks:
-    """The cells that use each point, in CSR form.
+class PointCells:
+    """The points that ``n_cells`` cells use, and those cells.
 
     Attributes
     ----------
-    starts : numpy.ndarray of int64, shape (n_points + 1,)
-        Point ``p``'s cells are ``cells[starts[p]:starts[p + 1]]``.
-    cells : numpy.ndarray of int32 (int64 past 2**31 cells)
-        Cell ids, ascending within each point.
-    counts : numpy.ndarray of int64, shape (n_points,)
-        Cells per point, at least 1 (a point no cell uses divides a zero sum).
-    unused : bool
-        Whether some point has no cell.
+    n_cells : int
+        Cells per point, the same for every point of the group.
+    points : numpy.ndarray of int64, shape (n,)
+        The group's point ids, ascending.
+    cells : numpy.ndarray of int32 (int64 past 2**31 cells), shape (n_cells, n)
+        Row ``j`` holds the ``j``-th cell (in ascending order) of each point.
 
     Examples
     --------
     >>> import numpy as np
-    >>> links = PointLinks(np.array([0, 1, 1]), np.array([0], np.int32), np.array([1, 1]), True)
-    >>> links.cells[links.starts[0]:links.starts[1]].tolist()
-    [0]
+    >>> group = PointCells(2, np.array([1, 4]), np.array([[0, 3], [1, 5]], np.int32))
+    >>> group.cells[:, 1].tolist()
+    [3, 5]
     """
 
-    starts: np.ndarray
+    n_cells: int
+    points: np.ndarray
     cells: np.ndarray
-    counts: np.ndarray
-    unused: bool
 
 
-def point_links(grid) -> PointLinks:
-    """Point-to-cell links of ``grid``, built once and cached on its topology.
+def point_cells(grid) -> tuple[PointCells, ...]:
+    """The cells of each point of ``grid``, with points grouped by their number
+    of cells; built once and cached on the grid's topology.
+
+    Within a group the cells form a rectangle: a block of points sums its
+    cells row after row, with no segment boundaries to walk.
 
     Examples
     --------
     >>> import numpy as np, daxpy
     >>> from daxpy.celltypes import LINE
     >>> g = daxpy.UnstructuredGrid.from_blocks(np.eye(4, 3), {LINE: [[0, 1], [1, 2]]})
-    >>> links = point_links(g)
-    >>> links.starts.tolist(), links.cells.tolist(), links.unused
-    ([0, 1, 3, 4, 4], [0, 0, 1, 1], True)
+    >>> [(p.n_cells, p.points.tolist(), p.cells.tolist()) for p in point_cells(g)]
+    [(0, [3], []), (1, [0, 2], [[0, 1]]), (2, [1], [[0], [1]])]
     """
-    if "averaging_links" not in grid._cache:
+    if "point_cells" not in grid._cache:
         connectivity = grid.connectivity
         entry_cell = np.repeat(np.arange(grid.n_cells, dtype=id_dtype(grid.n_cells)),
                                np.diff(grid.offsets))
-        # A stable sort keeps each point's cells ascending: the sums' order is fixed.
-        cells = entry_cell[np.argsort(connectivity, kind="stable")]
+        # A stable sort lists each point's cells in ascending order, so the
+        # sums always run in one order: VTK's.
+        linked = entry_cell[np.argsort(connectivity, kind="stable")]
         counts = np.bincount(connectivity, minlength=grid.n_points)
-        starts = np.zeros(grid.n_points + 1, dtype=np.int64)
-        np.cumsum(counts, out=starts[1:])
-        unused = bool(np.any(counts == 0))
-        grid._cache["averaging_links"] = PointLinks(starts, cells, np.maximum(counts, 1),
-                                                    unused)
-    return grid._cache["averaging_links"]
+        starts = np.cumsum(counts) - counts
+        by_count = np.argsort(counts, kind="stable")
+        sizes, firsts = np.unique(counts[by_count], return_index=True)
+        groups = []
+        for size, first, stop in zip(sizes.tolist(), firsts, np.append(firsts[1:], counts.size)):
+            points = by_count[first:stop]
+            cells = linked[starts[points] + np.arange(size)[:, None]]
+            groups.append(PointCells(size, points, cells))
+        grid._cache["point_cells"] = tuple(groups)
+    return grid._cache["point_cells"]
 
 
-def _average_links(values: np.ndarray, links: PointLinks, starts: list[int],
+def _average_group(values: np.ndarray, group: PointCells, block: int, starts: list[int],
                    out: np.ndarray) -> None:
-    """Mean over the linked cells of the points ``[start, start + POINT_BLOCK)``, for
-    each of ``starts``; buffers, sized for the block with the most links, are
-    allocated once per call."""
-    n_points = out.shape[0]
-    if not starts:
-        return
-    bounds = links.starts[np.minimum(np.add.outer(starts, [0, POINT_BLOCK]), n_points)]
-    most = int(np.max(bounds[:, 1] - bounds[:, 0]))
-    picked = np.empty((most,) + values.shape[1:], dtype=values.dtype)
-    scratch = np.empty(most, dtype=np.intp)
-    sums = np.empty((POINT_BLOCK,) + values.shape[1:])
-    for start, (first, last) in zip(starts, bounds.tolist()):
-        stop = min(start + POINT_BLOCK, n_points)
-        block_sums = sums[:stop - start]
-        if last == first:  # no point of the block is used by a cell
-            out[start:stop] = 0
-            continue
-        cell_values = picked[:last - first]
-        gather(values, links.cells[first:last], cell_values, scratch)
-        segments = links.starts[start:stop] - first
-        if links.unused:
-            # reduceat needs in-range starts; an empty segment gets its
-            # neighbour's value and is zeroed below.
-            np.minimum(segments, last - first - 1, out=segments)
-        np.add.reduceat(cell_values, segments, axis=0, dtype=np.float64, out=block_sums)
-        if links.unused:
-            block_sums[links.starts[start + 1:stop + 1] == links.starts[start:stop]] = 0
-        counts = links.counts[start:stop]
-        np.divide(block_sums, counts if values.ndim == 1 else counts[:, None],
-                  out=out[start:stop])
+    """Mean over their cells of the group's points ``[start, start + block)``, for
+    each of ``starts``; buffers are allocated once per call."""
+    n_cells, n_points = group.n_cells, group.points.size
+    tail = values.shape[1:]
+    width = values.size // max(values.shape[0], 1)  # components per cell
+    picked = np.empty(n_cells * block * width, dtype=values.dtype)
+    scratch = np.empty(n_cells * block, dtype=np.intp)
+    sums = np.empty((block,) + tail)
+    means = np.empty((block,) + tail, dtype=out.dtype)
+    for start in starts:
+        stop = min(start + block, n_points)
+        cell_values = picked[:n_cells * (stop - start) * width].reshape(
+            (n_cells, stop - start) + tail)
+        gather(values, group.cells[:, start:stop], cell_values, scratch)
+        np.add.reduce(cell_values, axis=0, dtype=np.float64, out=sums[:stop - start])
+        np.divide(sums[:stop - start], n_cells, out=means[:stop - start])
+        out[group.points[start:stop]] = means[:stop - start]
 
 
 _STRUCTURED = {family: cell_to_point_structured

@@ -26,9 +26,8 @@ from ._cuda_specs import CUDA
 from ._averaging import (check_tuples, float_dtype, gather, id_dtype, output_array,
                          run_slabs, slab_planes, structured_view)
 
-CELL_BLOCK = 1 << 16
-"""Cells gathered at a time on unstructured grids: the running sums stay in
-cache, and the blocks are long enough that the threads seldom wait for the GIL."""
+CELL_BLOCK = 1 << 14
+"""Cells gathered at a time on unstructured grids: their corner values stay in cache."""
 
 
 def _pair_sum(src: np.ndarray, axis: int, dst: np.ndarray) -> None:
@@ -159,22 +158,25 @@ def corner_rows(grid, block) -> np.ndarray:
 def _average_corners(values: np.ndarray, block, rows: np.ndarray, starts: list[int],
                      out: np.ndarray) -> None:
     """Mean corner value of the cells ``[start, start + CELL_BLOCK)`` of one shape
-    block, for each of ``starts``; buffers are allocated once per call."""
+    block, for each of ``starts``; buffers are allocated once per call.
+
+    Each block takes three NumPy calls (widen the ids, gather every corner,
+    sum over corners), each long enough that the other thread seldom waits
+    for the GIL; the sums run corner after corner, in the output dtype."""
     n_cells, n_corners = block.cell_ids.size, block.shape.n_corners
     in_order = n_cells == out.shape[0]  # one shape: its ids are 0..n-1
-    picked = np.empty((CELL_BLOCK,) + values.shape[1:], dtype=values.dtype)
-    scratch = np.empty(CELL_BLOCK, dtype=np.intp)
-    sums = None if in_order else np.empty((CELL_BLOCK,) + out.shape[1:], dtype=out.dtype)
+    tail = values.shape[1:]
+    width = values.size // max(values.shape[0], 1)  # components per point
+    picked = np.empty(n_corners * CELL_BLOCK * width, dtype=values.dtype)
+    scratch = np.empty(n_corners * CELL_BLOCK, dtype=np.intp)
+    sums = None if in_order else np.empty((CELL_BLOCK,) + tail, dtype=out.dtype)
     for start in starts:
         stop = min(start + CELL_BLOCK, n_cells)
+        corner_values = picked[:n_corners * (stop - start) * width].reshape(
+            (n_corners, stop - start) + tail)
+        gather(values, rows[:, start:stop], corner_values, scratch)
         total = out[start:stop] if in_order else sums[:stop - start]
-        corner_values = picked[:stop - start]
-        for corner in range(n_corners):
-            gather(values, rows[corner, start:stop], corner_values, scratch)
-            if corner == 0:
-                np.copyto(total, corner_values)
-            else:
-                total += corner_values
+        np.add.reduce(corner_values, axis=0, dtype=out.dtype, out=total)
         total *= 1.0 / n_corners
         if not in_order:
             out[block.cell_ids[start:stop]] = total
