@@ -133,6 +133,11 @@ def test_points_no_cell_uses_get_zero_as_in_vtk():
     np.testing.assert_array_equal(result, vtk_cell_to_point(grid, values))
 
 
+def test_grid_without_cells_gives_zeros():
+    grid = daxpy.UnstructuredGrid(np.eye(3), np.zeros(0, np.int64), [0], np.zeros(0, np.uint8))
+    assert cell_to_point_unstructured(grid, np.zeros((0, 2))).tolist() == [[0.0, 0.0]] * 3
+
+
 def test_each_cell_counts_once_whatever_its_size():
     grid = daxpy.UnstructuredGrid.from_blocks(
         np.eye(8, 3) + np.arange(8)[:, None], {HEXAHEDRON: [np.arange(8)], VERTEX: [[0]]})

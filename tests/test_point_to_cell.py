@@ -105,6 +105,11 @@ def test_corner_ids_are_cached_corner_major_and_narrow():
         assert corner_rows(grid, block) is rows
 
 
+def test_grid_without_cells_gives_an_empty_field():
+    grid = daxpy.UnstructuredGrid(np.eye(3), np.zeros(0, np.int64), [0], np.zeros(0, np.uint8))
+    assert point_to_cell_unstructured(grid, np.ones((3, 2))).shape == (0, 2)
+
+
 def test_integer_field_averages_in_float64():
     grid = daxpy.UniformGrid(dims=(3, 2))
     result = point_to_cell_structured(grid, np.array([0, 1, 2, 3, 4, 6], dtype=np.int16))

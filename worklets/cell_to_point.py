@@ -216,10 +216,12 @@ def point_cells(grid) -> tuple[PointCells, ...]:
         counts = np.bincount(connectivity, minlength=grid.n_points)
         starts = np.cumsum(counts) - counts
         by_count = np.argsort(counts, kind="stable")
-        sizes, firsts = np.unique(counts[by_count], return_index=True)
+        ordered = counts[by_count]
+        # Counts are >= 0, so the -1 ends make the first and past-the-end bounds.
+        bounds = np.flatnonzero(np.diff(ordered, prepend=-1, append=-1))
         groups = []
-        for size, first, stop in zip(sizes.tolist(), firsts, np.append(firsts[1:], counts.size)):
-            points = by_count[first:stop]
+        for first, stop in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+            points, size = by_count[first:stop], int(ordered[first])
             cells = linked[starts[points] + np.arange(size)[:, None]]
             groups.append(PointCells(size, points, cells))
         grid._cache["point_cells"] = tuple(groups)
