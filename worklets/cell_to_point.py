@@ -234,7 +234,7 @@ def _average_group(values: np.ndarray, group: PointCells, block: int, starts: li
     each of ``starts``; buffers are allocated once per call."""
     n_cells, n_points = group.n_cells, group.points.size
     tail = values.shape[1:]
-    width = values.size // max(values.shape[0], 1)  # components per cell
+    width = values.shape[1] if values.ndim == 2 else 1
     picked = np.empty(n_cells * block * width, dtype=values.dtype)
     scratch = np.empty(n_cells * block, dtype=np.intp)
     sums = np.empty((block,) + tail)

@@ -160,13 +160,13 @@ def _average_corners(values: np.ndarray, block, rows: np.ndarray, starts: list[i
     """Mean corner value of the cells ``[start, start + CELL_BLOCK)`` of one shape
     block, for each of ``starts``; buffers are allocated once per call.
 
-    Each block takes three NumPy calls (widen the ids, gather every corner,
-    sum over corners), each long enough that the other thread seldom waits
-    for the GIL; the sums run corner after corner, in the output dtype."""
+    A block is four NumPy calls (widen the ids, gather every corner, sum over
+    corners, scale), each long enough that the other thread seldom waits for
+    the GIL; the sums run corner after corner, in the output dtype."""
     n_cells, n_corners = block.cell_ids.size, block.shape.n_corners
     in_order = n_cells == out.shape[0]  # one shape: its ids are 0..n-1
     tail = values.shape[1:]
-    width = values.size // max(values.shape[0], 1)  # components per point
+    width = values.shape[1] if values.ndim == 2 else 1
     picked = np.empty(n_corners * CELL_BLOCK * width, dtype=values.dtype)
     scratch = np.empty(n_corners * CELL_BLOCK, dtype=np.intp)
     sums = None if in_order else np.empty((CELL_BLOCK,) + tail, dtype=out.dtype)
