@@ -5,84 +5,27 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-vtk = pytest.importorskip("vtk")
+pytest.importorskip("vtk")
 
 import daxpy  # noqa: E402
-from daxpy.celltypes import HEXAHEDRON, LINE, TETRA, VERTEX  # noqa: E402
+from daxpy.celltypes import HEXAHEDRON, LINE, VERTEX  # noqa: E402
 from daxpy.errors import ArgumentError, FieldError, UnknownFieldError  # noqa: E402
 from daxpy.filters import CellToPoint  # noqa: E402
-from daxpy.interop import from_vtk, to_vtk  # noqa: E402
 from daxpy.worklets import _averaging, cell_to_point  # noqa: E402
 from daxpy.worklets.cell_to_point import (cell_to_point_structured,  # noqa: E402
                                           cell_to_point_unstructured, point_cells)
 
-from strategies import (field_arrays, mixed_grid_all_shapes, structured_grids,  # noqa: E402
-                        unstructured_grids)
-
-DEGENERATE = [
-    daxpy.UniformGrid(dims=(2,)),
-    daxpy.UniformGrid(dims=(5,)),
-    daxpy.UniformGrid(dims=(1, 4)),
-    daxpy.UniformGrid(dims=(1, 1, 3)),
-    daxpy.UniformGrid(dims=(4, 1, 3)),
-    daxpy.UniformGrid(dims=(2, 2, 2)),
-    daxpy.UniformGrid(dims=(1, 1, 1)),
-    daxpy.RectilinearGrid([0, 1, 3], None, [0, 2]),
-    daxpy.CurvilinearGrid((1, 3, 1), np.array([[0, 0, 0], [0, 1, 0], [0, 3, 1.0]])),
-    daxpy.UnstructuredGrid.from_blocks(np.eye(8, 3) + np.arange(8)[:, None],
-                                       {HEXAHEDRON: [np.arange(8)]}),
-    daxpy.UnstructuredGrid.from_blocks(np.eye(4, 3), {TETRA: [[0, 1, 2, 3]]}),
-    mixed_grid_all_shapes(),
-]
+import averaging_reference  # noqa: E402
+from averaging_reference import vtk_average  # noqa: E402
+from strategies import (field_arrays, mixed_grid_all_shapes, unstructured_grids)
 
 
 def vtk_cell_to_point(grid, values):
-    """vtkCellDataToPointData's point field for ``values`` at the cells of ``grid``."""
-    algorithm = vtk.vtkCellDataToPointData()
-    algorithm.SetInputData(to_vtk(grid.with_fields(cell_data={"f": values})))
-    algorithm.Update()
-    return from_vtk(algorithm.GetOutput()).point_data["f"]
+    return vtk_average("cell_to_point", grid, values)
 
 
 def assert_matches_vtk(grid, values):
-    result = daxpy.dispatch.execute("cell_to_point", grid, values, "cells", backend="cpu")
-    expected = vtk_cell_to_point(grid, values)
-    assert result.dtype == values.dtype
-    assert result.shape == (grid.n_points,) + values.shape[1:]
-    tol = 2e-6 if values.dtype == np.float32 else 1e-13
-    np.testing.assert_allclose(result, expected, rtol=tol, atol=tol * 10)
-
-
-@settings(max_examples=40, deadline=None)
-@given(st.data())
-def test_structured_grids_match_vtk(data):
-    grid = data.draw(structured_grids())
-    assert_matches_vtk(grid, data.draw(field_arrays(grid.n_cells)))
-
-
-@settings(max_examples=30, deadline=None)
-@given(st.data())
-def test_unstructured_grids_match_vtk(data):
-    grid = data.draw(unstructured_grids())
-    assert_matches_vtk(grid, data.draw(field_arrays(grid.n_cells)))
-
-
-@pytest.mark.parametrize("grid", DEGENERATE, ids=lambda g: f"{g.topology_name}-{g.n_points}")
-@pytest.mark.parametrize("ncomp", [1, 3])
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_degenerate_grids_match_vtk(grid, ncomp, dtype):
-    rng = np.random.default_rng(ncomp)
-    shape = (grid.n_cells,) if ncomp == 1 else (grid.n_cells, ncomp)
-    assert_matches_vtk(grid, rng.uniform(-10, 10, shape).astype(dtype))
-
-
-@pytest.mark.parametrize("dims", [(7, 5, 9), (9, 6), (11,)])
-def test_one_plane_slabs_on_several_threads_match_vtk(monkeypatch, dims):
-    monkeypatch.setattr(_averaging, "SLAB_BYTES", 1)
-    monkeypatch.setattr(_averaging, "THREADS", 3)
-    grid = daxpy.UniformGrid(dims=dims)
-    values = np.random.default_rng(0).uniform(-1, 1, (grid.n_cells, 2))
-    assert_matches_vtk(grid, values)
+    averaging_reference.assert_matches_vtk("cell_to_point", grid, values)
 
 
 @settings(max_examples=15, deadline=None)
