@@ -33,7 +33,6 @@ Examples
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -41,7 +40,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import RESULTS_DIR, device_slug, format_table, write_results  # noqa: E402
+from common import RESULTS_DIR, device_slug, write_results  # noqa: E402
 from host_bench import Context, gpu_available, implementation_list, run_study  # noqa: E402
 import study_report  # noqa: E402
 

@@ -21,7 +21,6 @@ import itertools
 import time
 import tracemalloc
 from dataclasses import dataclass, field
-from typing import Any
 
 from .arrays import is_device_array, to_host
 from .backend import resolve_backend

@@ -53,7 +53,7 @@ from typing import Any
 import numpy as np
 
 from .arrays import is_device_array
-from .errors import ArgumentError, DaxpyError
+from .errors import ArgumentError
 from .pipeline_run import Profile, StageRecord
 from .stream_loop import stream_chunks
 from .stream_movers import make_mover

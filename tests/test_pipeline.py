@@ -45,7 +45,10 @@ def test_branches_give_the_same_results_in_any_order(data):
         pipe = daxpy.pipeline(grid)
         grad = pipe.gradient("p", result="g")
         for verb in sequence:
-            node = grad.map("x * 2", result=verb) if verb == "map" else getattr(grad, verb)(result=verb)
+            if verb == "map":
+                grad.map("x * 2", result=verb)
+            else:
+                getattr(grad, verb)(result=verb)
         out = pipe.run(backend="cpu", outputs=verbs)
         results.append({v: out.field(v)[0] for v in verbs})
     for verb in verbs:
