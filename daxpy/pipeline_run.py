@@ -193,6 +193,8 @@ def _run_unit(unit, working):
     from .cuda.pipeline_fusion import unit_chain
 
     values, association = working.field(unit[0].inputs[0])
+    # A fused chain skips the filters' execute(): apply the first one's NaN policy.
+    values = unit[0].filter.checked(unit[0].inputs[0], values)
     chain = unit_chain(unit, working, association)
     if chain is None or len(chain[0]) == 1:
         (stage,) = unit

@@ -12,7 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from daxpy.dataset import DataSet
-from daxpy.errors import ArgumentError
+from daxpy.arrays import all_finite
+from daxpy.errors import ArgumentError, NaNPolicyError
 from daxpy.fields import check_association
 
 
@@ -54,6 +55,10 @@ def output_name(option: bool | str, default: str, argument: str) -> str | None:
     raise ArgumentError(f"{argument} must be a bool or a non-empty field name, got {option!r}")
 
 
+NAN_POLICIES = ("propagate", "raise")
+"""What a filter does with NaN or Inf in its inputs."""
+
+
 class Filter:
     """Base class: a filter reads fields of a dataset and returns a new dataset.
 
@@ -64,10 +69,42 @@ class Filter:
     ----------
     backend : {"auto", "cpu", "cuda"}
         Where the worklets run.
+    nan_policy : {"propagate", "raise"}
+        ``"propagate"`` (default): NaN and Inf flow to the outputs that read
+        them. ``"raise"``: a NaN or Inf in an input field raises
+        :class:`~daxpy.errors.NaNPolicyError` naming the field.
     """
 
-    def __init__(self, *, backend: str = "auto"):
+    def __init__(self, *, backend: str = "auto", nan_policy: str = "propagate"):
+        if nan_policy not in NAN_POLICIES:
+            raise ArgumentError(
+                f"nan_policy must be one of {NAN_POLICIES}, got {nan_policy!r}"
+            )
         self.backend = backend
+        self.nan_policy = nan_policy
+
+    def checked(self, name: str, values: Any) -> Any:
+        """Return ``values``; with ``nan_policy="raise"`` first check they are finite.
+
+        The check is one reduction where the values live (host or device).
+
+        Raises
+        ------
+        NaNPolicyError
+            If ``nan_policy="raise"`` and the field holds NaN or Inf.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> Filter(nan_policy="raise").checked("t", np.ones(2)).tolist()
+        [1.0, 1.0]
+        """
+        if self.nan_policy == "raise" and not all_finite(values):
+            raise NaNPolicyError(
+                f"field {name!r} holds NaN or Inf and nan_policy='raise'; clean the "
+                f"field or use nan_policy='propagate'"
+            )
+        return values
 
     def compute(self, dataset: DataSet) -> dict[str, dict[str, Any]]:
         """Return the new fields by association; implemented by each filter."""
@@ -103,11 +140,15 @@ class FieldFilter(Filter):
         Where to find it; by default points, then cells.
     backend : {"auto", "cpu", "cuda"}
         Where the worklets run.
+    nan_policy : {"propagate", "raise"}
+        ``"propagate"`` (default): NaN and Inf flow to the outputs that read
+        them. ``"raise"``: a NaN or Inf in an input field raises
+        :class:`~daxpy.errors.NaNPolicyError` naming the field.
     """
 
     def __init__(self, field: str, *, association: str | None = None,
-                 backend: str = "auto"):
-        super().__init__(backend=backend)
+                 backend: str = "auto", nan_policy: str = "propagate"):
+        super().__init__(backend=backend, nan_policy=nan_policy)
         if not isinstance(field, str) or not field:
             raise ArgumentError(f"field must be a non-empty field name, got {field!r}")
         if association is not None:
@@ -116,5 +157,6 @@ class FieldFilter(Filter):
         self.association = association
 
     def input_field(self, dataset: DataSet) -> tuple[Any, str]:
-        """Return ``(values, association)`` of the input field."""
-        return dataset.field(self.field, self.association)
+        """Return ``(values, association)`` of the input field (checked per ``nan_policy``)."""
+        values, association = dataset.field(self.field, self.association)
+        return self.checked(self.field, values), association

@@ -32,6 +32,10 @@ class CellToPoint(_AveragingFilter):
         Where the input lives; only cell fields can be averaged onto points.
     backend : {"auto", "cpu", "cuda"}
         Where to run.
+    nan_policy : {"propagate", "raise"}
+        ``"propagate"`` (default): NaN and Inf flow to the outputs that read
+        them. ``"raise"``: a NaN or Inf in an input field raises
+        :class:`~daxpy.errors.NaNPolicyError` naming the field.
 
     Raises
     ------

@@ -42,6 +42,10 @@ class FieldMap(Filter):
         Where the fields it reads live, and where the result goes.
     backend : {"auto", "cpu", "cuda"}
         Where to run.
+    nan_policy : {"propagate", "raise"}
+        ``"propagate"`` (default): NaN and Inf flow to the outputs that read
+        them. ``"raise"``: a NaN or Inf in an input field raises
+        :class:`~daxpy.errors.NaNPolicyError` naming the field.
 
     Raises
     ------
@@ -75,8 +79,9 @@ class FieldMap(Filter):
     """
 
     def __init__(self, expression: str, result: str = "result", *,
-                 association: str = "points", backend: str = "auto"):
-        super().__init__(backend=backend)
+                 association: str = "points", backend: str = "auto",
+                 nan_policy: str = "propagate"):
+        super().__init__(backend=backend, nan_policy=nan_policy)
         self.expression = as_expression(expression)
         if not isinstance(result, str) or not result:
             raise ArgumentError(f"result must be a non-empty field name, got {result!r}")
@@ -84,7 +89,7 @@ class FieldMap(Filter):
         self.association = check_association(association)
 
     def compute(self, dataset):
-        arrays = {name: dataset.field(name, self.association)[0]
+        arrays = {name: self.checked(name, dataset.field(name, self.association)[0])
                   for name in self.expression.fields}
         first = arrays[self.expression.fields[0]]
         mapped = execute("field_map", dataset, first, self.association, backend=self.backend,

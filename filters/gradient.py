@@ -54,6 +54,10 @@ class Gradient(FieldFilter):
         Where to find ``field``; cell fields are refused.
     backend : {"auto", "cpu", "cuda"}
         Where to run.
+    nan_policy : {"propagate", "raise"}
+        ``"propagate"`` (default): NaN and Inf flow to the outputs that read
+        them. ``"raise"``: a NaN or Inf in an input field raises
+        :class:`~daxpy.errors.NaNPolicyError` naming the field.
 
     Raises
     ------
@@ -88,8 +92,10 @@ class Gradient(FieldFilter):
     def __init__(self, field: str, result: str = "Gradient", *, kind: str = "point",
                  divergence: bool | str = False, vorticity: bool | str = False,
                  qcriterion: bool | str = False, compute_gradient: bool = True,
-                 association: str | None = None, backend: str = "auto"):
-        super().__init__(field, association=association, backend=backend)
+                 association: str | None = None, backend: str = "auto",
+                 nan_policy: str = "propagate"):
+        super().__init__(field, association=association, backend=backend,
+                         nan_policy=nan_policy)
         if not isinstance(kind, str) or kind not in _KINDS:
             raise ArgumentError(f"kind must be 'point' or 'cell', got {kind!r}")
         if not isinstance(result, str) or not result:

@@ -34,6 +34,10 @@ class Magnitude(FieldFilter):
         Where to find the field; by default points, then cells.
     backend : {"auto", "cpu", "cuda"}
         Where to run.
+    nan_policy : {"propagate", "raise"}
+        ``"propagate"`` (default): NaN and Inf flow to the outputs that read
+        them. ``"raise"``: a NaN or Inf in an input field raises
+        :class:`~daxpy.errors.NaNPolicyError` naming the field.
 
     See Also
     --------
@@ -53,8 +57,10 @@ class Magnitude(FieldFilter):
     """
 
     def __init__(self, field: str, result: str | None = None, *,
-                 association: str | None = None, backend: str = "auto"):
-        super().__init__(field, association=association, backend=backend)
+                 association: str | None = None, backend: str = "auto",
+                 nan_policy: str = "propagate"):
+        super().__init__(field, association=association, backend=backend,
+                         nan_policy=nan_policy)
         self.result = result or f"{field}_magnitude"
 
     def compute(self, dataset):

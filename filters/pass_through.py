@@ -40,6 +40,10 @@ class PassThrough(FieldFilter):
         Where to find the field.
     backend : {"auto", "cpu", "cuda"}
         Where to run.
+    nan_policy : {"propagate", "raise"}
+        ``"propagate"`` (default): NaN and Inf flow to the outputs that read
+        them. ``"raise"``: a NaN or Inf in an input field raises
+        :class:`~daxpy.errors.NaNPolicyError` naming the field.
 
     Raises
     ------
@@ -65,8 +69,10 @@ class PassThrough(FieldFilter):
     """
 
     def __init__(self, field: str, result: str | None = None, dtype=None, *,
-                 association: str | None = None, backend: str = "auto"):
-        super().__init__(field, association=association, backend=backend)
+                 association: str | None = None, backend: str = "auto",
+                 nan_policy: str = "propagate"):
+        super().__init__(field, association=association, backend=backend,
+                         nan_policy=nan_policy)
         self.result = result or f"{field}_copy"
         self.dtype = None if dtype is None else _output_dtype(dtype)
 

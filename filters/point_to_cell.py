@@ -25,13 +25,15 @@ class _AveragingFilter(FieldFilter):
     _worklet = _source = _target = ""
 
     def __init__(self, field: str, result: str | None = None, *,
-                 association: str | None = None, backend: str = "auto"):
-        super().__init__(field, association=association, backend=backend)
+                 association: str | None = None, backend: str = "auto",
+                 nan_policy: str = "propagate"):
+        super().__init__(field, association=association, backend=backend,
+                         nan_policy=nan_policy)
         require_association(self, self._source)
         self.result = result or field
 
     def compute(self, dataset):
-        values, _ = dataset.field(self.field, self._source)
+        values = self.checked(self.field, dataset.field(self.field, self._source)[0])
         averaged = execute(self._worklet, dataset, values, self._source, backend=self.backend)
         return {self._target: {self.result: averaged}}
 
@@ -51,6 +53,10 @@ class PointToCell(_AveragingFilter):
         Where the input lives; only point fields can be averaged onto cells.
     backend : {"auto", "cpu", "cuda"}
         Where to run.
+    nan_policy : {"propagate", "raise"}
+        ``"propagate"`` (default): NaN and Inf flow to the outputs that read
+        them. ``"raise"``: a NaN or Inf in an input field raises
+        :class:`~daxpy.errors.NaNPolicyError` naming the field.
 
     Raises
     ------

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 import daxpy
 from daxpy.celltypes import CELL_SHAPES, TETRA
-from daxpy.errors import (DaxpyError, ExpressionError, FieldError, InvalidDataSetError,
-                          UnknownFieldError)
+from daxpy.errors import (ArgumentError, DaxpyError, ExpressionError, FieldError,
+                          InvalidDataSetError, NaNPolicyError, UnknownFieldError)
 from daxpy.filters import (BiasAdd, CellToPoint, FieldMap, Gradient, Magnitude,
                            PassThrough, PointToCell)
 
@@ -226,3 +226,32 @@ def test_nan_propagates_to_the_outputs_that_read_it(make):
 def test_every_error_is_a_daxpy_error():
     with pytest.raises(DaxpyError):
         daxpy.UniformGrid(dims=(-1,))
+
+
+@pytest.mark.parametrize("make", [
+    lambda p: Gradient("f", backend="cpu", nan_policy=p),
+    lambda p: PointToCell("f", result="o", backend="cpu", nan_policy=p),
+    lambda p: PassThrough("f", backend="cpu", nan_policy=p),
+    lambda p: BiasAdd("f", [1.0], backend="cpu", nan_policy=p),
+    lambda p: Magnitude("f", backend="cpu", nan_policy=p),
+    lambda p: FieldMap("f * 2", backend="cpu", nan_policy=p),
+])
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_nan_policy_raise_names_the_field(make, bad):
+    values = np.arange(8.0)
+    grid = daxpy.UniformGrid(dims=(2, 2, 2), point_data={"f": values})
+    make("raise")(grid)  # finite input passes
+    values = values.copy()
+    values[3] = bad
+    dirty = grid.with_fields(point_data={"f": values})
+    with pytest.raises(NaNPolicyError, match="field 'f' holds NaN or Inf"):
+        make("raise")(dirty)
+    make("propagate")(dirty)
+
+
+def test_cell_to_point_nan_policy_and_unknown_policy():
+    grid = daxpy.UniformGrid(dims=(2, 2), cell_data={"c": np.array([np.nan])})
+    with pytest.raises(NaNPolicyError, match="'c'"):
+        CellToPoint("c", backend="cpu", nan_policy="raise")(grid)
+    with pytest.raises(ArgumentError, match="nan_policy must be one of"):
+        CellToPoint("c", nan_policy="ignore")
