@@ -269,7 +269,8 @@ class Pipeline:
         from .expressions import parse
         from .filters import FieldMap
 
-        names = parse(expression).fields
+        parsed = parse(expression)
+        names = parsed.fields
         for name in names:
             if name not in self._associations:
                 self.field(name)
@@ -279,7 +280,7 @@ class Pipeline:
                 f"combine reads fields at both points and cells: {sorted(names)}"
             )
         (association,) = where
-        return self._add("combine", lambda _, out: FieldMap(expression, result=out,
+        return self._add("combine", lambda _, out: FieldMap(parsed, result=out,
                                                              association=association),
                          tuple(names), result, association)
 
