@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from daxpy.dataset import DataSet
 from daxpy.arrays import all_finite
+from daxpy.dataset import DataSet
 from daxpy.errors import ArgumentError, NaNPolicyError
 from daxpy.fields import check_association
 
@@ -53,6 +53,28 @@ def output_name(option: bool | str, default: str, argument: str) -> str | None:
     if isinstance(option, str) and option:
         return option
     raise ArgumentError(f"{argument} must be a bool or a non-empty field name, got {option!r}")
+
+
+def result_name(result: str | None, default: str) -> str:
+    """Return the output field name: ``result``, or ``default`` when it is None.
+
+    Raises
+    ------
+    ArgumentError
+        If ``result`` is neither None nor a non-empty string.
+
+    Examples
+    --------
+    >>> result_name(None, "t_copy")
+    't_copy'
+    >>> result_name("u", "t_copy")
+    'u'
+    """
+    if result is None:
+        return default
+    if isinstance(result, str) and result:
+        return result
+    raise ArgumentError(f"result must be a non-empty field name, got {result!r}")
 
 
 NAN_POLICIES = ("propagate", "raise")

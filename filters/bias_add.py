@@ -11,10 +11,11 @@ Examples
 
 from __future__ import annotations
 
-from daxpy.dispatch import execute
 from daxpy.worklets.bias_add import as_bias
 
-from ._base import FieldFilter
+from daxpy.dispatch import execute
+
+from ._base import FieldFilter, result_name
 
 __all__ = ["BiasAdd"]
 
@@ -73,7 +74,7 @@ class BiasAdd(FieldFilter):
         super().__init__(field, association=association, backend=backend,
                          nan_policy=nan_policy)
         self.bias = as_bias(bias)
-        self.result = result or f"{field}_biased"
+        self.result = result_name(result, f"{field}_biased")
 
     def compute(self, dataset):
         values, association = self.input_field(dataset)

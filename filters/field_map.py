@@ -11,12 +11,12 @@ Examples
 
 from __future__ import annotations
 
-from daxpy.dispatch import execute
-from daxpy.errors import ArgumentError
-from daxpy.fields import check_association
 from daxpy.worklets.field_map import as_expression
 
-from ._base import Filter
+from daxpy.dispatch import execute
+from daxpy.fields import check_association
+
+from ._base import Filter, result_name
 
 __all__ = ["FieldMap"]
 
@@ -83,9 +83,7 @@ class FieldMap(Filter):
                  nan_policy: str = "propagate"):
         super().__init__(backend=backend, nan_policy=nan_policy)
         self.expression = as_expression(expression)
-        if not isinstance(result, str) or not result:
-            raise ArgumentError(f"result must be a non-empty field name, got {result!r}")
-        self.result = result
+        self.result = result_name(result, "result")
         self.association = check_association(association)
 
     def compute(self, dataset):

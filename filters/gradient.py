@@ -16,7 +16,7 @@ import numpy as np
 from daxpy.dispatch import execute
 from daxpy.errors import ArgumentError, FieldError
 
-from ._base import FieldFilter, output_name
+from ._base import FieldFilter, output_name, result_name
 
 __all__ = ["Gradient"]
 
@@ -98,10 +98,8 @@ class Gradient(FieldFilter):
                          nan_policy=nan_policy)
         if not isinstance(kind, str) or kind not in _KINDS:
             raise ArgumentError(f"kind must be 'point' or 'cell', got {kind!r}")
-        if not isinstance(result, str) or not result:
-            raise ArgumentError(f"result must be a non-empty field name, got {result!r}")
         self.kind = kind
-        self.result = result
+        self.result = result_name(result, "Gradient")
         self.compute_gradient = bool(compute_gradient)
         options = {"divergence": divergence, "vorticity": vorticity,
                    "qcriterion": qcriterion}

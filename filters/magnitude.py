@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from daxpy.dispatch import execute
 
-from ._base import FieldFilter
+from ._base import FieldFilter, result_name
 
 __all__ = ["Magnitude"]
 
@@ -61,7 +61,7 @@ class Magnitude(FieldFilter):
                  nan_policy: str = "propagate"):
         super().__init__(field, association=association, backend=backend,
                          nan_policy=nan_policy)
-        self.result = result or f"{field}_magnitude"
+        self.result = result_name(result, f"{field}_magnitude")
 
     def compute(self, dataset):
         values, association = self.input_field(dataset)

@@ -19,7 +19,7 @@ from daxpy.errors import ArgumentError
 
 __all__ = ["PassThrough"]
 
-from ._base import FieldFilter
+from ._base import FieldFilter, result_name
 
 
 class PassThrough(FieldFilter):
@@ -73,7 +73,7 @@ class PassThrough(FieldFilter):
                  nan_policy: str = "propagate"):
         super().__init__(field, association=association, backend=backend,
                          nan_policy=nan_policy)
-        self.result = result or f"{field}_copy"
+        self.result = result_name(result, f"{field}_copy")
         self.dtype = None if dtype is None else _output_dtype(dtype)
 
     def compute(self, dataset):
@@ -90,7 +90,7 @@ def _output_dtype(dtype) -> np.dtype:
     """``dtype`` as a NumPy dtype if it is a real integer or float type."""
     try:
         wanted = np.dtype(dtype)
-    except TypeError:
+    except (TypeError, ValueError, SyntaxError):  # NumPy parses strings like "01" with ast
         wanted = None
     if wanted is None or wanted.kind not in "fiu":
         raise ArgumentError(

@@ -14,7 +14,7 @@ from __future__ import annotations
 from daxpy.dispatch import execute
 from daxpy.errors import FieldError
 
-from ._base import FieldFilter
+from ._base import FieldFilter, result_name
 
 __all__ = ["PointToCell"]
 
@@ -30,7 +30,7 @@ class _AveragingFilter(FieldFilter):
         super().__init__(field, association=association, backend=backend,
                          nan_policy=nan_policy)
         require_association(self, self._source)
-        self.result = result or field
+        self.result = result_name(result, field)
 
     def compute(self, dataset):
         values = self.checked(self.field, dataset.field(self.field, self._source)[0])
