@@ -105,7 +105,7 @@ def read_count(selection) -> int:
     """
     if isinstance(selection, slice):
         return selection.stop - selection.start
-    return int(len(selection))
+    return len(selection)
 
 
 def _as_selection(ids: np.ndarray):
@@ -296,9 +296,16 @@ def _point_range(grid, cells: np.ndarray, points_owned) -> tuple[int, int]:
 
 
 def _unstructured_chunk(grid, index, cells_owned, points_owned, cells) -> Chunk:
-    offsets = grid.offsets.astype(np.int64)
-    entries = concatenated_ranges(offsets[cells], offsets[cells + 1])
-    corners = grid.connectivity[entries].astype(np.int64, copy=False)
+    offsets = grid.offsets.astype(np.int64, copy=False)
+    held = _as_selection(cells)
+    if isinstance(held, slice):  # the usual case: a view of the connectivity, no gather
+        start = int(offsets[held.start])
+        corners = grid.connectivity[start:int(offsets[held.stop])]
+        local_offsets = offsets[held.start:held.stop + 1] - start
+    else:
+        corners = grid.connectivity[concatenated_ranges(offsets[cells], offsets[cells + 1])]
+        local_offsets = np.concatenate([[0], np.cumsum(offsets[cells + 1] - offsets[cells])])
+    corners = corners.astype(np.int64, copy=False)
     p0, p1 = points_owned
     first, stop = _point_range(grid, cells, points_owned)
     # A range read without a gather, unless it is mostly points the chunk never
@@ -312,12 +319,10 @@ def _unstructured_chunk(grid, index, cells_owned, points_owned, cells) -> Chunk:
         point_read = ids
         local_corners = np.searchsorted(ids, corners)
         point_local = int(np.searchsorted(ids, p0))
-    sizes = offsets[cells + 1] - offsets[cells]
-    local_offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
     points = grid.points()[point_read]
-    sub = UnstructuredGrid(points, local_corners, local_offsets, grid.cell_types[cells],
-                           name=f"{grid.name} chunk {index}")
-    return Chunk(index, sub, point_read, _as_selection(cells), points_owned, cells_owned,
+    sub = UnstructuredGrid.from_checked(points, local_corners, local_offsets.astype(np.int64),
+                                        grid.cell_types[held], name=f"{grid.name} chunk {index}")
+    return Chunk(index, sub, point_read, held, points_owned, cells_owned,
                  point_local, int(np.searchsorted(cells, cells_owned[0])))
 
 

@@ -142,7 +142,7 @@ def _piece(grid, index, bounds, owners, levels) -> Piece:
     point_ghosts = np.where(owners[points] == index, 0, DUPLICATEPOINT).astype(np.uint8)
     in_range = (cells >= bounds[index]) & (cells < bounds[index + 1])
     cell_ghosts = np.where(in_range, 0, DUPLICATECELL).astype(np.uint8)
-    local = UnstructuredGrid(
+    local = UnstructuredGrid.from_checked(
         to_host(grid.points())[points], np.searchsorted(points, corners), local_offsets,
         grid.cell_types[cells], point_data={GHOST_ARRAY: point_ghosts},
         cell_data={GHOST_ARRAY: cell_ghosts}, name=f"{grid.name} piece {index}")

@@ -136,13 +136,44 @@ class UnstructuredGrid(DataSet):
         self._check_types(types)
         self._check_sizes(offs, types)
         conn, types = self._renumber_pixels_and_voxels(conn, offs, types)
-        self.connectivity, self.offsets, self.cell_types = conn, offs, types
-        self.n_cells = int(types.shape[0])
+        self._set_cells(conn, offs, types)
         self._check_repeated_points()
         self._init_fields(point_data, cell_data)
 
+    def _set_cells(self, connectivity, offsets, cell_types) -> None:
+        self.connectivity, self.offsets, self.cell_types = connectivity, offsets, cell_types
+        self.n_cells = int(cell_types.shape[0])
+
     @classmethod
-    def from_blocks(cls, points, blocks: dict[int, Any], **kwargs) -> "UnstructuredGrid":
+    def from_checked(cls, points, connectivity, offsets, cell_types, point_data=None,
+                     cell_data=None, name: str = "unstructured grid") -> UnstructuredGrid:
+        """Build a grid from arrays cut out of an already validated grid.
+
+        Chunks and partition pieces renumber a validated grid's cells; checking
+        them again would cost more than the work they are cut for (seconds at
+        10M hexahedra). Nothing is checked: the caller guarantees in-range
+        point ids, consistent offsets, known types (pixels and voxels already
+        renumbered) and no repeated points.
+
+        Examples
+        --------
+        >>> import numpy as np, daxpy
+        >>> from daxpy.celltypes import LINE
+        >>> g = daxpy.UnstructuredGrid.from_blocks(np.eye(3), {LINE: [[0, 1], [1, 2]]})
+        >>> part = UnstructuredGrid.from_checked(g.points()[1:], g.connectivity[2:] - 1,
+        ...                                      g.offsets[:2], g.cell_types[1:])
+        >>> part.n_points, part.n_cells, part.cell_blocks()["line"].corners.tolist()
+        (2, 1, [[0, 1]])
+        """
+        grid = cls.__new__(cls)
+        grid.name, grid._cache = name, {}
+        grid.points_array, grid.n_points = points, int(points.shape[0])
+        grid._set_cells(connectivity, offsets, cell_types)
+        grid._init_fields(point_data, cell_data)
+        return grid
+
+    @classmethod
+    def from_blocks(cls, points, blocks: dict[int, Any], **kwargs) -> UnstructuredGrid:
         """Build a grid from ``{vtk_cell_type: corners (n, k)}``; cells keep that order.
 
         Examples
@@ -299,8 +330,16 @@ class UnstructuredGrid(DataSet):
         if "cell_blocks" in self._cache:
             return self._cache["cell_blocks"]
         blocks = {}
+        kinds = np.unique(self.cell_types)
+        if len(kinds) == 1:
+            # One shape: every cell has its corner count, so the connectivity
+            # is already the (n_cells, n_corners) table (viewed, not copied).
+            shape = CELL_SHAPES[int(kinds[0])]
+            blocks[shape.name] = CellBlock(shape, np.arange(self.n_cells, dtype=np.int64),
+                                           self.connectivity.reshape(-1, shape.n_corners))
+            kinds = kinds[:0]
         starts = self.offsets[:-1].astype(np.int64)
-        for vtk_id in np.unique(self.cell_types):
+        for vtk_id in kinds:
             shape = CELL_SHAPES[int(vtk_id)]
             ids = np.flatnonzero(self.cell_types == vtk_id).astype(np.int64)
             index = starts[ids][:, None] + np.arange(shape.n_corners)
