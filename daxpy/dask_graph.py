@@ -1,13 +1,14 @@
 """Task graphs of partitioned pipeline runs, for :mod:`daxpy.dask`.
 
-Structured grids: every field is rechunked into slabs, its halo comes through
-Dask's overlap (what ``map_overlap`` does) with ``boundary='none'``, and one
-``blockwise`` task per block runs the pipeline on its window
-(:func:`daxpy.partition.run_window`), returning a tuple of owned results that
-one ``getitem`` layer per output unpacks; a block learns where it sits from
-the global point indices it reads and owns, which travel as tiny overlapped
-arrays. Unstructured grids: one task per piece (:func:`daxpy.ghosts.run_piece`),
-and one task per range of point ids gathers the owned point results.
+Structured grids: one task per block runs the pipeline on its window
+(:func:`daxpy.partition.run_window`); the :class:`~daxpy.partition.Window` is
+known when the graph is built and is written into the task. Each field comes
+as the block's own chunk (rechunked only where its chunks are not the plan's)
+plus small ``getitem`` tasks that cut the ``depth`` boundary layers off each
+neighbour's chunk where that chunk lives, so only halos travel (what
+``map_overlap`` does, ``boundary='none'``, with fewer tasks). Unstructured
+grids: one task per piece (:func:`daxpy.ghosts.run_piece`), and one task per
+range of point ids gathers the owned point results.
 
 Examples
 --------
@@ -18,17 +19,20 @@ True
 
 from __future__ import annotations
 
+import functools
+import itertools
 import operator
 import os
 
 import dask
 import dask.array as da
 import numpy as np
+from dask.base import tokenize
+from dask.highlevelgraph import HighLevelGraph
 
+from .arrays import array_module
 from .ghosts import partition_cells, run_piece
-from .partition import Window, merge_small, plan_chunks, run_window
-
-AXES = ("z", "y", "x")
+from .partition import Window, cell_box, merge_small, plan_chunks, run_window
 
 MEMORY_FRACTION = 0.25
 """Share of a worker's memory (GPU memory on GPU workers) one block may use:
@@ -94,24 +98,70 @@ def _meta(on_device: bool, ndim: int, dtype):
 
 # -- structured grids -------------------------------------------------------------
 
-def _structured_block(iz, iy, ix, oz, oy, ox, *blocks, program, topology, outputs,
-                      point_names, cell_names, curvilinear):
-    """One block: rebuild its window from the global indices it read and owns."""
-    read, owned = (ix, iy, iz), (ox, oy, oz)
-    window = Window(tuple(int(i[0]) for i in read), tuple(int(i[-1]) + 1 for i in read),
-                    tuple(int(i[0]) for i in owned), tuple(int(i[-1]) + 1 for i in owned))
-    n_points = len(point_names)
-    points = dict(zip(point_names, blocks[:n_points]))
-    cells = {}
-    # Each cell block runs over the cells the read box's points carry, plus
-    # (except at the far border) one more: the sub-grid has one cell less.
-    cell_stop = tuple(slice(0, h - l - 1) if n > 1 else slice(0, 1)
-                      for l, h, n in zip(window.lo[::-1], window.hi[::-1], topology.dims[::-1]))
-    for name, block in zip(cell_names, blocks[n_points:n_points + len(cell_names)]):
-        cells[name] = block[cell_stop]
-    coordinates = blocks[-1] if curvilinear else None
-    result = run_window(program, topology, window, points, cells, outputs, coordinates)
-    return tuple(result[name] for name in outputs)
+def _structured_block(window, fields, points, *, program, topology, outputs, point_names,
+                      cell_names):
+    """One block: its fields over the window's read box in, its owned results out
+    (the array itself for a single output, else a tuple in ``outputs`` order)."""
+    split = len(point_names)
+    result = run_window(program, topology, window, dict(zip(point_names, fields[:split])),
+                        dict(zip(cell_names, fields[split:])), outputs, points)
+    values = tuple(result[name] for name in outputs)
+    return values[0] if len(values) == 1 else values
+
+
+def _assemble(pieces, places, shape):
+    """One field's read box from its own chunk and its neighbours' halo layers.
+
+    The worklets need the box contiguous (the fields are used flat), so this
+    one copy per block is made inside the block's own task, not as a task of
+    its own; a block with no neighbour reads its chunk as it is, uncopied.
+    """
+    first = pieces[0]
+    out = array_module(first).empty(tuple(shape) + first.shape[3:], dtype=first.dtype)
+    for piece, place in zip(pieces, places):
+        out[place] = piece
+    return out
+
+
+def _axis_pieces(sizes, lo, hi):
+    """``(chunk, slice in the chunk, slice in the box)`` for every chunk of
+    ``sizes`` that the range ``[lo, hi)`` of one axis crosses."""
+    pieces, start = [], 0
+    for chunk, size in enumerate(sizes):
+        first, stop = max(lo, start), min(hi, start + size)
+        if first < stop:
+            pieces.append((chunk, slice(first - start, stop - start),
+                           slice(first - lo, stop - lo)))
+        start += size
+    return pieces
+
+
+def _read(array, box, block, halo_key, tasks):
+    """The task argument that gives ``array`` over ``box`` (C-order ``(lo, hi)``
+    per axis) to ``block``: its chunk's key when that is the box, else an
+    :func:`_assemble` of it and of the halo layers cut from the neighbours.
+
+    Each cut is a ``getitem`` task of its own (added to ``tasks``) on the
+    neighbour's chunk: the scheduler runs it where that chunk lives, so only
+    the ``depth`` layers travel, never a whole chunk.
+    """
+    sizes = array.chunks[:3]
+    extra = (0,) * (array.ndim - 3)
+    pieces, places = [], []
+    for combo in itertools.product(*(_axis_pieces(s, lo, hi) for s, (lo, hi)
+                                     in zip(sizes, box))):
+        chunk = tuple(c for c, _, _ in combo)
+        cut = tuple(s for _, s, _ in combo)
+        key = (array.name,) + chunk + extra
+        whole = all(s.start == 0 and s.stop == sizes[a][c] for a, (c, s, _) in enumerate(combo))
+        if chunk != block or not whole:
+            tasks[halo_key + (len(pieces),)] = (operator.getitem, key, cut)
+            key = halo_key + (len(pieces),)
+        pieces.append(key)
+        places.append(tuple(s for _, _, s in combo))
+    if len(pieces) == 1:
+        return pieces[0]
+    return (_assemble, pieces, places, tuple(hi - lo for lo, hi in box))
 
 
 class _CurvilinearTopology:
@@ -151,8 +201,26 @@ def _structured_chunks(dgrid, probe, chunks, depth, has_cells, on_gpu):
                  for c, n in zip(chunks, shape))
 
 
+def _windows(point_chunks, shape, depth):
+    """Every block's index and :class:`Window`: its chunk, grown by ``depth``
+    towards each neighbour (an axis in one chunk has none)."""
+    bounds = [np.concatenate([[0], np.cumsum(c)]).tolist() for c in point_chunks]
+    for block in itertools.product(*(range(len(c)) for c in point_chunks)):
+        own = [(b[i], b[i + 1]) for b, i in zip(bounds, block)]
+        read = [(max(lo - depth, 0), min(hi + depth, n)) for (lo, hi), n in zip(own, shape)]
+        yield block, Window(tuple(lo for lo, _ in read[::-1]), tuple(hi for _, hi in read[::-1]),
+                            tuple(lo for lo, _ in own[::-1]), tuple(hi for _, hi in own[::-1]))
+
+
 def structured_outputs(dgrid, program, probe, chunks, on_gpu: bool) -> dict:
     """Lazy outputs of ``program`` over a structured DaskGrid, in C-order layout.
+
+    One task per block runs the pipeline on its window; the window is written
+    into the task when the graph is built. Its fields arrive as the block's
+    own chunk (no rechunk where the chunks already are the plan's) and small
+    ``getitem`` tasks cutting the ``depth`` boundary layers off each
+    neighbour's chunk. With several outputs the task returns a tuple that one
+    ``getitem`` task per output and block unpacks.
 
     Parameters
     ----------
@@ -189,56 +257,53 @@ def structured_outputs(dgrid, program, probe, chunks, on_gpu: bool) -> dict:
     depth = max(probe.depth, 1 if has_cells else 0)
     point_chunks = _structured_chunks(dgrid, probe, chunks, depth, has_cells, on_gpu)
     cell_chunks = _cell_chunks(point_chunks, shape)
-    # An axis in one chunk has no neighbour to trade halos with.
-    overlap_depth = {a: (depth if len(point_chunks[a]) > 1 else 0) for a in range(3)}
-
-    def halo(array, spatial_chunks):
-        extra = tuple((n,) for n in array.shape[3:])
-        rechunked = array.rechunk(spatial_chunks + extra)
-        depths = {**overlap_depth, **{a: 0 for a in range(3, array.ndim)}}
-        return da.overlap.overlap(rechunked, depth=depths, boundary="none")
-
-    args = []
-    # Each block learns where it sits from the global point indices it reads
-    # and owns along each axis (tiny arrays, overlapped like the fields).
-    for axis, index in zip(range(3), AXES):
-        positions = da.from_array(np.arange(shape[axis]), chunks=(point_chunks[axis],))
-        args.append((da.overlap.overlap(positions, depth={0: overlap_depth[axis]},
-                                        boundary="none"), (index,)))
-    for axis, index in zip(range(3), AXES):
-        args.append((da.from_array(np.arange(shape[axis]), chunks=(point_chunks[axis],)),
-                     (index,)))
+    sources = []
     for association, data, spatial in (("points", dgrid.point_data, point_chunks),
                                        ("cells", dgrid.cell_data, cell_chunks)):
-        for n, array in enumerate(data.values()):
-            args.append((halo(array, spatial),
-                         AXES + tuple(f"{association}{n}c" for _ in array.shape[3:])))
+        for array in data.values():
+            wanted = spatial + tuple((n,) for n in array.shape[3:])
+            sources.append((association, array if array.chunks == wanted
+                            else array.rechunk(wanted)))
     curvilinear = topology.family == "curvilinear"
-    if curvilinear:
-        points = da.from_array(topology.points().reshape(shape + (3,)), asarray=False,
-                               chunks=point_chunks + ((3,),))
-        args.append((halo(points, point_chunks), AXES + ("xyz",)))
-        template = _CurvilinearTopology(topology)
-    else:
-        template = topology
-    flat_args = [item for pair in args for item in pair]
-    packed = da.blockwise(
-        _structured_block, AXES, *flat_args, align_arrays=False, concatenate=True,
-        meta=np.empty((0, 0, 0), dtype=object), program=program, topology=template,
-        outputs=program.outputs, point_names=list(dgrid.point_data),
-        cell_names=list(dgrid.cell_data), curvilinear=curvilinear)
-    return {name: _unpack(packed, j, name, program, probe,
-                          point_chunks if program.outputs[name] == "points" else cell_chunks)
-            for j, name in enumerate(program.outputs)}
-
-
-def _unpack(packed, j, name, program, probe, spatial_chunks):
-    """The ``j``-th result of every block's tuple, as one Dask array."""
-    _, dtype, comps = probe.fields[name]
-    chunks = tuple(spatial_chunks) + tuple((c,) for c in comps)
-    return packed.map_blocks(operator.getitem, j, chunks=chunks, dtype=dtype,
-                             new_axis=list(range(3, 3 + len(comps))) or None,
-                             meta=_meta(program.to == "device", len(chunks), dtype))
+    coordinates = topology.points().reshape(shape + (3,)) if curvilinear else None
+    template = _CurvilinearTopology(topology) if curvilinear else topology
+    outputs = program.outputs
+    token = tokenize([a.name for _, a in sources], point_chunks, depth, outputs, program,
+                     template, coordinates)
+    name = f"daxpy-window-{token}"
+    run = functools.partial(_structured_block, program=program, topology=template,
+                            outputs=outputs, point_names=list(dgrid.point_data),
+                            cell_names=list(dgrid.cell_data))
+    # A single output is the block task's own result: its key is the output's.
+    single = len(outputs) == 1
+    extra = (0,) * len(probe.fields[next(iter(outputs))][2]) if single else ()
+    tasks = {}
+    for block, window in _windows(point_chunks, shape, depth):
+        boxes = {"points": tuple(zip(window.lo, window.hi))[::-1],
+                 "cells": cell_box(window, topology.dims)[::-1]}
+        reads = [_read(array, boxes[association], block,
+                       (f"daxpy-halo-{token}", n) + block, tasks)
+                 for n, (association, array) in enumerate(sources)]
+        points = None if coordinates is None else coordinates[tuple(
+            slice(lo, hi) for lo, hi in boxes["points"])]
+        tasks[(name,) + block + extra] = (run, window, reads, points)
+    graph = HighLevelGraph.from_collections(name, tasks, dependencies=[a for _, a in sources])
+    results = {}
+    for j, (field, association) in enumerate(outputs.items()):
+        _, dtype, comps = probe.fields[field]
+        spatial = point_chunks if association == "points" else cell_chunks
+        chunks = spatial + tuple((c,) for c in comps)
+        meta = _meta(program.to == "device", len(chunks), dtype)
+        if single:
+            results[field] = da.Array(graph, name, chunks, meta=meta)
+            continue
+        packed = da.Array(graph, name, point_chunks, meta=np.empty((0, 0, 0), dtype=object))
+        unpacked = f"daxpy-result{j}-{token}"
+        layer = {(unpacked,) + block + (0,) * len(comps): (operator.getitem, (name,) + block, j)
+                 for block in itertools.product(*(range(len(c)) for c in point_chunks))}
+        results[field] = da.Array(HighLevelGraph.from_collections(unpacked, layer, [packed]),
+                                  unpacked, chunks, meta=meta)
+    return results
 
 
 # -- unstructured grids -----------------------------------------------------------
@@ -253,11 +318,7 @@ def _piece_block(program, piece, point_names, cell_names, *values):
 def _gather_points(start, stop, name, parts):
     """Owned point results of several pieces, put in global order over [start, stop)."""
     first = parts[0][1][name]
-    if isinstance(first, np.ndarray):
-        xp = np
-    else:
-        import cupy as xp
-    out = xp.empty((stop - start,) + first.shape[1:], dtype=first.dtype)
+    out = array_module(first).empty((stop - start,) + first.shape[1:], dtype=first.dtype)
     for ids, result, where in parts:
         out[ids - start] = result[name][where]
     return out

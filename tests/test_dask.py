@@ -13,7 +13,8 @@ import daxpy.dask as dd  # noqa: E402
 from daxpy.errors import ArgumentError, FieldError  # noqa: E402
 from daxpy.filters import Gradient, PointToCell  # noqa: E402
 
-from strategies import field_arrays, structured_grids, unstructured_grids  # noqa: E402
+from strategies import (field_arrays, mixed_grid_all_shapes, structured_grids,  # noqa: E402
+                        unstructured_grids)
 
 MAPS = ("sin(x)", "x * x + 1", "cos(x) * 2")
 
@@ -134,6 +135,26 @@ def test_chunks_keep_the_pipeline_depth_of_layers():
     _assert_same(expected, result)
 
 
+def test_structured_graph_has_a_task_per_block_and_moves_only_halo_layers():
+    grid = daxpy.UniformGrid(dims=(6, 8, 10))
+    values = da.from_array(np.random.default_rng(5).random((10, 8, 6)), chunks=(5, 4, 6))
+    pipe = dd.pipeline(dd.DaskGrid(grid, point_data={"v": values}))
+    g = pipe.gradient("v")
+    out = pipe.run(backend="cpu", chunks=None).point_data[g.name]
+    graph = dict(out.__dask_graph__())
+    added = set(graph) - set(dict(values.__dask_graph__()))
+    blocks = set(dask.core.flatten(out.__dask_keys__()))
+    cuts = sorted(added - blocks)
+    assert blocks <= added and len(cuts) == 4 * 3  # two faces and a corner per block
+    assert not any("rechunk" in name for name in out.__dask_graph__().layers)
+    for cut in dask.get(graph, cuts):
+        assert min(cut.shape[:2]) == 1  # one layer (the depth) of a neighbour's chunk
+    single = daxpy.pipeline(grid.with_fields(point_data={"v": values.compute().ravel()}))
+    single.gradient("v", result=g.name)
+    np.testing.assert_array_equal(out.compute().reshape(-1, 3),
+                                  single.run(backend="cpu").point_data[g.name])
+
+
 def test_flat_and_c_order_fields_give_the_same_result():
     grid = daxpy.RectilinearGrid([0, 1, 3, 4], [0, 2, 3], [0, 1, 5, 6])
     values = np.random.default_rng(0).random(grid.n_points)
@@ -177,7 +198,7 @@ def test_local_cluster_with_planned_chunks():
         name = next(iter(result.point_data))
         assert len(result.point_data[name].chunks[0]) % 2 == 0
         _assert_same(expected, result)
-        ugrid = unstructured_grids().example()
+        ugrid = mixed_grid_all_shapes()
         pvalues = np.random.default_rng(3).random(ugrid.n_points)
         expected, result = _run_both(ugrid, [("gradient", None), ("point_to_cell", None)],
                                      pvalues, "points", False)
