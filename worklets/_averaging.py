@@ -128,6 +128,27 @@ def gather(values: np.ndarray, ids: np.ndarray, out: np.ndarray, scratch: np.nda
     np.take(values, ids, axis=0, out=out, mode="wrap")
 
 
+def sum_rows(rows: np.ndarray, out: np.ndarray) -> None:
+    """``out[...] = rows[0] + rows[1] + ...``, added in row order in ``out``'s dtype.
+
+    ``np.add.reduce(rows, axis=0)`` is not used: where a row holds a single
+    element NumPy sums the rows pairwise, so a cell or point averaged alone
+    (a block or chunk of one) would differ in the last bit from the same one
+    averaged among others.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rows, out = np.array([[1e16], [1.0], [-1e16], [1.0]] * 2), np.empty(1)
+    >>> sum_rows(rows, out)
+    >>> out.tolist(), np.add.reduce(rows, axis=0).tolist()
+    ([1.0], [0.0])
+    """
+    np.copyto(out, rows[0])
+    for row in rows[1:]:
+        np.add(out, row, out=out)
+
+
 def structured_view(grid, values: np.ndarray, association: str) -> np.ndarray:
     """View a structured point or cell field as ``(n_k, n_j, n_i, components)``
     over the grid's cell axes only (axes with one point are dropped).

@@ -27,7 +27,7 @@ from daxpy.worklet import Worklet, register
 
 from ._cuda_specs import CUDA
 
-from ._averaging import (check_tuples, float_dtype, gather, id_dtype, output_array,
+from ._averaging import (check_tuples, float_dtype, gather, id_dtype, output_array, sum_rows,
                          run_slabs, slab_planes, structured_view)
 
 LINKS_BLOCK = 1 << 18
@@ -244,7 +244,7 @@ def _average_group(values: np.ndarray, group: PointCells, block: int, starts: li
         cell_values = picked[:n_cells * (stop - start) * width].reshape(
             (n_cells, stop - start) + tail)
         gather(values, group.cells[:, start:stop], cell_values, scratch)
-        np.add.reduce(cell_values, axis=0, dtype=np.float64, out=sums[:stop - start])
+        sum_rows(cell_values, sums[:stop - start])
         np.divide(sums[:stop - start], n_cells, out=means[:stop - start])
         out[group.points[start:stop]] = means[:stop - start]
 

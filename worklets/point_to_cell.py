@@ -23,7 +23,7 @@ from daxpy.worklet import Worklet, register
 
 from ._cuda_specs import CUDA
 
-from ._averaging import (check_tuples, float_dtype, gather, id_dtype, output_array,
+from ._averaging import (check_tuples, float_dtype, gather, id_dtype, output_array, sum_rows,
                          run_slabs, slab_planes, structured_view)
 
 CELL_BLOCK = 1 << 14
@@ -176,7 +176,7 @@ def _average_corners(values: np.ndarray, block, rows: np.ndarray, starts: list[i
             (n_corners, stop - start) + tail)
         gather(values, rows[:, start:stop], corner_values, scratch)
         total = out[start:stop] if in_order else sums[:stop - start]
-        np.add.reduce(corner_values, axis=0, dtype=out.dtype, out=total)
+        sum_rows(corner_values, total)
         total *= 1.0 / n_corners
         if not in_order:
             out[block.cell_ids[start:stop]] = total
