@@ -32,7 +32,6 @@ import argparse
 import statistics
 import sys
 import time
-import uuid
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -40,10 +39,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import numpy as np  # noqa: E402
 
 import daxpy  # noqa: E402
-import daxpy.dask as daxpy_dask  # noqa: E402
 from common import format_table, make_row, write_results  # noqa: E402
 from daxpy.partition import even_split  # noqa: E402
-from scale_out import CASES, SPACING, _same, input_array, make_block  # noqa: E402
+from scale_out import CASES, SPACING, _same, fresh_run, input_array, make_block  # noqa: E402
 
 DIMS = (64, 64, 64)
 DTYPE = "float32"
@@ -80,12 +78,8 @@ def run_case(client, workers, case: str, grid, slabs: int, repeat: int) -> dict:
     times, graph_times = [], []
     agrees, tasks, pipeline_tasks = False, None, None
     for attempt in range(repeat + 2):
-        alias = field.map_blocks(_same, name=f"dask-overhead-input-{uuid.uuid4().hex}",
-                                 dtype=field.dtype, meta=field._meta)
         start = time.perf_counter()
-        pipe = daxpy_dask.pipeline(daxpy_dask.DaskGrid(grid, point_data={"v": alias}))
-        out = chain(pipe.field("v"))
-        lazy = pipe.run(backend="cpu", chunks=None).point_data[out.name]
+        alias, lazy = fresh_run(field, grid, chain, "cpu", "host", "dask-overhead-input")
         built = time.perf_counter()
         result = client.persist(lazy)
         wait(result)

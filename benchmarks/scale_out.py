@@ -175,6 +175,19 @@ def _same(block):
     return block
 
 
+def fresh_run(field, grid, chain, backend: str, to: str, prefix: str):
+    """``(alias, lazy output)``: ``chain`` run over a fresh alias of ``field``.
+
+    Task keys are deterministic: a fresh alias of the input (no copy) gives
+    every run new keys, so no run reuses results the scheduler still holds.
+    """
+    alias = field.map_blocks(_same, name=f"{prefix}-{uuid.uuid4().hex}", dtype=field.dtype,
+                             meta=field._meta)
+    pipe = daxpy_dask.pipeline(daxpy_dask.DaskGrid(grid, point_data={"v": alias}))
+    out = chain(pipe.field("v"))
+    return alias, pipe.run(backend=backend, to=to, chunks=None).point_data[out.name]
+
+
 def run_case(client, all_workers, case, n_points, gpus, dtype, backend, on_gpu, repeat):
     """Time one case on ``gpus`` workers; return (median ms, median ms of it spent
     building the graph on the client, digest, slabs)."""
@@ -195,16 +208,11 @@ def run_case(client, all_workers, case, n_points, gpus, dtype, backend, on_gpu, 
     field = input_array(client, workers, grid, components, dtype, chunks, on_gpu)
     times, graph_times = [], []
     for attempt in range(repeat + 1):
-        # Task keys are deterministic: a fresh alias of the input (no copy) gives
-        # every run new keys, so no run reuses results the scheduler still holds.
-        alias = field.map_blocks(_same, name=f"scale-out-input-{uuid.uuid4().hex}",
-                                 dtype=field.dtype, meta=field._meta)
         start = time.perf_counter()
-        pipe = daxpy_dask.pipeline(daxpy_dask.DaskGrid(grid, point_data={"v": alias}))
-        out = chain(pipe.field("v"))
-        lazy = pipe.run(backend=backend, to="device" if on_gpu else "host", chunks=None)
+        alias, lazy = fresh_run(field, grid, chain, backend, "device" if on_gpu else "host",
+                                "scale-out-input")
         built = time.perf_counter()
-        result = client.persist(lazy.point_data[out.name], workers=workers)
+        result = client.persist(lazy, workers=workers)
         wait(result)
         if attempt:
             times.append((time.perf_counter() - start) * 1e3)
