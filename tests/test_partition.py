@@ -139,6 +139,9 @@ def test_pieces_own_every_cell_and_point_once_and_mark_the_rest_as_ghosts(grid, 
         expected = np.concatenate([grid.connectivity[grid.offsets[c]:grid.offsets[c + 1]]
                                    for c in part.cell_ids]) if len(part.cell_ids) else []
         np.testing.assert_array_equal(local, expected)
+        # Built without checks (UnstructuredGrid.from_checked): the checks accept it.
+        daxpy.UnstructuredGrid(part.grid.points(), part.grid.connectivity, part.grid.offsets,
+                               part.grid.cell_types)
         if levels:
             # Level 1: every cell that uses an owned point is in the piece.
             owned_global = part.point_ids[part.owned_points]

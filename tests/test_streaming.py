@@ -127,6 +127,10 @@ def test_unstructured_chunks_own_every_cell_and_point_once(grid, cells, levels):
         expected = np.concatenate([grid.connectivity[a:b] for a, b in zip(starts, ends)]
                                   ) if cell_ids.size else np.zeros(0)
         np.testing.assert_array_equal(ids[c.grid.connectivity], expected)
+        np.testing.assert_array_equal(c.grid.cell_types, grid.cell_types[cell_ids])
+        # Built without checks (UnstructuredGrid.from_checked): the checks accept it.
+        daxpy.UnstructuredGrid(c.grid.points(), c.grid.connectivity, c.grid.offsets,
+                               c.grid.cell_types)
 
 
 def test_a_badly_numbered_mesh_gathers_its_points():
