@@ -115,8 +115,10 @@ class Gradient(FieldFilter):
             )
         components = 1 if values.ndim == 1 else values.shape[1]
         if self.derived and components != 3:
+            *others, last = self.derived
+            names = f"{', '.join(others)} and {last}" if others else last
             raise FieldError(
-                f"{', '.join(self.derived)} need a 3-component field; field "
+                f"{names} {'need' if others else 'needs'} a 3-component field; field "
                 f"{self.field!r} has {components} component(s)"
             )
         if np.dtype(values.dtype).kind != "f":
