@@ -99,7 +99,7 @@ def test_solid_body_rotation():
 @pytest.mark.parametrize("option", ["divergence", "vorticity", "qcriterion"])
 def test_filter_needs_three_components(option):
     grid = daxpy.UniformGrid(dims=(2, 2), point_data={"t": np.zeros((4, 2))})
-    with pytest.raises(FieldError, match=f"{option} need a 3-component field; field 't' has 2"):
+    with pytest.raises(FieldError, match=f"{option} needs a 3-component field; field 't' has 2"):
         Gradient("t", backend="cpu", **{option: True})(grid)
 
 
