@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from .partition import first_axis, slab_windows, window_grid
-from .unstructured import UnstructuredGrid, concatenated_ranges
+from .unstructured import UnstructuredGrid
 
 
 @dataclass(frozen=True)
@@ -296,15 +296,8 @@ def _point_range(grid, cells: np.ndarray, points_owned) -> tuple[int, int]:
 
 
 def _unstructured_chunk(grid, index, cells_owned, points_owned, cells) -> Chunk:
-    offsets = grid.offsets.astype(np.int64, copy=False)
     held = _as_selection(cells)
-    if isinstance(held, slice):  # the usual case: a view of the connectivity, no gather
-        start = int(offsets[held.start])
-        corners = grid.connectivity[start:int(offsets[held.stop])]
-        local_offsets = offsets[held.start:held.stop + 1] - start
-    else:
-        corners = grid.connectivity[concatenated_ranges(offsets[cells], offsets[cells + 1])]
-        local_offsets = np.concatenate([[0], np.cumsum(offsets[cells + 1] - offsets[cells])])
+    corners, local_offsets = grid.cells_connectivity(cells)
     corners = corners.astype(np.int64, copy=False)
     p0, p1 = points_owned
     first, stop = _point_range(grid, cells, points_owned)
@@ -320,7 +313,7 @@ def _unstructured_chunk(grid, index, cells_owned, points_owned, cells) -> Chunk:
         local_corners = np.searchsorted(ids, corners)
         point_local = int(np.searchsorted(ids, p0))
     points = grid.points()[point_read]
-    sub = UnstructuredGrid.from_checked(points, local_corners, local_offsets.astype(np.int64),
+    sub = UnstructuredGrid.from_checked(points, local_corners, local_offsets,
                                         grid.cell_types[held], name=f"{grid.name} chunk {index}")
     return Chunk(index, sub, point_read, held, points_owned, cells_owned,
                  point_local, int(np.searchsorted(cells, cells_owned[0])))

@@ -128,17 +128,15 @@ def point_owners(grid: UnstructuredGrid, bounds: np.ndarray) -> np.ndarray:
 
 def _piece(grid, index, bounds, owners, levels) -> Piece:
     starts, link_cells, _ = _links(grid)
-    offsets = grid.offsets.astype(np.int64)
     owned = np.arange(bounds[index], bounds[index + 1])
     cells = owned
     lonely = np.flatnonzero((owners == index) & (np.diff(starts) == 0))
-    corners = grid.connectivity[concatenated_ranges(offsets[cells], offsets[cells + 1])]
+    corners, local_offsets = grid.cells_connectivity(cells)
     points = np.union1d(np.unique(corners), lonely)
     for _ in range(levels):
         cells = np.unique(link_cells[concatenated_ranges(starts[points], starts[points + 1])])
-        corners = grid.connectivity[concatenated_ranges(offsets[cells], offsets[cells + 1])]
+        corners, local_offsets = grid.cells_connectivity(cells)
         points = np.union1d(np.unique(corners), lonely)
-    local_offsets = np.concatenate([[0], np.cumsum(offsets[cells + 1] - offsets[cells])])
     point_ghosts = np.where(owners[points] == index, 0, DUPLICATEPOINT).astype(np.uint8)
     in_range = (cells >= bounds[index]) & (cells < bounds[index + 1])
     cell_ghosts = np.where(in_range, 0, DUPLICATECELL).astype(np.uint8)

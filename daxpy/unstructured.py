@@ -311,6 +311,32 @@ class UnstructuredGrid(DataSet):
                 )
 
     # -- topology -----------------------------------------------------------
+    def cells_connectivity(self, cells: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Corner ids of ``cells`` (ascending ids) one after the other, and offsets
+        into them from 0: the connectivity of a grid made of just those cells.
+
+        A contiguous run of cells gives a view of the connectivity, not a copy.
+
+        Examples
+        --------
+        >>> import numpy as np, daxpy
+        >>> from daxpy.celltypes import LINE, TRIANGLE
+        >>> g = daxpy.UnstructuredGrid.from_blocks(np.eye(4, 3), {LINE: [[0, 1], [1, 2]],
+        ...                                                      TRIANGLE: [[1, 2, 3]]})
+        >>> [a.tolist() for a in g.cells_connectivity(np.array([0, 2]))]
+        [[0, 1, 1, 2, 3], [0, 2, 5]]
+        """
+        offsets = self.offsets.astype(np.int64, copy=False)
+        cells = np.asarray(cells, dtype=np.int64)
+        if cells.size and int(cells[-1]) - int(cells[0]) + 1 == cells.size:
+            first, stop = int(cells[0]), int(cells[-1]) + 1
+            start = int(offsets[first])
+            return (self.connectivity[start:int(offsets[stop])],
+                    offsets[first:stop + 1] - start)
+        ends = offsets[cells + 1]
+        corners = self.connectivity[concatenated_ranges(offsets[cells], ends)]
+        return corners, np.concatenate([[0], np.cumsum(ends - offsets[cells])]).astype(np.int64)
+
     def cell_blocks(self) -> dict[str, CellBlock]:
         """Cells partitioned by shape, computed once and cached on the grid.
 
