@@ -47,6 +47,17 @@ class NaNPolicyError(DaxpyError, ValueError):
     """Input holds NaN or Inf and the caller asked for ``nan_policy="raise"``."""
 
 
+class DataFileError(DaxpyError, OSError):
+    """A dataset file cannot be read or written safely: corrupt, truncated, declaring
+    sizes it cannot hold, not a regular file, or a write that failed (the old file is
+    kept). The message names the file and the problem."""
+
+
+class ResourceError(DaxpyError, MemoryError):
+    """A request needs more memory than the machine has; the message gives the bytes
+    needed and available. Raised before anything is allocated."""
+
+
 class BackendError(DaxpyError, RuntimeError):
     """The requested backend (for example CUDA) is not available here."""
 
