@@ -53,7 +53,7 @@ class DataFileError(DaxpyError, OSError):
     kept). The message names the file and the problem."""
 
 
-class ResourceError(DaxpyError, MemoryError):
+class ResourceError(MemoryError, DaxpyError):
     """A request needs more memory than the machine has; the message gives the bytes
     needed and available. Raised before anything is allocated."""
 
