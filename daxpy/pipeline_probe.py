@@ -189,7 +189,5 @@ class StagesRunner:
         self.stages, self.outputs, self.backend, self.to = stages, outputs, backend, to
 
     def __call__(self, dataset):
-        # Blocks run on several threads at once: no tracemalloc start/stop races.
-        result, _ = run_stages(dataset, self.stages, list(self.outputs), self.backend, self.to,
-                               trace_memory=False)
+        result, _ = run_stages(dataset, self.stages, list(self.outputs), self.backend, self.to)
         return result

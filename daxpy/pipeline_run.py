@@ -17,14 +17,15 @@ transfers: 0 host->device, 0 device->host; peak memory: 0 bytes
 from __future__ import annotations
 
 import copy
+from contextlib import nullcontext
 import itertools
 import time
-import tracemalloc
 from dataclasses import dataclass, field
 
 from .arrays import is_device_array, to_host
 from .backend import resolve_backend
 from .errors import ArgumentError
+from .peak_memory import traced_peak
 
 
 @dataclass
@@ -52,7 +53,9 @@ class Profile:
         Host->device and device->host field transfers.
     peak_bytes : int
         Peak memory of the run: device memory-pool use at stage boundaries on
-        CUDA, traced NumPy allocations on the CPU.
+        CUDA; on the CPU, the peak of host allocations traced during the run
+        above what was allocated when it began (while profiled runs overlap in
+        several threads, the process's peak over the run).
     device_ms : float or None
         CUDA only: from the moment the inputs are on the device to the end of
         the last kernel, across all streams (the device-side makespan, which
@@ -122,12 +125,14 @@ def _select(dataset, wanted, to: str, profile: Profile):
     return result
 
 
-def run_stages(dataset, stages, wanted, backend: str, to: str, trace_memory: bool = True,
+def run_stages(dataset, stages, wanted, backend: str, to: str, trace_memory: bool = False,
                fuse: bool = True, concurrent: bool = True):
     """Run ``stages`` over ``dataset``; return ``(outputs dataset, Profile)``.
 
-    ``trace_memory=False`` leaves tracemalloc alone (no CPU peak memory in the
-    profile): starting and stopping it races with other threads' allocations.
+    ``trace_memory=True`` measures the CPU run's peak host memory with
+    :func:`daxpy.peak_memory.traced_peak` (process-wide tracemalloc, shared by
+    concurrent profiled runs); by default nothing process-global is touched and
+    the profile's CPU peak memory is 0.
     ``fuse=False`` runs every stage as its own kernel(s) on the CUDA backend
     (:mod:`daxpy.cuda.pipeline_fusion` groups them otherwise).
     ``concurrent=False`` puts every CUDA kernel on one stream, in build order.
@@ -155,16 +160,11 @@ def run_stages(dataset, stages, wanted, backend: str, to: str, trace_memory: boo
     return _run_cpu(dataset, stages, list(wanted), to, trace_memory)
 
 
-def _run_cpu(dataset, stages, wanted, to, trace_memory=True):
+def _run_cpu(dataset, stages, wanted, to, trace_memory=False):
     profile = Profile(backend="cpu")
     readers = _readers(stages, wanted)
     working = dataset.with_fields()
-    tracing = trace_memory and not tracemalloc.is_tracing()
-    if tracing:
-        tracemalloc.start()
-    if trace_memory:
-        tracemalloc.reset_peak()
-    try:
+    with (traced_peak() if trace_memory else nullcontext(lambda: 0)) as peak:
         for stage in stages:
             start = time.perf_counter()
             working = _configured(stage, "cpu").execute(working)
@@ -177,11 +177,7 @@ def _run_cpu(dataset, stages, wanted, to, trace_memory=True):
                     readers[name] -= 1
                     if readers[name] == 0:
                         _release(working, name)
-        if trace_memory:
-            profile.peak_bytes = tracemalloc.get_traced_memory()[1]
-    finally:
-        if tracing:
-            tracemalloc.stop()
+    profile.peak_bytes = peak()
     return _select(working, wanted, to, profile), profile
 
 
