@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import ast
 import functools
+import itertools
 import math
+import unicodedata
 from dataclasses import dataclass
 from typing import Callable, Mapping, Union
 
@@ -296,6 +298,29 @@ def parse(source: str) -> Expression:
     return _parse(source)
 
 
+def _refuse_normalised_names(source: str) -> None:
+    """Refuse text that Python's parser would read as other text: it applies NFKC
+    to identifiers, so a fullwidth ``ｆ`` (or ``e`` + a combining accent) would
+    silently read another field (``f``, ``é``)."""
+    if unicodedata.is_normalized("NFKC", source):
+        return
+    column = 0
+    # Runs of letters, marks, digits and underscores: the names as written (the
+    # parser normalises nothing else, and refuses other non-ASCII text itself).
+    for is_word, run in itertools.groupby(
+            source, key=lambda ch: ch == "_" or unicodedata.category(ch)[0] in "LMN"):
+        text = "".join(run)
+        normal = unicodedata.normalize("NFKC", text)
+        if is_word and normal != text:
+            raise ExpressionError(
+                f"name {text!r} in expression {source!r} (column {column + 1}) would be "
+                f"read as {normal!r} (Python's parser normalises names with NFKC); "
+                f"write {normal!r} if you mean it, or rename the field to a name that "
+                "NFKC leaves as it is"
+            )
+        column += len(text)
+
+
 @functools.lru_cache(maxsize=256)
 def _parse(source: str) -> Expression:
     # Cached apart from parse(): an unhashable argument must reach the type check.
@@ -306,6 +331,7 @@ def _parse(source: str) -> Expression:
     if not source.strip():
         raise ExpressionError("expression is empty; expected a formula over field names, "
                               "such as 'sqrt(u**2 + v**2)'")
+    _refuse_normalised_names(source)
     try:
         tree = ast.parse(source.strip(), mode="eval")
     except SyntaxError as err:

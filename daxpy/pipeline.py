@@ -271,6 +271,10 @@ class Pipeline:
 
         parsed = parse(expression)
         names = parsed.fields
+        if not names:
+            raise ArgumentError(f"combine's expression {expression!r} reads no field; it "
+                                "must read source fields or earlier outputs (a constant "
+                                "has no points or cells to live at)")
         for name in names:
             if name not in self._associations:
                 self.field(name)

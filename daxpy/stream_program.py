@@ -107,6 +107,21 @@ def _rolled(dataset):
     return moved
 
 
+def position_dependent(where: str) -> str:
+    """The message refusing a pipeline whose maps are not :func:`position_free`
+    when it would run ``where`` (in chunks, on Dask blocks...).
+
+    Examples
+    --------
+    >>> position_dependent("in chunks").startswith("a map of this pipeline")
+    True
+    """
+    return ("a map of this pipeline depends on where a value sits in the whole field "
+            "(such as a BiasAdd whose bias spans several tuples, not one entry per "
+            f"component); it cannot run {where}: give one bias entry per component, or "
+            "run it with daxpy.pipeline on the whole grid")
+
+
 def position_free(dataset, stages) -> bool:
     """Whether every map stage (reach 0) commutes with moving the field by one
     element, on the probe grid: maps that do give the same values in any chunk.

@@ -44,6 +44,7 @@ Examples
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -57,13 +58,31 @@ from .errors import ArgumentError
 from .pipeline_run import Profile, StageRecord
 from .stream_loop import stream_chunks
 from .stream_movers import make_mover
-from .stream_program import NotStreamable, plan_within, program_of
-from .transfer import STORAGE_KINDS, storage_dtype
+from .stream_program import NotStreamable, plan_within, position_dependent, program_of
+from .transfer import STAGING_POLICIES, STORAGE_KINDS, storage_dtype
 
 
 def _env_bytes() -> int | None:
-    value = os.environ.get("DAXPY_MAX_DEVICE_BYTES", "")
-    return int(float(value)) if value else None
+    value = os.environ.get("DAXPY_MAX_DEVICE_BYTES", "").strip()
+    if not value:
+        return None
+    try:
+        number = float(value)
+    except ValueError:
+        number = math.nan
+    if not (math.isfinite(number) and number >= 1 and number == int(number)):
+        raise ArgumentError(f"DAXPY_MAX_DEVICE_BYTES must be a positive whole number of "
+                            f"bytes, got {value!r}")
+    return int(number)
+
+
+def _require_count(name: str, value, optional: bool = False) -> None:
+    """Refuse a setting that is not a positive int (bool and float included)."""
+    if optional and value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ArgumentError(f"{name} must be a positive integer{' or None' if optional else ''}"
+                            f", got {value!r}")
 
 
 @dataclass(frozen=True)
@@ -77,6 +96,18 @@ class Settings:
     storage: Any = None
     mapped: bool = False
     enabled: bool = True
+
+    def __post_init__(self):
+        _require_count("chunk_bytes", self.chunk_bytes)
+        _require_count("max_device_bytes", self.max_device_bytes, optional=True)
+        _require_count("streams", self.streams)
+        if self.staging not in STAGING_POLICIES:
+            raise ArgumentError(f"staging must be one of {STAGING_POLICIES}, "
+                                f"got {self.staging!r}")
+        for name in ("mapped", "enabled"):
+            if not isinstance(getattr(self, name), bool):
+                raise ArgumentError(f"{name} must be True or False, "
+                                    f"got {getattr(self, name)!r}")
 
 
 _SETTINGS: ContextVar[Settings | None] = ContextVar("daxpy_stream_settings", default=None)
@@ -93,6 +124,14 @@ def current_settings() -> Settings:
     return _SETTINGS.get() or Settings()
 
 
+def _replaced(settings: Settings, changes: dict) -> Settings:
+    unknown = sorted(set(changes) - {f.name for f in dataclasses.fields(Settings)})
+    if unknown:
+        raise ArgumentError(f"unknown streaming setting(s) {unknown}; the settings are "
+                            f"{[f.name for f in dataclasses.fields(Settings)]}")
+    return dataclasses.replace(settings, **changes)
+
+
 @contextmanager
 def configure(**changes):
     """Change streaming settings inside a ``with`` block.
@@ -103,7 +142,7 @@ def configure(**changes):
     ...     current_settings().max_device_bytes
     1048576
     """
-    token = _SETTINGS.set(dataclasses.replace(current_settings(), **changes))
+    token = _SETTINGS.set(_replaced(current_settings(), changes))
     try:
         yield
     finally:
@@ -218,14 +257,12 @@ def run_streamed(dataset, stages, wanted, backend: str = "cuda", fuse: bool = Tr
     >>> out.cell_data[c.name].tolist()[:3]
     [3.0, 4.0, 5.0]
     """
-    settings = dataclasses.replace(current_settings(), **overrides)
+    settings = _replaced(current_settings(), overrides)
     if backend not in ("cpu", "cuda"):
         raise ArgumentError(f"backend must be 'cpu' or 'cuda', got {backend!r}")
     program = program_of(dataset, stages, wanted)
     if not program.position_free:
-        raise NotStreamable("a map of this pipeline depends on where a value sits in the "
-                            "field (such as a BiasAdd whose bias spans several tuples); "
-                            "it cannot run in chunks")
+        raise NotStreamable(position_dependent("in chunks"))
     storage = _storage(settings, program)
     profile = StreamProfile(backend=backend, depth=program.depth)
     if settings.mapped:
