@@ -22,7 +22,8 @@ import os
 from pathlib import Path
 
 from .dataset import DataSet
-from .errors import ArgumentError
+from .errors import ArgumentError, DataFileError
+from .vtk_messages import vtk_messages
 
 __all__ = ["read", "write"]
 
@@ -72,8 +73,28 @@ def _error_log(vtk_object) -> list[str]:
     return messages
 
 
+def _scan(path: str, family: str | None):
+    """Check what the file declares before VTK sees it (see :mod:`daxpy.file_checks`)."""
+    from .legacy_scan import scan_legacy
+    from .xml_scan import scan_xml
+
+    try:
+        return scan_legacy(path) if family is None else scan_xml(path, family)
+    except DataFileError:
+        raise
+    except OSError as err:  # the file vanished or cannot be opened
+        raise DataFileError(f"{path!r} cannot be read: {err.strerror or err}") from err
+
+
 def read(path: str | os.PathLike) -> DataSet:
     """Read a ``.vti``, ``.vtr``, ``.vts``, ``.vtu`` or legacy ``.vtk`` file.
+
+    The file is checked before VTK reads it: its structure, its attributes
+    (origin, spacing, extents as finite numbers) and every size it declares,
+    against its own length and the memory available, so a corrupt or hostile
+    file is refused instead of crashing the process. Every error or warning
+    VTK reports while reading is an error, and what VTK read is compared with
+    what the file declares (counts, array names, tuples, components).
 
     Parameters
     ----------
@@ -93,8 +114,11 @@ def read(path: str | os.PathLike) -> DataSet:
     ArgumentError
         If the extension is not one of the five formats, or a legacy file
         holds a dataset type daxpy does not support (such as polydata).
-    OSError
-        If VTK reports an error while reading (corrupt or truncated file).
+    DataFileError
+        If the file is not a regular file, cannot be opened, is corrupt or
+        truncated, declares sizes it cannot hold or the machine's memory
+        cannot, or VTK reports an error or a warning while reading it. The
+        message names the file and the problem. (A subclass of ``OSError``.)
 
     See Also
     --------
@@ -108,23 +132,33 @@ def read(path: str | os.PathLike) -> DataSet:
     ...
     daxpy.errors.ArgumentError: path 'grid.png' has extension '.png'; daxpy reads and writes .vti, .vtr, .vts, .vtu, .vtk
     """
-    _family, reader_name, _writer = _format(path)
-    if not Path(path).is_file():
-        raise FileNotFoundError(errno.ENOENT, "no such dataset file", os.fspath(path))
+    family, reader_name, _writer = _format(path)
+    name = os.fspath(path)
+    if not os.path.exists(name):
+        raise FileNotFoundError(errno.ENOENT, "no such dataset file", name)
+    if not Path(name).is_file():
+        # A FIFO or device would block or never end; a folder is no dataset.
+        raise DataFileError(f"{name!r} is not a regular file")
+    declared = _scan(name, family)
     reader = _vtk_class(reader_name)
     if reader_name == "vtkDataSetReader":
         # The legacy reader keeps only the first scalars/vectors/... array unless told.
         for kind in ("Scalars", "Vectors", "Normals", "Tensors", "ColorScalars",
                      "TCoords", "Fields"):
             getattr(reader, f"ReadAll{kind}On")()
-    errors = _error_log(reader)
-    reader.SetFileName(os.fspath(path))
-    reader.Update()
-    if errors:
-        raise OSError(f"VTK could not read {os.fspath(path)!r}: {errors[0]}")
+    reader.SetFileName(name)
+    with vtk_messages(reader, reader.GetExecutive()) as messages:
+        reader.Update()
+    if messages:
+        raise DataFileError(f"VTK could not read {name!r}: {messages[0]}")
+    from .file_checks import cross_check
     from .interop import from_vtk
 
-    return from_vtk(reader.GetOutputDataObject(0))
+    vtk_object = reader.GetOutputDataObject(0)
+    if vtk_object is None:
+        raise DataFileError(f"VTK could not read {name!r}: the reader returned no dataset")
+    cross_check(declared, vtk_object)
+    return from_vtk(vtk_object)
 
 
 def write(dataset: DataSet, path: str | os.PathLike) -> None:
