@@ -46,6 +46,21 @@ def float_dtype(dtype: np.dtype) -> np.dtype:
     return dtype if dtype.kind == "f" else np.dtype(np.float64)
 
 
+def sum_dtype(dtype: np.dtype) -> np.dtype:
+    """Dtype in which averages add: float64 (or wider), as VTK's averages do.
+
+    Sums of float32 values near float32's maximum overflow in float32, where
+    VTK, adding in double, returns their finite mean.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> sum_dtype(np.dtype(np.float32))
+    dtype('float64')
+    """
+    return np.result_type(np.float64, dtype)
+
+
 def check_tuples(values: np.ndarray, expected: int, what: str, owner: str) -> None:
     """Raise FieldError unless ``values`` is ``(expected,)`` or ``(expected, c)``.
 

@@ -23,7 +23,8 @@ from typing import Iterator
 
 import numpy as np
 
-from ._jacobian import cell_derivatives, first_corners_normal, gradient_output
+from ._jacobian import (cell_derivatives, compute_dtype, first_corners_normal, gradient_output,
+                        nonfinite_cells, poison)
 from ._shape_functions import PARAMETRIC_CENTERS, corner_derivatives, parametric_derivatives
 
 CHUNK_CELLS = 1 << 14
@@ -102,10 +103,6 @@ class _Gatherer:
         return ids, xyz, np.take(self.values, ids, axis=1), normal
 
 
-def _compute_dtype(points, values) -> np.dtype:
-    return np.result_type(np.asarray(points).dtype, values.dtype)
-
-
 def centre_gradients(points, values: np.ndarray, chunks, n_cells: int,
                      out: np.ndarray | None = None) -> np.ndarray:
     """Derivatives of a point field at each cell's parametric centre.
@@ -134,10 +131,12 @@ def centre_gradients(points, values: np.ndarray, chunks, n_cells: int,
     c = values.shape[1]
     out = gradient_output(out, n_cells, c, values.dtype)
     by_cell = out.reshape(n_cells, c, 3)
-    gatherer = _Gatherer(points, values, _compute_dtype(points, values))
+    gatherer = _Gatherer(points, values, compute_dtype(np.asarray(points).dtype, values.dtype))
     for chunk in chunks:
         _, xyz, corner_values, normal = gatherer.gather(chunk)
         gradient = cell_derivatives(_centre_table(chunk.shape), xyz, corner_values, normal)
+        if _DIMENSION[chunk.shape] > 0:  # a vertex's derivative is 0, as vtkVertex's
+            poison(gradient, nonfinite_cells(corner_values))
         by_cell[chunk.cell_ids] = gradient.transpose(2, 0, 1)
     return out
 
@@ -175,14 +174,15 @@ def corner_average_gradients(points, values: np.ndarray, chunks, counts: np.ndar
     n_points, c = values.shape
     out = gradient_output(out, n_points, c, values.dtype)
     out[...] = 0
-    gatherer = _Gatherer(points, values, _compute_dtype(points, values))
+    gatherer = _Gatherer(points, values, compute_dtype(np.asarray(points).dtype, values.dtype))
     for chunk in chunks:
         if _DIMENSION[chunk.shape] == 0:
             continue
         ids, xyz, corner_values, normal = gatherer.gather(chunk)
         memo: dict = {}
+        nonfinite = nonfinite_cells(corner_values)
         for corner, table in enumerate(_corner_tables(chunk.shape)):
-            gradient = cell_derivatives(table, xyz, corner_values, normal, memo)
+            gradient = poison(cell_derivatives(table, xyz, corner_values, normal, memo), nonfinite)
             # One 1-D scatter per output column: NumPy's fast path for ufunc.at
             # needs a contiguous right-hand side.
             for column, derivative in enumerate(gradient.reshape(3 * c, -1)):

@@ -187,6 +187,63 @@ def _line_derivatives(delta_x: np.ndarray, delta_f: np.ndarray) -> np.ndarray:
     return gradient
 
 
+def compute_dtype(*dtypes) -> np.dtype:
+    """The dtype the gradients compute in: float64, or a wider float given.
+
+    VTK differentiates in double whatever the arrays hold. In float32 a
+    Jacobian's determinant (the cube of the cell size) overflows past a
+    coordinate scale of ~1e13 and underflows below ~1e-13, and differences of
+    values near float32's maximum overflow; in float64 neither can happen for
+    float32 inputs. Results are cast back to the field's dtype.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> compute_dtype(np.float32, np.dtype(np.float32))
+    dtype('float64')
+    """
+    return np.result_type(np.float64, *dtypes)
+
+
+def nonfinite_cells(corner_values: np.ndarray) -> np.ndarray | None:
+    """Where a cell has a non-finite corner value, per component: ``(c, n)``, or None.
+
+    VTK's derivatives weigh every corner of a cell, those with a zero weight
+    too (``0 * nan`` and ``0 * inf`` are NaN), so a NaN or infinite corner
+    value makes every derivative of that cell NaN (or infinite): the NaN
+    rule. Closed-form derivatives skip the zero weights, so the rule is
+    applied with this mask (see :func:`poison`).
+
+    Parameters
+    ----------
+    corner_values : numpy.ndarray, shape (c, k, n)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> nonfinite_cells(np.array([[[1.0, np.inf], [2.0, 3.0]]])).tolist()
+    [[False, True]]
+    >>> nonfinite_cells(np.ones((1, 2, 3))) is None
+    True
+    """
+    finite = np.isfinite(corner_values).all(axis=1)
+    return None if finite.all() else ~finite
+
+
+def poison(gradient: np.ndarray, mask: np.ndarray | None) -> np.ndarray:
+    """Set NaN the derivatives ``(c, 3, n)`` of the cells ``mask`` marks (``(c, n)``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> poison(np.zeros((1, 3, 2)), np.array([[False, True]]))[0].tolist()
+    [[0.0, nan], [0.0, nan], [0.0, nan]]
+    """
+    if mask is not None:
+        np.copyto(gradient, np.nan, where=mask[:, None, :])
+    return gradient
+
+
 def prepare_field(values: np.ndarray, n_points: int) -> tuple[np.ndarray, np.dtype]:
     """View a point field as ``(n, c)`` floats and pick the gradient's dtype.
 

@@ -24,7 +24,7 @@ from typing import Iterator
 import numpy as np
 
 from ._cell_gradients import CHUNK_CELLS, CellChunk
-from ._jacobian import gradient_output, prepare_field, solve_rows
+from ._jacobian import compute_dtype, gradient_output, prepare_field, solve_rows
 
 CHUNK_POINTS = 1 << 16
 """Points per chunk of the curvilinear gradient (its temporaries are ~30 floats a point)."""
@@ -66,7 +66,8 @@ def _differences(field, target, axis: int, x: np.ndarray, lo: int, hi: int) -> N
         count = stop - start
         view = target[_along(axis, slice(start - lo, stop - lo))]
         np.subtract(field[_along(axis, slice(plus, plus + count))],
-                    field[_along(axis, slice(minus, minus + count))], out=view)
+                    field[_along(axis, slice(minus, minus + count))], out=view,
+                    dtype=view.dtype)
         scale = (1.0 / (x[plus:plus + count] - x[minus:minus + count])).astype(view.dtype)
         # Equal spacings (uniform grids) scale by one number: a cheaper pass.
         view *= scale[0] if np.all(scale == scale[0]) else _scale_along(scale, axis, view.ndim)
@@ -108,11 +109,42 @@ def axis_aligned_point_gradient(grid, values: np.ndarray, out: np.ndarray | None
     planes = max(1, SLAB_BYTES // max(plane_bytes, 1))
     for k0 in range(0, nz, planes):
         k1 = min(k0 + planes, nz)
-        slab, target = field[k0:k1], gradient[k0:k1]
-        _differences(slab, target[..., 0], 2, coordinates[0], 0, grid.dims[0])
-        _differences(slab, target[..., 1], 1, coordinates[1], 0, grid.dims[1])
-        _differences(field, target[..., 2], 0, coordinates[2], k0, k1)
+        target = gradient[k0:k1]
+        _slab_differences(field, target, coordinates, k0, k1)
+        # One pass over a slab still in cache: the rare non-finite one is redone.
+        if not np.isfinite(target).all():
+            _redo_nonfinite(field, target, coordinates, k0, k1)
     return out
+
+
+def _slab_differences(field, target, coordinates, k0: int, k1: int) -> None:
+    """The three index-space derivatives of planes ``[k0, k1)`` into ``target``."""
+    slab = field[k0:k1]
+    _differences(slab, target[..., 0], 2, coordinates[0], 0, len(coordinates[0]))
+    _differences(slab, target[..., 1], 1, coordinates[1], 0, len(coordinates[1]))
+    _differences(field, target[..., 2], 0, coordinates[2], k0, k1)
+
+
+def _redo_nonfinite(field, target, coordinates, k0: int, k1: int) -> None:
+    """Redo the non-finite derivatives of a slab as VTK computes them.
+
+    VTK differences in double: a difference of two float32 values near
+    float32's maximum (or one over a spacing whose inverse float32 cannot
+    hold) overflows in float32 only. And VTK multiplies the index-space
+    derivatives by the whole inverse Jacobian, zeros included: a NaN or an
+    infinite difference along one axis makes the other two derivatives of
+    that point NaN (``0 * inf``). Finite results are left as they are, so
+    every value depends on its own stencil only (chunked runs stay bitwise).
+    """
+    exact = np.empty(target.shape, dtype=compute_dtype(target.dtype))
+    _slab_differences(field, exact, coordinates, k0, k1)
+    np.copyto(target, exact, where=~np.isfinite(target), casting="unsafe")
+    # Unit index spacings: the bare differences, non-finite only where an input is.
+    _slab_differences(field, exact, [np.arange(len(x), dtype=exact.dtype) for x in coordinates],
+                      k0, k1)
+    bad = ~np.isfinite(exact)
+    others_bad = bad.sum(axis=-1, keepdims=True) - bad > 0
+    target[others_bad] = np.nan
 
 
 def curvilinear_point_gradient(grid, values: np.ndarray, out: np.ndarray | None = None
@@ -144,7 +176,7 @@ def curvilinear_point_gradient(grid, values: np.ndarray, out: np.ndarray | None 
     if not grid.cell_axes:
         out[...] = 0
         return out
-    compute = np.result_type(dtype, np.asarray(grid.points()).dtype)
+    compute = compute_dtype(dtype, np.asarray(grid.points()).dtype)
     xyz = np.asarray(grid.points()).astype(compute, copy=False)
     field = table.astype(compute, copy=False)
     strides = (1, grid.dims[0], grid.dims[0] * grid.dims[1])
@@ -198,7 +230,8 @@ def axis_aligned_cell_gradient(grid, values: np.ndarray, out: np.ndarray | None 
     table, dtype = prepare_field(values, grid.n_points)
     c = table.shape[1]
     out = gradient_output(out, grid.n_cells, c, dtype)
-    field = table.reshape(grid.point_shape() + (c,))
+    # In double as vtkVoxel: differences and edge means of float32 values overflow.
+    field = table.astype(compute_dtype(dtype), copy=False).reshape(grid.point_shape() + (c,))
     gradient = out.reshape(grid.cell_shape() + (c, 3))
     for a in range(3):
         axis = 2 - a

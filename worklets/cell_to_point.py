@@ -27,8 +27,8 @@ from daxpy.worklet import Worklet, register
 
 from ._cuda_specs import CUDA
 
-from ._averaging import (check_tuples, float_dtype, gather, id_dtype, output_array, sum_rows,
-                         run_slabs, slab_planes, structured_view)
+from ._averaging import (check_tuples, float_dtype, gather, id_dtype, output_array, sum_dtype,
+                         sum_rows, run_slabs, slab_planes, structured_view)
 
 LINKS_BLOCK = 1 << 18
 """Point-cell links gathered at a time on unstructured grids: their values stay
@@ -46,10 +46,18 @@ def _spread(src: np.ndarray, axis: int, dst: np.ndarray) -> None:
     ndim = src.ndim
     dst[_along(axis, ndim, 0)] = src[_along(axis, ndim, 0)]
     dst[_along(axis, ndim, -1)] = src[_along(axis, ndim, -1)]
-    inner = dst[_along(axis, ndim, slice(1, -1))]
-    np.add(src[_along(axis, ndim, slice(None, -1))], src[_along(axis, ndim, slice(1, None))],
-           out=inner, dtype=dst.dtype)
-    inner *= 0.5
+    _mean(src[_along(axis, ndim, slice(None, -1))], src[_along(axis, ndim, slice(1, None))],
+          dst[_along(axis, ndim, slice(1, -1))])
+
+
+def _mean(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
+    """``out[...] = (a + b) / 2``, added in float64: a float32 sum could overflow."""
+    total = sum_dtype(out.dtype)
+    if out.dtype == total:
+        np.add(a, b, out=out, dtype=total)
+        out *= 0.5
+    else:
+        out[...] = np.add(a, b, dtype=total) * 0.5
 
 
 def _spread_slab(cells: np.ndarray, lo: int, k0: int, k1: int, dst: np.ndarray) -> None:
@@ -62,10 +70,7 @@ def _spread_slab(cells: np.ndarray, lo: int, k0: int, k1: int, dst: np.ndarray) 
         dst[n_cells] = cells[n_cells - 1 - lo]
     first, stop = max(k0, 1), min(k1, n_cells)
     if stop > first:
-        inner = dst[first:stop]
-        np.add(cells[first - 1 - lo:stop - 1 - lo], cells[first - lo:stop - lo], out=inner,
-               dtype=dst.dtype)
-        inner *= 0.5
+        _mean(cells[first - 1 - lo:stop - 1 - lo], cells[first - lo:stop - lo], dst[first:stop])
 
 
 def cell_to_point_structured(grid, values: np.ndarray, out: np.ndarray | None = None):
@@ -113,7 +118,7 @@ def _spread_slabs(src: np.ndarray, dst: np.ndarray, starts: list[int], planes: i
     buffers, shape = [], [planes + 1] + list(src.shape[1:])
     for axis in range(n_axes - 1, 0, -1):
         shape[axis] += 1
-        buffers.append((axis, np.empty(shape, dtype=dst.dtype)))
+        buffers.append((axis, np.empty(shape, dtype=sum_dtype(dst.dtype))))
     for k0 in starts:
         k1 = min(k0 + planes, dst.shape[0])
         lo, hi = max(k0 - 1, 0), min(k1, src.shape[0])

@@ -23,8 +23,8 @@ from daxpy.worklet import Worklet, register
 
 from ._cuda_specs import CUDA
 
-from ._averaging import (check_tuples, float_dtype, gather, id_dtype, output_array, sum_rows,
-                         run_slabs, slab_planes, structured_view)
+from ._averaging import (check_tuples, float_dtype, gather, id_dtype, output_array, sum_dtype,
+                         sum_rows, run_slabs, slab_planes, structured_view)
 
 CELL_BLOCK = 1 << 14
 """Cells gathered at a time on unstructured grids: their corner values stay in cache."""
@@ -80,10 +80,13 @@ def _average_slabs(src: np.ndarray, dst: np.ndarray, starts: list[int], planes: 
     read point planes ``[k0, k0 + planes]``; the pairwise passes along the other
     axes go through buffers of one slab, allocated once."""
     n_axes = src.ndim - 1
+    total = sum_dtype(dst.dtype)
     buffers, shape = [], [planes + 1] + list(src.shape[1:])
     for axis in range(n_axes - 1, 0, -1):
         shape[axis] -= 1
-        buffers.append((axis, np.empty(shape, dtype=dst.dtype)))
+        buffers.append((axis, np.empty(shape, dtype=total)))
+    # Narrower outputs get their sums in a buffer of the sum dtype first.
+    sums = None if dst.dtype == total else np.empty((planes,) + dst.shape[1:], dtype=total)
     scale = 0.5 ** n_axes
     for k0 in starts:
         k1 = min(k0 + planes, dst.shape[0])
@@ -92,9 +95,11 @@ def _average_slabs(src: np.ndarray, dst: np.ndarray, starts: list[int], planes: 
             reduced = buffer[:k1 + 1 - k0]
             _pair_sum(current, axis, reduced)
             current = reduced
-        slab = dst[k0:k1]
+        slab = dst[k0:k1] if sums is None else sums[:k1 - k0]
         _pair_sum(current, 0, slab)
         slab *= scale
+        if sums is not None:
+            dst[k0:k1] = slab
 
 
 def point_to_cell_unstructured(grid, values: np.ndarray, out: np.ndarray | None = None):
@@ -113,7 +118,7 @@ def point_to_cell_unstructured(grid, values: np.ndarray, out: np.ndarray | None 
     -------
     numpy.ndarray
         Cell field; float dtypes are kept, integers give float64. Each cell
-        sums its corners in corner order, in the output dtype.
+        sums its corners in corner order in float64 and divides, as VTK does.
 
     Examples
     --------
@@ -161,25 +166,27 @@ def _average_corners(values: np.ndarray, block, rows: np.ndarray, starts: list[i
     block, for each of ``starts``; buffers are allocated once per call.
 
     A block is four NumPy calls (widen the ids, gather every corner, sum over
-    corners, scale), each long enough that the other thread seldom waits for
-    the GIL; the sums run corner after corner, in the output dtype."""
+    corners, divide), each long enough that the other thread seldom waits for
+    the GIL; the sums run corner after corner, in float64 (VTK's order and
+    type: a float32 sum would overflow near float32's maximum)."""
     n_cells, n_corners = block.cell_ids.size, block.shape.n_corners
     in_order = n_cells == out.shape[0]  # one shape: its ids are 0..n-1
+    direct = in_order and out.dtype == sum_dtype(out.dtype)  # sums land in out itself
     tail = values.shape[1:]
     width = values.shape[1] if values.ndim == 2 else 1
     picked = np.empty(n_corners * CELL_BLOCK * width, dtype=values.dtype)
     scratch = np.empty(n_corners * CELL_BLOCK, dtype=np.intp)
-    sums = None if in_order else np.empty((CELL_BLOCK,) + tail, dtype=out.dtype)
+    sums = None if direct else np.empty((CELL_BLOCK,) + tail, dtype=sum_dtype(out.dtype))
     for start in starts:
         stop = min(start + CELL_BLOCK, n_cells)
         corner_values = picked[:n_corners * (stop - start) * width].reshape(
             (n_corners, stop - start) + tail)
         gather(values, rows[:, start:stop], corner_values, scratch)
-        total = out[start:stop] if in_order else sums[:stop - start]
+        total = out[start:stop] if direct else sums[:stop - start]
         sum_rows(corner_values, total)
-        total *= 1.0 / n_corners
-        if not in_order:
-            out[block.cell_ids[start:stop]] = total
+        np.divide(total, n_corners, out=total)
+        if not direct:
+            out[block.cell_ids[start:stop] if not in_order else slice(start, stop)] = total
 
 
 _STRUCTURED = {family: point_to_cell_structured
