@@ -16,16 +16,26 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from .errors import FieldError, UnknownFieldError
+from .errors import FieldError, InvalidDataSetError, UnknownFieldError
 from .fields import FieldData, check_association
+from .fingerprint import DerivedCache, fingerprint
 
 
 class DataSet:
     """Points, cells and the fields attached to them.
 
-    Subclasses set ``n_points`` and ``n_cells`` and call :meth:`_init_fields`.
-    Fields are stored by reference; filters return new datasets whose field
-    mappings are new but whose arrays are shared with the input.
+    Subclasses set ``n_points`` and ``n_cells``, validate their arrays, then call
+    :meth:`_init_fields`. Fields are stored by reference; filters return new
+    datasets whose field mappings are new but whose arrays are shared with the
+    input.
+
+    Arrays that describe the grid (points, coordinates, connectivity, offsets,
+    cell types) are shared with the caller, not copied; the dataset holds
+    read-only views of them and checked their contents when it was built. A
+    caller who writes into them afterwards must call :meth:`validate` (or
+    build a new dataset). Every cache derived from them is keyed on their
+    :mod:`fingerprint <daxpy.fingerprint>`, so a change it sees drops the
+    caches and validates the arrays again before they are used.
     """
 
     name: str = "dataset"
@@ -35,14 +45,74 @@ class DataSet:
     def _init_fields(self, point_data=None, cell_data=None) -> None:
         self.point_data = FieldData("points", self.n_points, owner=self.name)
         self.cell_data = FieldData("cells", self.n_cells, owner=self.name)
-        # Derived topology (shape partitions, device copies, links) is shared
-        # between a dataset and the datasets that filters derive from it.
-        if not hasattr(self, "_cache"):
-            self._cache: dict[str, Any] = {}
+        # The arrays are validated by now: what they hold is what caches may use.
+        self._derived_cache()
         for key, values in (point_data or {}).items():
             self.point_data[key] = values
         for key, values in (cell_data or {}).items():
             self.cell_data[key] = values
+
+    def _validated_arrays(self) -> tuple:
+        """The arrays whose contents the constructor checked (none here)."""
+        return ()
+
+    def _check_contents(self) -> None:
+        """Check the contents of :meth:`_validated_arrays` again (nothing here)."""
+
+    def _derived_cache(self) -> DerivedCache:
+        derived = self.__dict__.get("_derived")
+        if derived is None:
+            derived = self.__dict__["_derived"] = DerivedCache(
+                fingerprint(self._validated_arrays()))
+        return derived
+
+    @property
+    def _cache(self) -> dict[str, Any]:
+        """Topology derived from the validated arrays (shape partitions, device
+        copies, links), shared with the datasets that filters derive from this one.
+
+        Reading it compares the arrays' fingerprint with the validated one: after
+        a change it is emptied and the arrays are validated again (raising
+        InvalidDataSetError if they no longer hold a valid grid).
+        """
+        derived = self._derived_cache()
+        if fingerprint(self._validated_arrays()) != derived.fingerprint:
+            try:
+                self.validate()
+            except InvalidDataSetError as err:
+                raise InvalidDataSetError(
+                    f"{self.name} was changed after it was built and is no longer valid: "
+                    f"{err}; restore its arrays or build a new grid") from None
+        return derived.entries
+
+    def validate(self) -> None:
+        """Check the grid's arrays again and drop every cache derived from them.
+
+        Call it after writing into arrays the grid was built from (they are
+        shared, not copied). Changes to small arrays, and most changes to
+        large ones, are also found without it, before any cache is used.
+
+        Raises
+        ------
+        InvalidDataSetError
+            If the arrays no longer describe a valid grid (the caches stay empty).
+
+        Examples
+        --------
+        >>> import numpy as np, daxpy
+        >>> from daxpy.celltypes import LINE
+        >>> ids = np.array([0, 1])
+        >>> grid = daxpy.UnstructuredGrid(np.eye(3), ids, [0, 2], [LINE])
+        >>> ids[1] = 5
+        >>> grid.validate()
+        Traceback (most recent call last):
+        ...
+        daxpy.errors.InvalidDataSetError: connectivity of unstructured grid holds point id 5, outside [0, 3)
+        """
+        derived = self._derived_cache()
+        derived.entries.clear()
+        self._check_contents()
+        derived.fingerprint = fingerprint(self._validated_arrays())
 
     @property
     def topology_name(self) -> str:

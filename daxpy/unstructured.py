@@ -17,11 +17,15 @@ from typing import Any
 
 import numpy as np
 
-from .arrays import all_finite, checked_array, is_device_array, to_host
+from .arrays import checked_array, to_host
 from .celltypes import (CELL_SHAPES, HEXAHEDRON, PIXEL, PIXEL_TO_QUAD_ORDER, QUAD,
                         VOXEL, VOXEL_TO_HEX_ORDER, CellShape)
 from .dataset import DataSet
 from .errors import InvalidDataSetError
+from .memory_budget import require_bytes
+from .topology_checks import (check_cell_types, check_coordinates, check_offsets,
+                              check_point_ids, check_repeated_points, check_sizes,
+                              signed, topology_array, written_out)
 
 
 def concatenated_ranges(starts: np.ndarray, stops: np.ndarray) -> np.ndarray:
@@ -42,25 +46,6 @@ def concatenated_ranges(starts: np.ndarray, stops: np.ndarray) -> np.ndarray:
         return np.zeros(0, dtype=np.int64)
     shift = np.repeat(starts - np.concatenate([[0], np.cumsum(counts)[:-1]]), counts)
     return shift + np.arange(total, dtype=np.int64)
-
-
-def check_coordinates(points, owner: str) -> None:
-    """Raise InvalidDataSetError unless ``points`` are finite float32 or float64.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> check_coordinates(np.array([[0, 0, np.inf]]), "mesh")
-    Traceback (most recent call last):
-    ...
-    daxpy.errors.InvalidDataSetError: points of mesh hold NaN or Inf; coordinates must be finite
-    """
-    if np.dtype(points.dtype).kind != "f":
-        raise InvalidDataSetError(
-            f"points of {owner} must be float32 or float64, got {points.dtype}"
-        )
-    if not all_finite(points):
-        raise InvalidDataSetError(f"points of {owner} hold NaN or Inf; coordinates must be finite")
 
 
 @dataclass(frozen=True)
@@ -105,8 +90,22 @@ class UnstructuredGrid(DataSet):
     ------
     InvalidDataSetError
         On out-of-range point ids, inconsistent offsets, unknown cell types,
-        a corner count that does not match the cell type, or a cell that
-        repeats a point.
+        a corner count that does not match the cell type, a cell that
+        repeats a point, or a broadcast (zero-stride) array of more than 1 MiB.
+    ResourceError
+        If checking the cells would need more memory than is available.
+
+    Notes
+    -----
+    The arrays are shared, not copied (except uint64 ids and offsets, copied
+    to int64, and pixels and voxels, renumbered in a copy). The grid checked
+    their contents when it was built and holds read-only views of them, but
+    the caller's own arrays stay writable: after writing into them, call
+    :meth:`validate` or build a new grid. Caches derived from them (shape
+    partitions, links, corner tables, device copies) are keyed on a
+    fingerprint of the arrays (see :mod:`daxpy.fingerprint`): a change it
+    sees drops them and validates the arrays again, so no kernel reads an id
+    that was not checked.
 
     Examples
     --------
@@ -122,27 +121,43 @@ class UnstructuredGrid(DataSet):
     def __init__(self, points, connectivity, offsets, cell_types, point_data=None,
                  cell_data=None, name: str = "unstructured grid"):
         self.name = name
-        self._cache = {}
-        self.points_array = self._check_points(points)
-        self.n_points = int(self.points_array.shape[0])
-        conn = self._int_array(connectivity, "connectivity")
-        offs = to_host(self._int_array(offsets, "offsets"))
-        types = to_host(self._int_array(cell_types, "cell_types"))
-        self._check_offsets(offs, types, conn.shape[0])
+        points = self._check_points(points)
+        conn = topology_array(connectivity, f"connectivity of {name}")
+        offs = to_host(topology_array(offsets, f"offsets of {name}"))
+        types = to_host(topology_array(cell_types, f"cell_types of {name}"))
+        # Lengths and ranges first: nothing proportional to the arrays is
+        # allocated before they are known to be consistent.
+        check_offsets(offs, types.shape[0], conn.shape[0], name)
         # Checked where the ids live (one reduction on a device array), once
         # per grid: every dataset derived from it shares the checked topology.
-        self._check_point_ids(conn)
-        conn = to_host(conn)
-        self._check_types(types)
-        self._check_sizes(offs, types)
+        check_point_ids(conn, int(points.shape[0]), name)
+        conn, offs = signed(to_host(conn)), signed(offs)
+        check_cell_types(types, name)
+        types = signed(types)
+        check_sizes(offs, types, name)
         conn, types = self._renumber_pixels_and_voxels(conn, offs, types)
-        self._set_cells(conn, offs, types)
-        self._check_repeated_points()
+        self._set_arrays(points, conn, offs, types)
+        check_repeated_points(self.cell_blocks().values(), name)
         self._init_fields(point_data, cell_data)
 
-    def _set_cells(self, connectivity, offsets, cell_types) -> None:
-        self.connectivity, self.offsets, self.cell_types = connectivity, offsets, cell_types
+    def _set_arrays(self, points, connectivity, offsets, cell_types) -> None:
+        self.points_array = _read_only(points)
+        self.n_points = int(points.shape[0])
+        self.connectivity = _read_only(connectivity)
+        self.offsets = _read_only(offsets)
+        self.cell_types = _read_only(cell_types)
         self.n_cells = int(cell_types.shape[0])
+
+    def _validated_arrays(self) -> tuple:
+        return self.points_array, self.connectivity, self.offsets, self.cell_types
+
+    def _check_contents(self) -> None:
+        check_coordinates(self.points_array, self.name)
+        check_offsets(self.offsets, self.n_cells, self.connectivity.shape[0], self.name)
+        check_point_ids(self.connectivity, self.n_points, self.name)
+        check_cell_types(self.cell_types, self.name, legacy=False)
+        check_sizes(self.offsets, self.cell_types, self.name)
+        check_repeated_points(self._partition().values(), self.name)
 
     @classmethod
     def from_checked(cls, points, connectivity, offsets, cell_types, point_data=None,
@@ -166,9 +181,8 @@ class UnstructuredGrid(DataSet):
         (2, 1, [[0, 1]])
         """
         grid = cls.__new__(cls)
-        grid.name, grid._cache = name, {}
-        grid.points_array, grid.n_points = points, int(points.shape[0])
-        grid._set_cells(connectivity, offsets, cell_types)
+        grid.name = name
+        grid._set_arrays(points, connectivity, offsets, cell_types)
         grid._init_fields(point_data, cell_data)
         return grid
 
@@ -212,67 +226,16 @@ class UnstructuredGrid(DataSet):
             raise InvalidDataSetError(
                 f"points of {self.name} must have shape (n_points, 3), got {array.shape}"
             )
+        array = written_out(array, f"points of {self.name}")
         check_coordinates(array, self.name)
         return array
-
-    def _int_array(self, values, what: str):
-        """NumPy or CuPy (left where it is) 1-D integer array."""
-        array = checked_array(values, f"{what} of {self.name}", InvalidDataSetError)
-        if array.ndim != 1:
-            raise InvalidDataSetError(
-                f"{what} of {self.name} must be 1-D, got shape {array.shape}"
-            )
-        if array.size and np.dtype(array.dtype).kind not in "iu":
-            raise InvalidDataSetError(
-                f"{what} of {self.name} must hold integers, got {array.dtype}"
-            )
-        return array if array.size else array.astype(np.int64)
-
-    def _check_offsets(self, offs, types, n_ids: int) -> None:
-        if offs.shape[0] != types.shape[0] + 1:
-            raise InvalidDataSetError(
-                f"offsets of {self.name} must have n_cells + 1 = {types.shape[0] + 1} "
-                f"entries, got {offs.shape[0]}"
-            )
-        if offs[0] != 0:
-            raise InvalidDataSetError(f"offsets of {self.name} must start at 0, got {offs[0]}")
-        if np.any(np.diff(offs.astype(np.int64)) < 0):
-            raise InvalidDataSetError(f"offsets of {self.name} must not decrease")
-        if offs[-1] != n_ids:
-            raise InvalidDataSetError(
-                f"last offset of {self.name} is {offs[-1]} but connectivity has "
-                f"{n_ids} entries"
-            )
-
-    def _check_point_ids(self, conn) -> None:
-        if not conn.size:
-            return
-        if is_device_array(conn):
-            from .cuda.validate import count_out_of_range
-
-            wrong = count_out_of_range(conn, self.n_points) > 0
-        else:
-            wrong = conn.min() < 0 or conn.max() >= self.n_points
-        if wrong:
-            bad = conn[(conn < 0) | (conn >= self.n_points)][0]
-            raise InvalidDataSetError(
-                f"connectivity of {self.name} holds point id {int(bad)}, outside "
-                f"[0, {self.n_points})"
-            )
-
-    def _check_types(self, types) -> None:
-        known = np.array(sorted(CELL_SHAPES), dtype=np.int64)
-        unknown = ~np.isin(types, known)
-        if np.any(unknown):
-            raise InvalidDataSetError(
-                f"cell_types of {self.name} holds unsupported VTK cell type "
-                f"{int(types[unknown][0])}; supported: {sorted(CELL_SHAPES)}"
-            )
 
     def _renumber_pixels_and_voxels(self, conn, offs, types):
         legacy = np.isin(types, (PIXEL, VOXEL))
         if not np.any(legacy):
             return conn, types
+        # A copy of the ids and, at most, an index and a gather of the same size.
+        require_bytes(3 * 8 * conn.shape[0], f"renumbering the pixels and voxels of {self.name}")
         conn, types = conn.copy(), types.copy()
         for old, new, order in ((PIXEL, QUAD, PIXEL_TO_QUAD_ORDER),
                                 (VOXEL, HEXAHEDRON, VOXEL_TO_HEX_ORDER)):
@@ -282,33 +245,6 @@ class UnstructuredGrid(DataSet):
                 conn[index] = conn[index[:, list(order)]]
                 types[ids] = new
         return conn, types
-
-    def _check_sizes(self, offs, types) -> None:
-        # Before pixels and voxels are renumbered: that reads 4 or 8 ids per cell.
-        sizes = np.diff(offs.astype(np.int64))
-        expected_by_type = np.zeros(max(CELL_SHAPES) + 1, dtype=np.int64)
-        for vtk_id, shape in CELL_SHAPES.items():
-            expected_by_type[vtk_id] = shape.n_corners
-        expected = expected_by_type[types]
-        wrong = np.flatnonzero(sizes != expected)
-        if wrong.size:
-            cell = int(wrong[0])
-            shape = CELL_SHAPES[int(types[cell])]
-            raise InvalidDataSetError(
-                f"cell {cell} of {self.name} is a {shape.name} with {int(sizes[cell])} "
-                f"points; expected {shape.n_corners}"
-            )
-
-    def _check_repeated_points(self) -> None:
-        for block in self.cell_blocks().values():
-            ordered = np.sort(block.corners, axis=1)
-            repeated = np.any(ordered[:, 1:] == ordered[:, :-1], axis=1)
-            if np.any(repeated):
-                cell = int(block.cell_ids[repeated][0])
-                raise InvalidDataSetError(
-                    f"cell {cell} of {self.name} ({block.shape.name}) repeats a point id: "
-                    f"{block.corners[repeated][0].tolist()}"
-                )
 
     # -- topology -----------------------------------------------------------
     def cells_connectivity(self, cells: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -353,8 +289,13 @@ class UnstructuredGrid(DataSet):
         >>> list(g.cell_blocks())
         ['line']
         """
-        if "cell_blocks" in self._cache:
-            return self._cache["cell_blocks"]
+        cache = self._cache
+        if "cell_blocks" not in cache:
+            cache["cell_blocks"] = self._partition()
+        return cache["cell_blocks"]
+
+    def _partition(self) -> dict[str, CellBlock]:
+        """The cells by shape, built from the arrays as they are (not cached)."""
         blocks = {}
         kinds = np.unique(self.cell_types)
         if len(kinds) == 1:
@@ -363,14 +304,15 @@ class UnstructuredGrid(DataSet):
             shape = CELL_SHAPES[int(kinds[0])]
             blocks[shape.name] = CellBlock(shape, np.arange(self.n_cells, dtype=np.int64),
                                            self.connectivity.reshape(-1, shape.n_corners))
-            kinds = kinds[:0]
+            return blocks
+        # Each block copies its corners, through an index of the same size.
+        require_bytes(16 * self.connectivity.shape[0], f"partitioning {self.name} by shape")
         starts = self.offsets[:-1].astype(np.int64)
         for vtk_id in kinds:
             shape = CELL_SHAPES[int(vtk_id)]
             ids = np.flatnonzero(self.cell_types == vtk_id).astype(np.int64)
             index = starts[ids][:, None] + np.arange(shape.n_corners)
             blocks[shape.name] = CellBlock(shape, ids, self.connectivity[index])
-        self._cache["cell_blocks"] = blocks
         return blocks
 
     @property
@@ -386,5 +328,25 @@ class UnstructuredGrid(DataSet):
         return max((b.shape.dimension for b in self.cell_blocks().values()), default=0)
 
     def points(self) -> Any:
-        """Point coordinates ``(n_points, 3)`` as given (not copied)."""
+        """Point coordinates ``(n_points, 3)`` as given (a read-only view, not a copy)."""
         return self.points_array
+
+
+def _read_only(array):
+    """A read-only NumPy view of ``array`` (device arrays as they are).
+
+    The caller's own array stays writable; the view only keeps daxpy, and
+    whoever reads the grid's attributes, from writing into it.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> ids = np.arange(3)
+    >>> (_read_only(ids).flags.writeable, ids.flags.writeable)
+    (False, True)
+    """
+    if not isinstance(array, np.ndarray):
+        return array
+    view = array.view()
+    view.flags.writeable = False
+    return view
