@@ -5,6 +5,11 @@ registers its parser and sets ``run`` to the function that carries it out
 (taking the parsed arguments, returning an exit status). To add a subcommand,
 write such a function and list it in :data:`SUBCOMMANDS`.
 
+No failure prints a Python traceback: :func:`main` reports every exception on
+one line and exits 2 for a usage error, 1 for a runtime error
+(:mod:`daxpy.cli_errors`); ``--traceback`` or ``DAXPY_TRACEBACK=1`` shows the
+trace as well.
+
 Examples
 --------
 >>> from daxpy.cli import build_parser
@@ -20,16 +25,27 @@ import sys
 
 from . import __version__
 from .backend import BACKENDS
-from .errors import DaxpyError
+from .cli_args import argparse_type, at_least_two
+from .cli_errors import report, traceback_wanted
+from .errors import ArgumentError
 
 __all__ = ["SUBCOMMANDS", "add_demo_parser", "build_parser", "main"]
 
 
-def _at_least_two(text: str) -> int:
-    value = int(text)
-    if value < 2:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 2, got {value}")
-    return value
+class _CommandLineError(ArgumentError):
+    """A command line argparse refused; ``command`` is the subcommand, if known."""
+
+    def __init__(self, message: str, command: str | None):
+        super().__init__(message)
+        self.command = command
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, handing a usage error to :func:`main` to report on one line."""
+
+    def error(self, message: str):
+        raise _CommandLineError(f"{message}; see '{self.prog} --help'",
+                                self.prog.partition(" ")[2] or None)
 
 
 def _run_demo(args: argparse.Namespace) -> int:
@@ -64,7 +80,7 @@ def add_demo_parser(subparsers) -> argparse.ArgumentParser:
         description="Build vtkRTAnalyticSource's wavelet on a SIZE^3 uniform grid, run "
         "Gradient, Magnitude and PointToCell, write OUT/wavelet.vti, render "
         "OUT/wavelet.png off-screen and print each filter's time.")
-    parser.add_argument("--size", type=_at_least_two, default=128,
+    parser.add_argument("--size", type=argparse_type(at_least_two), default=128,
                         help="points along each axis (default 128)")
     parser.add_argument("--out", default="daxpy-demo",
                         help="output folder, created if missing (default ./daxpy-demo)")
@@ -83,6 +99,9 @@ SUBCOMMANDS = [add_demo_parser, add_source_parser, add_run_parser, add_bench_par
 """Functions that each register one subcommand on the ``subparsers`` object."""
 
 
+_TRACEBACK_HELP = "on an error, print the Python traceback too (or set DAXPY_TRACEBACK=1)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``daxpy`` argument parser with every subcommand of :data:`SUBCOMMANDS`.
 
@@ -92,35 +111,54 @@ def build_parser() -> argparse.ArgumentParser:
     >>> build_parser().prog
     'daxpy'
     """
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="daxpy", description="Data-parallel visualization filters on NumPy and CUDA.")
     parser.add_argument("--version", action="version", version=f"daxpy {__version__}")
+    parser.add_argument("--traceback", action="store_true", help=_TRACEBACK_HELP)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for add_parser in SUBCOMMANDS:
-        add_parser(subparsers)
+        sub = add_parser(subparsers)
+        if "-" in sub.prefix_chars:  # not bench, whose arguments go to a script
+            # SUPPRESS: absent here, the flag keeps its value from before the command.
+            sub.add_argument("--traceback", action="store_true", default=argparse.SUPPRESS,
+                             help=_TRACEBACK_HELP)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``daxpy`` console script; returns the exit status.
 
-    daxpy's own errors (bad arguments, no GPU for ``--backend cuda``...) are
-    printed as one line and give status 2.
+    Every failure is reported on one line of stderr by
+    :func:`daxpy.cli_errors.report`: status 2 for a usage error (a malformed
+    command line, a bad step, expression or field), 1 for a runtime error
+    (file, memory, GPU, network, or a bug), 130 when interrupted, 141 when
+    stdout was closed. ``--help`` and ``--version`` exit through
+    ``SystemExit(0)``, as argparse does.
 
     Examples
     --------
+    >>> import sys
     >>> from daxpy.cli import main
+    >>> sys.stderr = sys.stdout  # (doctest shows stdout only)
     >>> main(["demo", "--size", "1"])
-    Traceback (most recent call last):
-    ...
-    SystemExit: 2
+    daxpy demo: error: argument --size: must be an integer >= 2, got '1'; see 'daxpy demo --help'
+    2
+    >>> sys.stderr = sys.__stderr__
     """
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    command = None
     try:
-        return args.run(args)
-    except DaxpyError as err:
-        print(f"daxpy {args.command}: error: {err}", file=sys.stderr)
-        return 2
+        args = build_parser().parse_args(argv)
+        command = args.command
+        status = args.run(args)
+        sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
+        return status
+    except SystemExit:  # --help, --version, or a script run by daxpy bench
+        raise
+    except _CommandLineError as err:
+        return report(err.command, err)
+    except BaseException as err:  # noqa: BLE001  (the one place every failure is reported)
+        return report(command, err, traceback_wanted(argv))
 
 
 if __name__ == "__main__":

@@ -25,9 +25,10 @@ import numpy as np
 
 from .backend import resolve_backend
 from .errors import ArgumentError
+from .memory_budget import require_bytes
 from .structured import UniformGrid
 
-__all__ = ["DemoResult", "render_png", "run_demo", "wavelet"]
+__all__ = ["DemoResult", "render_png", "run_demo", "wavelet", "wavelet_bytes"]
 
 # vtkRTAnalyticSource's defaults: whole extent [-10, 10]^3, centre 0, these
 # magnitudes and frequencies, standard deviation 0.5 on coordinates scaled to
@@ -36,6 +37,31 @@ _EXTENT = 10.0
 _MAXIMUM, _STANDARD_DEVIATION = 255.0, 0.5
 _FREQUENCIES = (60.0, 30.0, 40.0)
 _MAGNITUDES = (10.0, 18.0, 5.0)
+# The demo's outputs per point: the gradient (3 float32), its magnitude and the
+# cell average (a float32 each, cells < points); counted twice, as the .vti
+# writer encodes a copy of each.
+_DEMO_BYTES_PER_POINT = 2 * (12 + 4 + 4)
+
+
+def _check_size(size) -> None:
+    if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 2:
+        raise ArgumentError(f"size must be an integer >= 2, got {size!r}")
+
+
+def wavelet_bytes(size: int, dtype=np.float32) -> int:
+    """Peak bytes :func:`wavelet` allocates for a ``size``³ grid (an upper bound).
+
+    Building the field takes at most three float64 grids of temporaries at
+    once, plus the result in ``dtype``.
+
+    Examples
+    --------
+    >>> from daxpy.demo import wavelet_bytes
+    >>> wavelet_bytes(100)
+    28000000
+    """
+    _check_size(size)
+    return int(size) ** 3 * (3 * 8 + np.dtype(dtype).itemsize)
 
 
 def wavelet(size: int, dtype=np.float32) -> UniformGrid:
@@ -58,6 +84,9 @@ def wavelet(size: int, dtype=np.float32) -> UniformGrid:
     ------
     ArgumentError
         If ``size`` is below 2.
+    ResourceError
+        If the grid needs more memory than is available
+        (:func:`wavelet_bytes`); nothing is allocated then.
 
     Examples
     --------
@@ -68,8 +97,7 @@ def wavelet(size: int, dtype=np.float32) -> UniformGrid:
     >>> round(float(grid.point_data["RTData"][13]), 3)  # the centre
     260.0
     """
-    if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 2:
-        raise ArgumentError(f"size must be an integer >= 2, got {size!r}")
+    require_bytes(wavelet_bytes(size, dtype), f"wavelet({size})")
     spacing = 2 * _EXTENT / (size - 1)
     grid = UniformGrid(dims=(size,) * 3, origin=(-_EXTENT,) * 3, spacing=(spacing,) * 3)
     # vtkRTAnalyticSource measures from the centre towards the point, scaled by
@@ -204,6 +232,12 @@ def run_demo(size: int = 128, out_dir: str | os.PathLike = "daxpy-demo",
         all) is reported in the result, not raised: the ``.vti`` and the
         timings stand on their own.
 
+    Raises
+    ------
+    ResourceError
+        Before anything is computed, if the wavelet and the filters' outputs
+        (written too) need more memory than is available.
+
     Returns
     -------
     DemoResult
@@ -221,6 +255,8 @@ def run_demo(size: int = 128, out_dir: str | os.PathLike = "daxpy-demo",
     from .io import write
 
     chosen = resolve_backend(backend)
+    require_bytes(wavelet_bytes(size) + int(size) ** 3 * _DEMO_BYTES_PER_POINT,
+                  f"the demo on a {size}^3 grid")
     dataset = wavelet(size)
     result = DemoResult(dataset, chosen)
     for step in _pipeline(chosen):

@@ -14,6 +14,7 @@ import json
 import numpy as np
 
 from ..celltypes import SHAPES_BY_NAME
+from ..cli_args import argparse_type, dtype_name, positive_int
 from ..errors import ArgumentError
 
 _FAMILIES = ("uniform", "rectilinear", "curvilinear")
@@ -118,8 +119,9 @@ def add_source_parser(subparsers) -> argparse.ArgumentParser:
                         "or a fused chain such as 'map>point_to_cell>magnitude'")
     parser.add_argument("--grid", default="uniform3d", choices=GRID_NAMES,
                         help="grid type (default uniform3d)")
-    parser.add_argument("--dtype", default="float32", help="field dtype (default float32)")
-    parser.add_argument("--components", type=int, default=1,
+    parser.add_argument("--dtype", default="float32", type=argparse_type(dtype_name),
+                        help="field dtype (default float32)")
+    parser.add_argument("--components", type=argparse_type(positive_int), default=1,
                         help="field components (default 1)")
     parser.add_argument("--param", action="append", metavar="KEY=VALUE",
                         help="static worklet parameter, e.g. --param dtype=float64 or bias=[1,2]")
