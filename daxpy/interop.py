@@ -4,8 +4,11 @@ Field arrays, points, coordinates and connectivity are wrapped, never copied,
 in both directions: NumPy views of VTK arrays on the way in, VTK arrays over
 NumPy memory on the way out (the VTK array keeps the NumPy array alive).
 A copy happens only where sharing is impossible: device (CuPy) arrays,
-non-contiguous arrays, and integer rectilinear coordinates, which VTK wants
-as floating point.
+non-contiguous arrays, arrays in non-native byte order (VTK reads raw bytes in
+the machine's order), float16 arrays (widened to float32: VTK has no 16-bit
+float), and integer rectilinear coordinates, which VTK wants as floating point.
+Dtypes VTK lacks and cannot hold exactly (long double, complex...) are refused
+(:mod:`daxpy.vtk_export`).
 
 VTK is imported inside the functions, so ``import daxpy`` works on machines
 without VTK.
@@ -29,11 +32,12 @@ from typing import Any
 
 import numpy as np
 
-from .arrays import to_host
 from .dataset import DataSet
 from .errors import ArgumentError, InvalidDataSetError
+from .field_names import check_field_names
 from .structured import CurvilinearGrid, RectilinearGrid, UniformGrid
 from .unstructured import UnstructuredGrid
+from .vtk_build import VTK_BUILDERS, build_vtk
 
 __all__ = ["from_pyvista", "from_vtk", "to_pyvista", "to_vtk"]
 
@@ -224,93 +228,22 @@ from_pyvista = from_vtk
 
 
 # -- daxpy -> VTK ---------------------------------------------------------------
-def _to_vtk_array(values: Any, name: str | None = None, array_type: int | None = None):
-    """VTK array over ``values``' memory; the VTK array keeps ``values`` alive."""
-    host = np.ascontiguousarray(to_host(values))
-    vtk_array = _numpy_support().numpy_to_vtk(host, deep=0, array_type=array_type)
-    if name is not None:
-        vtk_array.SetName(name)
-    return vtk_array
+def require_dataset(dataset: Any, caller: str) -> None:
+    """Refuse anything but a daxpy dataset VTK has a class for.
 
-
-def _write_fields(dataset: DataSet, obj) -> None:
-    for fields, vtk_fields in ((dataset.point_data, obj.GetPointData()),
-                               (dataset.cell_data, obj.GetCellData())):
-        for name, values in fields.items():
-            vtk_fields.AddArray(_to_vtk_array(values, name))
-
-
-def _vtk_points(points: Any):
-    from vtkmodules.vtkCommonCore import vtkPoints
-
-    vtk_points = vtkPoints()
-    vtk_points.SetData(_to_vtk_array(points))
-    return vtk_points
-
-
-def _image_to_vtk(grid: UniformGrid):
-    from vtkmodules.vtkCommonDataModel import vtkImageData
-
-    obj = vtkImageData()
-    obj.SetDimensions(*grid.dims)
-    obj.SetOrigin(*grid.origin)
-    obj.SetSpacing(*grid.spacing)
-    return obj
-
-
-def _rectilinear_to_vtk(grid: RectilinearGrid):
-    from vtkmodules.vtkCommonDataModel import vtkRectilinearGrid
-
-    obj = vtkRectilinearGrid()
-    obj.SetDimensions(*grid.dims)
-    coords = []
-    for axis in grid.coordinates:
-        host = to_host(axis)
-        # VTK filters assume floating-point coordinates.
-        coords.append(_to_vtk_array(host if host.dtype.kind == "f" else host.astype(float)))
-    obj.SetXCoordinates(coords[0])
-    obj.SetYCoordinates(coords[1])
-    obj.SetZCoordinates(coords[2])
-    return obj
-
-
-def _structured_to_vtk(grid: CurvilinearGrid):
-    from vtkmodules.vtkCommonDataModel import vtkStructuredGrid
-
-    obj = vtkStructuredGrid()
-    obj.SetDimensions(*grid.dims)
-    obj.SetPoints(_vtk_points(grid.points()))
-    return obj
-
-
-def _unstructured_to_vtk(grid: UnstructuredGrid):
-    from vtkmodules.vtkCommonCore import VTK_TYPE_INT32, VTK_TYPE_INT64
-    from vtkmodules.vtkCommonDataModel import vtkCellArray, vtkUnstructuredGrid
-
-    obj = vtkUnstructuredGrid()
-    obj.SetPoints(_vtk_points(grid.points()))
-    offsets, connectivity = grid.offsets, grid.connectivity
-    # vtkCellArray shares only matching 32- or 64-bit signed offsets and
-    # connectivity; anything else is cast once (a copy of the topology only).
-    if offsets.dtype == connectivity.dtype == np.int32:
-        array_type = VTK_TYPE_INT32
-    else:
-        array_type = VTK_TYPE_INT64
-        offsets, connectivity = offsets.astype(np.int64, copy=False), \
-            connectivity.astype(np.int64, copy=False)
-    cells = vtkCellArray()
-    cells.SetData(_to_vtk_array(offsets, array_type=array_type),
-                  _to_vtk_array(connectivity, array_type=array_type))
-    obj.SetCells(_to_vtk_array(grid.cell_types.astype(np.uint8, copy=False)), cells)
-    return obj
-
-
-_TO_VTK = {
-    "uniform": _image_to_vtk,
-    "rectilinear": _rectilinear_to_vtk,
-    "curvilinear": _structured_to_vtk,
-    "unstructured": _unstructured_to_vtk,
-}
+    Examples
+    --------
+    >>> from daxpy.interop import require_dataset
+    >>> require_dataset("grid.vti", "write")
+    Traceback (most recent call last):
+    ...
+    daxpy.errors.ArgumentError: write needs a daxpy dataset (UniformGrid, RectilinearGrid, CurvilinearGrid or UnstructuredGrid), got str
+    """
+    if not isinstance(dataset, DataSet) or dataset.family not in VTK_BUILDERS:
+        raise ArgumentError(
+            f"{caller} needs a daxpy dataset (UniformGrid, RectilinearGrid, "
+            f"CurvilinearGrid or UnstructuredGrid), got {type(dataset).__name__}"
+        )
 
 
 def to_vtk(dataset: DataSet):
@@ -325,12 +258,22 @@ def to_vtk(dataset: DataSet):
     -------
     vtkImageData, vtkRectilinearGrid, vtkStructuredGrid or vtkUnstructuredGrid
         Its point and cell arrays, points and connectivity are VTK arrays over
-        the dataset's NumPy memory (device arrays are copied to the host).
+        the dataset's NumPy memory. These are copied instead: device arrays (to
+        the host), non-contiguous arrays, arrays in non-native byte order
+        (swapped to native), and float16 arrays (widened to float32, which VTK
+        has and which holds every float16 value exactly).
 
     Raises
     ------
     ArgumentError
         If ``dataset`` is not a daxpy dataset.
+    FieldError
+        If a field's dtype has no VTK equivalent that holds it exactly (long
+        double, complex...), or its name cannot be a VTK name (a NUL
+        character, a lone surrogate); the message names the field.
+    InvalidDataSetError
+        If a structured grid has more than 2**31 - 1 points along an axis
+        (VTK's extents are C int), or its geometry has such a dtype.
 
     See Also
     --------
@@ -345,14 +288,10 @@ def to_vtk(dataset: DataSet):
     >>> vtk_grid.GetCellData().GetArray("c").GetNumberOfComponents()
     3
     """
-    if not isinstance(dataset, DataSet) or dataset.family not in _TO_VTK:
-        raise ArgumentError(
-            f"to_vtk needs a daxpy dataset (UniformGrid, RectilinearGrid, "
-            f"CurvilinearGrid or UnstructuredGrid), got {type(dataset).__name__}"
-        )
-    obj = _TO_VTK[dataset.family](dataset)
-    _write_fields(dataset, obj)
-    return obj
+    require_dataset(dataset, "to_vtk")
+    check_field_names(dataset)
+    _numpy_support()  # says how to install VTK when it is missing
+    return build_vtk(dataset)
 
 
 def to_pyvista(dataset: DataSet):

@@ -23,9 +23,11 @@ from pathlib import Path
 
 from .dataset import DataSet
 from .errors import ArgumentError, DataFileError
+from .field_names import check_field_names, xml_names
+from .safe_write import atomic_write, check_output_target
 from .vtk_messages import vtk_messages
 
-__all__ = ["read", "write"]
+__all__ = ["check_output_target", "read", "write"]
 
 # extension -> (daxpy family it holds, VTK reader class, VTK writer class);
 # None as family: any family (legacy format).
@@ -55,22 +57,6 @@ def _vtk_class(name: str):
 
     module = legacy if name.startswith("vtkDataSet") else xml
     return getattr(module, name)()
-
-
-def _error_log(vtk_object) -> list[str]:
-    """Collect a VTK object's error messages, so they become Python exceptions."""
-    from vtkmodules.util.misc import calldata_type
-    from vtkmodules.vtkCommonCore import VTK_STRING
-
-    messages: list[str] = []
-
-    @calldata_type(VTK_STRING)
-    def on_error(_obj, _event, message):
-        # VTK prefixes "ERROR: In <file>, line <n>"; the last line says what failed.
-        messages.append(str(message).strip().splitlines()[-1])
-
-    vtk_object.AddObserver("ErrorEvent", on_error)
-    return messages
 
 
 def _scan(path: str, family: str | None):
@@ -165,6 +151,16 @@ def write(dataset: DataSet, path: str | os.PathLike) -> None:
     """Write a dataset to a ``.vti``, ``.vtr``, ``.vts``, ``.vtu`` or legacy ``.vtk`` file.
 
     XML files are binary, appended and compressed; legacy files are binary.
+    Arrays are exported as :func:`daxpy.interop.to_vtk` does (native byte
+    order; float16 widened to float32, so it reads back as float32).
+
+    Nothing is written unless everything can be: the target, the grid's dims
+    and every field's name and dtype are checked first. The file is written
+    beside the target under a hidden temporary name and renamed over it in one
+    step (:func:`daxpy.safe_write.atomic_write`): a write that fails (a full
+    disk, an error in VTK's writer) leaves the old file as it was. Writing a
+    dataset over the file it was read from is safe, since :func:`read` holds
+    the whole dataset in memory.
 
     Parameters
     ----------
@@ -173,14 +169,22 @@ def write(dataset: DataSet, path: str | os.PathLike) -> None:
     path : str or path-like
         The file to create or replace; its extension picks the writer and must
         suit the grid (``.vti`` for uniform, ``.vtr`` rectilinear, ``.vts``
-        curvilinear, ``.vtu`` unstructured; ``.vtk`` for any).
+        curvilinear, ``.vtu`` unstructured; ``.vtk`` for any). A symbolic link
+        is written through (the file it points to is replaced).
 
     Raises
     ------
     ArgumentError
         If the extension is unknown or does not suit the grid family.
-    OSError
-        If VTK cannot write the file (missing folder, no permission...).
+    DataFileError
+        If the target is not a regular file or a new path in a writable folder
+        (see :func:`check_output_target`), or VTK's writer fails; the old file
+        is unchanged.
+    FieldError
+        If a field's name cannot be stored exactly in this format (see
+        :mod:`daxpy.field_names`) or its dtype has no VTK equivalent.
+    InvalidDataSetError
+        If the grid has more points along an axis than VTK can count.
 
     See Also
     --------
@@ -195,10 +199,11 @@ def write(dataset: DataSet, path: str | os.PathLike) -> None:
     ...
     daxpy.errors.ArgumentError: 'grid.vtu' holds unstructured grids, but the dataset is a uniform grid; use .vti or .vtk
     """
-    family, _reader, writer_name = _format(path)
-    from .interop import to_vtk
+    from .interop import require_dataset, to_vtk
 
-    vtk_object = to_vtk(dataset)
+    require_dataset(dataset, "write")
+    check_output_target(path)
+    family, _reader, writer_name = _format(path)
     if family is not None and dataset.family != family:
         suitable = [ext for ext, (fam, _, _) in _FORMATS.items()
                     if fam in (dataset.family, None)]
@@ -206,12 +211,33 @@ def write(dataset: DataSet, path: str | os.PathLike) -> None:
             f"{os.fspath(path)!r} holds {family} grids, but the dataset is a "
             f"{dataset.family} grid; use {' or '.join(suitable)}"
         )
+    extension = Path(path).suffix.lower()
+    check_field_names(dataset, extension)
+    vtk_object = to_vtk(dataset)
+    if extension != ".vtk":
+        xml_names(vtk_object)
+    atomic_write(path, lambda temporary: _vtk_write(vtk_object, writer_name,
+                                                    temporary, os.fspath(path)))
+
+
+def _vtk_write(vtk_object, writer_name: str, temporary: str, shown: str) -> None:
+    """Have VTK write ``vtk_object`` to ``temporary``; raise if it says it failed.
+
+    VTK's writers report a failure through the return value of ``Write``, their
+    error code, or only an error message (some of their internal writers): each
+    counts, so a failed write is never renamed over the target.
+    """
+    from vtkmodules.vtkCommonMisc import vtkErrorCode
+
     writer = _vtk_class(writer_name)
     if writer_name == "vtkDataSetWriter":
         writer.SetFileTypeToBinary()
-    errors = _error_log(writer)
     writer.SetInputData(vtk_object)
-    writer.SetFileName(os.fspath(path))
-    if writer.Write() != 1 or errors:
-        detail = errors[0] if errors else "the writer failed"
-        raise OSError(f"VTK could not write {os.fspath(path)!r}: {detail}")
+    writer.SetFileName(temporary)
+    with vtk_messages(writer) as messages:
+        status = writer.Write()
+    code = writer.GetErrorCode()
+    if status != 1 or code or messages:
+        detail = (messages[0] if messages else
+                  vtkErrorCode.GetStringFromErrorCode(code) if code else "the writer failed")
+        raise DataFileError(f"VTK could not write {shown!r}: {detail}; nothing was replaced")

@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, given, settings
 pytest.importorskip("vtk")
 
 import daxpy  # noqa: E402
-from daxpy.errors import ArgumentError  # noqa: E402
+from daxpy.errors import ArgumentError, DataFileError  # noqa: E402
 from daxpy.io import read, write  # noqa: E402
 
 from strategies import (curvilinear_grids, mixed_grid_all_shapes,  # noqa: E402
@@ -116,7 +116,8 @@ def test_corrupt_file(extension, tmp_path):
 
 
 def test_unwritable_path(tmp_path):
-    with pytest.raises(OSError, match="VTK could not write"):
+    # Refused before VTK is asked to write, naming the path and the missing folder.
+    with pytest.raises(DataFileError, match=r"g\.vti.*folder .*no_such_folder' does not exist"):
         write(daxpy.UniformGrid(dims=(2,)), tmp_path / "no_such_folder" / "g.vti")
 
 
