@@ -137,6 +137,7 @@ def read(path: str | os.PathLike) -> DataSet:
         reader.Update()
     if messages:
         raise DataFileError(f"VTK could not read {name!r}: {messages[0]}")
+    from .errors import FieldError, InvalidDataSetError
     from .file_checks import cross_check
     from .interop import from_vtk
 
@@ -144,7 +145,38 @@ def read(path: str | os.PathLike) -> DataSet:
     if vtk_object is None:
         raise DataFileError(f"VTK could not read {name!r}: the reader returned no dataset")
     cross_check(declared, vtk_object)
-    return from_vtk(vtk_object)
+    try:
+        return from_vtk(vtk_object)
+    except (InvalidDataSetError, FieldError) as err:
+        raise DataFileError(f"{name!r} holds a grid daxpy cannot use: {err}") from err
+
+
+def check_format(dataset: DataSet, path: str | os.PathLike) -> str:
+    """Refuse ``path`` unless its extension names a format that holds ``dataset``'s
+    grid family (``daxpy run`` checks this before computing); return the VTK
+    writer's class name.
+
+    Raises
+    ------
+    ArgumentError
+        If the extension is unknown or does not suit the grid family.
+
+    Examples
+    --------
+    >>> import daxpy
+    >>> from daxpy.io import check_format
+    >>> check_format(daxpy.UniformGrid(dims=(2, 2)), "grid.vti")
+    'vtkXMLImageDataWriter'
+    """
+    family, _reader, writer_name = _format(path)
+    if family is not None and dataset.family != family:
+        suitable = [ext for ext, (fam, _, _) in _FORMATS.items()
+                    if fam in (dataset.family, None)]
+        raise ArgumentError(
+            f"{os.fspath(path)!r} holds {family} grids, but the dataset is a "
+            f"{dataset.family} grid; use {' or '.join(suitable)}"
+        )
+    return writer_name
 
 
 def write(dataset: DataSet, path: str | os.PathLike) -> None:

@@ -9,7 +9,7 @@ Examples
 >>> cursor = Cursor("a.vtk", io.BytesIO(b"POINTS 2 float\\n1 2 3 4 5 6\\nEND"), 30)
 >>> cursor.word(), cursor.word(), cursor.word()
 (b'POINTS', b'2', b'float')
->>> cursor.skip_words(6)
+>>> cursor.skip_words(6, check=lambda words: None)
 >>> cursor.word()
 b'END'
 """
@@ -109,8 +109,9 @@ class Cursor:
             raise file_error(self.path, f"declares {what} of {count} values, but only "
                              f"{self.size - self.pos} bytes follow: the file is truncated")
 
-    def skip_words(self, count: int) -> None:
-        """Skip ``count`` ASCII words (counted a chunk at a time)."""
+    def skip_words(self, count: int, check) -> None:
+        """Skip ``count`` ASCII words (a chunk at a time), passing each chunk's
+        list of words to ``check``, which raises for a word VTK cannot read."""
         self.room_for_words(count, f"{count} values")
         left = count
         while left:
@@ -128,9 +129,11 @@ class Cursor:
                 chunk = chunk[:cut + 1]
             words = chunk.split()
             if len(words) <= left:
+                check(words)
                 left -= len(words)
                 self.pos += len(chunk)
                 continue
+            check(words[:left])
             for index, found in enumerate(re.finditer(rb"\S+", chunk)):
                 if index == left - 1:
                     self.pos += found.end()

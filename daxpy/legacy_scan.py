@@ -32,6 +32,7 @@ import numpy as np
 from .errors import ArgumentError
 from .file_checks import Declared, check_bytes, file_error
 from .legacy_cursor import Cursor
+from .legacy_values import value_check
 
 __all__ = ["scan_legacy"]
 
@@ -110,7 +111,7 @@ class _Scanner:
             self.cursor.room_for_words(values, what)
         check_bytes(self.declared, what, nbytes)
         if not self.binary:
-            self.cursor.skip_words(values)
+            self.cursor.skip_words(values, value_check(self.path, what, kind))
         self.metadata()
 
     def metadata(self) -> None:

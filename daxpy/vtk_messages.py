@@ -15,7 +15,7 @@ Examples
 >>> reader = vtkXMLImageDataReader()
 >>> with vtk_messages(reader) as messages:
 ...     reader.SetFileName("no-such-file.vti")
-...     reader.Update()
+...     _ = reader.Update()
 >>> messages[0]
 'Error opening file no-such-file.vti'
 """

@@ -184,8 +184,9 @@ def check_payloads(declared: Declared, payloads: list, file_attrs: dict, stream,
         if payload.kind == "String":
             continue  # strings have no fixed size: VTK reads what is there
         if payload.format == "ascii":
-            if payload.values is not None and payload.tokens < payload.values:
-                raise file_error(path, f"has {payload.what} declaring {payload.values} "
+            least = None if payload.values is None else payload.values - (not payload.exact)
+            if least is not None and payload.tokens < least:
+                raise file_error(path, f"has {payload.what} declaring {least} "
                                  f"values, but its text holds {payload.tokens}")
             continue
         if payload.format == "binary":

@@ -306,7 +306,7 @@ def scan_xml(path: str, family: str) -> Declared:
     >>> from daxpy.xml_scan import scan_xml
     >>> path = os.path.join(tempfile.mkdtemp(), "deep.vti")
     >>> with open(path, "w") as f:
-    ...     _ = f.write("<a>" * 100 + "</a>" * 100)
+    ...     _ = f.write('<VTKFile type="ImageData">' + "<a>" * 99 + "</a>" * 99 + "</VTKFile>")
     >>> scan_xml(path, "uniform")
     Traceback (most recent call last):
     ...
