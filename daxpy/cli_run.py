@@ -69,12 +69,16 @@ def chain_steps(node, steps: list[str]):
     return node
 
 
-def _require_memory(sample, args: argparse.Namespace, n_elements: int,
-                    source_bytes: int) -> None:
-    """Refuse a run whose fields cannot fit (module docstring), from a run on ``sample``."""
+def _check_run(sample, args: argparse.Namespace, n_elements: int, source_bytes: int) -> None:
+    """Refuse, before computing, a run that could not finish: the field, a step or
+    the output format does not suit ``sample`` (the input, or a tiny stand-in for
+    it), or the run's fields cannot fit in memory (see the module docstring)."""
+    from .io import check_format
     from .pipeline import pipeline
     from .pipeline_probe import probe
 
+    if args.output:
+        check_format(sample, args.output)
     pipe = pipeline(sample)
     chain_steps(pipe.field(args.field), args.step)  # also checks field and steps
     copies = 2 if args.output else 1
@@ -92,9 +96,9 @@ def _load(args: argparse.Namespace):
         from .io import read
 
         dataset = read(args.input)
-        _require_memory(dataset, args, max(dataset.n_points, dataset.n_cells), 0)
+        _check_run(dataset, args, max(dataset.n_points, dataset.n_cells), 0)
         return dataset
-    _require_memory(wavelet(2), args, size ** 3, wavelet_bytes(size))
+    _check_run(wavelet(2), args, size ** 3, wavelet_bytes(size))
     return wavelet(size)
 
 

@@ -27,7 +27,7 @@ from .field_names import check_field_names, xml_names
 from .safe_write import atomic_write, check_output_target
 from .vtk_messages import vtk_messages
 
-__all__ = ["check_output_target", "read", "write"]
+__all__ = ["check_format", "check_output_target", "read", "write"]
 
 # extension -> (daxpy family it holds, VTK reader class, VTK writer class);
 # None as family: any family (legacy format).
@@ -235,14 +235,7 @@ def write(dataset: DataSet, path: str | os.PathLike) -> None:
 
     require_dataset(dataset, "write")
     check_output_target(path)
-    family, _reader, writer_name = _format(path)
-    if family is not None and dataset.family != family:
-        suitable = [ext for ext, (fam, _, _) in _FORMATS.items()
-                    if fam in (dataset.family, None)]
-        raise ArgumentError(
-            f"{os.fspath(path)!r} holds {family} grids, but the dataset is a "
-            f"{dataset.family} grid; use {' or '.join(suitable)}"
-        )
+    writer_name = check_format(dataset, path)
     extension = Path(path).suffix.lower()
     check_field_names(dataset, extension)
     vtk_object = to_vtk(dataset)

@@ -102,6 +102,8 @@ USAGE_ERRORS = [
     (RUN + ["--dask", "foo://bar"], "foo://bar"),
     (RUN + ["--dask", "no-port-here"], "no-port-here"),
     (["run", "wavelet:6"], "--field"),
+    (["run", "wavelet:100000", "out.png", "--field", "RTData"], "'.png'"),
+    (["run", "wavelet:100000", "out.vtr", "--field", "RTData"], "use .vti or .vtk"),
     (["demo", "--size", "abc"], "--size"),
     (["demo", "--size", "1"], "--size"),
     (["demo", "--backend", "gpu"], "--backend"),
