@@ -14,6 +14,7 @@ Examples
 from __future__ import annotations
 
 import math
+import reprlib
 from typing import Any, Sequence
 
 import numpy as np
@@ -21,7 +22,26 @@ import numpy as np
 from .arrays import checked_array, to_host
 from .dataset import DataSet
 from .errors import InvalidDataSetError
-from .unstructured import check_coordinates
+from .memory_budget import require_bytes
+from .topology_checks import check_coordinates, written_out
+
+MAX_POINTS = 2 ** 63 - 1
+"""Most points a structured grid may have: ids and sizes are int64."""
+
+MIN_STEP = 2 / float(np.finfo(np.float32).max)
+"""Smallest distance between neighbouring points along an axis (about 5.9e-39).
+
+Gradients divide by these distances and may do so in float32 (for float32
+fields, on either backend): ``1 / step`` must stay finite there, or the
+gradient of a constant field is ``0 * inf = NaN``. Twice the float32 limit
+covers the rounding of the differences of computed coordinates."""
+
+STEP_ULPS = 8
+"""Neighbouring points must lie at least this many float64 ulps apart, so that
+their computed coordinates stay distinct and their differences within 40% of
+the spacing."""
+
+_AXES = "xyz"
 
 
 def _entries(values, what: str, owner: str) -> tuple:
@@ -42,9 +62,10 @@ def _padded(values: Sequence[float] | None, default: float, what: str, owner: st
         if any(np.iscomplexobj(v) for v in values):  # float() would drop the imaginary part
             raise TypeError
         numbers = tuple(float(v) for v in values)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise InvalidDataSetError(
-            f"{what} of {owner} must hold real numbers, got {values!r}"
+            f"{what} of {owner} must hold real numbers that fit in float64, got "
+            f"{reprlib.repr(values)}"
         ) from None
     return numbers + (default,) * (3 - len(numbers))
 
@@ -53,14 +74,54 @@ def _check_dims(dims: Sequence[int], owner: str) -> tuple[int, int, int]:
     raw = _entries(dims, "dims", owner)
     if not 1 <= len(raw) <= 3:
         raise InvalidDataSetError(f"dims of {owner} must have 1 to 3 entries, got {raw}")
-    for d in raw:
-        if isinstance(d, bool) or not isinstance(d, (int, np.integer)):
-            raise InvalidDataSetError(f"dims of {owner} must be integers, got {raw}")
+    for axis, d in zip(_AXES, raw):
+        if isinstance(d, (bool, np.bool_)) or not isinstance(d, (int, np.integer)):
+            raise InvalidDataSetError(
+                f"dims of {owner} must be integers; along {axis} got {d!r} ({type(d).__name__})"
+            )
         if d < 1:
             raise InvalidDataSetError(
-                f"dims of {owner} must be >= 1 points along every axis, got {raw}"
+                f"dims of {owner} along {axis} is {int(d)}: every axis needs at least 1 point"
             )
-    return tuple(int(d) for d in raw) + (1,) * (3 - len(raw))
+    checked = tuple(int(d) for d in raw) + (1,) * (3 - len(raw))
+    # Python ints: the product cannot wrap as an int64 product would.
+    if math.prod(checked) > MAX_POINTS:
+        raise InvalidDataSetError(
+            f"dims {checked} of {owner} make {math.prod(checked):,} points, more than "
+            f"int64 can count ({MAX_POINTS:,})"
+        )
+    return checked
+
+
+def _check_step(what: str, step: float) -> None:
+    """Neighbouring points ``step`` apart: far enough for a gradient to divide by."""
+    if step < MIN_STEP:
+        raise InvalidDataSetError(
+            f"{what} is {step!r}; the smallest allowed is {MIN_STEP:.3g}, as gradients "
+            "divide by it in float32"
+        )
+
+
+def _check_spacing(owner: str, axis: int, first: float, step: float, count: int) -> None:
+    """Points ``first + step * i`` (``i < count``) along ``axis`` are finite, and
+    far enough apart to be distinct and to divide by (see MIN_STEP, STEP_ULPS)."""
+    last = first + step * (count - 1)
+    name = _AXES[axis]
+    if not math.isfinite(last):
+        raise InvalidDataSetError(
+            f"points of {owner} along {name} reach {last} (origin + spacing * (dims - 1)); "
+            "coordinates must be finite"
+        )
+    if count < 2:
+        return
+    _check_step(f"spacing of {owner} along {name}", step)
+    reach = max(abs(first), abs(last))
+    if step < STEP_ULPS * math.ulp(reach):
+        raise InvalidDataSetError(
+            f"spacing of {owner} along {name} is {step!r}, at coordinates up to "
+            f"{reach:g}: closer than {STEP_ULPS} float64 ulps ({STEP_ULPS * math.ulp(reach):.3g}), "
+            "so their coordinates and differences would be rounded away"
+        )
 
 
 class StructuredGrid(DataSet):
@@ -104,7 +165,15 @@ class StructuredGrid(DataSet):
 
     def points(self) -> np.ndarray:
         """All point coordinates, shape ``(n_points, 3)`` (computed, float64, from
-        the axis-aligned grids' ``axis_coordinates``; CurvilinearGrid holds its own)."""
+        the axis-aligned grids' ``axis_coordinates``; CurvilinearGrid holds its own).
+
+        Raises
+        ------
+        ResourceError
+            If the points (and the temporaries that build them) do not fit in memory.
+        """
+        # Three meshgrid copies and the stacked result: 48 bytes a point.
+        require_bytes(48 * self.n_points, f"the {self.n_points:,} points of {self.name}")
         return _tensor_points([self.axis_coordinates(a) for a in range(3)])
 
 
@@ -144,7 +213,10 @@ class UniformGrid(StructuredGrid):
             raise InvalidDataSetError(
                 f"spacing of {name} must be finite and > 0, got {self.spacing}"
             )
-        self._init_structured(dims, name, point_data, cell_data)
+        checked = _check_dims(dims, name)
+        for axis in range(3):
+            _check_spacing(name, axis, self.origin[axis], self.spacing[axis], checked[axis])
+        self._init_structured(checked, name, point_data, cell_data)
 
     def axis_coordinates(self, axis: int) -> np.ndarray:
         """Coordinates of the points along one axis (float64).
@@ -155,6 +227,8 @@ class UniformGrid(StructuredGrid):
         >>> daxpy.UniformGrid(dims=(3,), origin=(1,)).axis_coordinates(0).tolist()
         [1.0, 2.0, 3.0]
         """
+        require_bytes(16 * self.dims[axis], f"the {self.dims[axis]:,} coordinates along "
+                                            f"{_AXES[axis]} of {self.name}")
         return self.origin[axis] + self.spacing[axis] * np.arange(self.dims[axis])
 
     def bounds(self) -> tuple[float, ...]:
@@ -207,16 +281,32 @@ class RectilinearGrid(StructuredGrid):
             )
         if np.dtype(array.dtype).kind not in "fiu":
             raise InvalidDataSetError(f"{axis} coordinates of {owner} must be real numbers")
-        host = to_host(array)
+        array = written_out(array, f"{axis} coordinates of {owner}")
+        # In float64, as gradients compute them: a difference of unsigned
+        # integers would wrap around, and large integers may collapse.
+        host = to_host(array).astype(np.float64)
         if not np.all(np.isfinite(host)):
             raise InvalidDataSetError(
                 f"{axis} coordinates of {owner} hold NaN or Inf; coordinates must be finite"
             )
-        # In float64: a difference of unsigned integers would wrap around.
-        if np.any(np.diff(host.astype(np.float64)) <= 0):
+        with np.errstate(over="ignore"):
+            steps = np.diff(host)
+        if np.any(steps <= 0):
+            at = int(np.argmax(steps <= 0))
             raise InvalidDataSetError(
-                f"{axis} coordinates of {owner} must be strictly increasing"
+                f"{axis} coordinates of {owner} must be strictly increasing (in float64); "
+                f"entries {at} and {at + 1} are {float(host[at])!r} and {float(host[at + 1])!r}"
             )
+        if steps.size:
+            # Differences of distinct float64 values are exact near zero and
+            # never round to 0; the widest one (last - first) must not overflow.
+            if not math.isfinite(float(host[-1]) - float(host[0])):
+                raise InvalidDataSetError(
+                    f"{axis} coordinates of {owner} span from {float(host[0])!r} to "
+                    f"{float(host[-1])!r}: their difference overflows float64"
+                )
+            _check_step(f"the smallest step between {axis} coordinates of {owner}",
+                        float(steps.min()))
         return array
 
     def axis_coordinates(self, axis: int) -> np.ndarray:
