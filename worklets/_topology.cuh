@@ -88,15 +88,21 @@ __device__ __forceinline__ void store_vector(T* p, const T (&x)[V]) {
   for (int i = 0; i < Pack<V, T>::bytes / Pack<V, T>::word; ++i) words[i] = pack.w[i];
 }
 
+template <typename R, typename T>
+__device__ __forceinline__ V3<R> convert(V3<T> a) { return {R(a.x), R(a.y), R(a.z)}; }
+
 // Rows m[a] of J^-1 for the Jacobian rows J[a] = dX/dxi_a, so that the
 // spatial gradient is sum_a (df/dxi_a) m[a]. A singular Jacobian gives zero
-// rows (a zero derivative), as VTK does.
+// rows (a zero derivative), as VTK does. Computed in double, as VTK does:
+// in float the determinant (a cell's size cubed) overflows past a
+// coordinate scale of ~1e13 and underflows below ~1e-13.
 template <typename R>
 __device__ __forceinline__ void inverse_rows(const V3<R> (&J)[3], V3<R> (&m)[3]) {
-  const V3<R> c0 = cross(J[1], J[2]), c1 = cross(J[2], J[0]), c2 = cross(J[0], J[1]);
-  const R det = dot(J[0], c0);
-  const R inv = det != R(0) ? R(1) / det : R(0);
-  m[0] = inv * c0; m[1] = inv * c1; m[2] = inv * c2;
+  const V3<double> a = convert<double>(J[0]), b = convert<double>(J[1]), c = convert<double>(J[2]);
+  const V3<double> c0 = cross(b, c), c1 = cross(c, a), c2 = cross(a, b);
+  const double det = dot(a, c0);
+  const double inv = det != 0.0 ? 1.0 / det : 0.0;
+  m[0] = convert<R>(inv * c0); m[1] = convert<R>(inv * c1); m[2] = convert<R>(inv * c2);
 }
 
 // vtkLine::Derivatives divides by each coordinate difference on its own

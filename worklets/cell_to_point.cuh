@@ -16,24 +16,28 @@ __device__ __forceinline__ void cell_to_point(const Topo& topo, typename Topo::I
   typedef typename Dst::T Out;
   constexpr int C = Src::C;
   static_assert(Dst::C == C, "cell_to_point keeps the components");
-  Out sum[C];
+  // Added in double in a fixed order and divided, as VTK does (a float sum
+  // of values near float's maximum overflows).
+  double sum[C];
 #pragma unroll
-  for (int c = 0; c < C; ++c) sum[c] = Out(0);
+  for (int c = 0; c < C; ++c) sum[c] = 0.0;
   int count = 0;
   topo.for_each_cell_of_point(p, [&](I cell) {
     ++count;
     typename Src::T x[C];
     src.one(cell, x);
 #pragma unroll
-    for (int c = 0; c < C; ++c) sum[c] += Out(x[c]);
+    for (int c = 0; c < C; ++c) sum[c] += double(x[c]);
   });
-  const Out scale = count > 0 ? Out(1) / Out(count) : Out(0);
+  Out mean[C];
 #pragma unroll
-  for (int c = 0; c < C; ++c) sum[c] *= scale;
-  dst.put(p, sum);
+  for (int c = 0; c < C; ++c) mean[c] = count > 0 ? Out(sum[c] / double(count)) : Out(0);
+  dst.put(p, mean);
 }
 
-// Mean of a and b, or a alone where only one of the two exists.
+// Mean of a and b, or a alone where only one of the two exists. The marching
+// kernel's means are doubles: a float sum of values near float's maximum
+// overflows.
 template <typename R>
 __device__ __forceinline__ R mean_of(bool single, R a, R b) {
   return single ? a : R(0.5) * (a + b);
@@ -83,7 +87,8 @@ template <int V, int W, class G, class Src, class Dst>
 __device__ __forceinline__ void cell_to_point_march(const G& topo, const Src& src, const Dst& dst,
                                                     int zc) {
   typedef typename G::Index I;
-  typedef typename Dst::T R;
+  typedef typename Dst::T Out;
+  typedef double R;  // the means (see mean_of)
   typedef typename Dst::Final F;
   constexpr int C = Src::C, FC = Dst::final_c;
   static_assert(Dst::C == C, "cell_to_point keeps the components");
@@ -104,10 +109,10 @@ __device__ __forceinline__ void cell_to_point_march(const G& topo, const Src& sr
     F o[V * FC];
 #pragma unroll
     for (int v = 0; v < V; ++v) {
-      R avg[C];
+      Out avg[C];
 #pragma unroll
       for (int c = 0; c < C; ++c)
-        avg[c] = k == 0 ? above[v][c] : mean_of(k == nz - 1, below[v][c], above[v][c]);
+        avg[c] = Out(k == 0 ? above[v][c] : mean_of(k == nz - 1, below[v][c], above[v][c]));
       F fin[FC];
       dst.apply(first_point + t.x0 + v, avg, fin);
 #pragma unroll

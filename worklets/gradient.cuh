@@ -5,6 +5,13 @@
 // index) axes df_d, and metric rows m[d] from the topology, give
 // grad f = sum_d df_d m[d]. Loops over corners, axes and components have
 // compile-time trip counts; the work item's base index is computed once.
+//
+// Numerics follow VTK, which differentiates in double: cell derivatives
+// (unstructured grids) are computed in double (type A) from the stored
+// coordinates and values, with every corner weighted, zero weights too, so a
+// NaN or Inf corner value reaches every derivative of its cell. Structured
+// differences stay in the field's type; the one that overflows it is redone
+// in double (difference_times).
 #ifndef DAXPY_GRADIENT_CUH
 #define DAXPY_GRADIENT_CUH
 
@@ -183,6 +190,20 @@ __device__ __forceinline__ void gather(const Src& src, I p, R (&f)[Src::C]) {
 }
 
 // ------------------------------------------------------- structured grids
+// (b - a) m. A difference of two finite values near R's maximum overflows in
+// R, not in VTK's double: that rare one is redone in double. A NaN or Inf
+// difference multiplies the zeros of m as well, giving NaN there, as VTK's
+// product with the inverse Jacobian does.
+template <typename R>
+__device__ __forceinline__ V3<R> difference_times(R a, R b, V3<R> m) {
+  const R d = b - a;
+  if (isinf(d) && isfinite(a) && isfinite(b)) {
+    const double w = double(b) - double(a);
+    return convert<R>(w * convert<double>(m));
+  }
+  return d * m;
+}
+
 // Point gradient: central differences inside, one-sided at the border.
 template <class G, typename I, class Src, class Dst>
 __device__ __forceinline__ void structured_point_gradient(const G& topo, I p, const Src& src,
@@ -209,7 +230,7 @@ __device__ __forceinline__ void structured_point_gradient(const G& topo, I p, co
     gather<R>(src, plo[d], a);
     gather<R>(src, phi[d], b);
 #pragma unroll
-    for (int c = 0; c < C; ++c) g[c] = g[c] + (b[c] - a[c]) * m[d];
+    for (int c = 0; c < C; ++c) g[c] = g[c] + difference_times(a[c], b[c], m[d]);
   }
   store_gradient<C>(g, p, dst);
 }
@@ -227,17 +248,18 @@ __device__ __forceinline__ void structured_cell_gradient(const G& topo, I item, 
   for (int k = 0; k < K; ++k) gather<R>(src, cell.point(k), f[k]);
   V3<R> m DAX_AXES(D);
   topo.cell_metric(cell, m);
-  V3<R> g[C];
+  // In double, as vtkVoxel: sums of float values near their maximum overflow.
+  V3<double> g[C];
   zero(g);
-  const R scale = R(1) / R(K > 1 ? K / 2 : 1);
+  const double scale = 1.0 / double(K > 1 ? K / 2 : 1);
 #pragma unroll
   for (int d = 0; d < D; ++d) {
 #pragma unroll
     for (int c = 0; c < C; ++c) {
-      R df = R(0);
+      double df = 0.0;
 #pragma unroll
-      for (int k = 0; k < K; ++k) df += ((k >> d) & 1) ? f[k][c] : -f[k][c];
-      g[c] = g[c] + (df * scale) * m[d];
+      for (int k = 0; k < K; ++k) df += ((k >> d) & 1) ? double(f[k][c]) : -double(f[k][c]);
+      g[c] = g[c] + (df * scale) * convert<double>(m[d]);
     }
   }
   store_gradient<C>(g, cell.id, dst);
@@ -340,7 +362,7 @@ __device__ __forceinline__ void point_gradient_march(const G& topo, const Src& s
 #pragma unroll
       for (int d = 0; d < 3; ++d) {
 #pragma unroll
-        for (int c = 0; c < C; ++c) g[c] = g[c] + (b[d].f[c] - a[d].f[c]) * m[d];
+        for (int c = 0; c < C; ++c) g[c] = g[c] + difference_times(a[d].f[c], b[d].f[c], m[d]);
       }
       typename Dst::T out[3 * C];
       gradient_tuple<C, R, Dst>(g, out);
@@ -372,19 +394,20 @@ template <class S, typename I, typename R, bool Sole, class Src, class Dst>
 __device__ __forceinline__ void cell_gradient(const CellBlock<S, I, R, Sole>& topo, I item,
                                               const Src& src, const Dst& dst) {
   constexpr int K = S::n_corners, C = Src::C;
+  typedef double A;
   const auto cell = topo.cell(item);
-  V3<R> g[C];
+  V3<A> g[C];
   zero(g);
   if constexpr (S::dim > 0) {
-    R r, s, t, dN DAX_DIM(S)[K];
+    A r, s, t, dN DAX_DIM(S)[K];
     Interp<S>::centre(r, s, t);
     Interp<S>::derivs(r, s, t, dN);
-    V3<R> X[K];
-    R f[K][C];
+    V3<A> X[K];
+    A f[K][C];
 #pragma unroll
-    for (int k = 0; k < K; ++k) X[k] = topo.point_coords(cell.ids[k]);
+    for (int k = 0; k < K; ++k) X[k] = convert<A>(topo.point_coords(cell.ids[k]));
     gather_corners<S>(cell.ids, src, f);
-    V3<R> m DAX_DIM(S);
+    V3<A> m DAX_DIM(S);
     shape_metric<S>(dN, X, m);
     add_shape_gradient<S, C>(dN, f, m, g);
   }
@@ -400,7 +423,8 @@ __device__ __forceinline__ void point_gradient(const ShapeLinks<S, I, R, First, 
                                                const Src& src, const Dst& dst) {
   constexpr int K = S::n_corners, C = Src::C;
   static_assert(Dst::C == 3 * C, "a gradient has three values per input component");
-  V3<R> g[C];
+  typedef double A;
+  V3<A> g[C];
   zero(g);
   const I end = load(topo.offsets + p + 1);
   for (I l = load(topo.offsets + p); l < end; ++l) {
@@ -408,25 +432,25 @@ __device__ __forceinline__ void point_gradient(const ShapeLinks<S, I, R, First, 
     const I cell = slot / K;
     const int corner = int(slot - cell * K);
     I ids[K];
-    V3<R> X[K];
-    R f[K][C];
+    V3<A> X[K];
+    A f[K][C];
 #pragma unroll
     for (int k = 0; k < K; ++k) {
       ids[k] = load(topo.corners + cell * K + k);
-      X[k] = topo.point_coords(ids[k]);
+      X[k] = convert<A>(topo.point_coords(ids[k]));
     }
     gather_corners<S>(ids, src, f);
-    R r, s, t, dN DAX_DIM(S)[K];
+    A r, s, t, dN DAX_DIM(S)[K];
     Interp<S>::corner(corner, r, s, t);
     Interp<S>::derivs(r, s, t, dN);
-    V3<R> m DAX_DIM(S);
+    V3<A> m DAX_DIM(S);
     shape_metric<S>(dN, X, m);
     add_shape_gradient<S, C>(dN, f, m, g);
   }
-  R scale = R(1);
+  A scale = A(1);
   if constexpr (Last) {
     const I count = load(topo.counts + p);
-    scale = R(1) / R(count > 0 ? count : 1);
+    scale = A(1) / A(count > 0 ? count : 1);
   }
   if constexpr (First && Last) {
 #pragma unroll
@@ -437,8 +461,8 @@ __device__ __forceinline__ void point_gradient(const ShapeLinks<S, I, R, First, 
     Out* row = dst.data() + p * I(3 * C);
 #pragma unroll
     for (int c = 0; c < C; ++c) {
-      V3<R> total = g[c];
-      if constexpr (!First) total = total + V3<R>{R(row[3 * c]), R(row[3 * c + 1]), R(row[3 * c + 2])};
+      V3<A> total = g[c];
+      if constexpr (!First) total = total + V3<A>{A(row[3 * c]), A(row[3 * c + 1]), A(row[3 * c + 2])};
       row[3 * c] = Out(total.x * scale);
       row[3 * c + 1] = Out(total.y * scale);
       row[3 * c + 2] = Out(total.z * scale);

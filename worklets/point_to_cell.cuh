@@ -8,7 +8,9 @@
 
 namespace dax {
 
-// The average is computed in the output's type (Dst::T).
+// The corners are added in corner order in double and the sum divided, as
+// VTK does (a float sum of values near float's maximum overflows), then
+// stored in the output's type (Dst::T).
 template <class Topo, class Src, class Dst>
 __device__ __forceinline__ void point_to_cell(const Topo& topo, typename Topo::Index item,
                                               const Src& src, const Dst& dst) {
@@ -17,25 +19,26 @@ __device__ __forceinline__ void point_to_cell(const Topo& topo, typename Topo::I
   constexpr int C = Src::C;
   static_assert(Dst::C == C, "point_to_cell keeps the components");
   const auto cell = topo.cell(item);
-  Out sum[C];
+  double sum[C];
 #pragma unroll
-  for (int c = 0; c < C; ++c) sum[c] = Out(0);
+  for (int c = 0; c < C; ++c) sum[c] = 0.0;
 #pragma unroll
   for (int k = 0; k < Topo::n_corners; ++k) {
     typename Src::T x[C];
     src.one(cell.point(k), x);
 #pragma unroll
-    for (int c = 0; c < C; ++c) sum[c] += Out(x[c]);
+    for (int c = 0; c < C; ++c) sum[c] += double(x[c]);
   }
-  const Out scale = Out(1) / Out(Topo::n_corners);
+  Out mean[C];
 #pragma unroll
-  for (int c = 0; c < C; ++c) sum[c] *= scale;
-  dst.put(cell.id, sum);
+  for (int c = 0; c < C; ++c) mean[c] = Out(sum[c] / double(Topo::n_corners));
+  dst.put(cell.id, mean);
 }
 
 // Sum over rows j and j + 1 of the V points of a group and of the point after
 // it (from the next lane; lane 31 loads it): s[v] + s[v + 1] is then the
-// x-y sum of cell v's four corners in this plane.
+// x-y sum of cell v's four corners in this plane. R is double: float sums of
+// values near float's maximum overflow.
 template <int V, class Src, typename R, typename I>
 __device__ __forceinline__ void plane_pair_sums(const Src& src, I r0, I r1, I x0, I nx, int lane,
                                                 R (&s)[V + 1][Src::C]) {
@@ -64,7 +67,8 @@ template <int V, int W, class G, class Src, class Dst>
 __device__ __forceinline__ void point_to_cell_march(const G& topo, const Src& src, const Dst& dst,
                                                     int zc) {
   typedef typename G::Index I;
-  typedef typename Dst::T R;
+  typedef typename Dst::T Out;
+  typedef double R;  // the sums (see plane_pair_sums)
   typedef typename Dst::Final F;
   constexpr int C = Src::C, FC = Dst::final_c;
   static_assert(Dst::C == C, "point_to_cell keeps the components");
@@ -82,10 +86,10 @@ __device__ __forceinline__ void point_to_cell_march(const G& topo, const Src& sr
     F o[V * FC];
 #pragma unroll
     for (int v = 0; v < V; ++v) {
-      R avg[C];
+      Out avg[C];
 #pragma unroll
       for (int c = 0; c < C; ++c)
-        avg[c] = ((prev[v][c] + prev[v + 1][c]) + (cur[v][c] + cur[v + 1][c])) * R(0.125);
+        avg[c] = Out(((prev[v][c] + prev[v + 1][c]) + (cur[v][c] + cur[v + 1][c])) * R(0.125));
       F fin[FC];
       dst.apply(first_cell + t.x0 + v, avg, fin);
 #pragma unroll
