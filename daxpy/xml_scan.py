@@ -151,7 +151,7 @@ class _Scanner:
         extent = _numbers(self.path, self.root, attrs, "WholeExtent", 6, int)
         if extent is None:
             self.refuse(f"has <{self.root}> without a WholeExtent")
-        _dims, self.declared.n_points, self.declared.n_cells = \
+        self.whole_dims, self.declared.n_points, self.declared.n_cells = \
             _extent_counts(self.path, self.root, extent)
         self.whole_extent = extent
         if self.root == "ImageData":
@@ -201,9 +201,9 @@ class _Scanner:
         if not 1 <= components <= _MAX_COMPONENTS:
             self.refuse(f"has {what} with {components} components")
         stated = _numbers(self.path, "DataArray", attrs, "NumberOfTuples", 1, int)
-        tuples = self.expected_tuples(section, name, what, stated and stated[0])
-        if tuples is not None:
-            check_bytes(self.declared, what, tuples * components * _ITEM_BYTES[kind])
+        tuples, allocated = self.expected_tuples(section, name, what, stated and stated[0])
+        if allocated is not None:
+            check_bytes(self.declared, what, allocated * components * _ITEM_BYTES[kind])
         if section in ("point", "cell", "field"):
             self.declare_array(section, name, tuples, components)
         payload = ArrayPayload(what, kind, _ITEM_BYTES[kind],
@@ -236,11 +236,12 @@ class _Scanner:
             self.declared.arrays[(section, name)] = (whole, components)
 
     def expected_tuples(self, section: str, name: str, what: str, stated):
-        """Tuples the reader allocates for an array of ``section``."""
+        """Tuples an array of ``section`` holds in its piece, and tuples the
+        reader allocates for it (None where the payload says)."""
         if section == "field":
             if stated is None or stated < 0:
                 self.refuse(f"has {what} without a valid NumberOfTuples")
-            return stated
+            return stated, stated
         if self.piece is None:
             self.refuse(f"has {what} outside a <Piece>")
         n_points, n_cells, dims = self.piece
@@ -248,18 +249,22 @@ class _Scanner:
             if self.coordinate_axis > 2:
                 self.refuse(f"has more than 3 arrays in <Coordinates> ({what})")
             tuples = dims[self.coordinate_axis]
+            allocated = self.whole_dims[self.coordinate_axis]
             self.coordinate_axis += 1
         elif section == "cells":
             # connectivity (and polyhedron faces) sizes come from the payload;
             # offsets hold n_cells (+1 from file version 2) entries.
-            tuples = {"types": n_cells, "offsets": n_cells + 1}.get(name)
+            tuples = allocated = {"types": n_cells, "offsets": n_cells + 1}.get(name)
         else:
             tuples = n_points if section in ("point", "points") else n_cells
+            # A structured reader allocates its arrays for the whole extent.
+            allocated = tuples if dims is None else self.declared.n_points \
+                if section in ("point", "points") else self.declared.n_cells
         allowed = (tuples, tuples - 1) if name == "offsets" else (tuples,)
         if stated is not None and tuples is not None and stated not in allowed:
             self.refuse(f"has {what} with NumberOfTuples=\"{stated}\", but its piece "
                         f"holds {tuples}")
-        return tuples
+        return tuples, allocated
 
 
 def _parse(scanner: _Scanner, stream) -> None:

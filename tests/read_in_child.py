@@ -5,7 +5,8 @@ A file that crashes the reader (a signal, ``std::bad_alloc``'s abort) or hangs
 kills only the child: the child logs each file before reading it, so the
 parent knows which one did it, and reads the rest in a fresh child.
 
-Outcomes: ``"ok"`` (a dataset whose fields fit its counts), ``"refused
+Outcomes: ``"ok <digest>"`` (a dataset whose fields fit its counts; the
+digest covers its type, counts, points and fields), ``"refused
 <DaxpyError subclass>: message"``, ``"RAW <type>: message"`` (any other
 exception), ``"inconsistent: ..."``, ``"CRASH ..."`` or ``"HANG"``.
 """
@@ -28,6 +29,16 @@ resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 import daxpy.io
 from daxpy.errors import DaxpyError
 
+def digest(grid):
+    import hashlib, numpy as np
+    h = hashlib.sha256(repr((type(grid).__name__, grid.n_points, grid.n_cells)).encode())
+    h.update(np.ascontiguousarray(grid.points(), dtype=np.float64).tobytes())
+    for association in ("points", "cells"):
+        for name, values in sorted(grid.fields(association).items()):
+            h.update(name.encode() + values.dtype.str.encode() + str(values.shape).encode())
+            h.update(np.ascontiguousarray(values).tobytes())
+    return h.hexdigest()[:16]
+
 def consistency(grid):
     for association, count in (("points", grid.n_points), ("cells", grid.n_cells)):
         for name, values in grid.fields(association).items():
@@ -39,8 +50,9 @@ with open(sys.argv[1]) as cases, open(sys.argv[2], "w", buffering=1) as log:
     for path in json.load(cases):
         log.write(json.dumps({"start": path}) + "\n")
         try:
-            problem = consistency(daxpy.io.read(path))
-            outcome = "inconsistent: " + problem if problem else "ok"
+            grid = daxpy.io.read(path)
+            problem = consistency(grid)
+            outcome = "inconsistent: " + problem if problem else "ok " + digest(grid)
         except DaxpyError as err:
             outcome = f"refused {type(err).__name__}: {err}"
         except BaseException as err:

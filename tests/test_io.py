@@ -111,7 +111,9 @@ def test_missing_file_names_path(tmp_path):
 def test_corrupt_file(extension, tmp_path):
     path = tmp_path / f"bad{extension}"
     path.write_text("this is not a VTK file")
-    with pytest.raises(OSError, match="VTK could not read"):
+    # Refused by the checks before VTK reads it, naming the file and the problem.
+    with pytest.raises(DataFileError, match=rf"bad\{extension}' (is not well-formed XML"
+                                            r"|does not start with '# vtk DataFile Version')"):
         read(path)
 
 
