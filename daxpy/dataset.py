@@ -77,13 +77,24 @@ class DataSet:
         """
         derived = self._derived_cache()
         if fingerprint(self._validated_arrays()) != derived.fingerprint:
-            try:
-                self.validate()
-            except InvalidDataSetError as err:
-                raise InvalidDataSetError(
-                    f"{self.name} was changed after it was built and is no longer valid: "
-                    f"{err}; restore its arrays or build a new grid") from None
+            self.revalidate_changed()
         return derived.entries
+
+    def revalidate_changed(self) -> None:
+        """:meth:`validate`, for arrays known or suspected to have changed since
+        the grid was built: an error says so.
+
+        Examples
+        --------
+        >>> import daxpy
+        >>> daxpy.UniformGrid(dims=(2,)).revalidate_changed()
+        """
+        try:
+            self.validate()
+        except InvalidDataSetError as err:
+            raise InvalidDataSetError(
+                f"{self.name} was changed after it was built and is no longer valid: "
+                f"{err}; restore its arrays or build a new grid") from None
 
     def validate(self) -> None:
         """Check the grid's arrays again and drop every cache derived from them.

@@ -97,4 +97,10 @@ def execute(name: str, dataset: DataSet, values: Any, association: str, *,
         return guarded(execute_cuda, dataset, name, worklet, dataset, values, association,
                        **params)
     impl = worklet.numpy_impl(dataset.family)
-    return impl(dataset, native_order(to_host(values)), **params)
+    try:
+        return impl(dataset, native_order(to_host(values)), **params)
+    except IndexError:
+        # An id out of range: the grid's arrays were written into after it was
+        # built, where their fingerprint does not look (see daxpy.fingerprint).
+        dataset.revalidate_changed()
+        raise

@@ -23,7 +23,7 @@ from .arrays import checked_array, to_host
 from .dataset import DataSet
 from .errors import InvalidDataSetError
 from .memory_budget import require_bytes
-from .topology_checks import check_coordinates, written_out
+from .topology_checks import check_coordinates, read_only, written_out
 
 MAX_POINTS = 2 ** 63 - 1
 """Most points a structured grid may have: ids and sizes are int64."""
@@ -263,11 +263,18 @@ class RectilinearGrid(StructuredGrid):
     def __init__(self, x, y=None, z=None, point_data=None, cell_data=None,
                  name: str = "rectilinear grid"):
         self.coordinates = tuple(
-            self._check_axis(c, axis, name) for axis, c in zip("xyz", (x, y, z))
+            read_only(self._check_axis(c, axis, name)) for axis, c in zip("xyz", (x, y, z))
         )
         self._init_structured(
             tuple(len(c) for c in self.coordinates), name, point_data, cell_data
         )
+
+    def _validated_arrays(self) -> tuple:
+        return self.coordinates
+
+    def _check_contents(self) -> None:
+        for axis, values in zip("xyz", self.coordinates):
+            self._check_axis(values, axis, self.name)
 
     @staticmethod
     def _check_axis(values, axis: str, owner: str):
@@ -356,12 +363,19 @@ class CurvilinearGrid(StructuredGrid):
                 f"points of {name} must have shape {expected} for dims {checked_dims}, "
                 f"got {array.shape}"
             )
+        array = written_out(array, f"points of {name}")
         check_coordinates(array, name)
-        self.coordinates_array = array
+        self.coordinates_array = read_only(array)
         self._init_structured(checked_dims, name, point_data, cell_data)
 
+    def _validated_arrays(self) -> tuple:
+        return (self.coordinates_array,)
+
+    def _check_contents(self) -> None:
+        check_coordinates(self.coordinates_array, self.name)
+
     def points(self) -> Any:
-        """Point coordinates, shape ``(n_points, 3)``, as given (not copied)."""
+        """Point coordinates, shape ``(n_points, 3)``, as given (a read-only view)."""
         return self.coordinates_array
 
 

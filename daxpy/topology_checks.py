@@ -83,6 +83,26 @@ def written_out(array, what: str):
     return array.copy()
 
 
+def read_only(array):
+    """A read-only NumPy view of ``array`` (device arrays as they are).
+
+    The caller's own array stays writable; the view only keeps daxpy, and
+    whoever reads the grid's attributes, from writing into it.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> ids = np.arange(3)
+    >>> (read_only(ids).flags.writeable, ids.flags.writeable)
+    (False, True)
+    """
+    if not isinstance(array, np.ndarray):
+        return array
+    view = array.view()
+    view.flags.writeable = False
+    return view
+
+
 def topology_array(values: Any, what: str):
     """``values`` as a 1-D NumPy or CuPy (left where it is) integer array;
     empty arrays become int64.

@@ -25,7 +25,7 @@ from .errors import InvalidDataSetError
 from .memory_budget import require_bytes
 from .topology_checks import (check_cell_types, check_coordinates, check_offsets,
                               check_point_ids, check_repeated_points, check_sizes,
-                              signed, topology_array, written_out)
+                              read_only, signed, topology_array, written_out)
 
 
 def concatenated_ranges(starts: np.ndarray, stops: np.ndarray) -> np.ndarray:
@@ -141,11 +141,11 @@ class UnstructuredGrid(DataSet):
         self._init_fields(point_data, cell_data)
 
     def _set_arrays(self, points, connectivity, offsets, cell_types) -> None:
-        self.points_array = _read_only(points)
+        self.points_array = read_only(points)
         self.n_points = int(points.shape[0])
-        self.connectivity = _read_only(connectivity)
-        self.offsets = _read_only(offsets)
-        self.cell_types = _read_only(cell_types)
+        self.connectivity = read_only(connectivity)
+        self.offsets = read_only(offsets)
+        self.cell_types = read_only(cell_types)
         self.n_cells = int(cell_types.shape[0])
 
     def _validated_arrays(self) -> tuple:
@@ -331,22 +331,3 @@ class UnstructuredGrid(DataSet):
         """Point coordinates ``(n_points, 3)`` as given (a read-only view, not a copy)."""
         return self.points_array
 
-
-def _read_only(array):
-    """A read-only NumPy view of ``array`` (device arrays as they are).
-
-    The caller's own array stays writable; the view only keeps daxpy, and
-    whoever reads the grid's attributes, from writing into it.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> ids = np.arange(3)
-    >>> (_read_only(ids).flags.writeable, ids.flags.writeable)
-    (False, True)
-    """
-    if not isinstance(array, np.ndarray):
-        return array
-    view = array.view()
-    view.flags.writeable = False
-    return view

@@ -6,6 +6,13 @@ so a 2-D slab of a 3-D grid is a 2-D topology. Unstructured grids are seen one
 cell shape at a time (``CellBlock``), or through point -> cell links built
 once on the device and cached on the dataset.
 
+Everything uploaded or built here is cached in the dataset's ``_cache``,
+which the dataset empties (and validates its arrays again) whenever their
+fingerprint changes (:mod:`daxpy.fingerprint`). Kernels read through point
+ids without bounds checks, and a write into an unsampled part of a large
+array escapes the fingerprint, so ids are also checked in range on the host
+before each upload (:func:`checked_ids`): no kernel reads past the points.
+
 Examples
 --------
 >>> import daxpy
@@ -21,6 +28,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..errors import InvalidDataSetError
 from .codegen import ctype
 from .device import cached, to_device
 
@@ -145,15 +153,59 @@ def stencil_inverse(grid, axis: int, coord):
     def build():
         import cupy
 
-        x = to_device(grid.coordinates[axis], grid, coord)
+        # Differences in float64, as the grid checked them: coordinates
+        # distinct in float64 may collapse in float32 (1 / 0).
+        x = to_device(grid.coordinates[axis], grid, np.float64)
         i = cupy.arange(x.size)
-        return 1 / (x[cupy.minimum(i + 1, x.size - 1)] - x[cupy.maximum(i - 1, 0)])
+        inverse = 1 / (x[cupy.minimum(i + 1, x.size - 1)] - x[cupy.maximum(i - 1, 0)])
+        return inverse.astype(coord)
 
     return cached(grid, f"stencil_inverse:{axis}:{np.dtype(coord).str}", build)
 
 
 def _index_dtype(index: str):
     return np.int32 if index == "int" else np.int64
+
+
+def checked_ids(grid, ids: np.ndarray) -> np.ndarray:
+    """``ids`` (host point ids of ``grid``), after checking they lie in
+    ``[0, n_points)``: one min and one max, before an upload that kernels will
+    read without bounds checks (and before narrowing, which could wrap).
+
+    Raises
+    ------
+    InvalidDataSetError
+        If the grid's arrays were changed after it was built.
+
+    Examples
+    --------
+    >>> import numpy as np, daxpy
+    >>> from daxpy.celltypes import LINE
+    >>> g = daxpy.UnstructuredGrid(np.eye(3), [0, 1], [0, 2], [LINE])
+    >>> checked_ids(g, np.array([0, 3]))
+    Traceback (most recent call last):
+    ...
+    daxpy.errors.InvalidDataSetError: unstructured grid holds point id 3, outside [0, 3): were its arrays changed after it was built? Call validate() or build a new grid
+    """
+    if ids.size:
+        low, high = int(ids.min()), int(ids.max())
+        if low < 0 or high >= grid.n_points:
+            raise InvalidDataSetError(
+                f"{grid.name} holds point id {low if low < 0 else high}, outside "
+                f"[0, {grid.n_points}): were its arrays changed after it was built? Call "
+                "validate() or build a new grid")
+    return ids
+
+
+def _corners(grid, shape_name: str, index: str):
+    """The corner ids of one shape's cells on the device, checked, cached."""
+    return cached(grid, f"corners:{shape_name}:{index}", lambda: to_device(checked_ids(
+        grid, grid.cell_blocks()[shape_name].corners).astype(_index_dtype(index), copy=False)))
+
+
+def _connectivity(grid):
+    """The grid's connectivity on the device as int64, checked, cached."""
+    return to_device(checked_ids(grid, grid.connectivity), grid, np.int64)
 
 
 def _points_or_null(grid, coord, with_coords: bool):
@@ -181,8 +233,7 @@ def cell_block(grid, shape_name: str, index: str, coord, with_coords: bool = Tru
 
     def values():
         block = grid.cell_blocks()[shape_name]
-        corners = cached(grid, f"corners:{shape_name}:{index}",
-                         lambda: to_device(block.corners.astype(idt, copy=False)))
+        corners = _corners(grid, shape_name, index)
         ids = np.uint64(0) if sole else cached(
             grid, f"cell_ids:{shape_name}:{index}",
             lambda: to_device(block.cell_ids.astype(idt, copy=False)))
@@ -229,7 +280,7 @@ def point_cell_links(grid, index: str) -> tuple:
     idt = _index_dtype(index)
 
     def build():
-        conn = to_device(grid.connectivity, grid, np.int64)
+        conn = _connectivity(grid)
         offsets = to_device(grid.offsets, grid, np.int64)
         sizes = cupy.diff(offsets)
         cells = cupy.repeat(cupy.arange(grid.n_cells, dtype=np.int64), sizes)
@@ -276,9 +327,7 @@ def corner_links(grid, shape_name: str, index: str) -> tuple:
     idt = _index_dtype(index)
 
     def build():
-        corners = cached(grid, f"corners:{shape_name}:{index}", lambda: to_device(
-            grid.cell_blocks()[shape_name].corners.astype(idt, copy=False)))
-        flat = corners.ravel().astype(np.int64)
+        flat = _corners(grid, shape_name, index).ravel().astype(np.int64)
         slots = cupy.arange(flat.size, dtype=np.int64)
         return _links_by_point(flat, slots, flat.size, grid.n_points, idt)
 
@@ -290,8 +339,7 @@ def cells_per_point(grid, index: str):
     import cupy
 
     return cached(grid, f"cells_per_point:{index}", lambda: cupy.bincount(
-        to_device(grid.connectivity, grid, np.int64), minlength=grid.n_points
-    ).astype(_index_dtype(index)))
+        _connectivity(grid), minlength=grid.n_points).astype(_index_dtype(index)))
 
 
 def shape_links(grid, shape_name: str, index: str, coord, first: bool, last: bool) -> Topology:
@@ -310,9 +358,7 @@ def shape_links(grid, shape_name: str, index: str, coord, first: bool, last: boo
 
     def values():
         offsets, slots = corner_links(grid, shape_name, index)
-        corners = cached(grid, f"corners:{shape_name}:{index}", lambda: to_device(
-            grid.cell_blocks()[shape_name].corners.astype(idt, copy=False)))
-        return [corners, to_device(grid.points(), grid, coord), offsets, slots,
+        return [_corners(grid, shape_name, index), to_device(grid.points(), grid, coord), offsets, slots,
                 cells_per_point(grid, index), idt(grid.n_points)]
 
     names = ("corners", "xyz", "offsets", "slots", "counts")
