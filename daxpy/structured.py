@@ -81,7 +81,7 @@ def _check_dims(dims: Sequence[int], owner: str) -> tuple[int, int, int]:
             )
         if d < 1:
             raise InvalidDataSetError(
-                f"dims of {owner} along {axis} is {int(d)}: every axis needs at least 1 point"
+                f"dims of {owner} along {axis} is {int(d)}; it must be >= 1 (a point)"
             )
     checked = tuple(int(d) for d in raw) + (1,) * (3 - len(raw))
     # Python ints: the product cannot wrap as an int64 product would.
