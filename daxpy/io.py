@@ -136,7 +136,9 @@ def read(path: str | os.PathLike) -> DataSet:
     with vtk_messages(reader, reader.GetExecutive()) as messages:
         reader.Update()
     if messages:
-        raise DataFileError(f"VTK could not read {name!r}: {messages[0]}")
+        # VTK often reports one failure several times, from the parser up.
+        detail = "; ".join(list(dict.fromkeys(messages))[:3])
+        raise DataFileError(f"VTK could not read {name!r}: {detail}")
     from .errors import FieldError, InvalidDataSetError
     from .file_checks import cross_check
     from .interop import from_vtk

@@ -134,7 +134,13 @@ class Cursor:
                 self.pos += len(chunk)
                 continue
             check(words[:left])
-            for index, found in enumerate(re.finditer(rb"\S+", chunk)):
-                if index == left - 1:
-                    self.pos += found.end()
-                    return
+            ends = [found.end() for _, found in zip(range(left), re.finditer(rb"\S+", chunk))]
+            self.pos += ends[-1]
+            left = 0
+        # VTK's writers end every block with a newline; a file that ends inside
+        # a value was cut short, and its last value may have lost digits.
+        if count and self.pos >= self.size:
+            self.stream.seek(self.size - 1)
+            if not self.stream.read(1).isspace():
+                raise file_error(self.path,
+                                 "ends inside its last value: the file is truncated")

@@ -5,8 +5,9 @@ A file that crashes the reader (a signal, ``std::bad_alloc``'s abort) or hangs
 kills only the child: the child logs each file before reading it, so the
 parent knows which one did it, and reads the rest in a fresh child.
 
-Outcomes: ``"ok <digest>"`` (a dataset whose fields fit its counts; the
-digest covers its type, counts, points and fields), ``"refused
+Outcomes: ``"ok <geometry> <field>..."`` (a dataset whose fields fit its
+counts, with a digest of its type, counts and points, then one per field),
+``"refused
 <DaxpyError subclass>: message"``, ``"RAW <type>: message"`` (any other
 exception), ``"inconsistent: ..."``, ``"CRASH ..."`` or ``"HANG"``.
 """
@@ -18,6 +19,8 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+
+from hypothesis import HealthCheck, Phase, settings
 
 MEMORY_LIMIT = 2 << 30
 """RLIMIT_AS of the child: VTK, NumPy and daxpy need about 0.3 GiB of it."""
@@ -31,13 +34,18 @@ from daxpy.errors import DaxpyError
 
 def digest(grid):
     import hashlib, numpy as np
-    h = hashlib.sha256(repr((type(grid).__name__, grid.n_points, grid.n_cells)).encode())
-    h.update(np.ascontiguousarray(grid.points(), dtype=np.float64).tobytes())
+    def short(*parts):
+        h = hashlib.sha256()
+        for part in parts:
+            h.update(part if isinstance(part, bytes) else repr(part).encode())
+        return h.hexdigest()[:12]
+    words = [short(type(grid).__name__, grid.n_points, grid.n_cells,
+                   np.ascontiguousarray(grid.points(), dtype=np.float64).tobytes())]
     for association in ("points", "cells"):
         for name, values in sorted(grid.fields(association).items()):
-            h.update(name.encode() + values.dtype.str.encode() + str(values.shape).encode())
-            h.update(np.ascontiguousarray(values).tobytes())
-    return h.hexdigest()[:16]
+            words.append(association[0] + ":" + short(name, values.dtype.str, values.shape,
+                                                      np.ascontiguousarray(values).tobytes()))
+    return " ".join(words)
 
 def consistency(grid):
     for association, count in (("points", grid.n_points), ("cells", grid.n_cells)):
@@ -101,3 +109,12 @@ def failures(outcomes: dict[str, str], allowed=("ok", "refused ")) -> dict[str, 
     """The outcomes that are neither a dataset nor a daxpy error."""
     return {path: outcome for path, outcome in outcomes.items()
             if not outcome.startswith(allowed)}
+
+
+def batch_settings(max_examples: int) -> settings:
+    """Hypothesis settings for a test whose example is a batch of files read in
+    a child: no shrinking (it would rerun the child hundreds of times; the
+    files' names already say which case failed) and no deadline."""
+    return settings(phases=[Phase.explicit, Phase.reuse, Phase.generate],
+                    max_examples=max_examples, deadline=None,
+                    suppress_health_check=list(HealthCheck))

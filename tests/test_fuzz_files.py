@@ -14,12 +14,12 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 pytest.importorskip("vtk")
 
-from read_in_child import failures, read_all  # noqa: E402
+from read_in_child import batch_settings, failures, read_all  # noqa: E402
 from sample_files import write_samples  # noqa: E402
 
 NUMBERS = ["-1", "-64", "0", "1", "7", "1000000000000", "100000000000",
@@ -60,6 +60,7 @@ def corrupt(data: bytes, kind: str, where: int, choice: int, byte: int) -> bytes
     return _replace_match(data, _WORD, where, WORDS[choice % len(WORDS)])
 
 
+
 @pytest.fixture(scope="module")
 def samples(tmp_path_factory):
     folder = tmp_path_factory.mktemp("samples")
@@ -83,7 +84,7 @@ def test_corrupted_files_never_crash(kind, samples):
     case = st.tuples(st.sampled_from(labels), st.integers(0, 10**6), st.integers(0, 1000),
                      st.integers(1, 255))
 
-    @settings(max_examples=2, deadline=None, suppress_health_check=list(HealthCheck))
+    @batch_settings(2)
     @given(st.lists(case, min_size=30, max_size=30))
     def check(cases):
         with tempfile.TemporaryDirectory() as folder:

@@ -16,12 +16,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 pytest.importorskip("vtk")
 
-from read_in_child import read_all  # noqa: E402
+from read_in_child import batch_settings, read_all  # noqa: E402
 from sample_files import write_samples  # noqa: E402
 
 HUGE = st.one_of(st.integers(10**9, 10**13), st.sampled_from([2**31, 2**32 - 1, 2**63 - 1]))
@@ -30,6 +30,7 @@ SIZE_ATTRIBUTES = ["WholeExtent", "Extent", "NumberOfPoints", "NumberOfCells",
                    "NumberOfComponents", "offset"]
 LEGACY_COUNTS = ["POINTS", "CELLS", "CELL_TYPES", "POINT_DATA", "CELL_DATA", "DIMENSIONS",
                  "X_COORDINATES", "FIELD FieldData"]
+
 
 
 @pytest.fixture(scope="module")
@@ -83,7 +84,7 @@ def test_listed_examples(samples, tmp_path):
     assert "declares POINTS of 24000000000000 bytes" in by_name["points.vtk"]
 
 
-@settings(max_examples=3, deadline=None, suppress_health_check=list(HealthCheck))
+@batch_settings(3)
 @given(st.lists(st.tuples(st.sampled_from(["uniform", "rectilinear", "curvilinear",
                                            "unstructured"]),
                           st.sampled_from(SIZE_ATTRIBUTES), HUGE, st.integers(0, 20)),
@@ -109,7 +110,7 @@ def _with_block_header(data: bytes, header_type: str, words: tuple) -> bytes:
     return data[:start] + encoded + data[start + len(encoded):]
 
 
-@settings(max_examples=2, deadline=None, suppress_health_check=list(HealthCheck))
+@batch_settings(2)
 @given(st.lists(st.tuples(st.sampled_from(["uniform", "unstructured"]),
                           st.integers(0, 2**32 - 1), st.integers(0, 2**32 - 1),
                           st.integers(0, 2**32 - 1)), min_size=15, max_size=15))
@@ -124,7 +125,7 @@ def test_compression_headers_are_checked(samples, tmp_path_factory, cases):
     assert refusals(files, tmp_path_factory.mktemp("blocks")) == {}
 
 
-@settings(max_examples=3, deadline=None, suppress_health_check=list(HealthCheck))
+@batch_settings(3)
 @given(st.lists(st.tuples(st.sampled_from(["uniform", "rectilinear", "curvilinear",
                                            "unstructured"]),
                           st.sampled_from(["binary", "ascii"]),
@@ -144,7 +145,7 @@ def test_legacy_declared_counts_are_checked(samples, tmp_path_factory, cases):
     assert refusals(files, tmp_path_factory.mktemp("legacy")) == {}
 
 
-@settings(max_examples=2, deadline=None, suppress_health_check=list(HealthCheck))
+@batch_settings(2)
 @given(st.lists(st.tuples(st.integers(65, 300_000), st.sampled_from(["a", "Piece", "DataArray"]),
                           st.booleans()), min_size=6, max_size=6))
 def test_deep_nesting_is_refused(tmp_path_factory, cases):
