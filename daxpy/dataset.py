@@ -75,10 +75,33 @@ class DataSet:
         a change it is emptied and the arrays are validated again (raising
         InvalidDataSetError if they no longer hold a valid grid).
         """
-        derived = self._derived_cache()
-        if fingerprint(self._validated_arrays()) != derived.fingerprint:
+        self.check_unchanged()
+        return self._derived_cache().entries
+
+    def check_unchanged(self) -> None:
+        """Validate the grid's arrays again if their fingerprint changed since
+        they were last validated (dropping the derived caches); cheap otherwise.
+
+        Every worklet call runs it first, so a change it sees is never computed on.
+
+        Raises
+        ------
+        InvalidDataSetError
+            If the arrays changed and no longer describe a valid grid.
+
+        Examples
+        --------
+        >>> import numpy as np, daxpy
+        >>> x = np.array([0.0, 1.0, 2.0])
+        >>> grid = daxpy.RectilinearGrid(x)
+        >>> x[2] = -1
+        >>> grid.check_unchanged()  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        daxpy.errors.InvalidDataSetError: rectilinear grid was changed after it was built ...
+        """
+        if fingerprint(self._validated_arrays()) != self._derived_cache().fingerprint:
             self.revalidate_changed()
-        return derived.entries
 
     def revalidate_changed(self) -> None:
         """:meth:`validate`, for arrays known or suspected to have changed since

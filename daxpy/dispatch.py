@@ -90,6 +90,8 @@ def execute(name: str, dataset: DataSet, values: Any, association: str, *,
             f"worklet {name!r} reads {wanted[:-1]} fields, but the field given is "
             f"associated with {association}"
         )
+    # The grid's arrays are shared with the caller: never compute on a change.
+    dataset.check_unchanged()
     if resolve_backend(backend) == "cuda":
         from .cuda.dispatch import execute_cuda
         from .cuda.memory import guarded
