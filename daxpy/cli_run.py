@@ -10,8 +10,8 @@ whose scheduler listens there, and the results are gathered before they are
 written.
 
 Before reading the input, the output target is checked (a new or regular file
-in a writable folder); before computing, the memory the run needs is: the
-source (see :func:`daxpy.demo.wavelet_bytes` for ``wavelet:SIZE``), plus
+in a writable folder); before computing, the field, the steps, the output's
+format against the grid, and the memory the run needs: the source (see :func:`daxpy.demo.wavelet_bytes` for ``wavelet:SIZE``), plus
 every field of the run at once, per point or cell as one tiny run of the
 chain shows (:func:`daxpy.pipeline_probe.probe`), twice when writing (the
 writer encodes a copy).
