@@ -304,7 +304,7 @@ def scan_legacy(path: str) -> Declared:
     >>> scan_legacy(path)
     Traceback (most recent call last):
     ...
-    daxpy.errors.DataFileError: '...bad.vtk' declares POINTS as '-64': expected a non-negative integer
+    daxpy.errors.DataFileError: '...bad.vtk' declares POINTS as '-64': ...
     """
     with open(path, "rb") as stream:
         stream.seek(0, 2)

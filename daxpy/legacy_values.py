@@ -47,7 +47,8 @@ def _run(token: bytes) -> re.Pattern:
     return re.compile(rb"(?:%s )*%s" % (token, token))
 
 
-_FLOAT_RUN, _INT_RUN = _run(_FLOAT), _run(_INT)
+_INT_RUN = _run(_INT)
+_FLOAT_CHARS = b"0123456789+-.eEnNaAiIfFtTyY"
 _FLOAT_WORD, _INT_WORD = re.compile(_FLOAT), re.compile(_INT)
 
 
@@ -75,29 +76,39 @@ def value_check(path: str, what: str, kind: str):
     >>> value_check("a.vtk", "CELL_TYPES", "unsigned_char")([b"12", b"300"])
     Traceback (most recent call last):
     ...
-    daxpy.errors.DataFileError: 'a.vtk' has a value b'300' in CELL_TYPES outside the range of unsigned_char
+    daxpy.errors.DataFileError: 'a.vtk' has a value b'300' in CELL_TYPES outside ...
     """
     dtype = np.dtype(_DTYPES[kind])
     is_float = dtype.kind == "f"
-    run, word_pattern = (_FLOAT_RUN, _FLOAT_WORD) if is_float else (_INT_RUN, _INT_WORD)
+    run, word_pattern = _INT_RUN, _FLOAT_WORD if is_float else _INT_WORD
 
     def refuse(word: bytes, problem: str):
         raise file_error(path, f"has a value {word[:40]!r} in {what} {problem}")
 
+    def bad_word(words: list):
+        bad = next((w for w in words if not word_pattern.fullmatch(w)), words[0])
+        refuse(bad, f"that VTK cannot read as {kind}")
+
     def check(words: list) -> None:
         if not words:
             return
-        if not run.fullmatch(b" ".join(words)):
-            bad = next(w for w in words if not word_pattern.fullmatch(w))
-            refuse(bad, f"that VTK cannot read as {kind}")
         if is_float:
-            values = np.array(words, dtype=np.float64)
+            # Python's float() reads what VTK does, and also "1_0": refusing
+            # words with other characters than VTK's leaves no difference.
+            try:
+                values = np.array(words, dtype=np.float64)
+            except ValueError:
+                bad_word(words)
+            if b"".join(words).translate(None, _FLOAT_CHARS):
+                bad_word(words)
             limit = np.finfo(dtype).max
             wrong = np.isinf(values) | (np.abs(values) > limit)
             for index in np.flatnonzero(wrong):
                 if b"inf" not in words[index].lower():
                     refuse(words[index], f"outside the range of {kind}")
             return
+        if not run.fullmatch(b" ".join(words)):
+            bad_word(words)
         info = np.iinfo(dtype)
         values = [int(w) for w in words]
         for value in (min(values), max(values)):

@@ -171,7 +171,7 @@ def check_payloads(declared: Declared, payloads: list, file_attrs: dict, stream,
     >>> check_payloads(Declared("g.vti"), [payload], {}, io.BytesIO(), None, "base64")
     Traceback (most recent call last):
     ...
-    daxpy.errors.DataFileError: 'g.vti' has <DataArray Name="t"> declaring 4 values, but its text holds 3
+    daxpy.errors.DataFileError: 'g.vti' has <DataArray Name="t"> declaring 4 values, ...
     """
     path = declared.path
     order = ">" if file_attrs.get("byte_order") == "BigEndian" else "<"

@@ -86,6 +86,9 @@ class _Scanner:
         self.payloads: list[ArrayPayload] = []
         self.inline: ArrayPayload | None = None
         self.appended_at: int | None = None
+        self.appended_encoding = "base64"
+        self.whole_extent = self.whole_dims = None  # structured files only
+        self.coordinate_axis = 0
 
     def refuse(self, problem: str):
         raise file_error(self.path, problem)
@@ -177,7 +180,7 @@ class _Scanner:
         extent = _numbers(self.path, "Piece", attrs, "Extent", 6, int)
         if extent is None:
             self.refuse("has a <Piece> without an Extent")
-        whole = getattr(self, "whole_extent", None)
+        whole = self.whole_extent
         if whole is None or any(extent[2 * a] < whole[2 * a] or extent[2 * a + 1] >
                                 whole[2 * a + 1] for a in range(3)):
             self.refuse(f"has <Piece Extent=\"{attrs['Extent']}\"> outside its "
@@ -315,7 +318,7 @@ def scan_xml(path: str, family: str) -> Declared:
     >>> scan_xml(path, "uniform")
     Traceback (most recent call last):
     ...
-    daxpy.errors.DataFileError: '...deep.vti' nests XML elements more than 64 deep; it is not a VTK file
+    daxpy.errors.DataFileError: '...deep.vti' nests XML elements more than 64 deep; ...
     """
     scanner = _Scanner(path, family)
     with open(path, "rb") as stream:
@@ -326,5 +329,5 @@ def scan_xml(path: str, family: str) -> Declared:
             raise file_error(path, f"has no <Piece> in <{scanner.root}>")
         check_payloads(scanner.declared, scanner.payloads, scanner.file_attrs, stream,
                        scanner.appended_at,
-                       getattr(scanner, "appended_encoding", "base64"))
+                       scanner.appended_encoding)
     return scanner.declared

@@ -121,7 +121,8 @@ def test_compression_headers_are_checked(samples, tmp_path_factory, cases):
             blocks, block_size = blocks + 2, block_size + 2**20  # always more than held
         data = _with_block_header(samples[f"{family}-xml"].read_bytes(), "UInt32",
                                   (blocks, block_size, last))
-        files[f"{index}-{family}-{blocks}-{block_size}-{last}.vt{'i' if family == 'uniform' else 'u'}"] = data
+        extension = ".vti" if family == "uniform" else ".vtu"
+        files[f"{index}-{family}-{blocks}-{block_size}-{last}{extension}"] = data
     assert refusals(files, tmp_path_factory.mktemp("blocks")) == {}
 
 
