@@ -79,8 +79,10 @@ def _rectilinear_to_vtk(grid: RectilinearGrid):
     coords = []
     for name, axis in zip("xyz", grid.coordinates):
         host = _geometry(axis, f"{name} coordinates", grid)
-        # VTK filters assume floating-point coordinates.
-        coords.append(_to_vtk_array(host if host.dtype.kind == "f" else host.astype(float)))
+        # VTK filters assume floating-point coordinates. Named, because VTK's
+        # XML writer names an unnamed array after its address: files would differ.
+        coords.append(_to_vtk_array(host if host.dtype.kind == "f" else host.astype(float),
+                                    f"{name} coordinates"))
     obj.SetXCoordinates(coords[0])
     obj.SetYCoordinates(coords[1])
     obj.SetZCoordinates(coords[2])

@@ -32,6 +32,11 @@ VTK_INT_MAX = 2**31 - 1
 stores extents as C ``int`` (the last index is ``dims - 1``, but
 ``SetDimensions`` takes the dims themselves as ``int``)."""
 
+# VTK 9.7 allocates about 16 bytes per point along each axis of a structured
+# dataset as soon as its dims are set (implicit per-axis coordinates): a single
+# axis of 2**31 - 1 points takes 32 GiB before any field is added.
+_VTK_BYTES_PER_AXIS_POINT = 16
+
 # Dtypes VTK has an array class for, exported as they are.
 _VTK_DTYPES = frozenset(np.dtype(name) for name in (
     "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
@@ -114,7 +119,8 @@ def vtk_ready(values: Any, what: str, error: type) -> np.ndarray:
 
 
 def check_vtk_dims(dims: tuple, owner: str) -> None:
-    """Refuse structured dims VTK cannot count (``VTK_INT_MAX`` per axis).
+    """Refuse structured dims VTK cannot count (``VTK_INT_MAX`` per axis), or
+    whose per-axis structures VTK could not allocate here.
 
     Parameters
     ----------
@@ -127,6 +133,9 @@ def check_vtk_dims(dims: tuple, owner: str) -> None:
     ------
     InvalidDataSetError
         Naming the first axis with more than ``VTK_INT_MAX`` points.
+    ResourceError
+        If VTK's per-axis structures need more memory than is available
+        (checked before VTK allocates them, which would end the process).
 
     Examples
     --------
@@ -142,3 +151,5 @@ def check_vtk_dims(dims: tuple, owner: str) -> None:
                 f"{owner} has {n} points along {axis}; VTK holds at most {VTK_INT_MAX} "
                 f"per axis (its extents are C int), so it cannot be exported to VTK or "
                 f"written")
+    require_bytes(_VTK_BYTES_PER_AXIS_POINT * sum(dims),
+                  f"VTK's dataset for the {'x'.join(map(str, dims))} {owner}")
