@@ -126,7 +126,12 @@ def _payload_bytes(declared: Declared, payload: ArrayPayload, source: _Source,
             raise file_error(path, f"has {payload.what} declaring compressed blocks of "
                              f"{block_size} bytes (last {last_size})")
         nbytes = 0 if blocks == 0 else (blocks - 1) * block_size + (last_size or block_size)
-        sizes = _words(path, payload, source, fmt, 3 + blocks)[3:]
+        if payload.format == "binary" and 4 * (3 + blocks) * word > 3 * len(payload.head):
+            # An inline header longer than the text kept while parsing: the
+            # block sizes are not at hand, so only the header itself is checked.
+            sizes = [source.capacity - (3 + blocks) * word]
+        else:
+            sizes = _words(path, payload, source, fmt, 3 + blocks)[3:]
         stored = (3 + blocks) * word + sum(sizes)
         ratio = _MAX_RATIO.get(compressor)
         if ratio is not None and nbytes > ratio * sum(sizes) + 64 * blocks:

@@ -168,3 +168,35 @@ def test_cli_reaches_the_checks(samples, tmp_path):
     assert done.returncode == 1, done.stderr
     assert "bad.vti" in done.stderr and "nests XML elements" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_reads_from_threads(samples, tmp_path):
+    """Valid and corrupt files read from 8 threads at once, in a child: each
+    gives its own dataset or its own error (VTK's message redirection is
+    process-wide, so reads take a lock around it)."""
+    bad = tmp_path / "bad.vtk"
+    bad.write_bytes(samples["uniform-legacy-binary"].read_bytes()[:300])
+    paths = [str(path) for path in samples.values()] + [str(bad)] * 8
+    script = f"""
+import sys
+from concurrent.futures import ThreadPoolExecutor
+import daxpy.io
+from daxpy.errors import DataFileError
+
+def outcome(path):
+    try:
+        grid = daxpy.io.read(path)
+        return (grid.n_points, sorted(grid.point_data))
+    except DataFileError as err:
+        return str(err)
+
+paths = {paths!r} * 3
+alone = [outcome(p) for p in paths]
+with ThreadPoolExecutor(8) as pool:
+    together = list(pool.map(outcome, paths))
+assert together == alone, [(p, a, b) for p, a, b in zip(paths, alone, together) if a != b]
+assert all("bad.vtk" in o for p, o in zip(paths, alone) if p.endswith("bad.vtk"))
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
