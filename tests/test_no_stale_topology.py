@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 import daxpy
 from daxpy import errors, fingerprint
+from daxpy.arrays import to_host
 from daxpy.celltypes import HEXAHEDRON, TETRA
 from daxpy.filters import CellToPoint, Gradient, PointToCell
 
@@ -40,9 +41,9 @@ def _hex_arrays(n=3, mixed=False):
     return pts, conn, offs, types
 
 
-FILTERS = [lambda: PointToCell("p", "out", backend="cpu"),
-           lambda: CellToPoint("c", "out", backend="cpu"),
-           lambda: Gradient("p", "out", backend="cpu")]
+FILTERS = [lambda backend="cpu": PointToCell("p", "out", backend=backend),
+           lambda backend="cpu": CellToPoint("c", "out", backend=backend),
+           lambda backend="cpu": Gradient("p", "out", backend=backend)]
 
 
 def _fields(grid):
@@ -54,11 +55,9 @@ def _results(grid, backend="cpu"):
     data = _fields(grid)
     out = []
     for make in FILTERS:
-        flt = make()
-        flt.backend = backend
-        result = flt(data)
-        out.append(np.asarray(result.point_data["out"] if "out" in result.point_data
-                              else result.cell_data["out"]))
+        result = make(backend)(data)
+        out.append(to_host(result.point_data["out"] if "out" in result.point_data
+                           else result.cell_data["out"]))
     return out
 
 
