@@ -90,12 +90,9 @@ __device__ __forceinline__ void store_vector(T* p, const T (&x)[V]) {
 
 template <typename R, typename T>
 __device__ __forceinline__ V3<R> convert(V3<T> a) { return {R(a.x), R(a.y), R(a.z)}; }
-
-// Rows m[a] of J^-1 for the Jacobian rows J[a] = dX/dxi_a, so that the
-// spatial gradient is sum_a (df/dxi_a) m[a]. A singular Jacobian gives zero
-// rows (a zero derivative), as VTK does. Computed in double, as VTK does:
-// in float the determinant (a cell's size cubed) overflows past a
-// coordinate scale of ~1e13 and underflows below ~1e-13.
+// Rows m[a] of J^-1 for the Jacobian rows J[a] = dX/dxi_a (grad f = sum_a
+// (df/dxi_a) m[a]); a singular J gives zero rows, and double is used, as in
+// VTK: a float determinant (size cubed) overflows past a scale of ~1e13.
 template <typename R>
 __device__ __forceinline__ void inverse_rows(const V3<R> (&J)[3], V3<R> (&m)[3]) {
   const V3<double> a = convert<double>(J[0]), b = convert<double>(J[1]), c = convert<double>(J[2]);
