@@ -17,7 +17,6 @@ transfers: 0 host->device, 0 device->host; peak memory: 0 bytes
 from __future__ import annotations
 
 import copy
-from contextlib import nullcontext
 import itertools
 import time
 from dataclasses import dataclass, field
@@ -25,7 +24,6 @@ from dataclasses import dataclass, field
 from .arrays import is_device_array, to_host
 from .backend import resolve_backend
 from .errors import ArgumentError
-from .peak_memory import traced_peak
 
 
 @dataclass
@@ -53,9 +51,10 @@ class Profile:
         Host->device and device->host field transfers.
     peak_bytes : int
         Peak memory of the run: device memory-pool use at stage boundaries on
-        CUDA; on the CPU, the peak of host allocations traced during the run
-        above what was allocated when it began (while profiled runs overlap in
-        several threads, the process's peak over the run).
+        CUDA; on the CPU, the most bytes of fields the run had made and not yet
+        released at a stage boundary (counted from the run's own arrays, not
+        with tracemalloc, which is process-global: starting and stopping it
+        while other threads allocate crashed CPython).
     device_ms : float or None
         CUDA only: from the moment the inputs are on the device to the end of
         the last kernel, across all streams (the device-side makespan, which
@@ -125,14 +124,10 @@ def _select(dataset, wanted, to: str, profile: Profile):
     return result
 
 
-def run_stages(dataset, stages, wanted, backend: str, to: str, trace_memory: bool = False,
+def run_stages(dataset, stages, wanted, backend: str, to: str,
                fuse: bool = True, concurrent: bool = True):
     """Run ``stages`` over ``dataset``; return ``(outputs dataset, Profile)``.
 
-    ``trace_memory=True`` measures the CPU run's peak host memory with
-    :func:`daxpy.peak_memory.traced_peak` (process-wide tracemalloc, shared by
-    concurrent profiled runs); by default nothing process-global is touched and
-    the profile's CPU peak memory is 0.
     ``fuse=False`` runs every stage as its own kernel(s) on the CUDA backend
     (:mod:`daxpy.cuda.pipeline_fusion` groups them otherwise).
     ``concurrent=False`` puts every CUDA kernel on one stream, in build order.
@@ -157,27 +152,30 @@ def run_stages(dataset, stages, wanted, backend: str, to: str, trace_memory: boo
             if streamed is not None:
                 return streamed
         return _run_cuda(dataset, stages, list(wanted), to, fuse, concurrent)
-    return _run_cpu(dataset, stages, list(wanted), to, trace_memory)
+    return _run_cpu(dataset, stages, list(wanted), to)
 
 
-def _run_cpu(dataset, stages, wanted, to, trace_memory=False):
+def _run_cpu(dataset, stages, wanted, to):
     profile = Profile(backend="cpu")
     readers = _readers(stages, wanted)
     working = dataset.with_fields()
-    with (traced_peak() if trace_memory else nullcontext(lambda: 0)) as peak:
-        for stage in stages:
-            start = time.perf_counter()
-            working = _configured(stage, "cpu").execute(working)
-            elapsed = (time.perf_counter() - start) * 1e3
-            moved = _nbytes(working, stage.inputs + (stage.output,))
-            profile.stages.append(StageRecord(stage.index, stage.verb, stage.output,
-                                              elapsed, moved))
-            for name in stage.inputs:
-                if name in readers:
-                    readers[name] -= 1
-                    if readers[name] == 0:
-                        _release(working, name)
-    profile.peak_bytes = peak()
+    source = {id(v) for d in (dataset.point_data, dataset.cell_data) for v in d.values()}
+    for stage in stages:
+        start = time.perf_counter()
+        working = _configured(stage, "cpu").execute(working)
+        elapsed = (time.perf_counter() - start) * 1e3
+        moved = _nbytes(working, stage.inputs + (stage.output,))
+        profile.stages.append(StageRecord(stage.index, stage.verb, stage.output,
+                                          elapsed, moved))
+        # Fields the run made, at the moment they are most (before releases).
+        held = sum(int(v.nbytes) for d in (working.point_data, working.cell_data)
+                   for v in d.values() if id(v) not in source)
+        profile.peak_bytes = max(profile.peak_bytes, held)
+        for name in stage.inputs:
+            if name in readers:
+                readers[name] -= 1
+                if readers[name] == 0:
+                    _release(working, name)
     return _select(working, wanted, to, profile), profile
 
 
