@@ -87,8 +87,10 @@ def test_in_place_writes_give_fresh_results_or_invalid_dataset(mixed, which, pos
     grid = daxpy.UnstructuredGrid(*arrays)
     _results(grid)  # fills the caches
     pts, conn, offs, types = arrays
-    if which == "swap":  # two cells exchange corners: still valid, different
-        a, b = sorted({position % 27 * 8 % conn.size, (position // 27) % 26 * 8 + 8})
+    if which == "swap":  # two cells exchange a corner: maybe valid, always different
+        cell = position % len(types)
+        other = (cell + 1 + (position // len(types)) % (len(types) - 1)) % len(types)
+        a, b = offs[cell] + value % 4, offs[other] + value % 4
         conn[a], conn[b] = conn[b], conn[a]
     elif which == "points":
         pts[position % len(pts), position % 3] = [np.nan, 7.5, -2.0][value % 3]
