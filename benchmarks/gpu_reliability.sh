@@ -9,18 +9,18 @@
 set -o pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 DAXPY_CACHE_DIR=/tmp/daxpy-cache
-python3 -m pip install -q --no-deps --no-build-isolation --no-index --target /tmp/site . || exit 1
+python3 -m pip install -q --upgrade --no-deps --no-build-isolation --no-index --target /tmp/site . || exit 1
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 mode=${1:-tests}
-case "$mode" in
-tests|all)
+case "$mode" in tests|kernels|all) ;; *) echo "usage: gpu_reliability.sh tests|kernels|all" >&2; exit 2;; esac
+if [ "$mode" != kernels ]; then
     # From tests/, so that the installed daxpy (with worklets/ and filters/) is imported.
     (cd tests && PYTHONPATH=/tmp/site timeout ${TEST_TIMEOUT:-480} python3 -m pytest -q -m gpu \
         -p no:cacheprovider . 2>&1 | tee "$OUT/gpu-tests.log" | tail -30)
     (cd tests && PYTHONPATH=/tmp/site timeout 300 python3 -m pytest -q -p no:cacheprovider \
         test_no_crash_threads.py 2>&1 | tee "$OUT/thread-tests.log" | tail -5)
-    ;;&
-kernels|all)
+fi
+if [ "$mode" != tests ]; then
     rm -rf /tmp/old /tmp/oldsite; mkdir -p /tmp/old "$OUT/old"
     tar -xf .devcarry/old.tar -C /tmp/old || exit 1
     (cd /tmp/old && python3 -m pip install -q --no-deps --no-build-isolation --no-index \
@@ -29,8 +29,4 @@ kernels|all)
         timeout 280 python3 kernels.py --impls daxpy ${KERNEL_ARGS} 2>&1 | tee "$OUT/old/kernels.log" | tail -25)
     (cd benchmarks && PYTHONPATH=/tmp/site timeout 280 python3 kernels.py --impls daxpy \
         ${KERNEL_ARGS} 2>&1 | tee "$OUT/kernels.log" | tail -25)
-    ;;
-*)
-    echo "usage: gpu_reliability.sh tests|kernels|all" >&2; exit 2
-    ;;
-esac
+fi
