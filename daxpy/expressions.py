@@ -22,18 +22,14 @@ from __future__ import annotations
 
 import ast
 import functools
-import itertools
 import math
-import unicodedata
 from dataclasses import dataclass
 from typing import Callable, Mapping, Union
 
 import numpy as np
 
 from .errors import ExpressionError, UnknownFieldError
-
-MAX_LENGTH = 1000
-"""Longest expression accepted, in characters."""
+from .expression_text import MAX_LENGTH, check_text, shorten
 
 MAX_NODES = 256
 """Most syntax-tree nodes accepted; bounds parse and evaluation work and depth."""
@@ -151,11 +147,6 @@ class Expression:
     fields: tuple
 
 
-def _shorten(text: str, limit: int = 60) -> str:
-    """``repr`` of ``text``, cut to ``limit`` characters for error messages."""
-    return repr(text if len(text) <= limit else text[:limit - 3] + "...")
-
-
 class _Converter:
     """Turns a Python syntax tree into IR nodes, rejecting everything else."""
 
@@ -166,13 +157,13 @@ class _Converter:
     def error(self, node: ast.AST, what: str) -> ExpressionError:
         column = getattr(node, "col_offset", 0) + 1
         return ExpressionError(f"{what} is not allowed in expression "
-                               f"{_shorten(self.source)} (column {column})")
+                               f"{shorten(self.source)} (column {column})")
 
     def bad_operator(self, node: ast.AST, operator: ast.AST) -> ExpressionError:
         return self.error(node, f"operator {_OPERATOR_TEXT.get(type(operator), '?')!r}")
 
     def text(self, node: ast.AST) -> str:
-        return _shorten(ast.get_source_segment(self.source, node) or type(node).__name__)
+        return shorten(ast.get_source_segment(self.source, node) or type(node).__name__)
 
     def convert(self, node: ast.AST) -> Node:
         handler = getattr(self, f"_{type(node).__name__}", None)
@@ -252,7 +243,7 @@ class _Converter:
         if len(node.args) != arity:
             raise ExpressionError(
                 f"{name}() takes {arity} argument{'s' if arity > 1 else ''}, got "
-                f"{len(node.args)}, in expression {_shorten(self.source)} "
+                f"{len(node.args)}, in expression {shorten(self.source)} "
                 f"(column {node.col_offset + 1})"
             )
         return self.op(name, [self.convert(a) for a in node.args])
@@ -298,50 +289,20 @@ def parse(source: str) -> Expression:
     return _parse(source)
 
 
-def _refuse_normalised_names(source: str) -> None:
-    """Refuse text that Python's parser would read as other text: it applies NFKC
-    to identifiers, so a fullwidth ``ｆ`` (or ``e`` + a combining accent) would
-    silently read another field (``f``, ``é``)."""
-    if unicodedata.is_normalized("NFKC", source):
-        return
-    column = 0
-    # Runs of letters, marks, digits and underscores: the names as written (the
-    # parser normalises nothing else, and refuses other non-ASCII text itself).
-    for is_word, run in itertools.groupby(
-            source, key=lambda ch: ch == "_" or unicodedata.category(ch)[0] in "LMN"):
-        text = "".join(run)
-        normal = unicodedata.normalize("NFKC", text)
-        if is_word and normal != text:
-            raise ExpressionError(
-                f"name {text!r} in expression {source!r} (column {column + 1}) would be "
-                f"read as {normal!r} (Python's parser normalises names with NFKC); "
-                f"write {normal!r} if you mean it, or rename the field to a name that "
-                "NFKC leaves as it is"
-            )
-        column += len(text)
-
-
 @functools.lru_cache(maxsize=256)
 def _parse(source: str) -> Expression:
     # Cached apart from parse(): an unhashable argument must reach the type check.
-    if len(source) > MAX_LENGTH:
-        raise ExpressionError(
-            f"expression is {len(source)} characters long; at most {MAX_LENGTH} are allowed"
-        )
-    if not source.strip():
-        raise ExpressionError("expression is empty; expected a formula over field names, "
-                              "such as 'sqrt(u**2 + v**2)'")
-    _refuse_normalised_names(source)
+    check_text(source)
     try:
         tree = ast.parse(source.strip(), mode="eval")
     except SyntaxError as err:
         column = f" (column {err.offset})" if err.offset else ""
         raise ExpressionError(
-            f"invalid syntax in expression {_shorten(source)}: {err.msg}{column}"
+            f"invalid syntax in expression {shorten(source)}: {err.msg}{column}"
         ) from None
     except (ValueError, MemoryError, RecursionError) as err:  # null bytes, deep nesting
         raise ExpressionError(
-            f"expression {_shorten(source)} cannot be parsed: {err}"
+            f"expression {shorten(source)} cannot be parsed: {err}"
         ) from None
     count = sum(1 for _ in ast.walk(tree))
     if count > MAX_NODES:
