@@ -121,7 +121,9 @@ def _image_from_vtk(obj) -> UniformGrid:
     extent_start = np.array(obj.GetExtent()[::2], dtype=np.float64)
     spacing = np.array(obj.GetSpacing(), dtype=np.float64)
     # VTK places point (0,0,0) of the extent at origin + extent_start * spacing.
-    origin = np.array(obj.GetOrigin(), dtype=np.float64) + extent_start * spacing
+    # Only a shifted extent moves it: 0 * a bad spacing would blame the origin.
+    origin = np.array(obj.GetOrigin(), dtype=np.float64) + np.where(
+        extent_start != 0, extent_start * spacing, 0.0)
     # An axis with one point has no extent, so VTK images often carry spacing 0
     # there; daxpy requires positive spacing, and the value is never used.
     spacing = np.where((np.array(dims) == 1) & (spacing <= 0), 1.0, spacing)
