@@ -251,7 +251,7 @@ __device__ __forceinline__ Tuple<V3<typename G::Coord>, Src::C> structured_point
 }
 
 template <class G, typename I, class Src, class Dst>
-__device__ __forceinline__ void structured_point_redo(const G& topo, I p, const Src& src, const Dst& dst) {
+__device__ __noinline__ void structured_point_redo(G topo, I p, Src src, Dst dst) {
   typedef typename G::Coord R;
   R by;
   auto g = two_tries([&](R b) { bool ok; return structured_point_sum<true>(topo, p, src, b, ok); },
@@ -267,6 +267,17 @@ __device__ __forceinline__ void structured_point_gradient(const G& topo, I p, co
   const auto g = structured_point_sum<false>(topo, p, src, typename G::Coord(1), ok);
   if (ok) store_gradient<Src::C>(g.v, p, dst);
   else structured_point_redo(topo, p, src, dst);
+}
+
+// s m; on an axis-aligned grid (Axis) the zero components of m stay zero, a
+// NaN or Inf s included: VTK's pixel and line derivatives have no term there.
+template <bool Axis, typename R>
+__device__ __forceinline__ V3<R> along_axis(R s, V3<R> m) {
+  if constexpr (Axis) {
+    return {m.x != R(0) ? s * m.x : R(0), m.y != R(0) ? s * m.y : R(0), m.z != R(0) ? s * m.z : R(0)};
+  } else {
+    return s * m;
+  }
 }
 
 // Cell gradient at the centre: the mean difference over the edges along each axis.
@@ -292,7 +303,7 @@ __device__ __forceinline__ Tuple<V3<typename G::Coord>, Src::C> structured_cell_
       R df = R(0);
 #pragma unroll
       for (int k = 0; k < K; ++k) df += ((k >> d) & 1) ? f[k][c] : -f[k][c];
-      g.v[c] = g.v[c] + (df * scale) * m[d];
+      g.v[c] = g.v[c] + along_axis<!G::explicit_points>(df * scale, m[d]);
     }
   }
   ok = ok && no_redo(g.v);
@@ -300,7 +311,7 @@ __device__ __forceinline__ Tuple<V3<typename G::Coord>, Src::C> structured_cell_
 }
 
 template <class G, typename I, class Src, class Dst>
-__device__ __forceinline__ void structured_cell_redo(const G& topo, I item, const Src& src, const Dst& dst) {
+__device__ __noinline__ void structured_cell_redo(G topo, I item, Src src, Dst dst) {
   typedef typename G::Coord R;
   R by;
   auto g = two_tries([&](R b) { bool ok; return structured_cell_sum<true>(topo, item, src, b, ok); },
@@ -360,9 +371,16 @@ __device__ __forceinline__ void load_samples(const G& topo, const Src& src, I p0
   }
 }
 
-// The tuples of the V points of a group whose bit is set in `redo` are
-// redone (structured_point_redo) after the group's outputs were stored:
-// store_staged ends with __syncwarp, so these stores come after them.
+// Cold: every point of a thread's march redone, after its last store (one
+// of them came out non-finite or with a Jacobian float could not invert);
+// not inlined, so the march keeps its registers and its loop.
+template <int V, class G, class Src, class Dst, typename I>
+__device__ __noinline__ void march_gradient_redo(G topo, Src src, Dst dst, I first, I k0, I k1) {
+  const I plane = topo.n[0] * topo.n[1];
+  for (I k = k0; k < k1; ++k)
+    for (int v = 0; v < V; ++v) structured_point_redo(topo, k * plane + first + v, src, dst);
+}
+
 template <int V, int W, class G, class Src, class Dst>
 __device__ __forceinline__ void point_gradient_march(const G& topo, const Src& src, const Dst& dst,
                                                      int zc) {
@@ -383,6 +401,7 @@ __device__ __forceinline__ void point_gradient_march(const G& topo, const Src& s
   S below[V], cur[V], above[V], ym[V], yp[V];
   load_samples<V>(topo, src, (t.k0 > 0 ? t.k0 - 1 : 0) * plane + row, below);
   load_samples<V>(topo, src, t.k0 * plane + row, cur);
+  bool redo = false;
   for (I k = t.k0; k < t.k1; ++k) {
     const I base = k * plane;
     const I zhi = k < nz - 1 ? k + 1 : k;
@@ -396,7 +415,6 @@ __device__ __forceinline__ void point_gradient_march(const G& topo, const Src& s
     if (t.lane == 0 && t.x0 > 0) load_samples<1>(topo, src, base + row - 1, left);
     if (t.lane == 31 && t.x0 + V < nx) load_samples<1>(topo, src, base + row + V, right);
     F o[V * FC];
-    unsigned redo = 0;
 #pragma unroll
     for (int v = 0; v < V; ++v) {
       const I i = t.x0 + v;
@@ -421,7 +439,7 @@ __device__ __forceinline__ void point_gradient_march(const G& topo, const Src& s
 #pragma unroll
         for (int c = 0; c < C; ++c) g[c] = g[c] + (b[d].f[c] - a[d].f[c]) * m[d];
       }
-      redo |= (ok && no_redo(g)) ? 0u : 1u << v;
+      redo = redo || !(ok && no_redo(g));
       typename Dst::T out[3 * C];
       gradient_tuple<C, R, Dst>(g, out);
       F fin[FC];
@@ -431,17 +449,14 @@ __device__ __forceinline__ void point_gradient_march(const G& topo, const Src& s
     }
     store_staged<V * FC, W>(stage[threadIdx.y], o,
                             dst.data() + (base + t.j * nx + t.first()) * I(FC), FC * t.valid(nx));
-    if (redo) {
-#pragma unroll 1
-      for (int v = 0; v < V; ++v)
-        if ((redo >> v) & 1u) structured_point_redo(topo, base + row + v, src, dst);
-    }
 #pragma unroll
     for (int v = 0; v < V; ++v) {
       below[v] = cur[v];
       cur[v] = above[v];
     }
   }
+  // store_staged ends with __syncwarp: the redo's stores come after the march's.
+  if (redo) march_gradient_redo<V>(topo, src, dst, row, t.k0, t.k1);
 }
 
 // ----------------------------------------------------- unstructured grids
@@ -480,8 +495,8 @@ __device__ __forceinline__ Tuple<V3<R>, Src::C> shape_cell_sum(const CellBlock<S
 }
 
 template <class S, typename I, typename R, bool Sole, class Src, class Dst>
-__device__ __forceinline__ void shape_cell_redo(const CellBlock<S, I, R, Sole>& topo, I item, const Src& src,
-                                             const Dst& dst) {
+__device__ __forceinline__ void shape_cell_redo(const CellBlock<S, I, R, Sole>& topo, I item,
+                                                const Src& src, const Dst& dst) {
   R by;
   auto g = two_tries([&](R b) { bool ok; return shape_cell_sum<true>(topo, item, src, b, ok); }, by);
   grow(g.v, by);
@@ -558,8 +573,8 @@ __device__ __forceinline__ void store_point_gradient(V3<R> (&g)[C], I p, R scale
 }
 
 template <class S, typename I, typename R, bool First, bool Last, class Src, class Dst>
-__device__ __forceinline__ void shape_point_redo(const ShapeLinks<S, I, R, First, Last>& topo, I p, const Src& src,
-                                              const Dst& dst, R scale) {
+__device__ __noinline__ void shape_point_redo(ShapeLinks<S, I, R, First, Last> topo, I p, Src src,
+                                              Dst dst, R scale) {
   R by;
   auto g = two_tries([&](R b) { bool ok; return shape_point_sum<true>(topo, p, src, b, ok); }, by);
   store_point_gradient<First, Last, Src::C>(g.v, p, scale, R(1) / by, dst);
