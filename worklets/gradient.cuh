@@ -573,8 +573,8 @@ __device__ __forceinline__ void store_point_gradient(V3<R> (&g)[C], I p, R scale
 }
 
 template <class S, typename I, typename R, bool First, bool Last, class Src, class Dst>
-__device__ __noinline__ void shape_point_redo(ShapeLinks<S, I, R, First, Last> topo, I p, Src src,
-                                              Dst dst, R scale) {
+__device__ __forceinline__ void shape_point_redo(const ShapeLinks<S, I, R, First, Last>& topo, I p,
+                                                 const Src& src, const Dst& dst, R scale) {
   R by;
   auto g = two_tries([&](R b) { bool ok; return shape_point_sum<true>(topo, p, src, b, ok); }, by);
   store_point_gradient<First, Last, Src::C>(g.v, p, scale, R(1) / by, dst);
