@@ -26,8 +26,8 @@ from hypothesis import strategies as st
 vtk = pytest.importorskip("vtk")
 
 import daxpy  # noqa: E402
-from daxpy.celltypes import HEXAHEDRON  # noqa: E402
-from daxpy.dispatch import execute  # noqa: E402
+from daxpy.data.celltypes import HEXAHEDRON  # noqa: E402
+from daxpy.engine.dispatch import execute  # noqa: E402
 
 from averaging_reference import vtk_average  # noqa: E402
 from strategies import (_lattice_hexes, _lattice_points, any_grids, field_arrays,  # noqa: E402
