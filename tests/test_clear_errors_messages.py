@@ -4,6 +4,9 @@ names that Python's parser would normalise."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import textwrap
 import unicodedata
 
 import numpy as np
@@ -117,3 +120,28 @@ def test_fullwidth_name_is_refused_naming_what_python_would_read():
     assert FieldMap(f"{composed} + 1", result="r")(grid).point_data["r"].tolist() == [2.0] * 3
     with pytest.raises(ExpressionError, match="NFKC"):
         FieldMap("e\u0301 + 1", result="r")(grid)
+
+
+_OUT_OF_MEMORY = textwrap.dedent("""
+    import resource, numpy as np, daxpy
+    from daxpy.filters import CellToPoint, FieldMap, Gradient, Magnitude, PointToCell
+    resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
+    grid = daxpy.UniformGrid(dims=(2000, 1000, 1000))
+    # Zero-stride fields: 2e9 values that take no memory, whose results would.
+    grid.point_data["t"] = np.broadcast_to(np.float64(1), (grid.n_points,))
+    grid.cell_data["c"] = np.broadcast_to(np.float64(1), (grid.n_cells,))
+    for flt in (Gradient("t"), PointToCell("t"), FieldMap("t * 2", result="r"),
+                CellToPoint("c"), Magnitude("t")):
+        try:
+            flt(grid)
+            print("ran")
+        except daxpy.errors.ResourceError as err:
+            print("ResourceError", "host memory" in str(err))
+""")
+
+
+def test_results_larger_than_memory_are_resource_errors():
+    done = subprocess.run([sys.executable, "-c", _OUT_OF_MEMORY], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split("\n")[:-1] == ["ResourceError True"] * 5, done.stdout

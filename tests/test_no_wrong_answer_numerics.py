@@ -14,8 +14,8 @@ clamps its results to +-1e38 (VTK_FLOAT_MAX), Inf included: the average's
 reference is VTK's average of the values scaled by a power of two, with the
 Infs placed where VTK's stencil puts them (see vtk_average_exact).
 VTK's cell derivatives are doubles: they are compared in the field's dtype.
-The GPU tests check that the CUDA backend gives the CPU's answers on the same
-cases (run on a GPU machine; skipped here without one).
+The CUDA backend is checked against the CPU on the same cases in
+test_no_wrong_answer_numerics_gpu.py (which needs no VTK).
 """
 
 import numpy as np
@@ -26,48 +26,17 @@ from hypothesis import strategies as st
 vtk = pytest.importorskip("vtk")
 
 import daxpy  # noqa: E402
-from daxpy.data.celltypes import HEXAHEDRON  # noqa: E402
 from daxpy.engine.dispatch import execute  # noqa: E402
 
 from averaging_reference import vtk_average  # noqa: E402
-from strategies import (_lattice_hexes, _lattice_points, any_grids, field_arrays,  # noqa: E402
-                        seeds)
+from numerics_cases import (AVERAGES, FLOAT32_MAX, hexahedra, near_float32_max,  # noqa: E402
+                            scaled, size_of as _size, with_specials as _with_specials)
+from strategies import any_grids, field_arrays  # noqa: E402
 from test_gradient import assert_close, vtk_cell_gradient, vtk_point_gradient  # noqa: E402
 
 GRADIENTS = {"point_gradient": vtk_point_gradient, "cell_gradient": vtk_cell_gradient}
-AVERAGES = {"point_to_cell": "points", "cell_to_point": "cells"}
-FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")  # inf - inf, 0 * inf
-
-
-def _size(grid, association):
-    return grid.n_points if association == "points" else grid.n_cells
-
-
-def _with_specials(values, data, special):
-    """``values`` with 1 to 3 entries (whole tuples or single components) set to ``special``."""
-    flat = values.reshape(values.shape[0], -1).copy()
-    for _ in range(data.draw(st.integers(1, 3))):
-        row = data.draw(st.integers(0, flat.shape[0] - 1))
-        column = data.draw(st.sampled_from([slice(None)] + list(range(flat.shape[1]))))
-        flat[row, column] = special * data.draw(st.sampled_from([1, -1]))
-    return flat.reshape(values.shape)
-
-
-def scaled(grid, factor: float, dtype=np.float64):
-    """``grid`` with every coordinate multiplied by ``factor``, stored as ``dtype``."""
-    family = grid.family
-    if family == "uniform":
-        return daxpy.UniformGrid(dims=grid.dims, origin=np.asarray(grid.origin) * factor,
-                                 spacing=np.asarray(grid.spacing) * factor)
-    if family == "rectilinear":
-        return daxpy.RectilinearGrid(*((np.asarray(c, np.float64) * factor).astype(dtype)
-                                       for c in grid.coordinates))
-    points = (np.asarray(grid.points(), np.float64) * factor).astype(dtype)
-    if family == "curvilinear":
-        return daxpy.CurvilinearGrid(grid.dims, points)
-    return daxpy.UnstructuredGrid(points, grid.connectivity, grid.offsets, grid.cell_types)
 
 
 def vtk_gradient_at_any_scale(name, grid, values):
@@ -134,13 +103,6 @@ def test_average_nans_and_infs_are_vtks(name, special, data):
     np.testing.assert_array_equal(np.sign(got[infinite]), np.sign(expected[infinite]))
 
 
-def hexahedra(dims=(4, 4, 4), scale=1.0, dtype=np.float64, seed=0):
-    """A jittered lattice of hexahedra, coordinates multiplied by ``scale``."""
-    points = _lattice_points(np.random.default_rng(seed), dims, 0.04) * scale
-    return daxpy.UnstructuredGrid.from_blocks(points.astype(dtype),
-                                              {HEXAHEDRON: _lattice_hexes(dims)})
-
-
 def test_one_nan_point_reaches_all_27_points_of_its_8_hexahedra():
     grid = hexahedra()
     values = np.linspace(-1, 1, grid.n_points)
@@ -177,15 +139,6 @@ def test_float32_hexahedra_at_the_issues_scales_have_the_exact_linear_gradient(s
         assert_close(got * scale, vtk_point_gradient(grid, values) * scale, np.float32)
 
 
-def near_float32_max(data, n_values):
-    """float32 values of magnitude 10^30 .. 3.4e38, both signs, or all of one sign."""
-    exponent = data.draw(st.floats(30.0, np.log10(FLOAT32_MAX)))
-    rng = np.random.default_rng(data.draw(seeds))
-    low = data.draw(st.sampled_from([-1.0, 0.5]))
-    values = rng.uniform(low, 1.0, n_values) * 10.0 ** exponent
-    return np.clip(values, -FLOAT32_MAX, FLOAT32_MAX).astype(np.float32)
-
-
 @pytest.mark.parametrize("name", sorted(AVERAGES))
 @settings(max_examples=40, deadline=None)
 @given(data=st.data())
@@ -216,53 +169,3 @@ def test_float32_gradients_of_values_near_the_maximum_match_vtk(name, data):
     grid = scaled(data.draw(any_grids()), 100.0)
     values = near_float32_max(data, grid.n_points)
     check_special_values(name, grid, values, GRADIENTS[name](grid, values))
-
-
-# ---------------------------------------------------------------- the GPU
-def _cuda_matches_cpu(name, grid, values, association="points", nans=True):
-    """As check_special_values, with the CPU's answer as the reference. An Inf
-    corner value gives NaN cell derivatives on the CPU, NaN or Inf on CUDA
-    (as VTK's, the full product with the inverse Jacobian)."""
-    cupy = pytest.importorskip("cupy")
-    expected = execute(name, grid, values, association, backend="cpu")
-    got = cupy.asnumpy(execute(name, grid, values, association, backend="cuda"))
-    assert got.dtype == expected.dtype and got.shape == expected.shape
-    if nans:
-        np.testing.assert_array_equal(np.isnan(got), np.isnan(expected), err_msg=f"{name}: NaN")
-    np.testing.assert_array_equal(np.isfinite(got), np.isfinite(expected), err_msg=name)
-    finite = np.isfinite(expected)
-    assert_close(got[finite], expected[finite], values.dtype)
-
-
-@pytest.mark.gpu
-@pytest.mark.parametrize("special", [np.nan, np.inf])
-@pytest.mark.parametrize("name", sorted(GRADIENTS) + sorted(AVERAGES))
-@settings(max_examples=25, deadline=None)
-@given(data=st.data())
-def test_cuda_nans_and_infs_are_the_cpus(name, special, data):
-    grid = data.draw(any_grids())
-    association = AVERAGES.get(name, "points")
-    values = _with_specials(data.draw(field_arrays(_size(grid, association))), data, special)
-    _cuda_matches_cpu(name, grid, values, association,
-                      nans=bool(np.isnan(special)) or name in AVERAGES)
-
-
-@pytest.mark.gpu
-@pytest.mark.parametrize("name", sorted(GRADIENTS))
-@settings(max_examples=25, deadline=None)
-@given(data=st.data(), exponent=st.integers(-20, 20),
-       points=st.sampled_from([np.float32, np.float64]))
-def test_cuda_gradients_at_coordinate_scales_are_the_cpus(name, data, exponent, points):
-    grid = scaled(data.draw(any_grids()), 10.0 ** exponent, points)
-    _cuda_matches_cpu(name, grid, data.draw(field_arrays(grid.n_points)))
-
-
-@pytest.mark.gpu
-@pytest.mark.parametrize("name", sorted(GRADIENTS) + sorted(AVERAGES))
-@settings(max_examples=25, deadline=None)
-@given(data=st.data())
-def test_cuda_float32_values_near_the_maximum_are_the_cpus(name, data):
-    grid = data.draw(any_grids())
-    association = AVERAGES.get(name, "points")
-    _cuda_matches_cpu(name, grid, near_float32_max(data, _size(grid, association)),
-                      association)

@@ -88,19 +88,11 @@ __device__ __forceinline__ void store_vector(T* p, const T (&x)[V]) {
   for (int i = 0; i < Pack<V, T>::bytes / Pack<V, T>::word; ++i) words[i] = pack.w[i];
 }
 
-template <typename R, typename T>
-__device__ __forceinline__ V3<R> convert(V3<T> a) { return {R(a.x), R(a.y), R(a.z)}; }
-// Rows m[a] of J^-1 for the Jacobian rows J[a] = dX/dxi_a (grad f = sum_a
-// (df/dxi_a) m[a]); a singular J gives zero rows, and double is used, as in
-// VTK: a float determinant (size cubed) overflows past a scale of ~1e13.
-template <typename R>
-__device__ __forceinline__ void inverse_rows(const V3<R> (&J)[3], V3<R> (&m)[3]) {
-  const V3<double> a = convert<double>(J[0]), b = convert<double>(J[1]), c = convert<double>(J[2]);
-  const V3<double> c0 = cross(b, c), c1 = cross(c, a), c2 = cross(a, b);
-  const double det = dot(a, c0);
-  const double inv = det != 0.0 ? 1.0 / det : 0.0;
-  m[0] = convert<R>(inv * c0); m[1] = convert<R>(inv * c1); m[2] = convert<R>(inv * c2);
-}
+// Float's range limits, handled in _wide.cuh (declared here for the grids).
+template <bool Scaled, typename R>
+__device__ __forceinline__ bool inverse_rows(const V3<R> (&J)[3], V3<R> (&m)[3]);
+template <bool Scaled, typename R>
+__device__ __forceinline__ V3<R> cell_normal(V3<R> a, V3<R> b);
 
 // vtkLine::Derivatives divides by each coordinate difference on its own
 // (zero where the line does not move along that axis).
@@ -196,28 +188,35 @@ struct StructuredIndex {
 // (index lo[d]) to point phi[d] (index hi[d]) along each axis.
 // march_metric: the same rows for a marching kernel (D == 3), which holds the
 // coordinate differences dX[d] = X(hi) - X(lo) itself where the grid has
-// explicit points (explicit_points).
+// explicit points (explicit_points). The metrics return false where float
+// could not invert a Jacobian accurately; Scaled computes them with
+// inverse_rows' scaled rows instead (_wide.cuh).
 template <int D, typename I, typename T>
 struct UniformGrid : StructuredIndex<D, I> {
   typedef T Coord;
   static constexpr bool explicit_points = false;
   V3<T> w DAX_AXES(D);
-  __device__ __forceinline__ void march_metric(const I (&)[3], const I (&lo)[3], const I (&hi)[3],
+  __device__ __forceinline__ bool march_metric(const I (&)[3], const I (&lo)[3], const I (&hi)[3],
                                                const V3<T> (&)[3], V3<T> (&m)[3]) const {
     // hi - lo is 2 inside and 1 at a border: a select, not a division.
 #pragma unroll
     for (int d = 0; d < 3; ++d) m[d] = (hi[d] - lo[d] == 2 ? T(0.5) : T(1)) * w[d];
+    return true;
   }
-  __device__ __forceinline__ void point_metric(const I (&lo) DAX_AXES(D), const I (&hi) DAX_AXES(D),
+  template <bool Scaled = false>
+  __device__ __forceinline__ bool point_metric(const I (&lo) DAX_AXES(D), const I (&hi) DAX_AXES(D),
                                                const I (&) DAX_AXES(D), const I (&) DAX_AXES(D),
                                                V3<T> (&m) DAX_AXES(D)) const {
 #pragma unroll
     for (int d = 0; d < D; ++d) m[d] = (T(1) / T(hi[d] - lo[d])) * w[d];
+    return true;
   }
-  __device__ __forceinline__ void cell_metric(const typename StructuredIndex<D, I>::Cell&,
+  template <bool Scaled = false>
+  __device__ __forceinline__ bool cell_metric(const typename StructuredIndex<D, I>::Cell&,
                                               V3<T> (&m) DAX_AXES(D)) const {
 #pragma unroll
     for (int d = 0; d < D; ++d) m[d] = w[d];
+    return true;
   }
 };
 
@@ -231,22 +230,27 @@ struct RectilinearGrid : StructuredIndex<D, I> {
   const T* x DAX_AXES(D);
   const T* inv DAX_AXES(D);
   V3<T> e DAX_AXES(D);
-  __device__ __forceinline__ void march_metric(const I (&at)[3], const I (&)[3], const I (&)[3],
+  __device__ __forceinline__ bool march_metric(const I (&at)[3], const I (&)[3], const I (&)[3],
                                                const V3<T> (&)[3], V3<T> (&m)[3]) const {
 #pragma unroll
     for (int d = 0; d < 3; ++d) m[d] = load(inv[d] + at[d]) * e[d];
+    return true;
   }
-  __device__ __forceinline__ void point_metric(const I (&lo) DAX_AXES(D), const I (&hi) DAX_AXES(D),
+  template <bool Scaled = false>
+  __device__ __forceinline__ bool point_metric(const I (&lo) DAX_AXES(D), const I (&hi) DAX_AXES(D),
                                                const I (&) DAX_AXES(D), const I (&) DAX_AXES(D),
                                                V3<T> (&m) DAX_AXES(D)) const {
 #pragma unroll
     for (int d = 0; d < D; ++d) m[d] = (T(1) / (load(x[d] + hi[d]) - load(x[d] + lo[d]))) * e[d];
+    return true;
   }
-  __device__ __forceinline__ void cell_metric(const typename StructuredIndex<D, I>::Cell& c,
+  template <bool Scaled = false>
+  __device__ __forceinline__ bool cell_metric(const typename StructuredIndex<D, I>::Cell& c,
                                               V3<T> (&m) DAX_AXES(D)) const {
 #pragma unroll
     for (int d = 0; d < D; ++d)
       m[d] = (T(1) / (load(x[d] + c.ijk[d] + 1) - load(x[d] + c.ijk[d]))) * e[d];
+    return true;
   }
 };
 
@@ -259,33 +263,37 @@ struct CurvilinearGrid : StructuredIndex<D, I> {
   static constexpr bool explicit_points = true;
   const T* xyz;
   V3<T> u[3 - D > 0 ? 3 - D : 1];
-  __device__ __forceinline__ void march_metric(const I (&)[3], const I (&)[3], const I (&)[3],
+  __device__ __forceinline__ bool march_metric(const I (&)[3], const I (&)[3], const I (&)[3],
                                                const V3<T> (&dX)[3], V3<T> (&m)[3]) const {
-    inverse_rows(dX, m);
+    return inverse_rows<false>(dX, m);
   }
   __device__ __forceinline__ V3<T> point_coords(I p) const {
     return {load(xyz + 3 * p), load(xyz + 3 * p + 1), load(xyz + 3 * p + 2)};
   }
-  __device__ __forceinline__ void fill_and_invert(V3<T> (&J)[3], V3<T> (&m) DAX_AXES(D)) const {
+  template <bool Scaled>
+  __device__ __forceinline__ bool fill_and_invert(V3<T> (&J)[3], V3<T> (&m) DAX_AXES(D)) const {
 #pragma unroll
     for (int d = D; d < 3; ++d) J[d] = u[d - D];
     V3<T> all[3];
-    inverse_rows(J, all);
+    const bool ok = inverse_rows<Scaled>(J, all);
 #pragma unroll
     for (int d = 0; d < D; ++d) m[d] = all[d];
+    return ok;
   }
-  __device__ __forceinline__ void point_metric(const I (&) DAX_AXES(D), const I (&) DAX_AXES(D),
+  template <bool Scaled = false>
+  __device__ __forceinline__ bool point_metric(const I (&) DAX_AXES(D), const I (&) DAX_AXES(D),
                                                const I (&plo) DAX_AXES(D), const I (&phi) DAX_AXES(D),
                                                V3<T> (&m) DAX_AXES(D)) const {
     V3<T> J[3];
 #pragma unroll
     for (int d = 0; d < D; ++d) J[d] = point_coords(phi[d]) - point_coords(plo[d]);
-    fill_and_invert(J, m);
+    return fill_and_invert<Scaled>(J, m);
   }
   // At the cell centre: dX/dxi_d is the mean of the cell's edges along d.
   // As VTK's cells: a quad's third row is the normal through its first three
   // corners (ids 0, 1 and 3 in bit order), a line divides per coordinate.
-  __device__ __forceinline__ void cell_metric(const typename StructuredIndex<D, I>::Cell& c,
+  template <bool Scaled = false>
+  __device__ __forceinline__ bool cell_metric(const typename StructuredIndex<D, I>::Cell& c,
                                               V3<T> (&m) DAX_AXES(D)) const {
     V3<T> X[1 << D];
 #pragma unroll
@@ -299,15 +307,17 @@ struct CurvilinearGrid : StructuredIndex<D, I> {
         if ((k >> d) & 1) J[d] = J[d] + (X[k] - X[k ^ (1 << d)]);
       J[d] = (T(1) / T(1 << (D > 0 ? D - 1 : 0))) * J[d];
     }
+    bool ok = true;
     if constexpr (D == 1) {
       m[0] = reciprocal_row(J[0]);
     } else if constexpr (D >= 2) {
-      if constexpr (D == 2) J[2] = cross(X[1] - X[0], X[3] - X[0]);
+      if constexpr (D == 2) J[2] = cell_normal<Scaled>(X[1] - X[0], X[3] - X[0]);
       V3<T> all[3];
-      inverse_rows(J, all);
+      ok = inverse_rows<Scaled>(J, all);
 #pragma unroll
       for (int d = 0; d < D; ++d) m[d] = all[d];
     }
+    return ok;
   }
 };
 

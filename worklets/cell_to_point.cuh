@@ -9,35 +9,51 @@
 
 namespace dax {
 
-template <class Topo, class Src, class Dst>
-__device__ __forceinline__ void cell_to_point(const Topo& topo, typename Topo::Index p,
-                                              const Src& src, const Dst& dst) {
+// The average is computed in the output's type (Dst::T), the cells added in
+// a fixed order. Redo: the values shrunk by 2^-32 and the mean grown back
+// (see shrink): the float sum of values near float's maximum overflowed.
+template <bool Redo, class Topo, class Src, typename Out>
+__device__ __forceinline__ Tuple<Out, Src::C> cell_mean(const Topo& topo, typename Topo::Index p,
+                                                         const Src& src) {
   typedef typename Topo::Index I;
-  typedef typename Dst::T Out;
   constexpr int C = Src::C;
-  static_assert(Dst::C == C, "cell_to_point keeps the components");
-  // Added in double in a fixed order and divided, as VTK does (a float sum
-  // of values near float's maximum overflows).
-  double sum[C];
+  Tuple<Out, C> sum;
 #pragma unroll
-  for (int c = 0; c < C; ++c) sum[c] = 0.0;
+  for (int c = 0; c < C; ++c) sum.v[c] = Out(0);
   int count = 0;
   topo.for_each_cell_of_point(p, [&](I cell) {
     ++count;
     typename Src::T x[C];
     src.one(cell, x);
+    Out y[C];
 #pragma unroll
-    for (int c = 0; c < C; ++c) sum[c] += double(x[c]);
+    for (int c = 0; c < C; ++c) y[c] = Out(x[c]);
+    shrink<Redo>(y, Out(kShrink));
+#pragma unroll
+    for (int c = 0; c < C; ++c) sum.v[c] += y[c];
   });
-  Out mean[C];
+  const Out scale = count > 0 ? Out(1) / Out(count) : Out(0);
 #pragma unroll
-  for (int c = 0; c < C; ++c) mean[c] = count > 0 ? Out(sum[c] / double(count)) : Out(0);
-  dst.put(p, mean);
+  for (int c = 0; c < C; ++c) sum.v[c] = Redo ? Out(1 / kShrink) * (sum.v[c] * scale) : sum.v[c] * scale;
+  return sum;
 }
 
-// Mean of a and b, or a alone where only one of the two exists. The marching
-// kernel's means are doubles: a float sum of values near float's maximum
-// overflows.
+// Cold; inlined, as a call in the march's loop measured slower.
+template <class Topo, class Src, class Dst>
+__device__ __forceinline__ void cell_mean_redo(Topo topo, typename Topo::Index p, Src src, Dst dst) {
+  dst.put(p, cell_mean<true, Topo, Src, typename Dst::T>(topo, p, src).v);
+}
+
+template <class Topo, class Src, class Dst>
+__device__ __forceinline__ void cell_to_point(const Topo& topo, typename Topo::Index p,
+                                              const Src& src, const Dst& dst) {
+  static_assert(Dst::C == Src::C, "cell_to_point keeps the components");
+  const auto mean = cell_mean<false, Topo, Src, typename Dst::T>(topo, p, src);
+  if (no_redo(mean.v)) dst.put(p, mean.v);
+  else cell_mean_redo(topo, p, src, dst);
+}
+
+// Mean of a and b, or a alone where only one of the two exists.
 template <typename R>
 __device__ __forceinline__ R mean_of(bool single, R a, R b) {
   return single ? a : R(0.5) * (a + b);
@@ -87,8 +103,7 @@ template <int V, int W, class G, class Src, class Dst>
 __device__ __forceinline__ void cell_to_point_march(const G& topo, const Src& src, const Dst& dst,
                                                     int zc) {
   typedef typename G::Index I;
-  typedef typename Dst::T Out;
-  typedef double R;  // the means (see mean_of)
+  typedef typename Dst::T R;
   typedef typename Dst::Final F;
   constexpr int C = Src::C, FC = Dst::final_c;
   static_assert(Dst::C == C, "cell_to_point keeps the components");
@@ -107,12 +122,14 @@ __device__ __forceinline__ void cell_to_point_march(const G& topo, const Src& sr
     xy_means<V>(src, kc * cxy + j0 * cx, kc * cxy + j1 * cx, single_row, t.x0, nx, t.lane, above);
     const I first_point = k * plane + t.j * nx;
     F o[V * FC];
+    unsigned redo = 0;
 #pragma unroll
     for (int v = 0; v < V; ++v) {
-      Out avg[C];
+      R avg[C];
 #pragma unroll
       for (int c = 0; c < C; ++c)
-        avg[c] = Out(k == 0 ? above[v][c] : mean_of(k == nz - 1, below[v][c], above[v][c]));
+        avg[c] = k == 0 ? above[v][c] : mean_of(k == nz - 1, below[v][c], above[v][c]);
+      redo |= no_redo(avg) ? 0u : 1u << v;
       F fin[FC];
       dst.apply(first_point + t.x0 + v, avg, fin);
 #pragma unroll
@@ -120,6 +137,12 @@ __device__ __forceinline__ void cell_to_point_march(const G& topo, const Src& sr
     }
     store_staged<V * FC, W>(stage[threadIdx.y], o, dst.data() + (first_point + t.first()) * I(FC),
                             FC * t.valid(nx));
+    // After store_staged's __syncwarp: these stores come after the group's.
+    if (redo) {
+#pragma unroll 1
+      for (int v = 0; v < V; ++v)
+        if (((redo >> v) & 1u) && t.x0 + v < nx) cell_mean_redo(topo, first_point + t.x0 + v, src, dst);
+    }
 #pragma unroll
     for (int v = 0; v < V; ++v) {
 #pragma unroll

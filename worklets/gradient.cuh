@@ -6,12 +6,11 @@
 // grad f = sum_d df_d m[d]. Loops over corners, axes and components have
 // compile-time trip counts; the work item's base index is computed once.
 //
-// Numerics follow VTK, which differentiates in double: cell derivatives
-// (unstructured grids) are computed in double (type A) from the stored
-// coordinates and values, with every corner weighted, zero weights too, so a
-// NaN or Inf corner value reaches every derivative of its cell. Structured
-// differences stay in the field's type; the one that overflows it is redone
-// in double (difference_times).
+// Numerics: every corner is weighted, zero weights too, so a NaN or Inf
+// corner value reaches every derivative of its cell, as in VTK. VTK
+// differentiates in double; here the coordinates' type R is used, with the
+// float cases that need more range redone (_wide.cuh): Jacobians inverted
+// with rows scaled, and a non-finite gradient redone with the values shrunk.
 #ifndef DAXPY_GRADIENT_CUH
 #define DAXPY_GRADIENT_CUH
 
@@ -113,10 +112,12 @@ template <> struct Interp<Pyramid> {
 // Metric rows of a cell of shape S from its corner coordinates, as VTK's
 // vtkCell::Derivatives: 3-D cells invert the Jacobian, 2-D cells add the
 // normal through their first three corners, lines divide per coordinate.
-template <class S, typename R>
-__device__ __forceinline__ void shape_metric(const R (&dN) DAX_DIM(S)[S::n_corners],
+// False where float could not invert the Jacobian (Scaled: see inverse_rows).
+template <class S, bool Scaled, typename R>
+__device__ __forceinline__ bool shape_metric(const R (&dN) DAX_DIM(S)[S::n_corners],
                                              const V3<R> (&X)[S::n_corners],
                                              V3<R> (&m) DAX_DIM(S)) {
+  bool ok = true;
   if constexpr (S::dim > 0) {
     V3<R> J[3];
 #pragma unroll
@@ -128,13 +129,14 @@ __device__ __forceinline__ void shape_metric(const R (&dN) DAX_DIM(S)[S::n_corne
     if constexpr (S::dim == 1) {
       m[0] = reciprocal_row(J[0]);
     } else {
-      if constexpr (S::dim == 2) J[2] = cross(X[1] - X[0], X[2] - X[0]);
+      if constexpr (S::dim == 2) J[2] = cell_normal<Scaled>(X[1] - X[0], X[2] - X[0]);
       V3<R> all[3];
-      inverse_rows(J, all);
+      ok = inverse_rows<Scaled>(J, all);
 #pragma unroll
       for (int d = 0; d < S::dim; ++d) m[d] = all[d];
     }
   }
+  return ok;
 }
 
 // grad[c] += sum_d (sum_k dN[d][k] f[k][c]) m[d] over a cell's corners.
@@ -180,34 +182,46 @@ __device__ __forceinline__ void zero(V3<R> (&g)[C]) {
   for (int c = 0; c < C; ++c) g[c] = V3<R>{R(0), R(0), R(0)};
 }
 
-// Tuple p of a source, converted to R.
-template <typename R, class Src, typename I>
-__device__ __forceinline__ void gather(const Src& src, I p, R (&f)[Src::C]) {
+// Tuple p of a source, converted to R, times `by` in a redo (see shrink).
+template <typename R, bool Redo = false, class Src, typename I>
+__device__ __forceinline__ void gather(const Src& src, I p, R (&f)[Src::C], R by = R(1)) {
   typename Src::T x[Src::C];
   src.one(p, x);
 #pragma unroll
   for (int c = 0; c < Src::C; ++c) f[c] = R(x[c]);
+  shrink<Redo>(f, by);
+}
+
+// ------------------------------------------------------------ the rare case
+// A redo (cold, not inlined) computes with Scaled metrics and the values as
+// they are, then, if the gradient is still not finite (a float sum of values
+// near the maximum overflowed), with the values shrunk; `by` says which, and
+// the caller grows the result back by 1 / by (exact). One copy of the sum.
+template <typename R, class Sum>
+__device__ __forceinline__ auto two_tries(Sum&& sum, R& by) -> decltype(sum(by)) {
+  decltype(sum(by)) g;
+#pragma unroll 1
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    by = attempt == 0 ? R(1) : R(kShrink);
+    g = sum(by);
+    if (no_redo(g.v)) break;
+  }
+  return g;
+}
+
+template <int C, typename R>
+__device__ __forceinline__ void grow(V3<R> (&g)[C], R by) {
+#pragma unroll
+  for (int c = 0; c < C; ++c) g[c] = (R(1) / by) * g[c];
 }
 
 // ------------------------------------------------------- structured grids
-// (b - a) m. A difference of two finite values near R's maximum overflows in
-// R, not in VTK's double: that rare one is redone in double. A NaN or Inf
-// difference multiplies the zeros of m as well, giving NaN there, as VTK's
-// product with the inverse Jacobian does.
-template <typename R>
-__device__ __forceinline__ V3<R> difference_times(R a, R b, V3<R> m) {
-  const R d = b - a;
-  if (isinf(d) && isfinite(a) && isfinite(b)) {
-    const double w = double(b) - double(a);
-    return convert<R>(w * convert<double>(m));
-  }
-  return d * m;
-}
-
-// Point gradient: central differences inside, one-sided at the border.
-template <class G, typename I, class Src, class Dst>
-__device__ __forceinline__ void structured_point_gradient(const G& topo, I p, const Src& src,
-                                                          const Dst& dst) {
+// Point gradient: central differences inside, one-sided at the border. A NaN
+// or Inf difference multiplies the zeros of m as well, giving NaN there, as
+// VTK's product with the inverse Jacobian does. ok: no redo needed.
+template <bool Redo, class G, typename I, class Src>
+__device__ __forceinline__ Tuple<V3<typename G::Coord>, Src::C> structured_point_sum(
+    const G& topo, I p, const Src& src, typename G::Coord by, bool& ok) {
   constexpr int D = G::dim, C = Src::C;
   typedef typename G::Coord R;
   I ijk DAX_AXES(D), lo DAX_AXES(D), hi DAX_AXES(D), plo DAX_AXES(D), phi DAX_AXES(D);
@@ -221,48 +235,98 @@ __device__ __forceinline__ void structured_point_gradient(const G& topo, I p, co
     phi[d] = p + (hi[d] - ijk[d]) * stride;
   }
   V3<R> m DAX_AXES(D);
-  topo.point_metric(lo, hi, plo, phi, m);
-  V3<R> g[C];
-  zero(g);
+  ok = topo.template point_metric<Redo>(lo, hi, plo, phi, m);
+  Tuple<V3<R>, C> g;
+  zero(g.v);
 #pragma unroll
   for (int d = 0; d < D; ++d) {
     R a[C], b[C];
-    gather<R>(src, plo[d], a);
-    gather<R>(src, phi[d], b);
+    gather<R, Redo>(src, plo[d], a, by);
+    gather<R, Redo>(src, phi[d], b, by);
 #pragma unroll
-    for (int c = 0; c < C; ++c) g[c] = g[c] + difference_times(a[c], b[c], m[d]);
+    for (int c = 0; c < C; ++c) g.v[c] = g.v[c] + (b[c] - a[c]) * m[d];
   }
-  store_gradient<C>(g, p, dst);
+  ok = ok && no_redo(g.v);
+  return g;
+}
+
+template <class G, typename I, class Src, class Dst>
+__device__ __noinline__ void structured_point_redo(G topo, I p, Src src, Dst dst) {
+  typedef typename G::Coord R;
+  R by;
+  auto g = two_tries([&](R b) { bool ok; return structured_point_sum<true>(topo, p, src, b, ok); },
+                     by);
+  grow(g.v, by);
+  store_gradient<Src::C>(g.v, p, dst);
+}
+
+template <class G, typename I, class Src, class Dst>
+__device__ __forceinline__ void structured_point_gradient(const G& topo, I p, const Src& src,
+                                                          const Dst& dst) {
+  bool ok;
+  const auto g = structured_point_sum<false>(topo, p, src, typename G::Coord(1), ok);
+  if (ok) store_gradient<Src::C>(g.v, p, dst);
+  else structured_point_redo(topo, p, src, dst);
+}
+
+// s m; on an axis-aligned grid (Axis) the zero components of m stay zero, a
+// NaN or Inf s included: VTK's pixel and line derivatives have no term there.
+template <bool Axis, typename R>
+__device__ __forceinline__ V3<R> along_axis(R s, V3<R> m) {
+  if constexpr (Axis) {
+    return {m.x != R(0) ? s * m.x : R(0), m.y != R(0) ? s * m.y : R(0), m.z != R(0) ? s * m.z : R(0)};
+  } else {
+    return s * m;
+  }
 }
 
 // Cell gradient at the centre: the mean difference over the edges along each axis.
-template <class G, typename I, class Src, class Dst>
-__device__ __forceinline__ void structured_cell_gradient(const G& topo, I item, const Src& src,
-                                                         const Dst& dst) {
+template <bool Redo, class G, typename I, class Src>
+__device__ __forceinline__ Tuple<V3<typename G::Coord>, Src::C> structured_cell_sum(
+    const G& topo, I item, const Src& src, typename G::Coord by, bool& ok) {
   constexpr int D = G::dim, C = Src::C;
   constexpr int K = 1 << D;
   typedef typename G::Coord R;
   const auto cell = topo.cell(item);
   R f[K][C];
 #pragma unroll
-  for (int k = 0; k < K; ++k) gather<R>(src, cell.point(k), f[k]);
+  for (int k = 0; k < K; ++k) gather<R, Redo>(src, cell.point(k), f[k], by);
   V3<R> m DAX_AXES(D);
-  topo.cell_metric(cell, m);
-  // In double, as vtkVoxel: sums of float values near their maximum overflow.
-  V3<double> g[C];
-  zero(g);
-  const double scale = 1.0 / double(K > 1 ? K / 2 : 1);
+  ok = topo.template cell_metric<Redo>(cell, m);
+  Tuple<V3<R>, C> g;
+  zero(g.v);
+  const R scale = R(1) / R(K > 1 ? K / 2 : 1);
 #pragma unroll
   for (int d = 0; d < D; ++d) {
 #pragma unroll
     for (int c = 0; c < C; ++c) {
-      double df = 0.0;
+      R df = R(0);
 #pragma unroll
-      for (int k = 0; k < K; ++k) df += ((k >> d) & 1) ? double(f[k][c]) : -double(f[k][c]);
-      g[c] = g[c] + (df * scale) * convert<double>(m[d]);
+      for (int k = 0; k < K; ++k) df += ((k >> d) & 1) ? f[k][c] : -f[k][c];
+      g.v[c] = g.v[c] + along_axis<!G::explicit_points>(df * scale, m[d]);
     }
   }
-  store_gradient<C>(g, cell.id, dst);
+  ok = ok && no_redo(g.v);
+  return g;
+}
+
+template <class G, typename I, class Src, class Dst>
+__device__ __noinline__ void structured_cell_redo(G topo, I item, Src src, Dst dst) {
+  typedef typename G::Coord R;
+  R by;
+  auto g = two_tries([&](R b) { bool ok; return structured_cell_sum<true>(topo, item, src, b, ok); },
+                     by);
+  grow(g.v, by);
+  store_gradient<Src::C>(g.v, topo.cell(item).id, dst);
+}
+
+template <class G, typename I, class Src, class Dst>
+__device__ __forceinline__ void structured_cell_gradient(const G& topo, I item, const Src& src,
+                                                         const Dst& dst) {
+  bool ok;
+  const auto g = structured_cell_sum<false>(topo, item, src, typename G::Coord(1), ok);
+  if (ok) store_gradient<Src::C>(g.v, topo.cell(item).id, dst);
+  else structured_cell_redo(topo, item, src, dst);
 }
 
 // Marching point gradient (3-D structured, _march.cuh). A Sample is one
@@ -307,6 +371,16 @@ __device__ __forceinline__ void load_samples(const G& topo, const Src& src, I p0
   }
 }
 
+// Cold: every point of a thread's march redone, after its last store (one
+// of them came out non-finite or with a Jacobian float could not invert);
+// not inlined, so the march keeps its registers and its loop.
+template <int V, class G, class Src, class Dst, typename I>
+__device__ __noinline__ void march_gradient_redo(G topo, Src src, Dst dst, I first, I k0, I k1) {
+  const I plane = topo.n[0] * topo.n[1];
+  for (I k = k0; k < k1; ++k)
+    for (int v = 0; v < V; ++v) structured_point_redo(topo, k * plane + first + v, src, dst);
+}
+
 template <int V, int W, class G, class Src, class Dst>
 __device__ __forceinline__ void point_gradient_march(const G& topo, const Src& src, const Dst& dst,
                                                      int zc) {
@@ -327,6 +401,7 @@ __device__ __forceinline__ void point_gradient_march(const G& topo, const Src& s
   S below[V], cur[V], above[V], ym[V], yp[V];
   load_samples<V>(topo, src, (t.k0 > 0 ? t.k0 - 1 : 0) * plane + row, below);
   load_samples<V>(topo, src, t.k0 * plane + row, cur);
+  bool redo = false;
   for (I k = t.k0; k < t.k1; ++k) {
     const I base = k * plane;
     const I zhi = k < nz - 1 ? k + 1 : k;
@@ -356,14 +431,15 @@ __device__ __forceinline__ void point_gradient_march(const G& topo, const Src& s
         else dX[d] = V3<R>{R(0), R(0), R(0)};
       }
       const I at[3] = {i, t.j, k};
-      topo.march_metric(at, lo, hi, dX, m);
+      const bool ok = topo.march_metric(at, lo, hi, dX, m);
       V3<R> g[C];
       zero(g);
 #pragma unroll
       for (int d = 0; d < 3; ++d) {
 #pragma unroll
-        for (int c = 0; c < C; ++c) g[c] = g[c] + difference_times(a[d].f[c], b[d].f[c], m[d]);
+        for (int c = 0; c < C; ++c) g[c] = g[c] + (b[d].f[c] - a[d].f[c]) * m[d];
       }
+      redo = redo || !(ok && no_redo(g));
       typename Dst::T out[3 * C];
       gradient_tuple<C, R, Dst>(g, out);
       F fin[FC];
@@ -379,95 +455,144 @@ __device__ __forceinline__ void point_gradient_march(const G& topo, const Src& s
       cur[v] = above[v];
     }
   }
+  // store_staged ends with __syncwarp: the redo's stores come after the march's.
+  if (redo) march_gradient_redo<V>(topo, src, dst, row, t.k0, t.k1);
 }
 
 // ----------------------------------------------------- unstructured grids
-template <class S, typename R, class Src, typename I>
+template <class S, bool Redo, typename R, class Src, typename I>
 __device__ __forceinline__ void gather_corners(const I (&ids)[S::n_corners], const Src& src,
-                                               R (&f)[S::n_corners][Src::C]) {
+                                               R (&f)[S::n_corners][Src::C], R by) {
 #pragma unroll
-  for (int k = 0; k < S::n_corners; ++k) gather<R>(src, ids[k], f[k]);
+  for (int k = 0; k < S::n_corners; ++k) gather<R, Redo>(src, ids[k], f[k], by);
 }
 
 // Cell gradient of a cell of one shape, at its parametric centre.
+template <bool Redo, class S, typename I, typename R, bool Sole, class Src>
+__device__ __forceinline__ Tuple<V3<R>, Src::C> shape_cell_sum(const CellBlock<S, I, R, Sole>& topo,
+                                                               I item, const Src& src, R by,
+                                                               bool& ok) {
+  constexpr int K = S::n_corners, C = Src::C;
+  const auto cell = topo.cell(item);
+  Tuple<V3<R>, C> g;
+  zero(g.v);
+  ok = true;
+  if constexpr (S::dim > 0) {
+    R r, s, t, dN DAX_DIM(S)[K];
+    Interp<S>::centre(r, s, t);
+    Interp<S>::derivs(r, s, t, dN);
+    V3<R> X[K];
+    R f[K][C];
+#pragma unroll
+    for (int k = 0; k < K; ++k) X[k] = topo.point_coords(cell.ids[k]);
+    gather_corners<S, Redo>(cell.ids, src, f, by);
+    V3<R> m DAX_DIM(S);
+    ok = shape_metric<S, Redo>(dN, X, m);
+    add_shape_gradient<S, C>(dN, f, m, g.v);
+  }
+  ok = ok && no_redo(g.v);
+  return g;
+}
+
+template <class S, typename I, typename R, bool Sole, class Src, class Dst>
+__device__ __forceinline__ void shape_cell_redo(const CellBlock<S, I, R, Sole>& topo, I item,
+                                                const Src& src, const Dst& dst) {
+  R by;
+  auto g = two_tries([&](R b) { bool ok; return shape_cell_sum<true>(topo, item, src, b, ok); }, by);
+  grow(g.v, by);
+  store_gradient<Src::C>(g.v, topo.cell(item).id, dst);
+}
+
 template <class S, typename I, typename R, bool Sole, class Src, class Dst>
 __device__ __forceinline__ void cell_gradient(const CellBlock<S, I, R, Sole>& topo, I item,
                                               const Src& src, const Dst& dst) {
-  constexpr int K = S::n_corners, C = Src::C;
-  typedef double A;
-  const auto cell = topo.cell(item);
-  V3<A> g[C];
-  zero(g);
-  if constexpr (S::dim > 0) {
-    A r, s, t, dN DAX_DIM(S)[K];
-    Interp<S>::centre(r, s, t);
-    Interp<S>::derivs(r, s, t, dN);
-    V3<A> X[K];
-    A f[K][C];
-#pragma unroll
-    for (int k = 0; k < K; ++k) X[k] = convert<A>(topo.point_coords(cell.ids[k]));
-    gather_corners<S>(cell.ids, src, f);
-    V3<A> m DAX_DIM(S);
-    shape_metric<S>(dN, X, m);
-    add_shape_gradient<S, C>(dN, f, m, g);
-  }
-  store_gradient<C>(g, cell.id, dst);
+  bool ok;
+  const auto g = shape_cell_sum<false>(topo, item, src, R(1), ok);
+  if (ok) store_gradient<Src::C>(g.v, topo.cell(item).id, dst);
+  else shape_cell_redo(topo, item, src, dst);
 }
 
-// Point gradient: the mean over the cells using the point of each cell's
-// derivative there. Point-centric over the links (no atomics, fixed order).
-// Shapes after the first add to the partial sums in the output, so only a
-// single-shape grid (First and Last) may map its output on store.
-template <class S, typename I, typename R, bool First, bool Last, class Src, class Dst>
-__device__ __forceinline__ void point_gradient(const ShapeLinks<S, I, R, First, Last>& topo, I p,
-                                               const Src& src, const Dst& dst) {
+// Point gradient: the sum over the cells of this shape using point p of each
+// cell's derivative there. Point-centric over the links (no atomics, fixed
+// order).
+template <bool Redo, class S, typename I, typename R, bool First, bool Last, class Src>
+__device__ __forceinline__ Tuple<V3<R>, Src::C> shape_point_sum(
+    const ShapeLinks<S, I, R, First, Last>& topo, I p, const Src& src, R by, bool& ok) {
   constexpr int K = S::n_corners, C = Src::C;
-  static_assert(Dst::C == 3 * C, "a gradient has three values per input component");
-  typedef double A;
-  V3<A> g[C];
-  zero(g);
+  Tuple<V3<R>, C> g;
+  zero(g.v);
+  ok = true;
   const I end = load(topo.offsets + p + 1);
   for (I l = load(topo.offsets + p); l < end; ++l) {
     const I slot = load(topo.slots + l);
     const I cell = slot / K;
     const int corner = int(slot - cell * K);
     I ids[K];
-    V3<A> X[K];
-    A f[K][C];
+    V3<R> X[K];
+    R f[K][C];
 #pragma unroll
     for (int k = 0; k < K; ++k) {
       ids[k] = load(topo.corners + cell * K + k);
-      X[k] = convert<A>(topo.point_coords(ids[k]));
+      X[k] = topo.point_coords(ids[k]);
     }
-    gather_corners<S>(ids, src, f);
-    A r, s, t, dN DAX_DIM(S)[K];
+    gather_corners<S, Redo>(ids, src, f, by);
+    R r, s, t, dN DAX_DIM(S)[K];
     Interp<S>::corner(corner, r, s, t);
     Interp<S>::derivs(r, s, t, dN);
-    V3<A> m DAX_DIM(S);
-    shape_metric<S>(dN, X, m);
-    add_shape_gradient<S, C>(dN, f, m, g);
+    V3<R> m DAX_DIM(S);
+    ok = shape_metric<S, Redo>(dN, X, m) && ok;
+    add_shape_gradient<S, C>(dN, f, m, g.v);
   }
-  A scale = A(1);
-  if constexpr (Last) {
-    const I count = load(topo.counts + p);
-    scale = A(1) / A(count > 0 ? count : 1);
-  }
+  ok = ok && no_redo(g.v);
+  return g;
+}
+
+// The mean over the point's cells: the sum g times scale (1 / count), grown
+// by `grow` after a redo. Shapes after the first add to the partial sums in
+// the output, so only a single-shape grid (First and Last) may map its
+// output on store.
+template <bool First, bool Last, int C, typename I, typename R, class Dst>
+__device__ __forceinline__ void store_point_gradient(V3<R> (&g)[C], I p, R scale, R grow,
+                                                     const Dst& dst) {
   if constexpr (First && Last) {
 #pragma unroll
-    for (int c = 0; c < C; ++c) g[c] = scale * g[c];
+    for (int c = 0; c < C; ++c) g[c] = grow * (scale * g[c]);
     store_gradient<C>(g, p, dst);
   } else {
     typedef typename Dst::T Out;
     Out* row = dst.data() + p * I(3 * C);
 #pragma unroll
     for (int c = 0; c < C; ++c) {
-      V3<A> total = g[c];
-      if constexpr (!First) total = total + V3<A>{A(row[3 * c]), A(row[3 * c + 1]), A(row[3 * c + 2])};
+      V3<R> total = grow * g[c];
+      if constexpr (!First) total = total + V3<R>{R(row[3 * c]), R(row[3 * c + 1]), R(row[3 * c + 2])};
       row[3 * c] = Out(total.x * scale);
       row[3 * c + 1] = Out(total.y * scale);
       row[3 * c + 2] = Out(total.z * scale);
     }
   }
+}
+
+template <class S, typename I, typename R, bool First, bool Last, class Src, class Dst>
+__device__ __noinline__ void shape_point_redo(ShapeLinks<S, I, R, First, Last> topo, I p, Src src,
+                                              Dst dst, R scale) {
+  R by;
+  auto g = two_tries([&](R b) { bool ok; return shape_point_sum<true>(topo, p, src, b, ok); }, by);
+  store_point_gradient<First, Last, Src::C>(g.v, p, scale, R(1) / by, dst);
+}
+
+template <class S, typename I, typename R, bool First, bool Last, class Src, class Dst>
+__device__ __forceinline__ void point_gradient(const ShapeLinks<S, I, R, First, Last>& topo, I p,
+                                               const Src& src, const Dst& dst) {
+  static_assert(Dst::C == 3 * Src::C, "a gradient has three values per input component");
+  R scale = R(1);
+  if constexpr (Last) {
+    const I count = load(topo.counts + p);
+    scale = R(1) / R(count > 0 ? count : 1);
+  }
+  bool ok;
+  auto g = shape_point_sum<false>(topo, p, src, R(1), ok);
+  if (ok) store_point_gradient<First, Last, Src::C>(g.v, p, scale, R(1), dst);
+  else shape_point_redo(topo, p, src, dst, scale);
 }
 
 // The structured variants under the worklet names.

@@ -8,37 +8,54 @@
 
 namespace dax {
 
-// The corners are added in corner order in double and the sum divided, as
-// VTK does (a float sum of values near float's maximum overflows), then
-// stored in the output's type (Dst::T).
-template <class Topo, class Src, class Dst>
-__device__ __forceinline__ void point_to_cell(const Topo& topo, typename Topo::Index item,
-                                              const Src& src, const Dst& dst) {
-  typedef typename Topo::Index I;
-  typedef typename Dst::T Out;
+// The average is computed in the output's type (Dst::T), the corners added
+// in corner order. Redo: the values shrunk by 2^-32 and the mean grown back
+// (see shrink): the float sum of values near float's maximum overflowed.
+template <bool Redo, class Topo, class Src, typename Out>
+__device__ __forceinline__ Tuple<Out, Src::C> corner_mean(const Topo& topo,
+                                                           typename Topo::Index item,
+                                                           const Src& src) {
   constexpr int C = Src::C;
-  static_assert(Dst::C == C, "point_to_cell keeps the components");
   const auto cell = topo.cell(item);
-  double sum[C];
+  Tuple<Out, C> sum;
 #pragma unroll
-  for (int c = 0; c < C; ++c) sum[c] = 0.0;
+  for (int c = 0; c < C; ++c) sum.v[c] = Out(0);
 #pragma unroll
   for (int k = 0; k < Topo::n_corners; ++k) {
     typename Src::T x[C];
     src.one(cell.point(k), x);
+    Out y[C];
 #pragma unroll
-    for (int c = 0; c < C; ++c) sum[c] += double(x[c]);
+    for (int c = 0; c < C; ++c) y[c] = Out(x[c]);
+    shrink<Redo>(y, Out(kShrink));
+#pragma unroll
+    for (int c = 0; c < C; ++c) sum.v[c] += y[c];
   }
-  Out mean[C];
+  const Out scale = Out(1) / Out(Topo::n_corners);
 #pragma unroll
-  for (int c = 0; c < C; ++c) mean[c] = Out(sum[c] / double(Topo::n_corners));
-  dst.put(cell.id, mean);
+  for (int c = 0; c < C; ++c) sum.v[c] = Redo ? Out(1 / kShrink) * (sum.v[c] * scale) : sum.v[c] * scale;
+  return sum;
+}
+
+// Cold, not inlined: the fast path keeps its registers.
+template <class Topo, class Src, class Dst>
+__device__ __noinline__ void corner_mean_redo(Topo topo, typename Topo::Index item, Src src,
+                                              Dst dst) {
+  dst.put(topo.cell(item).id, corner_mean<true, Topo, Src, typename Dst::T>(topo, item, src).v);
+}
+
+template <class Topo, class Src, class Dst>
+__device__ __forceinline__ void point_to_cell(const Topo& topo, typename Topo::Index item,
+                                              const Src& src, const Dst& dst) {
+  static_assert(Dst::C == Src::C, "point_to_cell keeps the components");
+  const auto mean = corner_mean<false, Topo, Src, typename Dst::T>(topo, item, src);
+  if (no_redo(mean.v)) dst.put(topo.cell(item).id, mean.v);
+  else corner_mean_redo(topo, item, src, dst);
 }
 
 // Sum over rows j and j + 1 of the V points of a group and of the point after
 // it (from the next lane; lane 31 loads it): s[v] + s[v + 1] is then the
-// x-y sum of cell v's four corners in this plane. R is double: float sums of
-// values near float's maximum overflow.
+// x-y sum of cell v's four corners in this plane.
 template <int V, class Src, typename R, typename I>
 __device__ __forceinline__ void plane_pair_sums(const Src& src, I r0, I r1, I x0, I nx, int lane,
                                                 R (&s)[V + 1][Src::C]) {
@@ -67,8 +84,7 @@ template <int V, int W, class G, class Src, class Dst>
 __device__ __forceinline__ void point_to_cell_march(const G& topo, const Src& src, const Dst& dst,
                                                     int zc) {
   typedef typename G::Index I;
-  typedef typename Dst::T Out;
-  typedef double R;  // the sums (see plane_pair_sums)
+  typedef typename Dst::T R;
   typedef typename Dst::Final F;
   constexpr int C = Src::C, FC = Dst::final_c;
   static_assert(Dst::C == C, "point_to_cell keeps the components");
@@ -84,12 +100,14 @@ __device__ __forceinline__ void point_to_cell_march(const G& topo, const Src& sr
     plane_pair_sums<V>(src, (k + 1) * plane + r0, (k + 1) * plane + r1, t.x0, nx, t.lane, cur);
     const I first_cell = k * cxy + t.j * cx;
     F o[V * FC];
+    unsigned redo = 0;
 #pragma unroll
     for (int v = 0; v < V; ++v) {
-      Out avg[C];
+      R avg[C];
 #pragma unroll
       for (int c = 0; c < C; ++c)
-        avg[c] = Out(((prev[v][c] + prev[v + 1][c]) + (cur[v][c] + cur[v + 1][c])) * R(0.125));
+        avg[c] = ((prev[v][c] + prev[v + 1][c]) + (cur[v][c] + cur[v + 1][c])) * R(0.125);
+      redo |= no_redo(avg) ? 0u : 1u << v;
       F fin[FC];
       dst.apply(first_cell + t.x0 + v, avg, fin);
 #pragma unroll
@@ -97,6 +115,12 @@ __device__ __forceinline__ void point_to_cell_march(const G& topo, const Src& sr
     }
     store_staged<V * FC, W>(stage[threadIdx.y], o, dst.data() + (first_cell + t.first()) * I(FC),
                             FC * t.valid(cx));
+    // After store_staged's __syncwarp: these stores come after the group's.
+    if (redo) {
+#pragma unroll 1
+      for (int v = 0; v < V; ++v)
+        if (((redo >> v) & 1u) && t.x0 + v < cx) corner_mean_redo(topo, first_cell + t.x0 + v, src, dst);
+    }
 #pragma unroll
     for (int v = 0; v <= V; ++v) {
 #pragma unroll

@@ -128,7 +128,7 @@ def dtype_name(text: str) -> str:
     """
     try:
         np.dtype(text)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, SyntaxError):  # NumPy parses strings like "," with ast
         raise ArgumentError(f"must be a NumPy dtype such as float32, got {text[:80]!r}"
                             ) from None
     return text

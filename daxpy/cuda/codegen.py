@@ -28,7 +28,7 @@ import numpy as np
 from ..errors import ArgumentError
 
 TOPOLOGY_HEADER = "_topology.cuh"
-BASE_HEADERS = (TOPOLOGY_HEADER, "_fields.cuh", "_march.cuh")
+BASE_HEADERS = (TOPOLOGY_HEADER, "_wide.cuh", "_fields.cuh", "_march.cuh")
 """Headers every kernel includes first: topologies, field access, marching."""
 BLOCK_SIZE = 256
 """Threads per block of every generated kernel."""

@@ -19,7 +19,7 @@ from typing import Any, Iterator
 from ..data.arrays import native_order, to_host
 from .backend import resolve_backend
 from ..data.dataset import DataSet
-from ..errors import FieldError
+from ..errors import FieldError, ResourceError
 from ..data.worklet import Worklet, get_worklet
 
 _TRACE: ContextVar[list | None] = ContextVar("daxpy_dispatch_trace", default=None)
@@ -106,3 +106,11 @@ def execute(name: str, dataset: DataSet, values: Any, association: str, *,
         # built, where their fingerprint does not look (see daxpy.data.fingerprint).
         dataset.revalidate_changed()
         raise
+    except MemoryError as err:
+        # NumPy refuses an allocation before making it: nothing half-written.
+        raise ResourceError(
+            f"worklet {name!r} on {dataset.name} ({dataset.n_points:,} points, "
+            f"{dataset.n_cells:,} cells) needs more host memory than this process may "
+            f"allocate ({err}); run it on Dask (daxpy.dask) or on a machine with more "
+            "memory"
+        ) from None
