@@ -155,7 +155,7 @@ def markdown(rows: list[dict], header: dict, command: str) -> str:
 
 
 def main(argv=None) -> int:
-    from dax_study import environment
+    from study_options import environment
     from host_bench import gpu_available
 
     args = parse_args(argv)

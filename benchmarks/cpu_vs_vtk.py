@@ -36,7 +36,7 @@ from common import (AgreementError, agree, format_table, make_row, summarize,  #
                     write_results)
 from daxpy.filters import (BiasAdd, CellToPoint, FieldMap, Gradient, Magnitude,  # noqa: E402
                            PassThrough, PointToCell)
-from daxpy.interop import to_vtk  # noqa: E402
+from daxpy.io.interop import to_vtk  # noqa: E402
 from timing import time_cpu  # noqa: E402
 
 BIAS = np.array([0.25, -0.5, 0.75], dtype=np.float32)

@@ -13,7 +13,7 @@ import daxpy
 from daxpy.cuda import compile as cc
 from daxpy.cuda.dispatch import empty_output, launch
 from daxpy.cuda.plan import make_plan
-from daxpy.worklet import get_worklet
+from daxpy.data.worklet import get_worklet
 from timing import copy_bandwidth_gbps, time_gpu
 
 
@@ -55,7 +55,7 @@ def bench(fn, repeat=20):
 def check(name, association, params):
     """The generated kernel agrees with the NumPy backend on a grid with
     several blocks along each axis (before anything is timed)."""
-    from daxpy.dispatch import execute
+    from daxpy.engine.dispatch import execute
 
     grid = daxpy.UniformGrid(dims=(132, 37, 41), spacing=(0.1, 0.2, 0.3))
     n = grid.n_points if association == "points" else grid.n_cells

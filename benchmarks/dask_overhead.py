@@ -40,7 +40,7 @@ import numpy as np  # noqa: E402
 
 import daxpy  # noqa: E402
 from common import format_table, make_row, write_results  # noqa: E402
-from daxpy.partition import even_split  # noqa: E402
+from daxpy.data.partition import even_split  # noqa: E402
 from scale_out import CASES, SPACING, _same, fresh_run, input_array, make_block  # noqa: E402
 
 DIMS = (64, 64, 64)

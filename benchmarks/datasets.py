@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 import daxpy
-from daxpy.celltypes import HEXAHEDRON
+from daxpy.data.celltypes import HEXAHEDRON
 
 from common import rng
 

@@ -32,8 +32,6 @@ Examples
 
 from __future__ import annotations
 
-import argparse
-import os
 import sys
 import time
 from pathlib import Path
@@ -43,6 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import RESULTS_DIR, device_slug, write_results  # noqa: E402
 from host_bench import Context, gpu_available, implementation_list, run_study  # noqa: E402
 import study_report  # noqa: E402
+from study_options import environment, parse_args, sizes_of  # noqa: E402
 
 ORDER = ["hand-tuned", "daxpy", "daxpy-specialized", "daxpy-generic", "viskores",
          "vtk-stdthread", "vtk-seq"]
@@ -69,72 +68,9 @@ SEED_NAMES = {"vtk-seq": "VTK", "daxpy-generic": "DAX (initial)",
               "daxpy-specialized": "DAX (modified)", "hand-tuned": "hand-tuned"}
 
 
-def _sizes(text: str) -> list[int]:
-    return [int(float(s)) for s in text.split(",") if s]
-
-
-def parse_args(argv=None) -> argparse.Namespace:
-    """Command-line options.
-
-    Examples
-    --------
-    >>> args = parse_args(["--tiny"])
-    >>> args.sizes, args.hex_sizes, args.repeat
-    ([4096], [4096], 1)
-    """
-    p = argparse.ArgumentParser(prog="daxpy bench",
-                                description=__doc__.split("\n")[0].strip("`"))
-    p.add_argument("--sizes", type=_sizes, default=[10_000_000, 100_000_000],
-                   help="points of the uniform cubes (default 1e7,1e8)")
-    p.add_argument("--hex-sizes", type=_sizes, default=[10_000_000],
-                   help="points of the hexahedral grids (default 1e7; empty: none)")
-    p.add_argument("--cases", default="pass_through,point_gradient,point_to_cell")
-    p.add_argument("--repeat", type=int, default=5, help="timed runs after the first")
-    p.add_argument("--slow", type=float, default=2.0,
-                   help="a first run longer than this many seconds is the only one")
-    p.add_argument("--time-budget", type=float, default=0.0,
-                   help="seconds after which what is left is skipped (0: no limit)")
-    p.add_argument("--end-to-end", action="store_true",
-                   help="also measure and write benchmarks/end_to_end.py's rows")
-    p.add_argument("--no-cpu", action="store_true", help="skip the VTK and Viskores rows")
-    p.add_argument("--out", default=str(RESULTS_DIR), help="results folder")
-    p.add_argument("--tiny", action="store_true", help="4096 points, one run (CI)")
-    args = p.parse_args(argv)
-    if args.tiny:
-        args.sizes, args.hex_sizes, args.repeat = [4096], [4096], 1
-    args.cases = [c for c in args.cases.split(",") if c]
-    return args
-
-
 def study_impls(case: str, kind: str, n: int) -> list:
     """The Dax study's implementations, in the seed's order."""
     return implementation_list(ORDER)
-
-
-def sizes_of(args) -> list:
-    """``(kind, n_points)`` of every grid to measure, uniform first."""
-    return [("uniform", n) for n in args.sizes] + [("hex", n) for n in args.hex_sizes]
-
-
-def environment(gpu: bool) -> dict:
-    """Header facts: device, driver, CUDA, CuPy, VTK, NumPy, CPU and its cores."""
-    from common import cpu_name, gpu_name, versions
-
-    found = {"device": gpu_name() if gpu else None, "cpu": cpu_name(),
-             "host_cores": os.cpu_count(), "date": time.strftime("%Y-%m-%d"),
-             "driver": None, **versions()}
-    if gpu:
-        import subprocess
-
-        try:
-            found["driver"] = subprocess.run(
-                ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                capture_output=True, text=True, timeout=20).stdout.strip().splitlines()[0]
-        except (OSError, IndexError, subprocess.SubprocessError):
-            import cupy
-
-            found["driver"] = f"CUDA driver API {cupy.cuda.runtime.driverGetVersion()}"
-    return found
 
 
 def main(argv=None) -> int:

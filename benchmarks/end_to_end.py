@@ -4,7 +4,7 @@ Pass-through (float32 in, float64 out, as the Dax test), point gradient and
 point-to-cell at 10M and 100M points on uniform grids, and on unstructured
 hexahedra (10M points by default), each from a NumPy array to a NumPy array:
 
-- ``daxpy``: ``pipe.run(backend="cuda")``, which streams (daxpy.streaming);
+- ``daxpy``: ``pipe.run(backend="cuda")``, which streams (daxpy.stream.streaming);
   at the largest size also its variants: staging through a pinned pool or
   from pageable memory instead of registering in place, one stream
   (``daxpy-serial``), one chunk, device-memory budgets of 1/3 and 1/30 of the
@@ -42,6 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import RESULTS_DIR, device_slug, format_table, write_results  # noqa: E402
 from host_bench import Context, gpu_available, implementation_list, run_study  # noqa: E402
 from host_impls import daxpy_pipeline  # noqa: E402
+from study_options import environment, parse_args, sizes_of  # noqa: E402
 
 E2E = ["daxpy", "floor-pinned", "floor-overlapped", "cupy-naive", "vtk-stdthread", "viskores",
        "vtk-seq"]
@@ -80,7 +81,7 @@ def transfer_costs(nbytes: int) -> dict:
 
     import numpy as np
 
-    from daxpy import transfer
+    from daxpy.stream import transfer
 
     data = np.random.default_rng(0).random(nbytes // 8)       # pages touched, not pinned
     start = time.perf_counter()
@@ -167,8 +168,6 @@ def report(rows: list[dict], header: dict, gpu: bool, out_root: Path) -> None:
 
 
 def main(argv=None) -> int:
-    from dax_study import environment, parse_args, sizes_of
-
     args = parse_args(argv)
     gpu = gpu_available()
     ctx = Context(gpu=gpu, deadline=time.monotonic() + (args.time_budget or float("inf")))

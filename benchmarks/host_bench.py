@@ -56,7 +56,7 @@ def make_setups(kind: str, n_points: int, cases, cpu_rows: bool) -> list[Setup]:
     vtk_data = None
     if cpu_rows:
         import vtk_runs as vr
-        from daxpy.interop import to_vtk
+        from daxpy.io.interop import to_vtk
 
         vtk_data = vr.attach(to_vtk(grid.with_fields()), {"f": field})
     return [Setup(case, label, grid, field, vtk_data) for case in cases]
@@ -259,7 +259,7 @@ def release_memory(found: list[Measured]) -> None:
     try:
         import cupy as cp
 
-        from daxpy import transfer
+        from daxpy.stream import transfer
 
         cp.get_default_memory_pool().free_all_blocks()
         transfer.release_pool()
@@ -275,7 +275,7 @@ def implementation_list(names, variants=()):
 
 def gpu_available() -> bool:
     """Whether CuPy sees a GPU."""
-    from daxpy.backend import cuda_available
+    from daxpy.engine.backend import cuda_available
 
     return cuda_available()
 

@@ -12,7 +12,7 @@ says an implementation does not cover a case (the row is marked absent).
   out, as seed 004's CUDA versions): ``hand-tuned``, ``daxpy-generic`` (the
   switch-based "unmodified Dax" kernels), ``daxpy-specialized`` (daxpy's
   generated kernels), ``cupy-naive`` (plain CuPy array code).
-- ``daxpy``: the pipeline, host to host through :mod:`daxpy.streaming`, with
+- ``daxpy``: the pipeline, host to host through :mod:`daxpy.stream.streaming`, with
   variants (staging policy, one stream, mapped memory, device-memory budgets).
 - ``floor-pinned`` / ``floor-overlapped``: the case's input bytes host->device
   and output bytes device->host from pinned memory, one after the other or
@@ -210,7 +210,7 @@ def pipeline_of(setup: Setup, field=None):
 
 def working_bytes(setup: Setup) -> int:
     """Device bytes the whole case holds at once: input, output, topology estimate."""
-    from daxpy.stream_program import UNSTRUCTURED_BYTES_PER_CORNER
+    from daxpy.stream.program import UNSTRUCTURED_BYTES_PER_CORNER
 
     topology = 0
     if setup.grid.family == "unstructured":
@@ -228,7 +228,7 @@ def daxpy_pipeline(rtol: float | None = None, budget: float | None = None, **set
     page-locked (registration lasts as long as the array).
     """
     def build(setup: Setup, ctx):
-        from daxpy.streaming import configure
+        from daxpy.stream.streaming import configure
 
         fresh = setup.field.copy() if settings.get("staging") == "pageable" else None
         pipe, name = pipeline_of(setup, fresh)
@@ -253,7 +253,7 @@ def _floor(overlapped: bool):
     def build(setup: Setup, ctx):
         import cupy as cp
 
-        from daxpy import transfer
+        from daxpy.stream import transfer
 
         host_in = transfer.pinned_empty((setup.in_bytes // 4,), np.float32)
         host_in[:] = setup.field.ravel()

@@ -137,7 +137,7 @@ class CaseBuilder:
 
     def _daxpy_reference(self, name: str, grid, values, association: str, **params):
         """The NumPy backend's result (validated against VTK by the test suite)."""
-        from daxpy.dispatch import execute
+        from daxpy.engine.dispatch import execute
 
         return lambda: self.cp.asarray(execute(name, grid, values.get(), association,
                                                backend="cpu", **params))

@@ -72,7 +72,7 @@ def daxpy_builder(spec):
     import numpy as np
     from daxpy.cuda.dispatch import launch
     from daxpy.cuda.plan import make_plan
-    from daxpy.worklet import get_worklet
+    from daxpy.data.worklet import get_worklet
 
     name, dataset, values, association, params = spec
     plan = make_plan(get_worklet(name), dataset, association, np.dtype(values.dtype),

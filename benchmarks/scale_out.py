@@ -42,8 +42,8 @@ import numpy as np  # noqa: E402
 import daxpy  # noqa: E402
 import daxpy.dask as daxpy_dask  # noqa: E402
 from common import format_table, make_row, write_results  # noqa: E402
-from daxpy.partition import plan_chunks  # noqa: E402
-from daxpy.pipeline_probe import probe  # noqa: E402
+from daxpy.data.partition import plan_chunks  # noqa: E402
+from daxpy.engine.probe import probe  # noqa: E402
 
 CASES = {
     # case: (components, chain, fewest bytes per point for float32 in and out)

@@ -10,10 +10,11 @@ Examples
 """
 
 from . import errors
-from .dataset import DataSet
+from .data.dataset import DataSet
 from .pipeline import Pipeline, pipeline
-from .structured import CurvilinearGrid, RectilinearGrid, StructuredGrid, UniformGrid
-from .unstructured import CellBlock, UnstructuredGrid
+from .data.structured import CurvilinearGrid, RectilinearGrid, StructuredGrid, UniformGrid
+from .data.unstructured import CellBlock, UnstructuredGrid
+from .io import interop as _interop  # noqa: F401  (adds DataSet.to_vtk and to_pyvista)
 
 __version__ = "0.1.0"
 

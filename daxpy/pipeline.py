@@ -20,39 +20,13 @@ Examples
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
 from typing import Any
 
-from .dataset import DataSet
+from .data.dataset import DataSet
 from .errors import ArgumentError
-from .expressions import Expression, FieldRef, Op, parse
-from .pipeline_run import run_stages
-
-
-@dataclass
-class Stage:
-    """One filter in a pipeline: what it reads and the field it writes.
-
-    Attributes
-    ----------
-    index : int
-        Position in build order (also a topological order).
-    verb : str
-        The verb that made it (``gradient``, ``magnitude``...).
-    filter : daxpy.filters.Filter
-        The configured filter; it reads ``inputs`` and writes ``output``.
-    inputs : tuple of str
-        Field names read: dataset fields or outputs of earlier stages.
-    output : str
-        Name of the field the stage writes.
-    """
-
-    index: int
-    verb: str
-    filter: Any
-    inputs: tuple[str, ...]
-    output: str
-    depends_on: tuple[int, ...] = field(default=())
+from .data.expressions import Expression, FieldRef, Op, parse
+from .engine.stage import Stage
+from .stream.streaming import run_stages
 
 
 class Node:
@@ -266,7 +240,7 @@ class Pipeline:
         >>> pipe.run(backend="cpu").point_data[total.name].tolist()
         [5.0, 5.0]
         """
-        from .expressions import parse
+        from .data.expressions import parse
         from .filters import FieldMap
 
         parsed = parse(expression)
@@ -329,7 +303,7 @@ class Pipeline:
         to : {"host", "device"}
             Where the returned arrays live (``"device"`` needs the CUDA backend).
         profile : bool
-            Also return a :class:`daxpy.pipeline_run.Profile` (per-stage times,
+            Also return a :class:`daxpy.engine.run.Profile` (per-stage times,
             bytes, transfers, peak memory), as ``(dataset, profile)``.
         fuse : bool
             On the CUDA backend, run chains of maps and their topological

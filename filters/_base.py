@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from daxpy.arrays import all_finite
-from daxpy.dataset import DataSet
+from daxpy.data.arrays import all_finite
+from daxpy.data.dataset import DataSet
 from daxpy.errors import ArgumentError, NaNPolicyError
-from daxpy.fields import check_association
+from daxpy.data.fields import check_association
 
 
 def as_dataset(data: Any) -> DataSet:
@@ -29,7 +29,7 @@ def as_dataset(data: Any) -> DataSet:
     """
     if isinstance(data, DataSet):
         return data
-    from daxpy.interop import from_vtk
+    from daxpy.io.interop import from_vtk
 
     return from_vtk(data)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from daxpy.worklets.bias_add import as_bias
 
-from daxpy.dispatch import execute
+from daxpy.engine.dispatch import execute
 
 from ._base import FieldFilter, result_name
 

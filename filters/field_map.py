@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from daxpy.worklets.field_map import as_expression
 
-from daxpy.dispatch import execute
-from daxpy.fields import check_association
+from daxpy.engine.dispatch import execute
+from daxpy.data.fields import check_association
 
 from ._base import Filter, result_name
 
@@ -25,7 +25,7 @@ class FieldMap(Filter):
     """Evaluate an elementwise expression over fields of one association.
 
     The expression is parsed once, when the filter is made, against a
-    whitelist (see :func:`daxpy.expressions.parse`): numbers, field names,
+    whitelist (see :func:`daxpy.data.expressions.parse`): numbers, field names,
     ``+ - * / ** %``, comparisons, ``and``/``or``/``not``, ``where(c, a, b)``,
     ``clip`` and math functions (``sin``, ``sqrt``, ``atan2``, ``hypot``...).
     Fields must have the same number of tuples; a one-component field

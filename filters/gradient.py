@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from daxpy.dispatch import execute
+from daxpy.engine.dispatch import execute
 from daxpy.errors import ArgumentError, FieldError
 
 from ._base import FieldFilter, output_name, result_name

@@ -11,7 +11,7 @@ Examples
 
 from __future__ import annotations
 
-from daxpy.dispatch import execute
+from daxpy.engine.dispatch import execute
 
 from ._base import FieldFilter, result_name
 

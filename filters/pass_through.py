@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from daxpy.arrays import all_finite, array_module
-from daxpy.dispatch import execute
+from daxpy.data.arrays import all_finite, array_module
+from daxpy.engine.dispatch import execute
 from daxpy.errors import ArgumentError
 
 __all__ = ["PassThrough"]

@@ -5,8 +5,8 @@ import numpy as np
 import vtk
 
 import daxpy
-from daxpy.celltypes import HEXAHEDRON, TETRA
-from daxpy.interop import from_vtk, to_vtk
+from daxpy.data.celltypes import HEXAHEDRON, TETRA
+from daxpy.io.interop import from_vtk, to_vtk
 
 from strategies import mixed_grid_all_shapes
 
@@ -53,7 +53,7 @@ def vtk_average(direction: str, grid, values):
 def assert_matches_vtk(direction: str, grid, values):
     """daxpy's NumPy average equals VTK's to rounding, with the right shape and dtype."""
     _, source, target = DIRECTIONS[direction]
-    result = daxpy.dispatch.execute(direction, grid, values, source, backend="cpu")
+    result = daxpy.engine.dispatch.execute(direction, grid, values, source, backend="cpu")
     expected = vtk_average(direction, grid, values)
     assert result.dtype == values.dtype
     assert result.shape == (size(grid, target),) + values.shape[1:]

@@ -13,7 +13,7 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 def pytest_collection_modifyitems(config, items):
-    from daxpy.backend import cuda_available
+    from daxpy.engine.backend import cuda_available
 
     if cuda_available():
         return

@@ -14,8 +14,8 @@ import numpy as np
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from daxpy.arrays import is_device_array, to_host
-from daxpy.celltypes import CELL_SHAPES
+from daxpy.data.arrays import is_device_array, to_host
+from daxpy.data.celltypes import CELL_SHAPES
 from daxpy.filters import (BiasAdd, CellToPoint, FieldMap, Gradient, Magnitude,
                            PassThrough, PointToCell)
 

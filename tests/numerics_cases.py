@@ -7,7 +7,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 import daxpy
-from daxpy.celltypes import HEXAHEDRON
+from daxpy.data.celltypes import HEXAHEDRON
 
 from strategies import _lattice_hexes, _lattice_points, seeds
 

@@ -52,7 +52,7 @@ def _vtk_write(writer_name: str, grid, path: Path, setup) -> None:
     import vtkmodules.vtkIOLegacy as legacy
     import vtkmodules.vtkIOXML as xml
 
-    from daxpy.interop import to_vtk
+    from daxpy.io.interop import to_vtk
 
     writer = getattr(legacy if writer_name == "vtkDataSetWriter" else xml, writer_name)()
     setup(writer)

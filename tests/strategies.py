@@ -11,7 +11,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 import daxpy
-from daxpy.celltypes import (HEXAHEDRON, LINE, PYRAMID, QUAD, TETRA, TRIANGLE,
+from daxpy.data.celltypes import (HEXAHEDRON, LINE, PYRAMID, QUAD, TETRA, TRIANGLE,
                              VERTEX, WEDGE)
 
 FLOAT_DTYPES = (np.float32, np.float64)

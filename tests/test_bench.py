@@ -39,7 +39,7 @@ def test_daxpy_bench_runs_the_dax_study_on_the_cpu(tmp_path, capsys):
                and r["grid"] == "uniform3d"}
     assert by_impl["vtk-seq"]["time_ms"] > 0 and by_impl["vtk-seq"]["agrees"] is True
     assert by_impl["vtk-stdthread"]["agrees"] is True
-    from daxpy.backend import cuda_available
+    from daxpy.engine.backend import cuda_available
 
     if not cuda_available():
         assert by_impl["hand-tuned"]["absent"] == "no GPU on this machine"

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 pytest.importorskip("vtk")
 
 import daxpy  # noqa: E402
-from daxpy.celltypes import HEXAHEDRON, LINE, VERTEX  # noqa: E402
+from daxpy.data.celltypes import HEXAHEDRON, LINE, VERTEX  # noqa: E402
 from daxpy.errors import ArgumentError, FieldError, UnknownFieldError  # noqa: E402
 from daxpy.filters import CellToPoint  # noqa: E402
 from daxpy.worklets import _averaging, cell_to_point  # noqa: E402
@@ -104,7 +104,7 @@ def test_integer_field_averages_in_float64():
 def test_out_is_filled_and_returned(grid):
     values = np.arange(grid.n_cells, dtype=np.float32)
     out = np.full(grid.n_points, np.nan, dtype=np.float32)
-    impl = daxpy.worklet.get_worklet("cell_to_point").numpy_impl(grid.family)
+    impl = daxpy.data.worklet.get_worklet("cell_to_point").numpy_impl(grid.family)
     assert impl(grid, values, out=out) is out
     np.testing.assert_allclose(out, vtk_cell_to_point(grid, values), rtol=1e-6)
 

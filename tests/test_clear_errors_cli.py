@@ -23,13 +23,13 @@ from hypothesis import strategies as st
 
 pytest.importorskip("vtk")
 
-import daxpy.cli_run  # noqa: E402
-import daxpy.demo  # noqa: E402
+import daxpy.cli.run  # noqa: E402
+import daxpy.cli.demo  # noqa: E402
 from daxpy.cli import main  # noqa: E402
-from daxpy.cli_args import VERBS  # noqa: E402
+from daxpy.cli.args import VERBS  # noqa: E402
 from daxpy.errors import ResourceError  # noqa: E402
 from daxpy.io import read  # noqa: E402
-from daxpy.memory_budget import available_bytes, require_bytes  # noqa: E402
+from daxpy.data.memory_budget import available_bytes, require_bytes  # noqa: E402
 
 CHILD_MEMORY = 4 << 30  # RLIMIT_AS of a child: a real allocation of the sizes tried fails
 IS_ROOT = os.geteuid() == 0
@@ -235,8 +235,8 @@ def test_memory_limit_of_the_process_counts():
 
 
 def test_wavelet_api_refuses_with_resource_error():
-    code = ("import daxpy.demo, daxpy.errors\n"
-            "try:\n    daxpy.demo.wavelet(100000)\n"
+    code = ("import daxpy.cli.demo, daxpy.errors\n"
+            "try:\n    daxpy.cli.demo.wavelet(100000)\n"
             "except daxpy.errors.ResourceError as err:\n    print('refused:', err)\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=60, preexec_fn=_limit_memory)
@@ -286,14 +286,14 @@ def test_interrupt_and_bugs_are_one_line(monkeypatch):
     def interrupted(args):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(daxpy.cli_run, "_load", interrupted)
+    monkeypatch.setattr(daxpy.cli.run, "_load", interrupted)
     status, _, err = _in_process(RUN)
     assert (status, err) == (130, "daxpy run: interrupted\n")
 
     def buggy(args):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(daxpy.cli_run, "_load", buggy)
+    monkeypatch.setattr(daxpy.cli.run, "_load", buggy)
     status, out, err = _in_process(RUN)
     assert status == 1 and len(err.splitlines()) == 1 and "Traceback" not in err
     assert "internal error (a bug in daxpy): RuntimeError: boom" in err
@@ -305,7 +305,7 @@ def test_traceback_on_request(where, monkeypatch):
     def buggy(args):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(daxpy.cli_run, "_load", buggy)
+    monkeypatch.setattr(daxpy.cli.run, "_load", buggy)
     argv = {"before": ["--traceback"] + RUN, "after": RUN + ["--traceback"], "env": RUN}[where]
     if where == "env":
         monkeypatch.setenv("DAXPY_TRACEBACK", "1")
@@ -320,7 +320,7 @@ def test_no_step_passes_the_field_through(tmp_path):
     assert (status, err) == (0, "")
     assert "0 step(s)" in out and "RTData: points, float32, shape (216,)" in out
     np.testing.assert_array_equal(read(target).point_data["RTData"],
-                                  daxpy.demo.wavelet(6).point_data["RTData"])
+                                  daxpy.cli.demo.wavelet(6).point_data["RTData"])
 
 
 _TOKENS = ["run", "source", "wavelet:3", "wavelet:x", "wavelet:-1", "in.vti", "--field",

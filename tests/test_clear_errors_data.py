@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 import daxpy
 from daxpy import errors
-from daxpy.celltypes import CELL_SHAPES, HEXAHEDRON, LINE, TETRA, TRIANGLE
+from daxpy.data.celltypes import CELL_SHAPES, HEXAHEDRON, LINE, TETRA, TRIANGLE
 from daxpy.filters import Gradient
 
 FAST = settings(max_examples=50, deadline=None)
@@ -305,7 +305,7 @@ def test_small_broadcast_arrays_are_copied_and_work():
 
 
 def test_checks_that_need_more_memory_than_available_raise_resource_error(monkeypatch):
-    import daxpy.memory_budget as budget
+    import daxpy.data.memory_budget as budget
 
     points = np.random.default_rng(1).random((9, 3))
     blocks = {TETRA: [[0, 1, 2, 3]] * 50, HEXAHEDRON: [list(range(1, 9))] * 50}

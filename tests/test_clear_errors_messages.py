@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 import daxpy
 from daxpy.errors import ArgumentError, ExpressionError
 from daxpy.filters import FieldMap
-from daxpy.streaming import configure, run_streamed
+from daxpy.stream.streaming import configure, run_streamed
 
 
 def _point_to_cell_pipeline():
@@ -57,7 +57,7 @@ def test_streaming_settings_name_the_setting(overrides, message):
 
 @pytest.mark.parametrize("text", ["abc", "-1", "nan", "1.5", "0"])
 def test_device_budget_variable_is_checked(monkeypatch, text):
-    from daxpy.streaming import Settings
+    from daxpy.stream.streaming import Settings
 
     monkeypatch.setenv("DAXPY_MAX_DEVICE_BYTES", text)
     with pytest.raises(ArgumentError, match="DAXPY_MAX_DEVICE_BYTES must be a positive"):

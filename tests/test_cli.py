@@ -10,11 +10,11 @@ vtk = pytest.importorskip("vtk")
 pytest.importorskip("pyvista")
 
 import daxpy  # noqa: E402
-import daxpy.demo  # noqa: E402
-from daxpy.backend import cuda_available  # noqa: E402
+import daxpy.cli.demo  # noqa: E402
+from daxpy.engine.backend import cuda_available  # noqa: E402
 from daxpy.cli import main  # noqa: E402
 from daxpy.errors import ArgumentError  # noqa: E402
-from daxpy.interop import from_vtk  # noqa: E402
+from daxpy.io.interop import from_vtk  # noqa: E402
 from daxpy.io import read  # noqa: E402
 
 
@@ -22,7 +22,7 @@ def test_wavelet_matches_vtk_rt_analytic_source():
     source = vtk.vtkRTAnalyticSource()
     source.Update()
     expected = from_vtk(source.GetOutput())
-    grid = daxpy.demo.wavelet(21)
+    grid = daxpy.cli.demo.wavelet(21)
     assert (grid.dims, grid.origin, grid.spacing) == (
         expected.dims, expected.origin, expected.spacing)
     assert grid.point_data["RTData"].dtype == np.float32
@@ -33,7 +33,7 @@ def test_wavelet_matches_vtk_rt_analytic_source():
 @pytest.mark.parametrize("size", [1, 0, 2.5, True])
 def test_wavelet_rejects_bad_sizes(size):
     with pytest.raises(ArgumentError, match="size must be an integer >= 2"):
-        daxpy.demo.wavelet(size)
+        daxpy.cli.demo.wavelet(size)
 
 
 def _png_size(path):
@@ -64,7 +64,7 @@ def test_demo_writes_vti_png_and_table(tmp_path, capsys):
 
 def test_demo_reports_impossible_rendering(tmp_path, capsys, monkeypatch):
     # Stands in for a machine whose OpenGL stack crashes VTK.
-    monkeypatch.setattr(daxpy.demo, "_RENDER_CODE", "import os; os.abort()")
+    monkeypatch.setattr(daxpy.cli.demo, "_RENDER_CODE", "import os; os.abort()")
     assert main(["demo", "--size", "8", "--out", str(tmp_path), "--backend", "cpu"]) == 0
     out = capsys.readouterr().out
     assert "no PNG: off-screen rendering is not possible here" in out
@@ -74,7 +74,7 @@ def test_demo_reports_impossible_rendering(tmp_path, capsys, monkeypatch):
 
 
 def test_demo_without_render(tmp_path):
-    result = daxpy.demo.run_demo(size=4, out_dir=tmp_path / "new", backend="cpu",
+    result = daxpy.cli.demo.run_demo(size=4, out_dir=tmp_path / "new", backend="cpu",
                                  render=False)
     assert result.png_path is None and result.render_error is None
     assert list(result.timings_ms) == ["Gradient", "Magnitude", "PointToCell"]

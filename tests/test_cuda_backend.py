@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import daxpy
-from daxpy.dispatch import execute
+from daxpy.engine.dispatch import execute
 from strategies import any_grids, field_arrays, mixed_grid_all_shapes, structured_grids
 
 pytestmark = pytest.mark.gpu

@@ -17,10 +17,10 @@ import pytest
 
 import daxpy
 
-from daxpy.cuda.cli import GRID_NAMES, example_grid
+from daxpy.cli.source import GRID_NAMES, example_grid
 from daxpy.cuda.codegen import BASE_HEADERS, read_header
 from daxpy.cuda.plan import make_plan
-from daxpy.worklet import registered_worklets
+from daxpy.data.worklet import registered_worklets
 
 ARCHS = ("sm_80", "sm_90")
 PARAMS = {"pass_through": [{}, {"dtype": "float64"}, {"dtype": "int32"}],

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given
 
 import daxpy
-from daxpy.celltypes import HEXAHEDRON, LINE, PIXEL, QUAD, TETRA, TRIANGLE, VOXEL
+from daxpy.data.celltypes import HEXAHEDRON, LINE, PIXEL, QUAD, TETRA, TRIANGLE, VOXEL
 from daxpy.errors import FieldError, InvalidDataSetError, UnknownFieldError
 
 from strategies import any_grids, mixed_grid_all_shapes

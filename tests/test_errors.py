@@ -14,8 +14,8 @@ import pytest
 
 import daxpy
 from daxpy import errors
-from daxpy.celltypes import PIXEL, TETRA
-from daxpy.dispatch import execute
+from daxpy.data.celltypes import PIXEL, TETRA
+from daxpy.engine.dispatch import execute
 from daxpy.filters import (BiasAdd, CellToPoint, FieldMap, Gradient, PassThrough,
                            PointToCell)
 
@@ -239,7 +239,7 @@ def _failing_execute(state, needed):
 
 def test_out_of_memory_names_bytes_and_advises_chunking(fake_device, monkeypatch):
     import daxpy.cuda.dispatch as cuda_dispatch
-    import daxpy.dispatch as dispatch
+    import daxpy.engine.dispatch as dispatch
 
     monkeypatch.setattr(dispatch, "resolve_backend", lambda backend: "cuda")
     monkeypatch.setattr(cuda_dispatch, "execute_cuda", _failing_execute(fake_device, 40_000))

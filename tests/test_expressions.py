@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from daxpy.errors import ExpressionError, UnknownFieldError
-from daxpy.expressions import (FUNCTIONS, MAX_LENGTH, MAX_NODES, OPS, Const, FieldRef, Op,
+from daxpy.data.expressions import (FUNCTIONS, MAX_LENGTH, MAX_NODES, OPS, Const, FieldRef, Op,
                                evaluate, parse, working_dtype)
 
 

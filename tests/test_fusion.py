@@ -226,7 +226,7 @@ def test_pipeline_units():
 @pytest.mark.gpu
 def test_pipeline_fused_equals_unfused_and_cpu():
     pytest.importorskip("cupy")
-    from daxpy.arrays import to_host
+    from daxpy.data.arrays import to_host
 
     rng = np.random.default_rng(0)
     grid = daxpy.UniformGrid(dims=(40, 13, 11), point_data={"p": rng.random(40 * 13 * 11)})
@@ -248,16 +248,16 @@ def test_pipeline_fused_equals_unfused_and_cpu():
 @pytest.mark.gpu
 def test_pipeline_gradient_to_qcriterion_is_one_kernel():
     pytest.importorskip("cupy")
-    from daxpy.arrays import to_host
+    from daxpy.data.arrays import to_host
     from daxpy.filters import Gradient
 
     rng = np.random.default_rng(1)
     grid = daxpy.UniformGrid(dims=(12, 9, 7), point_data={"v": rng.random((756, 3))})
     pipe = daxpy.pipeline(grid)
     pipe.field("v").gradient(qcriterion="Q", compute_gradient=False)
-    from daxpy.pipeline_run import run_stages
+    from daxpy.engine.run import run_in_core
 
-    ds, profile = run_stages(grid, pipe.stages, ["Q"], "cuda", "device")
+    ds, profile = run_in_core(grid, pipe.stages, ["Q"], "cuda", "device")
     assert [r.verb for r in profile.stages] == ["gradient"]
     expected = Gradient("v", qcriterion="Q", compute_gradient=False, backend="cpu")(grid)
     np.testing.assert_allclose(to_host(ds.point_data["Q"]), expected.point_data["Q"],

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import daxpy
-from daxpy.celltypes import HEXAHEDRON, PIXEL, QUAD, TETRA, VERTEX, VOXEL
+from daxpy.data.celltypes import HEXAHEDRON, PIXEL, QUAD, TETRA, VERTEX, VOXEL
 from daxpy.errors import FieldError, InvalidDataSetError
 from daxpy.filters import CellToPoint, PointToCell
 

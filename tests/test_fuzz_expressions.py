@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 import daxpy
 from daxpy.cuda.dispatch import kernel_source
 from daxpy.errors import (ArgumentError, ExpressionError, FieldError, UnknownFieldError)
-from daxpy.expressions import FUNCTIONS, MAX_LENGTH, MAX_NODES, parse
+from daxpy.data.expressions import FUNCTIONS, MAX_LENGTH, MAX_NODES, parse
 from daxpy.filters import (BiasAdd, CellToPoint, FieldMap, Gradient, Magnitude, PassThrough,
                            PointToCell)
 

@@ -14,7 +14,7 @@ from hypothesis.extra import numpy as hnp
 
 import daxpy
 from daxpy.errors import InvalidDataSetError
-from daxpy.expressions import parse
+from daxpy.data.expressions import parse
 from daxpy.filters import FieldMap
 
 from fuzz_helpers import (FILTERS, associations, check_propagation, device_layouts, digest,
@@ -89,7 +89,7 @@ ID_DTYPES = ["int8", "uint8", "int16", "int32", "uint32", "int64", "uint64"]
 @settings(max_examples=150, deadline=None)
 @given(data=st.data(), dtype=st.sampled_from(ID_DTYPES), n=st.integers(0, 300))
 def test_out_of_range_count_on_the_device(data, dtype, n):
-    from daxpy.cuda.validate import count_out_of_range
+    from daxpy.data.validate import count_out_of_range
 
     ids = data.draw(hnp.arrays(dtype, st.integers(0, 5000)))
     expected = int(np.count_nonzero((ids.astype(object) < 0) | (ids.astype(object) >= n)))
@@ -197,7 +197,7 @@ def test_big_endian_host_field_gives_native_results():
     grid = daxpy.UniformGrid(dims=(6, 5, 4))
     values = np.random.default_rng(2).random(grid.n_points)
     for name in ("point_to_cell", "point_gradient", "pass_through"):
-        from daxpy.dispatch import execute
+        from daxpy.engine.dispatch import execute
 
         native = cupy.asnumpy(execute(name, grid, values, "points", backend="cuda"))
         swapped = cupy.asnumpy(execute(name, grid, values.astype(">f8"), "points",

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import daxpy
-from daxpy.celltypes import HEXAHEDRON, TETRA, VERTEX
-from daxpy.dispatch import execute
+from daxpy.data.celltypes import HEXAHEDRON, TETRA, VERTEX
+from daxpy.engine.dispatch import execute
 from daxpy.errors import DeviceMemoryError
 from daxpy.filters import PassThrough
 

@@ -8,11 +8,11 @@ from hypothesis import strategies as st
 vtk = pytest.importorskip("vtk")
 
 import daxpy  # noqa: E402
-from daxpy.celltypes import (HEXAHEDRON, LINE, PYRAMID, QUAD, TETRA, TRIANGLE,  # noqa: E402
+from daxpy.data.celltypes import (HEXAHEDRON, LINE, PYRAMID, QUAD, TETRA, TRIANGLE,  # noqa: E402
                              VERTEX, WEDGE)
 from daxpy.errors import ArgumentError, FieldError  # noqa: E402
 from daxpy.filters import Gradient  # noqa: E402
-from daxpy.interop import from_vtk, to_vtk  # noqa: E402
+from daxpy.io.interop import from_vtk, to_vtk  # noqa: E402
 from daxpy.worklets import _cell_gradients, _structured_gradient  # noqa: E402
 from daxpy.worklets._shape_functions import (CORNER_PCOORDS, PARAMETRIC_CENTERS,  # noqa: E402
                                              parametric_derivatives)
@@ -92,7 +92,7 @@ def assert_close(result, expected, dtype):
 
 
 def check_gradient(name, n_out, vtk_reference, grid, values):
-    result = daxpy.dispatch.execute(name, grid, values, "points", backend="cpu")
+    result = daxpy.engine.dispatch.execute(name, grid, values, "points", backend="cpu")
     ncomp = 1 if values.ndim == 1 else values.shape[1]
     assert result.shape == (n_out, 3 * ncomp)
     assert result.dtype == values.dtype

@@ -13,7 +13,7 @@ from vtkmodules.util.numpy_support import numpy_to_vtk, vtk_to_numpy  # noqa: E4
 
 import daxpy  # noqa: E402
 from daxpy.errors import ArgumentError, InvalidDataSetError  # noqa: E402
-from daxpy.interop import from_pyvista, from_vtk, to_pyvista, to_vtk  # noqa: E402
+from daxpy.io.interop import from_pyvista, from_vtk, to_pyvista, to_vtk  # noqa: E402
 
 from strategies import any_grids, mixed_grid_all_shapes, seeds  # noqa: E402
 

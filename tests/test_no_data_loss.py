@@ -24,10 +24,10 @@ from hypothesis import strategies as st
 pytest.importorskip("vtk")
 
 import daxpy  # noqa: E402
-import daxpy.io as dio  # noqa: E402
-import daxpy.safe_write as safe_write  # noqa: E402
+import daxpy.io.files as dio  # noqa: E402
+import daxpy.io.safe_write as safe_write  # noqa: E402
 from daxpy.errors import DataFileError  # noqa: E402
-from daxpy.demo import wavelet  # noqa: E402
+from daxpy.cli.demo import wavelet  # noqa: E402
 from daxpy.io import read, write  # noqa: E402
 
 FORMATS = {".vti": "uniform", ".vtr": "rectilinear", ".vts": "curvilinear",

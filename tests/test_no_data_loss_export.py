@@ -19,9 +19,9 @@ pytest.importorskip("vtk")
 
 import daxpy  # noqa: E402
 from daxpy.errors import FieldError, InvalidDataSetError  # noqa: E402
-from daxpy.interop import from_vtk, to_pyvista, to_vtk  # noqa: E402
+from daxpy.io.interop import from_vtk, to_pyvista, to_vtk  # noqa: E402
 from daxpy.io import read, write  # noqa: E402
-from daxpy.vtk_export import VTK_INT_MAX, vtk_ready  # noqa: E402
+from daxpy.io.vtk_export import VTK_INT_MAX, vtk_ready  # noqa: E402
 
 from test_no_data_loss import FORMATS, folder_state, grid_of  # noqa: E402
 
@@ -215,7 +215,7 @@ LARGEST_DIMS = textwrap.dedent("""
     resource.setrlimit(resource.RLIMIT_AS, (4 * 2**30, 4 * 2**30))
     import daxpy
     from daxpy.errors import ResourceError
-    from daxpy.interop import to_vtk
+    from daxpy.io.interop import to_vtk
     try:
         to_vtk(daxpy.UniformGrid(dims=(1, 2**31 - 1, 1)))
     except ResourceError as err:

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 pytest.importorskip("vtk")
 
 import daxpy  # noqa: E402
-import daxpy.interop  # noqa: E402
+import daxpy.io.interop  # noqa: E402
 from daxpy.errors import ArgumentError, DataFileError  # noqa: E402
 from daxpy.io import check_output_target, read, write  # noqa: E402
 
@@ -72,7 +72,7 @@ CHILD = textwrap.dedent("""
     signal.alarm(30)  # a blocked open() would otherwise wait forever
     sys.path.insert(0, sys.argv[1])
     from pathlib import Path
-    import daxpy, daxpy.interop
+    import daxpy, daxpy.io.interop
     from daxpy.errors import DataFileError
     from daxpy.io import write
     from test_no_hang import make_target
@@ -84,13 +84,13 @@ CHILD = textwrap.dedent("""
     for kind in sys.argv[4:]:
         (folder / kind).mkdir()
         target, words = make_target(kind, folder / kind, extension)
-        convert, daxpy.interop.to_vtk = daxpy.interop.to_vtk, computed
+        convert, daxpy.io.interop.to_vtk = daxpy.io.interop.to_vtk, computed
         try:
             write(daxpy.UniformGrid(dims=(2,)), target)
         except DataFileError as err:
             assert words in str(err) and repr(target) in str(err), str(err)
             print(kind, "refused:", err)
-        daxpy.interop.to_vtk = convert
+        daxpy.io.interop.to_vtk = convert
 """)
 
 

@@ -13,9 +13,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import daxpy
-from daxpy import errors, fingerprint
-from daxpy.arrays import to_host
-from daxpy.celltypes import HEXAHEDRON, TETRA
+from daxpy import errors
+from daxpy.data import fingerprint
+from daxpy.data.arrays import to_host
+from daxpy.data.celltypes import HEXAHEDRON, TETRA
 from daxpy.filters import CellToPoint, Gradient, PointToCell
 
 FAST = settings(max_examples=40, deadline=None)

@@ -23,8 +23,8 @@ from sample_files import XML_EXTENSION, write_samples  # noqa: E402
 from test_no_crash_reader import outcomes_of, set_attribute  # noqa: E402
 
 from daxpy.errors import DataFileError  # noqa: E402
-from daxpy.file_checks import Declared, cross_check  # noqa: E402
-from daxpy.vtk_messages import vtk_messages  # noqa: E402
+from daxpy.io.file_checks import Declared, cross_check  # noqa: E402
+from daxpy.io.vtk_messages import vtk_messages  # noqa: E402
 
 BAD_NUMBERS = ["nan", "inf", "-inf", "NaN", "abc", "", "1e999", "0x10", "1,5"]
 FAMILIES = list(XML_EXTENSION)

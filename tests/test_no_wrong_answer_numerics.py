@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 vtk = pytest.importorskip("vtk")
 
 import daxpy  # noqa: E402
-from daxpy.dispatch import execute  # noqa: E402
+from daxpy.engine.dispatch import execute  # noqa: E402
 
 from averaging_reference import vtk_average  # noqa: E402
 from numerics_cases import (AVERAGES, FLOAT32_MAX, hexahedra, near_float32_max,  # noqa: E402

@@ -20,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import daxpy
-from daxpy.dispatch import execute
+from daxpy.engine.dispatch import execute
 
 from numerics_cases import (AVERAGES, FLOAT32_MAX, hexahedra, near_float32_max, scaled,
                             size_of, with_specials)

@@ -7,11 +7,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import daxpy
-from daxpy.ghosts import (DUPLICATECELL, DUPLICATEPOINT, GHOST_ARRAY, cell_ranges,
+from daxpy.distributed.ghosts import (DUPLICATECELL, DUPLICATEPOINT, GHOST_ARRAY, cell_ranges,
                           partition_cells, point_owners, run_piece)
-from daxpy.partition import (Window, merge_small, plan_chunks, run_window, slab_windows,
+from daxpy.data.partition import (Window, merge_small, plan_chunks, run_window, slab_windows,
                              window_grid)
-from daxpy.pipeline_probe import StagesRunner, probe
+from daxpy.distributed.runner import StagesRunner
+from daxpy.engine.probe import probe
 
 from strategies import field_arrays, structured_grids, unstructured_grids
 
@@ -188,7 +189,7 @@ def test_too_few_ghost_levels_show_at_piece_borders():
 
 
 def _line_grid(n_cells):
-    from daxpy.celltypes import LINE
+    from daxpy.data.celltypes import LINE
 
     points = np.stack([np.arange(n_cells + 1.0) ** 1.5, np.zeros(n_cells + 1),
                        np.zeros(n_cells + 1)], axis=1)

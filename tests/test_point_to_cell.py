@@ -68,7 +68,7 @@ def test_integer_field_averages_in_float64():
 def test_out_is_filled_and_returned(grid):
     values = np.arange(grid.n_points, dtype=np.float32)
     out = np.full(grid.n_cells, np.nan, dtype=np.float32)
-    impl = daxpy.worklet.get_worklet("point_to_cell").numpy_impl(grid.family)
+    impl = daxpy.data.worklet.get_worklet("point_to_cell").numpy_impl(grid.family)
     assert impl(grid, values, out=out) is out
     np.testing.assert_allclose(out, vtk_point_to_cell(grid, values), rtol=1e-6)
 

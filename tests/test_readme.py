@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from daxpy.backend import cuda_available
+from daxpy.engine.backend import cuda_available
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 BLOCKS = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.DOTALL)

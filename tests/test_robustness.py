@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import daxpy
-from daxpy.celltypes import CELL_SHAPES, TETRA
+from daxpy.data.celltypes import CELL_SHAPES, TETRA
 from daxpy.errors import (ArgumentError, DaxpyError, ExpressionError, FieldError,
                           InvalidDataSetError, NaNPolicyError, UnknownFieldError)
 from daxpy.filters import (BiasAdd, CellToPoint, FieldMap, Gradient, Magnitude,

@@ -15,13 +15,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import daxpy
-from daxpy.chunks import read_count, structured_chunks, unstructured_chunks
+from daxpy.stream.chunks import read_count, structured_chunks, unstructured_chunks
 from daxpy.errors import DeviceMemoryError
-from daxpy.stream_loop import stream_chunks
-from daxpy.stream_movers import NumpyMover
-from daxpy.stream_program import (UNSTRUCTURED_BYTES_PER_CORNER, NotStreamable, plan,
+from daxpy.stream.loop import stream_chunks
+from daxpy.stream.movers import NumpyMover
+from daxpy.stream.program import (UNSTRUCTURED_BYTES_PER_CORNER, NotStreamable, plan,
                                   program_of)
-from daxpy.streaming import StreamProfile, configure, run_streamed
+from daxpy.stream.streaming import StreamProfile, configure, run_streamed
 
 from strategies import field_arrays, mixed_grid_all_shapes, structured_grids, unstructured_grids
 
@@ -136,7 +136,7 @@ def test_unstructured_chunks_own_every_cell_and_point_once(grid, cells, levels):
 def test_a_badly_numbered_mesh_gathers_its_points():
     grid = daxpy.UnstructuredGrid.from_blocks(
         np.random.default_rng(0).random((5000, 3)),
-        {daxpy.celltypes.LINE: np.stack([np.arange(0, 2500), np.arange(4999, 2499, -1)], 1)})
+        {daxpy.data.celltypes.LINE: np.stack([np.arange(0, 2500), np.arange(4999, 2499, -1)], 1)})
     chunks = unstructured_chunks(grid, 0, 100)
     assert any(not isinstance(c.point_read, slice) for c in chunks)
     source = grid.with_fields(point_data={"f": np.arange(5000.0)})
@@ -193,7 +193,7 @@ def _hex_lattice(dims):
     k, j, i = np.meshgrid(np.arange(nz - 1), np.arange(ny - 1), np.arange(nx - 1), indexing="ij")
     base = (i + nx * (j + ny * k)).ravel()
     corners = [0, 1, 1 + nx, nx, nx * ny, 1 + nx * ny, 1 + nx + nx * ny, nx + nx * ny]
-    return points, {daxpy.celltypes.HEXAHEDRON: base[:, None] + np.array(corners)}
+    return points, {daxpy.data.celltypes.HEXAHEDRON: base[:, None] + np.array(corners)}
 
 
 def test_a_budget_too_small_for_one_slab_is_refused():
@@ -273,7 +273,7 @@ def _device_reference(pipe, name):
 @pytest.mark.parametrize("staging", ["auto", "pool", "pageable"])
 @pytest.mark.parametrize("chain", sorted(CHAINS))
 def test_gpu_streamed_runs_equal_whole_runs(chain, staging):
-    from daxpy import transfer
+    from daxpy.stream import transfer
 
     grid = daxpy.UniformGrid(dims=(64, 48, 40), spacing=(0.5, 1.0, 2.0))
     rows = grid.n_points if CHAINS[chain][0] == "points" else grid.n_cells
@@ -323,7 +323,7 @@ def test_gpu_out_of_core_equals_in_core_within_the_budget(unstructured):
 
 @pytest.mark.gpu
 def test_gpu_no_second_host_copy():
-    from daxpy import transfer
+    from daxpy.stream import transfer
 
     grid = daxpy.UniformGrid(dims=(128, 128, 128))
     values = np.random.default_rng(8).random(grid.n_points, np.float32)

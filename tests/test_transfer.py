@@ -9,9 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from daxpy import transfer
+from daxpy.stream import transfer
 from daxpy.errors import ArgumentError
-from daxpy.stream_movers import make_mover
+from daxpy.stream.movers import make_mover
 
 
 # -- lower-precision storage (NumPy) ---------------------------------------------

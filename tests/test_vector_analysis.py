@@ -10,7 +10,7 @@ vtk = pytest.importorskip("vtk")
 import daxpy  # noqa: E402
 from daxpy.errors import FieldError  # noqa: E402
 from daxpy.filters import Gradient  # noqa: E402
-from daxpy.interop import from_vtk, to_vtk  # noqa: E402
+from daxpy.io.interop import from_vtk, to_vtk  # noqa: E402
 from daxpy.worklets.vector_analysis import divergence, qcriterion, vorticity  # noqa: E402
 
 from strategies import any_grids, field_arrays, mixed_grid_all_shapes  # noqa: E402
@@ -115,5 +115,5 @@ def test_worklets_reject_other_shapes(function):
 def test_worklets_are_registered_for_any_association():
     grid = daxpy.UniformGrid(dims=(2, 2))
     gradient = np.arange(9.0)[None].repeat(grid.n_cells, axis=0)
-    result = daxpy.dispatch.execute("divergence", grid, gradient, "cells", backend="cpu")
+    result = daxpy.engine.dispatch.execute("divergence", grid, gradient, "cells", backend="cpu")
     assert result.tolist() == [12.0]

@@ -1,6 +1,6 @@
 """Execution layer: one module per worklet family.
 
-Each public module declares its worklet (:class:`daxpy.worklet.Worklet`), holds
+Each public module declares its worklet (:class:`daxpy.data.worklet.Worklet`), holds
 its NumPy implementation per grid family, and has its CUDA template in a
 ``.cuh`` file beside it. Importing this package imports every module, which
 registers the worklets; modules whose names start with ``_`` are helpers.

@@ -9,7 +9,7 @@ array operation; chunks bound the temporaries (about 100 bytes per cell).
 Examples
 --------
 >>> import numpy as np, daxpy
->>> from daxpy.celltypes import TETRA
+>>> from daxpy.data.celltypes import TETRA
 >>> g = daxpy.UnstructuredGrid(np.eye(4, 3), [0, 1, 2, 3], [0, 4], [TETRA])
 >>> centre_gradients(g.points(), np.arange(4.0)[:, None], unstructured_chunks(g), 1)[0].tolist()
 [-3.0, -2.0, -1.0]
@@ -60,7 +60,7 @@ def unstructured_chunks(grid, size: int = CHUNK_CELLS) -> Iterator[CellChunk]:
     Examples
     --------
     >>> import numpy as np, daxpy
-    >>> from daxpy.celltypes import LINE
+    >>> from daxpy.data.celltypes import LINE
     >>> g = daxpy.UnstructuredGrid.from_blocks(np.eye(3), {LINE: [[0, 1], [1, 2]]})
     >>> [c.shape for c in unstructured_chunks(g, size=1)]
     ['line', 'line']
@@ -123,7 +123,7 @@ def centre_gradients(points, values: np.ndarray, chunks, n_cells: int,
     Examples
     --------
     >>> import numpy as np, daxpy
-    >>> from daxpy.celltypes import LINE
+    >>> from daxpy.data.celltypes import LINE
     >>> g = daxpy.UnstructuredGrid(np.eye(2, 3), [0, 1], [0, 2], [LINE])
     >>> centre_gradients(g.points(), np.array([[0.0], [2.0]]), unstructured_chunks(g), 1).tolist()
     [[-2.0, 2.0, 0.0]]
@@ -165,7 +165,7 @@ def corner_average_gradients(points, values: np.ndarray, chunks, counts: np.ndar
     Examples
     --------
     >>> import numpy as np, daxpy
-    >>> from daxpy.celltypes import LINE
+    >>> from daxpy.data.celltypes import LINE
     >>> g = daxpy.UnstructuredGrid.from_blocks(np.eye(3), {LINE: [[0, 1], [1, 2]]})
     >>> corner_average_gradients(g.points(), np.array([[0.0], [1.0], [3.0]]),
     ...                          unstructured_chunks(g), np.array([1, 2, 1]))[1].tolist()

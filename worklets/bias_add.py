@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from daxpy.arrays import to_host
+from daxpy.cuda.codegen import ctype
+from daxpy.cuda.spec import CudaSpec, KernelOptions
+from daxpy.data.arrays import to_host
+from daxpy.data.worklet import ANY_FAMILY, Worklet, register
 from daxpy.errors import ArgumentError
-from daxpy.worklet import ANY_FAMILY, Worklet, register
 
 from ._averaging import output_array
-from ._cuda_specs import CUDA
 
 
 def as_bias(bias) -> np.ndarray:
@@ -127,12 +128,50 @@ def bias_add(grid, values: np.ndarray, bias, out: np.ndarray | None = None):
     return out
 
 
+def _same_dtype(dtype: np.dtype, params: dict) -> np.dtype:
+    """The output keeps the input's dtype.
+
+    Examples
+    --------
+    >>> _same_dtype(np.dtype("int16"), {})
+    dtype('int16')
+    """
+    return dtype
+
+
+def _bias_options(params: dict, in_dtype, out_dtype, components: int,
+                  n_values: int, prefix: str = "") -> KernelOptions:
+    """The bias, in the field's dtype, as a device array argument.
+
+    Examples
+    --------
+    >>> _bias_options({"bias": [1, 2]}, np.dtype("float32"), None, 2, 4).params[0]
+    ('const float* __restrict__', 'bias')
+    """
+    # A zero-stride stand-in for the field: fit_bias checks size and dtype only.
+    bias = fit_bias(params.get("bias"), np.broadcast_to(np.zeros((), in_dtype), (n_values,)))
+
+    def upload():
+        from daxpy.cuda.device import constant
+
+        return constant(bias)
+
+    names = [f"{prefix}bias", f"{prefix}n_bias"]
+    return KernelOptions(params=[(f"const {ctype(in_dtype)}* __restrict__", names[0]),
+                                 ("const long long", names[1])],
+                         values=[upload, np.int64(bias.size)], members=names)
+
+
+CUDA_SPEC = CudaSpec("bias_add.cuh", "bias_add", "flat", out_dtype=_same_dtype,
+                     options=_bias_options, accepted_params=("bias",), map="BiasAddMap")
+
+
 BIAS_ADD = register(Worklet(
     name="bias_add",
     input_association="any",
     output_association=None,
     halo=0,
     numpy={ANY_FAMILY: bias_add},
-    cuda=CUDA["bias_add"],
+    cuda=CUDA_SPEC,
     doc="values + bias repeated along the flat last axis (TensorFlow BiasAdd).",
 ))

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from daxpy.worklet import Worklet, register
+from daxpy.data.worklet import Worklet, register
 
 from ._cuda_specs import CUDA
 
@@ -152,7 +152,7 @@ def cell_to_point_unstructured(grid, values: np.ndarray, out: np.ndarray | None 
     Examples
     --------
     >>> import numpy as np, daxpy
-    >>> from daxpy.celltypes import LINE
+    >>> from daxpy.data.celltypes import LINE
     >>> g = daxpy.UnstructuredGrid.from_blocks(np.eye(4, 3), {LINE: [[0, 1], [1, 2]]})
     >>> cell_to_point_unstructured(g, np.array([2.0, 4.0])).tolist()
     [2.0, 3.0, 4.0, 0.0]
@@ -206,7 +206,7 @@ def point_cells(grid) -> tuple[PointCells, ...]:
     Examples
     --------
     >>> import numpy as np, daxpy
-    >>> from daxpy.celltypes import LINE
+    >>> from daxpy.data.celltypes import LINE
     >>> g = daxpy.UnstructuredGrid.from_blocks(np.eye(4, 3), {LINE: [[0, 1], [1, 2]]})
     >>> [(p.n_cells, p.points.tolist(), p.cells.tolist()) for p in point_cells(g)]
     [(0, [3], []), (1, [0, 2], [[0, 1]]), (2, [1], [[0], [1]])]

@@ -1,9 +1,9 @@
 """FieldMap: an elementwise expression over one or more fields.
 
-The expression is parsed by :mod:`daxpy.expressions` into its IR; this module
+The expression is parsed by :mod:`daxpy.data.expressions` into its IR; this module
 lines the fields up (same tuple count; one-component fields broadcast over
 the components of the others) and evaluates the IR with NumPy in one
-floating-point dtype (:func:`daxpy.expressions.working_dtype`).
+floating-point dtype (:func:`daxpy.data.expressions.working_dtype`).
 
 Examples
 --------
@@ -18,12 +18,12 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from daxpy.arrays import to_host
+from daxpy.cuda.codegen import ctype
+from daxpy.cuda.spec import CudaSpec, KernelOptions
+from daxpy.data.arrays import to_host
+from daxpy.data.expressions import Expression, evaluate, parse, working_dtype
+from daxpy.data.worklet import ANY_FAMILY, Worklet, register
 from daxpy.errors import ExpressionError, FieldError, UnknownFieldError
-from daxpy.expressions import Expression, evaluate, parse, working_dtype
-from daxpy.worklet import ANY_FAMILY, Worklet, register
-
-from ._cuda_specs import CUDA
 
 
 def as_expression(expression: str | Expression) -> Expression:
@@ -105,7 +105,7 @@ def field_map(grid, values: np.ndarray, expression: str | Expression,
     values : numpy.ndarray
         The first field the expression reads (it also gives the tuple count).
     expression : str or Expression
-        See :func:`daxpy.expressions.parse` for what it may hold.
+        See :func:`daxpy.data.expressions.parse` for what it may hold.
     fields : mapping of str to array, optional
         The other fields the expression reads, by name.
 
@@ -151,12 +151,107 @@ def field_map(grid, values: np.ndarray, expression: str | Expression,
     return out
 
 
+def _map_inputs(params: dict) -> tuple:
+    """(parsed expression, the other fields it reads in argument order).
+
+    Examples
+    --------
+    >>> expr, others = _map_inputs({"expression": "a + b", "fields": {"b": np.ones(2)}})
+    >>> expr.fields, [a.shape for a in others]
+    (('a', 'b'), [(2,)])
+    """
+    expression = as_expression(params.get("expression"))
+    given = params.get("fields") or {}
+    missing = [name for name in expression.fields[1:] if name not in given]
+    if missing:
+        raise UnknownFieldError(
+            f"expression {expression.source!r} reads field {missing[0]!r}, which is not "
+            f"given; given fields: {sorted(given)}"
+        )
+    return expression, [given[name] for name in expression.fields[1:]]
+
+
+def _map_dtype(dtype: np.dtype, params: dict) -> np.dtype:
+    """The fields' common float dtype (integers compute in float64).
+
+    Examples
+    --------
+    >>> _map_dtype(np.dtype("float32"), {"expression": "a * 2"})
+    dtype('float32')
+    """
+    _, others = _map_inputs(params)
+    return working_dtype([np.empty(0, dtype)] + [np.empty(0, a.dtype) for a in others])
+
+
+def _map_tail(tail: tuple, params: dict) -> tuple:
+    """``(c,)`` when any field is 2-D (c the most components), else ``()``.
+
+    Examples
+    --------
+    >>> _map_tail((), {"expression": "a + b", "fields": {"b": np.ones((4, 3))}})
+    (3,)
+    """
+    _, others = _map_inputs(params)
+    tails = [tuple(tail)] + [tuple(a.shape[1:]) for a in others]
+    wide = {t[0] for t in tails if t and t[0] > 1}
+    if len(wide) > 1:
+        raise FieldError(f"fields with different numbers of components cannot be combined: "
+                         f"{sorted(wide)}")
+    if not any(tails):
+        return ()
+    return (max(wide, default=1),)
+
+
+def _map_options(params: dict, in_dtype, out_dtype, components: int,
+                 n_values: int, prefix: str = "") -> KernelOptions:
+    """The generated expression struct and the other fields as arguments.
+
+    Examples
+    --------
+    >>> opts = _map_options({"expression": "a * 2"}, np.dtype("float32"),
+    ...                     np.dtype("float32"), 1, 5)
+    >>> opts.template_args[1:]
+    ['false', '1']
+    """
+    from daxpy.cuda.device import to_device
+    from daxpy.cuda.expression import expression_struct
+
+    expression, others = _map_inputs(params)
+    n_tuples = n_values // max(components, 1)
+    for name, array in zip(expression.fields[1:], others):
+        if array.ndim not in (1, 2) or array.shape[0] != n_tuples:
+            raise FieldError(f"field {name!r} has shape {tuple(array.shape)}; the expression "
+                             f"needs ({n_tuples},) or ({n_tuples}, components)")
+    out_c = (_map_tail((components,) if components > 1 else (), params) or (1,))[0]
+    struct, source = expression_struct(expression, ctype(out_dtype))
+    wide = [components > 1] + [a.ndim == 2 and a.shape[1] > 1 for a in others]
+    t = ctype(out_dtype)
+    names = [f"{prefix}f{i + 1}" for i in range(len(others))]
+    arg_types = [f"dax::FieldArg<{t}, {str(w).lower()}>" for w in wide[1:]]
+    call = [f"{a}{{{n}}}" for a, n in zip(arg_types, names)]
+    nested = "{}"
+    for c in reversed(call):  # ArgList<A0, A1...>{head, tail}
+        nested = f"{{{c}, {nested}}}"
+    return KernelOptions(
+        template_args=[struct, str(wide[0]).lower(), str(out_c)],
+        tags=[struct.split("_")[1], "".join("w" if w else "s" for w in wide),
+              f"o{out_c}"],
+        params=[(f"const {t}* __restrict__", n) for n in names],
+        values=[lambda a=a: to_device(a, None, out_dtype) for a in others],
+        call=call, preamble=[source], member_types=arg_types, members=[nested])
+
+
+CUDA_SPEC = CudaSpec("field_map.cuh", "field_map", "tuples", out_dtype=_map_dtype,
+                     out_tail=_map_tail, options=_map_options,
+                     accepted_params=("expression", "fields"), map="ExpressionMap")
+
+
 FIELD_MAP = register(Worklet(
     name="field_map",
     input_association="any",
     output_association=None,
     halo=0,
     numpy={ANY_FAMILY: field_map},
-    cuda=CUDA["field_map"],
-    doc="Elementwise expression over one or more fields (see daxpy.expressions).",
+    cuda=CUDA_SPEC,
+    doc="Elementwise expression over one or more fields (see daxpy.data.expressions).",
 ))

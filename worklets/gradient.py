@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from daxpy.worklet import Worklet, register
+from daxpy.data.worklet import Worklet, register
 
 from ._cuda_specs import CUDA
 
@@ -57,7 +57,7 @@ def unstructured_point_gradient(grid, values: np.ndarray, out: np.ndarray | None
     Examples
     --------
     >>> import numpy as np, daxpy
-    >>> from daxpy.celltypes import TRIANGLE
+    >>> from daxpy.data.celltypes import TRIANGLE
     >>> g = daxpy.UnstructuredGrid(np.eye(3), [0, 1, 2], [0, 3], [TRIANGLE])
     >>> unstructured_point_gradient(g, np.array([0.0, 1.0, 1.0]))[0].round(6).tolist()
     [-0.666667, 0.333333, 0.333333]
@@ -74,7 +74,7 @@ def unstructured_cell_gradient(grid, values: np.ndarray, out: np.ndarray | None 
     Examples
     --------
     >>> import numpy as np, daxpy
-    >>> from daxpy.celltypes import LINE
+    >>> from daxpy.data.celltypes import LINE
     >>> g = daxpy.UnstructuredGrid(np.eye(2, 3) * 2, [0, 1], [0, 2], [LINE])
     >>> unstructured_cell_gradient(g, np.array([0.0, 1.0])).tolist()
     [[-0.5, 0.5, 0.0]]

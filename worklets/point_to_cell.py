@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from daxpy.worklet import Worklet, register
+from daxpy.data.worklet import Worklet, register
 
 from ._cuda_specs import CUDA
 
@@ -123,7 +123,7 @@ def point_to_cell_unstructured(grid, values: np.ndarray, out: np.ndarray | None 
     Examples
     --------
     >>> import numpy as np, daxpy
-    >>> from daxpy.celltypes import LINE, TRIANGLE
+    >>> from daxpy.data.celltypes import LINE, TRIANGLE
     >>> g = daxpy.UnstructuredGrid.from_blocks(np.eye(3), {LINE: [[0, 1]],
     ...                                                   TRIANGLE: [[0, 1, 2]]})
     >>> point_to_cell_unstructured(g, np.array([3.0, 6.0, 9.0])).tolist()
@@ -149,7 +149,7 @@ def corner_rows(grid, block) -> np.ndarray:
     Examples
     --------
     >>> import numpy as np, daxpy
-    >>> from daxpy.celltypes import LINE
+    >>> from daxpy.data.celltypes import LINE
     >>> g = daxpy.UnstructuredGrid.from_blocks(np.eye(3), {LINE: [[0, 1], [1, 2]]})
     >>> corner_rows(g, g.cell_blocks()["line"]).tolist()
     [[0, 1], [1, 2]]

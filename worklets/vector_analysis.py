@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from daxpy.errors import FieldError
-from daxpy.worklet import ANY_FAMILY, Worklet, register
+from daxpy.data.worklet import ANY_FAMILY, Worklet, register
 
 from ._cuda_specs import CUDA
 

@@ -10,7 +10,7 @@ Public entry points (importing them needs no GPU; running them needs CuPy):
 - :func:`daxpy.cuda.dispatch.run` ``(name, dataset, values, association="points", **params)``
   runs one worklet's generated kernel(s) on device (or host) arrays and returns
   a CuPy array. :func:`daxpy.cuda.dispatch.execute_cuda` is the same for a
-  :class:`~daxpy.worklet.Worklet` (``daxpy.dispatch.execute`` calls it).
+  :class:`~daxpy.data.worklet.Worklet` (``daxpy.engine.dispatch.execute`` calls it).
 - :func:`kernel_source` ``(name, dataset, field_dtype="float32", components=1, **params)``
   returns the generated source of every kernel that call would launch
   (also ``daxpy source NAME --grid uniform3d --dtype float32``).

@@ -18,6 +18,7 @@ True
 from __future__ import annotations
 
 import functools
+import importlib.util
 from dataclasses import dataclass, field
 from typing import Any, Callable
 from pathlib import Path
@@ -49,10 +50,11 @@ INT32_MAX = 2**31 - 1
 
 
 def _header_dir() -> Path:
-    # Editable installs map daxpy.worklets to the top-level worklets/ folder.
-    import daxpy.worklets
-
-    return Path(daxpy.worklets.__file__).resolve().parent
+    # The .cuh templates sit beside the worklet modules (editable installs map
+    # daxpy.worklets to the top-level worklets/ folder). Locate the folder, do
+    # not import the package: worklets sit above cuda and import it.
+    spec = importlib.util.find_spec("daxpy.worklets")
+    return Path(spec.origin).resolve().parent
 
 
 def ctype(dtype) -> str:

@@ -20,7 +20,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..arrays import as_field_array, is_device_array
+from ..data.arrays import as_field_array, is_device_array
 
 _PREFIX = "cuda:"
 

@@ -1,6 +1,6 @@
 """Run a worklet through its generated CUDA kernels.
 
-:func:`execute_cuda` is what :func:`daxpy.dispatch.execute` calls on the CUDA
+:func:`execute_cuda` is what :func:`daxpy.engine.dispatch.execute` calls on the CUDA
 backend; :func:`run` is the same for a worklet name (benchmarks use it), and
 :func:`kernel_source` prints what would run, without a GPU.
 
@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import FieldError
-from ..worklet import get_worklet
+from ..data.worklet import get_worklet
 from .compile import get_kernel
 from .device import alignment, to_device
 from .plan import make_plan

@@ -1,4 +1,4 @@
-"""Translate a parsed FieldMap expression (:mod:`daxpy.expressions` IR) into CUDA.
+"""Translate a parsed FieldMap expression (:mod:`daxpy.data.expressions` IR) into CUDA.
 
 The translation walks the IR: every operation maps to a fixed C++ template,
 constants are printed from their float value, and fields become the
@@ -7,7 +7,7 @@ expression ever reaches the generated source.
 
 Examples
 --------
->>> from daxpy.expressions import parse
+>>> from daxpy.data.expressions import parse
 >>> to_cuda(parse("where(t > 0, sqrt(t), -t)").root, "float")
 'fm_where<float>(fm_truth<float>((a0 > float(0.0))), sqrt(a0), (-a0))'
 """
@@ -18,7 +18,7 @@ import hashlib
 import math
 
 from ..errors import ExpressionError
-from ..expressions import Const, Expression, FieldRef, Op
+from ..data.expressions import Const, Expression, FieldRef, Op
 
 _TEMPLATES = {
     "neg": "(-{0})", "add": "({0} + {1})", "sub": "({0} - {1})", "mul": "({0} * {1})",
@@ -80,7 +80,7 @@ def to_cuda(node, ctype: str, fields: tuple = ()) -> str:
 
     Examples
     --------
-    >>> from daxpy.expressions import parse
+    >>> from daxpy.data.expressions import parse
     >>> to_cuda(parse("u * 2").root, "double")
     '(a0 * double(2.0))'
     """
@@ -107,7 +107,7 @@ def expression_struct(expression: Expression, ctype: str) -> tuple[str, str]:
 
     Examples
     --------
-    >>> from daxpy.expressions import parse
+    >>> from daxpy.data.expressions import parse
     >>> expression_struct(parse("a + b"), "float")[0].startswith("Expr_")
     True
     """

@@ -32,8 +32,9 @@ import math
 import numpy as np
 
 from ..errors import ArgumentError, BackendError, FieldError
-from ..worklet import get_worklet
+from ..data.worklet import get_worklet
 from .codegen import Plan, dtype_tag, index_ctype, kernel_name
+from .dispatch import device_field, run_plan
 from .march import topological_launch
 from .plan import _coordinate_dtype, _topologies
 from .spec import spec_of
@@ -210,8 +211,6 @@ def run_chain(dataset, values, association: str, steps):
     >>> callable(run_chain)
     True
     """
-    from .dispatch import device_field, run_plan
-
     field, aligned = device_field(">".join(s.name for s in steps), dataset, values, association)
     plan = make_fused_plan(dataset, association, field.dtype, tuple(field.shape[1:]), steps,
                            aligned=aligned)

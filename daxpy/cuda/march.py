@@ -48,7 +48,7 @@ def march_geometry(spec, dataset, io: IO, aligned: bool) -> tuple[int, int] | No
     Examples
     --------
     >>> import daxpy
-    >>> from daxpy.worklet import get_worklet
+    >>> from daxpy.data.worklet import get_worklet
     >>> from daxpy.cuda.stages import plain_io
     >>> f32 = np.dtype("float32")
     >>> march_geometry(get_worklet("point_gradient").cuda, daxpy.UniformGrid(dims=(8, 3, 3)),

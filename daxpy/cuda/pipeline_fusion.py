@@ -47,7 +47,7 @@ def stage_steps(stage, dataset, association: str) -> tuple[list[Step], str, str]
 
     Parameters
     ----------
-    stage : daxpy.pipeline.Stage
+    stage : daxpy.engine.stage.Stage
         The stage.
     dataset : DataSet
         Holds the other fields a FieldMap reads.
@@ -124,7 +124,7 @@ def plan_units(stages, wanted, dataset, fuse: bool = True) -> list[list[Any]]:
 
     Parameters
     ----------
-    stages : list of daxpy.pipeline.Stage
+    stages : list of daxpy.engine.stage.Stage
         In build order.
     wanted : list of str
         Requested outputs (never fused away).

@@ -7,7 +7,7 @@ compiled anywhere.
 Examples
 --------
 >>> import numpy as np, daxpy
->>> from daxpy.worklet import get_worklet
+>>> from daxpy.data.worklet import get_worklet
 >>> g = daxpy.UniformGrid(dims=(4, 4, 4))
 >>> p = make_plan(get_worklet("pass_through"), g, "points", np.dtype("float32"), (),
 ...               {"dtype": "float64"})
@@ -26,7 +26,7 @@ from .codegen import (PER_THREAD, KernelSource, Launch, Plan, ctype, dtype_tag, 
                       io_params, kernel_name)
 from .march import topological_launch
 from .spec import spec_of
-from .stages import map_chain_launch, map_stage, option_values, plain_io
+from .stages import Step, map_chain_launch, map_stage, option_values, plain_io
 
 __all__ = ["Launch", "Plan", "PER_THREAD", "make_plan", "spec_of", "vector_width"]
 
@@ -133,8 +133,6 @@ def _flat(worklet, spec, dataset, in_dtype, out_dtype, components, options, inde
 def _tuples(worklet, spec, dataset, in_dtype, out_dtype, components, options, index,
             wide, aligned, n_in, params):
     # A lone map is a chain of one map stage (``dax::map_chain``).
-    from .fusion import Step
-
     c = max(components, 1)
     stage = map_stage(Step(worklet.name, params), in_dtype, (c,) if components > 1 else (), n_in)
     return [map_chain_launch([stage], in_dtype, c, n_in, aligned, index,

@@ -191,7 +191,7 @@ def spec_of(worklet) -> "CudaSpec":
 
     Examples
     --------
-    >>> from daxpy.worklet import get_worklet
+    >>> from daxpy.data.worklet import get_worklet
     >>> spec_of(get_worklet("pass_through")).domain
     'flat'
     """

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import ArgumentError
-from ..worklet import get_worklet
+from ..data.worklet import get_worklet
 from .codegen import PER_THREAD, KernelSource, Launch, ctype, dtype_tag, io_params
 from .spec import spec_of
 

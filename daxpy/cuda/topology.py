@@ -8,7 +8,7 @@ once on the device and cached on the dataset.
 
 Everything uploaded or built here is cached in the dataset's ``_cache``,
 which the dataset empties (and validates its arrays again) whenever their
-fingerprint changes (:mod:`daxpy.fingerprint`). Kernels read through point
+fingerprint changes (:mod:`daxpy.data.fingerprint`). Kernels read through point
 ids without bounds checks, and a write into an unsampled part of a large
 array escapes the fingerprint, so ids are also checked in range on the host
 before each upload (:func:`checked_ids`): no kernel reads past the points.
@@ -180,7 +180,7 @@ def checked_ids(grid, ids: np.ndarray) -> np.ndarray:
     Examples
     --------
     >>> import numpy as np, daxpy
-    >>> from daxpy.celltypes import LINE
+    >>> from daxpy.data.celltypes import LINE
     >>> g = daxpy.UnstructuredGrid(np.eye(3), [0, 1], [0, 2], [LINE])
     >>> checked_ids(g, np.array([0, 3]))
     Traceback (most recent call last):
@@ -219,7 +219,7 @@ def cell_block(grid, shape_name: str, index: str, coord, with_coords: bool = Tru
     Examples
     --------
     >>> import numpy as np, daxpy
-    >>> from daxpy.celltypes import TETRA
+    >>> from daxpy.data.celltypes import TETRA
     >>> g = daxpy.UnstructuredGrid(np.eye(4, 3), [0, 1, 2, 3], [0, 4], [TETRA])
     >>> t = cell_block(g, "tet", "int", "float32")
     >>> t.name, t.ctype
@@ -295,7 +295,7 @@ def links(grid, index: str) -> Topology:
     Examples
     --------
     >>> import numpy as np, daxpy
-    >>> from daxpy.celltypes import TETRA
+    >>> from daxpy.data.celltypes import TETRA
     >>> g = daxpy.UnstructuredGrid(np.eye(4, 3), [0, 1, 2, 3], [0, 4], [TETRA])
     >>> links(g, "int").ctype
     'dax::PointCellLinks<int>'
@@ -348,7 +348,7 @@ def shape_links(grid, shape_name: str, index: str, coord, first: bool, last: boo
     Examples
     --------
     >>> import numpy as np, daxpy
-    >>> from daxpy.celltypes import TETRA
+    >>> from daxpy.data.celltypes import TETRA
     >>> g = daxpy.UnstructuredGrid(np.eye(4, 3), [0, 1, 2, 3], [0, 4], [TETRA])
     >>> shape_links(g, "tet", "int", "float32", True, True).ctype
     'dax::ShapeLinks<dax::Tet, int, float, true, true>'

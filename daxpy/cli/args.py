@@ -1,0 +1,243 @@
+"""Checks of the command line's argument strings, as argparse ``type=`` functions.
+
+Each check raises :class:`daxpy.errors.ArgumentError` naming what it expected;
+:func:`argparse_type` turns it into an argparse type, so that a malformed
+argument is a usage error (status 2) reported before anything is read or
+computed.
+
+Examples
+--------
+>>> from daxpy.cli.args import parse_step, wavelet_size
+>>> parse_step("bias_add=1,2.5"), parse_step("gradient")
+(('bias_add', [1.0, 2.5]), ('gradient', 'point'))
+>>> wavelet_size("wavelet:16"), wavelet_size("in.vti")
+(16, None)
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+import numpy as np
+
+from ..errors import ArgumentError
+
+__all__ = ["VERBS", "argparse_type", "at_least_two", "dask_address", "dtype_name",
+           "non_negative_int", "parse_step", "positive_int", "positive_seconds",
+           "source_spec", "step_spec", "wavelet_size"]
+
+VERBS = ("gradient", "magnitude", "point_to_cell", "cell_to_point", "map", "bias_add",
+         "pass_through")
+"""Verbs of ``daxpy run --step``, in the order its help lists them."""
+
+_NO_ARGUMENT = ("magnitude", "point_to_cell", "cell_to_point")
+_WAVELET = "wavelet:"
+
+
+def argparse_type(check):
+    """An argparse ``type=`` function from ``check`` (a function that raises ArgumentError).
+
+    Examples
+    --------
+    >>> import argparse
+    >>> parser = argparse.ArgumentParser(prog="p")
+    >>> _ = parser.add_argument("--n", type=argparse_type(non_negative_int))
+    >>> parser.parse_args(["--n", "3"]).n
+    3
+    """
+    def convert(text: str):
+        try:
+            return check(text)
+        except ArgumentError as err:
+            raise argparse.ArgumentTypeError(str(err)) from None
+
+    convert.__name__ = check.__name__
+    return convert
+
+
+def _integer(text: str, low: int) -> int:
+    try:
+        value = int(text)
+    except ValueError:  # not a number, or more digits than int() takes
+        value = None
+    if value is None or value < low:
+        raise ArgumentError(f"must be an integer >= {low}, got {text[:80]!r}")
+    return value
+
+
+def at_least_two(text: str) -> int:
+    """An integer of at least 2 (``daxpy demo --size``).
+
+    Examples
+    --------
+    >>> at_least_two("16")
+    16
+    """
+    return _integer(text, 2)
+
+
+def positive_int(text: str) -> int:
+    """An integer of at least 1 (``daxpy source --components``).
+
+    Examples
+    --------
+    >>> positive_int("3")
+    3
+    """
+    return _integer(text, 1)
+
+
+def non_negative_int(text: str) -> int:
+    """An integer of at least 0 (``daxpy run --pieces``, 0 meaning "planned").
+
+    Examples
+    --------
+    >>> non_negative_int("-1")
+    Traceback (most recent call last):
+    ...
+    daxpy.errors.ArgumentError: must be an integer >= 0, got '-1'
+    """
+    return _integer(text, 0)
+
+
+def positive_seconds(text: str) -> float:
+    """A finite number of seconds above 0 (``daxpy run --dask-timeout``).
+
+    Examples
+    --------
+    >>> positive_seconds("2.5")
+    2.5
+    """
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (0 < value < math.inf):
+        raise ArgumentError(f"must be a number of seconds > 0, got {text[:80]!r}")
+    return value
+
+
+def dtype_name(text: str) -> str:
+    """A name NumPy knows as a dtype (``daxpy source --dtype``), kept as written.
+
+    Examples
+    --------
+    >>> dtype_name("float64")
+    'float64'
+    """
+    try:
+        np.dtype(text)
+    except (TypeError, ValueError, SyntaxError):  # NumPy parses strings like "," with ast
+        raise ArgumentError(f"must be a NumPy dtype such as float32, got {text[:80]!r}"
+                            ) from None
+    return text
+
+
+def dask_address(text: str) -> str:
+    """A non-empty scheduler address without spaces (Dask checks the rest on connecting).
+
+    Examples
+    --------
+    >>> dask_address("tcp://10.0.0.1:8786")
+    'tcp://10.0.0.1:8786'
+    """
+    if not text or text != text.strip() or any(c.isspace() for c in text):
+        raise ArgumentError("must be a scheduler address such as tcp://HOST:8786, "
+                            f"got {text[:80]!r}")
+    return text
+
+
+def wavelet_size(text: str) -> int | None:
+    """SIZE of an input written ``wavelet:SIZE``; None for any other input (a file).
+
+    Raises
+    ------
+    ArgumentError
+        If SIZE is not an integer >= 2.
+
+    Examples
+    --------
+    >>> wavelet_size("wavelet:abc")
+    Traceback (most recent call last):
+    ...
+    daxpy.errors.ArgumentError: wavelet:SIZE needs an integer SIZE >= 2, got 'abc'
+    """
+    if not text.startswith(_WAVELET):
+        return None
+    size = text[len(_WAVELET):]
+    try:
+        return _integer(size, 2)
+    except ArgumentError:
+        raise ArgumentError(f"wavelet:SIZE needs an integer SIZE >= 2, got {size[:80]!r}"
+                            ) from None
+
+
+def source_spec(text: str) -> str:
+    """A ``daxpy run`` input: a file name, or ``wavelet:SIZE`` with a valid SIZE.
+
+    Examples
+    --------
+    >>> source_spec("wavelet:8"), source_spec("in.vti")
+    ('wavelet:8', 'in.vti')
+    """
+    if not text:
+        raise ArgumentError("must be a dataset file or wavelet:SIZE, got ''")
+    wavelet_size(text)
+    return text
+
+
+def _bias(step: str, argument: str) -> list[float]:
+    try:
+        return [float(value) for value in argument.split(",")]
+    except ValueError:
+        raise ArgumentError(f"step {step!r}: bias_add takes numbers separated by commas "
+                            "(bias_add=1 or bias_add=1,2,3)") from None
+
+
+def parse_step(step: str) -> tuple[str, object]:
+    """Split a ``VERB[=ARG]`` step into its verb and its checked argument.
+
+    The argument is ``None`` for verbs without one, the gradient's kind
+    (``point`` by default), the list of biases, the expression, or the dtype
+    (``None``: keep the field's).
+
+    Raises
+    ------
+    ArgumentError
+        For an unknown verb, or a missing, unexpected or malformed argument.
+
+    Examples
+    --------
+    >>> parse_step("bias_add=1,abc")
+    Traceback (most recent call last):
+    ...
+    daxpy.errors.ArgumentError: step 'bias_add=1,abc': bias_add takes numbers separated by commas (bias_add=1 or bias_add=1,2,3)
+    """
+    verb, equals, argument = step.partition("=")
+    if verb not in VERBS:
+        raise ArgumentError(f"step {step!r}: the verb must be one of {list(VERBS)}")
+    if verb in ("map", "bias_add") and not argument:
+        raise ArgumentError(f"step {step!r}: {verb} needs an argument ({verb}=...)")
+    if verb in _NO_ARGUMENT and equals:
+        raise ArgumentError(f"step {step!r}: {verb} takes no argument")
+    if verb == "gradient":
+        if argument not in ("", "point", "cell"):
+            raise ArgumentError(f"step {step!r}: gradient takes 'point' or 'cell' "
+                                "(gradient=cell), or nothing")
+        return verb, argument or "point"
+    if verb == "bias_add":
+        return verb, _bias(step, argument)
+    return verb, argument or None  # map's expression, pass_through's dtype
+
+
+def step_spec(text: str) -> str:
+    """A ``--step`` that :func:`parse_step` accepts, kept as written.
+
+    Examples
+    --------
+    >>> step_spec("map=sin(x)")
+    'map=sin(x)'
+    """
+    parse_step(text)
+    return text

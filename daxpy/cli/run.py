@@ -1,0 +1,190 @@
+"""``daxpy run``: a chain of filters over a dataset file, here or on a Dask cluster.
+
+Each ``--step`` is a pipeline verb, with its argument after ``=``:
+``gradient`` (``gradient=cell`` for the cell gradient), ``magnitude``,
+``point_to_cell``, ``cell_to_point``, ``map=EXPRESSION`` (``x`` is the field),
+``bias_add=1,2,3`` and ``pass_through=DTYPE``. With no ``--step`` the field
+passes through as it is (its range is printed, and it is written). With
+``--dask ADDRESS`` the chain runs through :mod:`daxpy.dask` on the cluster
+whose scheduler listens there, and the results are gathered before they are
+written.
+
+Before reading the input, the output target is checked (a new or regular file
+in a writable folder); before computing, the field, the steps, the output's
+format against the grid, and the memory the run needs: the source (see :func:`daxpy.cli.demo.wavelet_bytes` for ``wavelet:SIZE``), plus
+every field of the run at once, per point or cell as one tiny run of the
+chain shows (:func:`daxpy.engine.probe.probe`), twice when writing (the
+writer encodes a copy).
+
+Examples
+--------
+>>> import argparse
+>>> sub = argparse.ArgumentParser().add_subparsers()
+>>> args = add_run_parser(sub).parse_args(
+...     ["wavelet:8", "--field", "RTData", "--step", "gradient", "--step", "map=sin(x)"])
+>>> args.dask is None, args.step
+(True, ['gradient', 'map=sin(x)'])
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from ..engine.backend import BACKENDS
+from .args import (VERBS, argparse_type, dask_address, non_negative_int, parse_step,
+                       positive_seconds, source_spec, step_spec, wavelet_size)
+from ..errors import ArgumentError
+from ..data.memory_budget import require_bytes
+
+
+def chain_steps(node, steps: list[str]):
+    """Apply ``VERB[=ARG]`` steps to a pipeline node; return the last node.
+
+    With no steps, that is ``node`` itself.
+
+    Raises
+    ------
+    ArgumentError
+        For an unknown verb, or a missing, unexpected or malformed argument
+        (:func:`daxpy.cli.args.parse_step`).
+
+    Examples
+    --------
+    >>> import numpy as np, daxpy
+    >>> pipe = daxpy.pipeline(daxpy.UniformGrid(dims=(3,), point_data={"p": np.zeros(3)}))
+    >>> chain_steps(pipe.field("p"), ["gradient=cell", "bias_add=1,2,3"]).name
+    'bias_add_2'
+    """
+    for step in steps:
+        verb, argument = parse_step(step)
+        if verb == "gradient":
+            node = node.gradient(kind=argument)
+        elif verb == "pass_through":
+            node = node.pass_through(dtype=argument)
+        elif verb in ("map", "bias_add"):
+            node = getattr(node, verb)(argument)
+        else:
+            node = getattr(node, verb)()
+    return node
+
+
+def _check_run(sample, args: argparse.Namespace, n_elements: int, source_bytes: int) -> None:
+    """Refuse, before computing, a run that could not finish: the field, a step or
+    the output format does not suit ``sample`` (the input, or a tiny stand-in for
+    it), or the run's fields cannot fit in memory (see the module docstring)."""
+    from ..io.files import check_format
+    from ..pipeline import pipeline
+    from ..engine.probe import probe
+
+    if args.output:
+        check_format(sample, args.output)
+    pipe = pipeline(sample)
+    chain_steps(pipe.field(args.field), args.step)  # also checks field and steps
+    copies = 2 if args.output else 1
+    per_element = probe(sample, pipe.stages).bytes_per_point() * copies
+    require_bytes(source_bytes + n_elements * per_element,
+                  f"{args.input} with {len(args.step)} step(s)")
+
+
+def _load(args: argparse.Namespace):
+    """The input dataset, once the run is known to fit in memory."""
+    from .demo import wavelet, wavelet_bytes
+
+    size = wavelet_size(args.input)
+    if size is None:
+        from ..io.files import read
+
+        dataset = read(args.input)
+        _check_run(dataset, args, max(dataset.n_points, dataset.n_cells), 0)
+        return dataset
+    _check_run(wavelet(2), args, size ** 3, wavelet_bytes(size))
+    return wavelet(size)
+
+
+def _dask_client(address: str, timeout: float):
+    from distributed import Client
+
+    try:
+        return Client(address, timeout=timeout)
+    except ValueError as err:  # Dask's parser of addresses
+        raise ArgumentError(f"--dask {address!r} is not a scheduler address ({err}); "
+                            "give one such as tcp://HOST:8786") from None
+    except OSError as err:  # refused, unreachable or timed out
+        raise ConnectionError(f"could not reach the Dask scheduler at {address!r} within "
+                              f"{timeout:g} s ({err}); check the address and that the "
+                              "scheduler runs (--dask-timeout to wait longer)") from None
+
+
+def _run(args: argparse.Namespace) -> int:
+    if args.output:
+        from ..io.files import check_output_target
+
+        check_output_target(args.output)
+    dataset = _load(args)
+    start = time.perf_counter()
+    if args.dask:
+        from ..distributed import grid as daxpy_dask
+
+        with _dask_client(args.dask, args.dask_timeout):
+            pipe = daxpy_dask.pipeline(dataset)
+            last = chain_steps(pipe.field(args.field), args.step)
+            result = pipe.run(backend=args.backend, outputs=[last],
+                              chunks=args.pieces or "auto").compute()
+        where = f"Dask cluster at {args.dask}"
+    else:
+        from ..pipeline import pipeline
+
+        pipe = pipeline(dataset)
+        last = chain_steps(pipe.field(args.field), args.step)
+        result = pipe.run(backend=args.backend, outputs=[last])
+        where = "this process"
+    elapsed = time.perf_counter() - start
+    values, association = result.field(last.name)
+    span = (f"min {values.min():.6g}, max {values.max():.6g}" if values.size
+            else "no values")
+    print(f"daxpy run: {len(args.step)} step(s) on {dataset.n_points:,} points in {where}: "
+          f"{elapsed:.3f} s")
+    print(f"{last.name}: {association}, {values.dtype}, shape {tuple(values.shape)}, {span}")
+    if args.output:
+        from ..io.files import write
+
+        write(dataset.with_fields(result.point_data, result.cell_data), args.output)
+        print(f"wrote {args.output}")
+    return 0
+
+
+def add_run_parser(subparsers) -> argparse.ArgumentParser:
+    """Register ``daxpy run``.
+
+    Examples
+    --------
+    >>> from daxpy.cli.commands import build_parser
+    >>> build_parser().parse_args(["run", "in.vti", "--field", "p", "--dask",
+    ...                            "tcp://10.0.0.1:8786"]).dask
+    'tcp://10.0.0.1:8786'
+    """
+    parser = subparsers.add_parser(
+        "run", help="run a chain of filters over a dataset, here or on a Dask cluster",
+        description="Read INPUT (a .vti/.vtr/.vts/.vtu/.vtk file, or wavelet:SIZE), run "
+        "the --step chain over --field (none: the field as it is), print the result's "
+        "range and write OUTPUT.")
+    parser.add_argument("input", type=argparse_type(source_spec),
+                        help="dataset file, or wavelet:SIZE for the demo's wavelet")
+    parser.add_argument("output", nargs="?", help="file to write (input fields + results)")
+    parser.add_argument("--field", required=True, help="the field the chain starts from")
+    parser.add_argument("--step", action="append", default=[], metavar="VERB[=ARG]",
+                        type=argparse_type(step_spec),
+                        help=f"a verb of {', '.join(VERBS)} (repeat, in order)")
+    parser.add_argument("--dask", metavar="SCHEDULER_ADDRESS", type=argparse_type(dask_address),
+                        help="run on the Dask cluster whose scheduler listens here")
+    parser.add_argument("--dask-timeout", metavar="SECONDS", default=5.0,
+                        type=argparse_type(positive_seconds),
+                        help="with --dask: give up connecting after this long (default 5)")
+    parser.add_argument("--pieces", type=argparse_type(non_negative_int), default=0,
+                        help="with --dask: number of slabs or pieces (default: planned "
+                        "from the workers' memory)")
+    parser.add_argument("--backend", choices=BACKENDS, default="auto",
+                        help="where the filters run (default auto: CUDA if usable)")
+    parser.set_defaults(run=_run)
+    return parser

@@ -1,0 +1,1 @@
+"""Data model: datasets, fields, cell types, arrays, expressions, decompositions and the worklet registry."""

@@ -1,0 +1,126 @@
+"""Worklet declarations and their registry.
+
+A worklet family declares what it reads and writes and gives one implementation
+per grid family and backend. The control layer only ever sees these
+declarations; it never imports a worklet module by name.
+
+Examples
+--------
+>>> from daxpy.data.worklet import get_worklet
+>>> get_worklet("pass_through").output_association is None
+True
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+from ..errors import ArgumentError
+
+ANY_FAMILY = "any"
+"""Key of an implementation that works on every grid family (elementwise maps)."""
+
+
+@dataclass(frozen=True)
+class Worklet:
+    """Declaration of one worklet family.
+
+    Attributes
+    ----------
+    name : str
+        Registry key and first part of every kernel name (``point_gradient``).
+    input_association : {"points", "cells", "any"}
+        Where the input field must live.
+    output_association : {"points", "cells"} or None
+        Where the result lives; None means "same as the input".
+    halo : int
+        Layers of neighbouring points a work item reads (0 for maps, 1 for
+        stencils); chunked and distributed runs use it.
+    numpy : mapping of str to callable
+        NumPy implementation per grid family (``uniform``, ``rectilinear``,
+        ``curvilinear``, ``unstructured``, or ``any``). Each is called as
+        ``impl(grid, values, **params)`` and returns a new array.
+    cuda : object, optional
+        CUDA code generator for this family of kernels (see :mod:`daxpy.cuda`).
+    """
+
+    name: str
+    input_association: str
+    output_association: str | None
+    halo: int
+    numpy: Mapping[str, Callable[..., Any]]
+    cuda: Any = None
+    doc: str = field(default="", compare=False)
+
+    def numpy_impl(self, family: str) -> Callable[..., Any]:
+        """Return the NumPy implementation for a grid family, chosen once per call.
+
+        Examples
+        --------
+        >>> get_worklet("pass_through").numpy_impl("uniform").__name__
+        'pass_through'
+        """
+        impl = self.numpy.get(family) or self.numpy.get(ANY_FAMILY)
+        if impl is None:
+            raise ArgumentError(
+                f"worklet {self.name!r} has no implementation for {family} grids; "
+                f"it supports {sorted(self.numpy)}"
+            )
+        return impl
+
+
+_REGISTRY: dict[str, Worklet] = {}
+
+
+def register(worklet: Worklet) -> Worklet:
+    """Add a worklet declaration to the registry (called by worklet modules).
+
+    Examples
+    --------
+    >>> w = get_worklet("pass_through")
+    >>> register(w) is w
+    True
+    """
+    _REGISTRY[worklet.name] = worklet
+    return worklet
+
+
+def _load_worklets() -> None:
+    # Importing the package runs every worklet module's register() call.
+    importlib.import_module("daxpy.worklets")
+
+
+def get_worklet(name: str) -> Worklet:
+    """Look a worklet declaration up by name.
+
+    Raises
+    ------
+    ArgumentError
+        If no worklet of that name is registered.
+
+    Examples
+    --------
+    >>> get_worklet("pass_through").halo
+    0
+    """
+    _load_worklets()
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise ArgumentError(
+            f"unknown worklet {name!r}; known: {sorted(_REGISTRY)}"
+        ) from None
+
+
+def registered_worklets() -> dict[str, Worklet]:
+    """All registered worklets, by name.
+
+    Examples
+    --------
+    >>> "pass_through" in registered_worklets()
+    True
+    """
+    _load_worklets()
+    return dict(_REGISTRY)

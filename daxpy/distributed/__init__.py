@@ -1,0 +1,1 @@
+"""Distributed runs on Dask: blocks, halos and the task graph."""

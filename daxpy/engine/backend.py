@@ -1,0 +1,74 @@
+"""Backend selection: ``"cpu"`` (NumPy) or ``"cuda"`` (generated CUDA via CuPy).
+
+``"auto"`` picks CUDA when CuPy imports and sees a GPU; the environment
+variable ``DAXPY_BACKEND`` overrides what ``"auto"`` means.
+
+Examples
+--------
+>>> resolve_backend("cpu")
+'cpu'
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+
+from ..errors import ArgumentError, BackendError
+
+BACKENDS = ("auto", "cpu", "cuda")
+
+
+@functools.lru_cache(maxsize=1)
+def cuda_available() -> bool:
+    """True when CuPy imports and at least one CUDA device is visible.
+
+    Examples
+    --------
+    >>> isinstance(cuda_available(), bool)
+    True
+    """
+    try:
+        import cupy
+
+        return cupy.cuda.runtime.getDeviceCount() > 0
+    except Exception:  # no CuPy, no driver, or no device: all mean "no CUDA"
+        return False
+
+
+def resolve_backend(backend: str | None = "auto") -> str:
+    """Turn a user's backend choice into ``"cpu"`` or ``"cuda"``.
+
+    Parameters
+    ----------
+    backend : {"auto", "cpu", "cuda"} or None
+        None and ``"auto"`` consult ``DAXPY_BACKEND``, then the hardware.
+
+    Raises
+    ------
+    ArgumentError
+        For an unknown backend name.
+    BackendError
+        If ``"cuda"`` is asked for and no GPU is usable.
+
+    Examples
+    --------
+    >>> resolve_backend("cpu")
+    'cpu'
+    """
+    choice = "auto" if backend is None else backend
+    if choice == "auto":
+        choice = os.environ.get("DAXPY_BACKEND", "auto").lower() or "auto"
+        if choice not in BACKENDS:
+            raise ArgumentError(
+                f"DAXPY_BACKEND must be one of {BACKENDS}, got {choice!r}"
+            )
+    if choice not in BACKENDS:
+        raise ArgumentError(f"backend must be one of {BACKENDS}, got {backend!r}")
+    if choice == "auto":
+        return "cuda" if cuda_available() else "cpu"
+    if choice == "cuda" and not cuda_available():
+        raise BackendError(
+            "backend='cuda' needs CuPy (pip install daxpy[cuda]) and a visible GPU"
+        )
+    return choice

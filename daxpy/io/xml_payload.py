@@ -1,0 +1,215 @@
+"""Check each array payload of a VTK XML file against what its header declares.
+
+A binary payload starts with a header of ``header_type`` words: its byte count
+when uncompressed; its block count, block size, last block size and each
+block's compressed size when compressed. VTK allocates what those words say,
+so they are checked before VTK reads them: against the array's declared size,
+against the bytes the file still holds, against the memory available, and
+against the largest ratio the compressor can reach.
+
+Examples
+--------
+>>> from daxpy.io.xml_payload import ArrayPayload
+>>> payload = ArrayPayload("<DataArray Name=\\"t\\">", "Float64", 8, 3, "ascii", None)
+>>> payload.add_text("1 2")
+>>> payload.add_text("3")
+>>> payload.tokens
+2
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import struct
+from dataclasses import dataclass
+
+from .file_checks import Declared, available_memory, check_bytes, file_error
+
+__all__ = ["ArrayPayload", "check_payloads"]
+
+_HEAD_CHARS = 1 << 16
+# Most bytes one compressed byte can stand for (zlib's deflate tops out near
+# 1032:1, LZ4 near 255:1), with room for stream framing; LZMA has no useful bound.
+_MAX_RATIO = {"vtkZLibDataCompressor": 1100, "vtkLZ4DataCompressor": 300}
+
+
+@dataclass
+class ArrayPayload:
+    """One ``<DataArray>``: what it declares and, when inline, its text."""
+
+    what: str
+    kind: str
+    item_bytes: int
+    values: int | None  # tuples * components, when the header fixes it
+    format: str
+    offset: int | None
+    exact: bool = True  # False: ``values`` is an upper bound (vtu offsets)
+    chars: int = 0  # non-whitespace characters of inline text
+    tokens: int = 0  # whitespace-separated words of inline text
+    head: str = ""  # first characters of inline text, whitespace removed
+    _in_word: bool = False
+
+    def add_text(self, data: str) -> None:
+        """Account for a piece of the element's text (expat splits it anywhere).
+
+        Examples
+        --------
+        >>> from daxpy.io.xml_payload import ArrayPayload
+        >>> payload = ArrayPayload("a", "UInt8", 1, None, "binary", None)
+        >>> payload.add_text(" AQA ")
+        >>> payload.chars, payload.head
+        (3, 'AQA')
+        """
+        words = data.split()
+        joined = "".join(words)
+        self.chars += len(joined)
+        self.tokens += len(words) - (self._in_word and bool(data) and not data[0].isspace())
+        if data:
+            self._in_word = not data[-1].isspace()
+        if len(self.head) < _HEAD_CHARS:
+            self.head += joined[:_HEAD_CHARS - len(self.head)]
+
+
+class _Source:
+    """The decoded bytes of a payload from its start: ``read(n)`` returns up to
+    ``n`` of them; ``capacity`` bounds how many the file can supply."""
+
+    def __init__(self, read, capacity: int):
+        self.read, self.capacity = read, capacity
+
+
+def _decode(text: bytes | str, nbytes: int) -> bytes:
+    text = text[:4 * -(-nbytes // 3)]
+    try:
+        return base64.b64decode(text[:len(text) - len(text) % 4], validate=True)
+    except (binascii.Error, ValueError):
+        return b""
+
+
+def _appended_source(stream, start: int, size: int, raw: bool) -> _Source:
+    def read(nbytes: int) -> bytes:
+        stream.seek(start)
+        if raw:
+            return stream.read(nbytes)
+        return _decode(stream.read(4 * -(-nbytes // 3)), nbytes)
+
+    return _Source(read, (size - start) if raw else (size - start) * 3 // 4)
+
+
+def _inline_source(payload: ArrayPayload) -> _Source:
+    return _Source(lambda nbytes: _decode(payload.head, nbytes), payload.chars * 3 // 4)
+
+
+def _words(path: str, payload: ArrayPayload, source: _Source, fmt: str, count: int) -> list:
+    size = struct.calcsize(fmt[0] + fmt[1] * count)
+    data = source.read(size)[:size]
+    if len(data) < size:
+        raise file_error(path, f"has {payload.what} whose binary header is cut short")
+    return list(struct.unpack(fmt[0] + fmt[1] * count, data))
+
+
+def _payload_bytes(declared: Declared, payload: ArrayPayload, source: _Source,
+                   fmt: str, compressor: str | None) -> int:
+    """Uncompressed bytes the header announces, after checking it against the
+    file and the memory available."""
+    path, word = declared.path, struct.calcsize(fmt)
+    if compressor is None:
+        nbytes = _words(path, payload, source, fmt, 1)[0]
+        stored = word + nbytes
+    else:
+        blocks, block_size, last_size = _words(path, payload, source, fmt, 3)
+        if (3 + blocks) * word > source.capacity:
+            raise file_error(path, f"has {payload.what} declaring {blocks} compressed "
+                             "blocks: more than the file holds")
+        if block_size > available_memory() or last_size > block_size:
+            raise file_error(path, f"has {payload.what} declaring compressed blocks of "
+                             f"{block_size} bytes (last {last_size})")
+        nbytes = 0 if blocks == 0 else (blocks - 1) * block_size + (last_size or block_size)
+        if payload.format == "binary" and 4 * (3 + blocks) * word > 3 * len(payload.head):
+            # An inline header longer than the text kept while parsing: the
+            # block sizes are not at hand, so only the header itself is checked.
+            sizes = [source.capacity - (3 + blocks) * word]
+        else:
+            sizes = _words(path, payload, source, fmt, 3 + blocks)[3:]
+        stored = (3 + blocks) * word + sum(sizes)
+        ratio = _MAX_RATIO.get(compressor)
+        if ratio is not None and nbytes > ratio * sum(sizes) + 64 * blocks:
+            raise file_error(path, f"has {payload.what} declaring {nbytes} bytes "
+                             f"compressed into {sum(sizes)}: more than {compressor} "
+                             "can compress")
+    if stored > source.capacity:
+        raise file_error(path, f"has {payload.what} declaring {stored} bytes of "
+                         f"payload, but the file holds only {source.capacity} from its "
+                         "start: it is truncated or corrupt")
+    return nbytes
+
+
+def _data_start(path: str, stream, appended_at: int) -> int:
+    """Offset of the first payload byte: just after the ``_`` that follows the
+    ``<AppendedData ...>`` tag."""
+    stream.seek(appended_at)
+    head = stream.read(4096)
+    close = head.find(b">")
+    marker = head.find(b"_", close)
+    if close < 0 or marker < 0 or head[close + 1:marker].strip():
+        raise file_error(path, "has <AppendedData> without the '_' that starts its data")
+    return appended_at + marker + 1
+
+
+def check_payloads(declared: Declared, payloads: list, file_attrs: dict, stream,
+                   appended_at: int | None, encoding: str) -> None:
+    """Check every payload of a scanned XML file (see the module docstring).
+
+    Raises
+    ------
+    DataFileError
+        Naming the file, the array and the size that does not fit.
+
+    Examples
+    --------
+    >>> import io
+    >>> from daxpy.io.file_checks import Declared
+    >>> from daxpy.io.xml_payload import ArrayPayload, check_payloads
+    >>> payload = ArrayPayload("<DataArray Name=\\"t\\">", "UInt8", 1, 4, "ascii", None)
+    >>> payload.add_text("1 2 3")
+    >>> check_payloads(Declared("g.vti"), [payload], {}, io.BytesIO(), None, "base64")
+    Traceback (most recent call last):
+    ...
+    daxpy.errors.DataFileError: 'g.vti' has <DataArray Name="t"> declaring 4 values, ...
+    """
+    path = declared.path
+    order = ">" if file_attrs.get("byte_order") == "BigEndian" else "<"
+    fmt = order + ("Q" if file_attrs.get("header_type") == "UInt64" else "I")
+    compressor = file_attrs.get("compressor") or None
+    stream.seek(0, 2)
+    size = stream.tell()
+    start = None
+    for payload in payloads:
+        if payload.kind == "String":
+            continue  # strings have no fixed size: VTK reads what is there
+        if payload.format == "ascii":
+            least = None if payload.values is None else payload.values - (not payload.exact)
+            if least is not None and payload.tokens < least:
+                raise file_error(path, f"has {payload.what} declaring {least} "
+                                 f"values, but its text holds {payload.tokens}")
+            continue
+        if payload.format == "binary":
+            source = _inline_source(payload)
+        else:
+            if appended_at is None:
+                raise file_error(path, f"has {payload.what} in appended format, but no "
+                                 "<AppendedData>")
+            start = start or _data_start(path, stream, appended_at)
+            if start + payload.offset >= size:
+                raise file_error(path, f"has {payload.what} at offset {payload.offset}, "
+                                 f"past the end of the file ({size} bytes)")
+            source = _appended_source(stream, start + payload.offset, size, encoding == "raw")
+        nbytes = _payload_bytes(declared, payload, source, fmt, compressor)
+        if payload.values is None:
+            check_bytes(declared, payload.what, nbytes)
+        elif nbytes != payload.values * payload.item_bytes and (
+                payload.exact or nbytes > payload.values * payload.item_bytes):
+            raise file_error(path, f"has {payload.what} holding {nbytes} bytes, but its "
+                             f"header declares {payload.values} values of "
+                             f"{payload.item_bytes} bytes")

@@ -1,0 +1,1 @@
+"""Streaming: host data through the GPU in overlapped chunks (chunk plans, staging, movers)."""

@@ -1,0 +1,178 @@
+"""The chunk loop of a streamed pipeline run.
+
+For each chunk, in order: take a free slot from the mover (the host waits
+there only when every slot still has a chunk in flight), enqueue the copies of
+the chunk's inputs, run the stages on its sub-grid, convert owned results to
+their storage type if asked, and enqueue their copies into the whole outputs.
+Everything of one chunk goes to its slot's stream, so chunks on different
+slots overlap. See :mod:`daxpy.stream.streaming` for the user-facing side.
+
+Examples
+--------
+>>> import numpy as np, daxpy
+>>> from daxpy.stream.movers import NumpyMover
+>>> from daxpy.stream.program import plan, program_of
+>>> g = daxpy.UniformGrid(dims=(6,), point_data={"p": np.arange(6.0) ** 2})
+>>> pipe = daxpy.pipeline(g); grad = pipe.gradient("p")
+>>> prog = program_of(g, pipe.stages, [grad.name])
+>>> run = stream_chunks(NumpyMover(2, "auto"), g, pipe.stages, prog, plan(g, prog, 2), {})
+>>> run.outputs[grad.name][:, 0].tolist()
+[1.0, 2.0, 4.0, 6.0, 8.0, 9.0]
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..engine.run import run_unit
+from .transfer import storage_dtype, storage_error, to_storage
+
+
+@dataclass
+class LoopResult:
+    """What :func:`stream_chunks` gives back.
+
+    Attributes
+    ----------
+    outputs : dict of str to numpy.ndarray
+        The whole outputs (pinned on the GPU path), in their storage dtype.
+    sources : dict of str to daxpy.stream.movers.Source
+        How each input was read.
+    stage_ms : dict of int to float
+        Per stage index, its time summed over the chunks.
+    errors : dict of str to list
+        Per lower-precision output, ``(max abs error, max abs value)`` per chunk.
+    """
+
+    outputs: dict
+    sources: dict
+    stage_ms: dict = field(default_factory=dict)
+    errors: dict = field(default_factory=dict)
+
+
+def _units(stages, keep: dict, dataset, backend: str, fuse: bool) -> list:
+    """Groups of stages run together: CUDA fuses chains of maps into one kernel
+    (:func:`daxpy.cuda.pipeline_fusion.plan_units`); NumPy runs stages one by one."""
+    if backend != "cuda":
+        return [[stage] for stage in stages]
+    from ..cuda.pipeline_fusion import plan_units
+
+    return plan_units(stages, list(keep), dataset, fuse)
+
+
+def run_stages_on(stages, dataset, keep: dict, backend: str, mark,
+                  fuse: bool = True) -> tuple[dict, list]:
+    """Run ``stages`` on one chunk; return its ``keep`` fields and per-unit time marks
+    (a fused unit's time goes to its last stage).
+
+    Intermediates that no later stage reads are dropped as soon as possible.
+
+    Examples
+    --------
+    >>> import numpy as np, daxpy
+    >>> g = daxpy.UniformGrid(dims=(3,), point_data={"p": np.arange(3.0)})
+    >>> pipe = daxpy.pipeline(g); m = pipe.gradient("p").magnitude()
+    >>> out, marks = run_stages_on(pipe.stages, g, {m.name: "points"}, "cpu", lambda: 0)
+    >>> out[m.name].tolist(), len(marks)
+    ([1.0, 1.0, 1.0], 2)
+    """
+    remaining: dict[str, int] = {}
+    for stage in stages:
+        for name in stage.inputs:
+            remaining[name] = remaining.get(name, 0) + 1
+    working, marks = dataset, []
+    for unit in _units(stages, keep, dataset, backend, fuse):
+        begin = mark()
+        if backend == "cuda":
+            working, _ = run_unit(unit, working)
+        else:
+            configured = copy.copy(unit[0].filter)
+            configured.backend = backend
+            working = configured.execute(working)
+        marks.append((unit[-1].index, begin, mark()))
+        for name in (n for stage in unit for n in stage.inputs):
+            remaining[name] -= 1
+            if remaining[name] == 0 and name not in keep:
+                for data in (working.point_data, working.cell_data):
+                    data.pop(name, None)
+    return {name: working.field(name, association)[0]
+            for name, association in keep.items()}, marks
+
+
+def _allocate(mover, dataset, program, storage: dict) -> dict:
+    """Whole outputs; lower-precision ones as their 2-byte raw bits."""
+    outputs = {}
+    for name in program.outputs:
+        association, dtype, comps = program.fields[name]
+        rows = dataset.n_points if association == "points" else dataset.n_cells
+        target = np.uint16 if storage.get(name) else dtype
+        outputs[name] = mover.host_empty((rows,) + tuple(comps), target)
+    return outputs
+
+
+def stream_chunks(mover, dataset, stages, program, chunks, storage: dict,
+                  fuse: bool = True) -> LoopResult:
+    """Run every chunk through ``mover``.
+
+    Parameters
+    ----------
+    mover : daxpy.stream.movers.NumpyMover or CudaMover
+    dataset : DataSet
+        The whole source, with host fields.
+    stages : list of daxpy.engine.stage.Stage
+    program : daxpy.stream.program.Program
+    chunks : list of daxpy.stream.chunks.Chunk
+    storage : dict of str to str
+        Outputs to store in lower precision (``"float16"``/``"bfloat16"``).
+    fuse : bool
+        Fuse chains of maps into one kernel on the GPU (as whole-grid runs do).
+
+    Returns
+    -------
+    LoopResult
+    """
+    raw = _allocate(mover, dataset, program, storage)
+    sources = {name: mover.prepare(dataset.fields(association)[name])
+               for name, association in program.reads.items()}
+    keep = {name: program.fields[name][0] for name in program.outputs}
+    errors = {name: [] for name in storage}
+    timeline = []
+    for chunk in chunks:
+        slot = mover.slot(chunk.index)
+        fields = {"points": {}, "cells": {}}
+        for name, association in program.reads.items():
+            fields[association][name] = mover.upload(sources[name], name,
+                                                     chunk.read(association), slot)
+        data = chunk.grid.with_fields(fields["points"], fields["cells"])
+
+        def run(data=data, chunk=chunk, slot=slot):
+            results, marks = run_stages_on(stages, data, keep, mover.backend,
+                                           lambda: mover.mark(slot), fuse)
+            timeline.extend(marks)
+            pieces = {}
+            for name, association in keep.items():
+                first, stop, local = chunk.owned(association)
+                owned = results[name][local:local + stop - first]
+                if storage.get(name):
+                    stored = to_storage(mover.xp, owned, storage[name])
+                    errors[name].append(storage_error(mover.xp, owned, stored, storage[name]))
+                    owned = stored.view(mover.xp.uint16)
+                pieces[name] = owned
+            return pieces
+
+        pieces = mover.compute(slot, run)
+        for name, piece in pieces.items():
+            first, stop, _ = chunk.owned(keep[name])
+            if stop > first:
+                mover.download(piece, raw[name][first:stop], slot)
+        mover.retire(slot, [data, pieces], [chunk.grid])
+    mover.finish()
+    stage_ms: dict[int, float] = {}
+    for index, begin, end in timeline:
+        stage_ms[index] = stage_ms.get(index, 0.0) + mover.elapsed_ms(begin, end)
+    outputs = {name: values.view(storage_dtype(storage[name])) if storage.get(name)
+               else values for name, values in raw.items()}
+    return LoopResult(outputs, sources, stage_ms, errors)

@@ -1,0 +1,366 @@
+"""Chunked, overlapped host->device->host runs of pipelines, in and out of core.
+
+When a pipeline runs on the CUDA backend with host inputs and host outputs
+(``pipe.run(backend="cuda")``, the default ``to="host"``), its grid is cut
+into chunks (:mod:`daxpy.stream.chunks`): slabs with the pipeline's halo on
+structured grids, cell ranges with their points on unstructured ones. Each
+chunk's inputs are copied from page-locked host memory, its stages run, and
+its owned results are copied straight into pinned output arrays, which are
+returned as the NumPy fields of the result (no further copy). Chunks cycle
+through a few CUDA streams, so the copies in, the kernels and the copies out
+of neighbouring chunks overlap (:mod:`daxpy.stream.movers`).
+
+The same chunking runs grids larger than the GPU: with ``max_device_bytes``
+the chunks in flight together stay under that many bytes of device memory,
+and each chunk's device topology is freed after it (without a budget it stays
+cached for the next run, as the whole-grid runner keeps a grid's). Results are
+bitwise those of the whole-grid run.
+
+Settings (:func:`configure`, or keyword arguments of :func:`run_streamed`):
+
+- ``chunk_bytes``: device working set of one chunk (default 64 MiB);
+- ``max_device_bytes``: device memory the run may use (default: no limit;
+  environment variable ``DAXPY_MAX_DEVICE_BYTES``);
+- ``streams``: chunks in flight (default 3);
+- ``staging``: how inputs reach the device (:data:`daxpy.stream.transfer.STAGING_POLICIES`);
+- ``storage``: ``"float16"`` or ``"bfloat16"`` (or ``{field: kind}``) to store
+  floating outputs in 2 bytes, on request only; the profile reports the error;
+- ``mapped``: one elementwise stage reading and writing host memory directly
+  from its kernel (:mod:`daxpy.stream.mapped`), no chunks and no copies;
+- ``enabled``: False keeps pipelines on the whole-grid runner.
+
+Examples
+--------
+>>> import numpy as np, daxpy
+>>> g = daxpy.UniformGrid(dims=(4, 4, 9), point_data={"p": np.arange(144.0)})
+>>> pipe = daxpy.pipeline(g)
+>>> grad = pipe.gradient("p")
+>>> out, prof = run_streamed(pipe.dataset, pipe.stages, [grad.name], backend="cpu",
+...                          chunk_bytes=2500)
+>>> prof.chunks, out.point_data[grad.name][100].tolist()
+(5, [1.0, 4.0, 16.0])
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..data.arrays import is_device_array
+from ..errors import ArgumentError
+from ..engine.backend import resolve_backend
+from ..engine.run import Profile, StageRecord, run_in_core
+from .loop import stream_chunks
+from .movers import make_mover
+from .program import NotStreamable, plan_within, position_dependent, program_of
+from .transfer import STAGING_POLICIES, STORAGE_KINDS, storage_dtype
+
+
+def _env_bytes() -> int | None:
+    value = os.environ.get("DAXPY_MAX_DEVICE_BYTES", "").strip()
+    if not value:
+        return None
+    try:
+        number = float(value)
+    except ValueError:
+        number = math.nan
+    if not (math.isfinite(number) and number >= 1 and number == int(number)):
+        raise ArgumentError(f"DAXPY_MAX_DEVICE_BYTES must be a positive whole number of "
+                            f"bytes, got {value!r}")
+    return int(number)
+
+
+def _require_count(name: str, value, optional: bool = False) -> None:
+    """Refuse a setting that is not a positive int (bool and float included)."""
+    if optional and value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ArgumentError(f"{name} must be a positive integer{' or None' if optional else ''}"
+                            f", got {value!r}")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How pipelines stream; see the module docstring for each field."""
+
+    chunk_bytes: int = 64 << 20
+    max_device_bytes: int | None = field(default_factory=_env_bytes)
+    streams: int = 3
+    staging: str = "auto"
+    storage: Any = None
+    mapped: bool = False
+    enabled: bool = True
+
+    def __post_init__(self):
+        _require_count("chunk_bytes", self.chunk_bytes)
+        _require_count("max_device_bytes", self.max_device_bytes, optional=True)
+        _require_count("streams", self.streams)
+        if self.staging not in STAGING_POLICIES:
+            raise ArgumentError(f"staging must be one of {STAGING_POLICIES}, "
+                                f"got {self.staging!r}")
+        for name in ("mapped", "enabled"):
+            if not isinstance(getattr(self, name), bool):
+                raise ArgumentError(f"{name} must be True or False, "
+                                    f"got {getattr(self, name)!r}")
+
+
+_SETTINGS: ContextVar[Settings | None] = ContextVar("daxpy_stream_settings", default=None)
+
+
+def current_settings() -> Settings:
+    """The settings in effect (defaults, or those of the innermost :func:`configure`).
+
+    Examples
+    --------
+    >>> current_settings().streams
+    3
+    """
+    return _SETTINGS.get() or Settings()
+
+
+def _replaced(settings: Settings, changes: dict) -> Settings:
+    unknown = sorted(set(changes) - {f.name for f in dataclasses.fields(Settings)})
+    if unknown:
+        raise ArgumentError(f"unknown streaming setting(s) {unknown}; the settings are "
+                            f"{[f.name for f in dataclasses.fields(Settings)]}")
+    return dataclasses.replace(settings, **changes)
+
+
+@contextmanager
+def configure(**changes):
+    """Change streaming settings inside a ``with`` block.
+
+    Examples
+    --------
+    >>> with configure(max_device_bytes=1 << 20):
+    ...     current_settings().max_device_bytes
+    1048576
+    """
+    token = _SETTINGS.set(_replaced(current_settings(), changes))
+    try:
+        yield
+    finally:
+        _SETTINGS.reset(token)
+
+
+@dataclass
+class StreamProfile(Profile):
+    """A pipeline :class:`~daxpy.engine.run.Profile` plus what streaming did.
+
+    Attributes
+    ----------
+    chunks : int
+        Chunks the grid was cut into.
+    depth : int
+        Halo layers (structured) or neighbour rings + 1 (unstructured).
+    inputs : dict of str to str
+        How each input reached the device (``registered``, ``staged``...).
+    storage_error : dict of str to dict
+        Per lower-precision output: ``max_abs_error``, ``max_abs`` and their ratio.
+    """
+
+    chunks: int = 0
+    depth: int = 0
+    inputs: dict = field(default_factory=dict)
+    storage_error: dict = field(default_factory=dict)
+
+    def __str__(self) -> str:
+        lines = [super().__str__(), f"streamed in {self.chunks} chunk(s), depth {self.depth}; "
+                 f"inputs: {self.inputs}"]
+        for name, err in self.storage_error.items():
+            lines.append(f"{name} stored as {err['storage']}: max |error| "
+                         f"{err['max_abs_error']:.3g} (relative {err['relative']:.3g})")
+        return "\n".join(lines)
+
+
+
+
+def _storage(settings: Settings, program) -> dict:
+    """Outputs to store in lower precision: floating outputs the settings name."""
+    kinds = {}
+    for name in program.outputs:
+        kind = settings.storage
+        if isinstance(kind, dict):
+            kind = kind.get(name)
+        if kind is None:
+            continue
+        if kind not in STORAGE_KINDS:
+            raise ArgumentError(f"storage must be one of {STORAGE_KINDS}, got {kind!r}")
+        storage_dtype(kind)  # bfloat16 needs ml_dtypes: say so before any work
+        if program.fields[name][1].kind == "f":
+            kinds[name] = kind
+    return kinds
+
+
+def _error_report(errors: dict, storage: dict) -> dict:
+    report = {}
+    for name, found in errors.items():
+        worst = max((float(e) for e, _ in found), default=0.0)
+        top = max((float(t) for _, t in found), default=0.0)
+        report[name] = {"storage": storage[name], "max_abs_error": worst, "max_abs": top,
+                        "relative": worst / top if top else 0.0}
+    return report
+
+
+def _stage_bytes(dataset, program, stage) -> int:
+    """Bytes of a stage's inputs and output over the whole grid."""
+    total = 0
+    for name in stage.inputs + (stage.output,):
+        if name in program.fields:
+            association, dtype, comps = program.fields[name]
+            rows = dataset.n_points if association == "points" else dataset.n_cells
+            total += rows * dtype.itemsize * int(np.prod(comps))
+        elif name in program.reads:
+            total += int(dataset.fields(program.reads[name])[name].nbytes)
+    return total
+
+
+def run_streamed(dataset, stages, wanted, backend: str = "cuda", fuse: bool = True,
+                 **overrides):
+    """Run ``stages`` over ``dataset`` chunk by chunk; return ``(dataset, StreamProfile)``.
+
+    Parameters
+    ----------
+    dataset : DataSet
+        The source, with host (NumPy) fields.
+    stages : list of daxpy.engine.stage.Stage
+    wanted : list of str
+        Fields to return: stage outputs (in pinned memory on the GPU) or
+        source fields (returned as they are).
+    backend : {"cuda", "cpu"}
+        Where the chunks run (``"cpu"`` runs the same loop with NumPy).
+    fuse : bool
+        Fuse chains of maps into one kernel per chunk (CUDA), as whole-grid runs do.
+    **overrides
+        Settings for this run (see the module docstring).
+
+    Raises
+    ------
+    NotStreamable
+        For a pipeline with a map whose values depend on their position in
+        the field (it must run on the whole grid).
+    DeviceMemoryError
+        If ``max_device_bytes`` cannot hold the smallest chunks.
+
+    Examples
+    --------
+    >>> import numpy as np, daxpy
+    >>> g = daxpy.UniformGrid(dims=(5, 5), point_data={"p": np.arange(25.0)})
+    >>> pipe = daxpy.pipeline(g); c = pipe.point_to_cell("p")
+    >>> out, _ = run_streamed(g, pipe.stages, [c.name], backend="cpu", chunk_bytes=64)
+    >>> out.cell_data[c.name].tolist()[:3]
+    [3.0, 4.0, 5.0]
+    """
+    settings = _replaced(current_settings(), overrides)
+    if backend not in ("cpu", "cuda"):
+        raise ArgumentError(f"backend must be 'cpu' or 'cuda', got {backend!r}")
+    program = program_of(dataset, stages, wanted)
+    if not program.position_free:
+        raise NotStreamable(position_dependent("in chunks"))
+    storage = _storage(settings, program)
+    profile = StreamProfile(backend=backend, depth=program.depth)
+    if settings.mapped:
+        from .mapped import run_mapped
+
+        if storage or backend != "cuda":
+            raise ArgumentError("mapped=True runs on the CUDA backend, without storage")
+
+        run = run_mapped(dataset, stages, program)
+        profile.chunks = 1
+    else:
+        chunks = plan_within(dataset, program, settings.chunk_bytes,
+                             settings.max_device_bytes, settings.streams)
+        mover = make_mover(backend, settings.streams, settings.staging,
+                           keep_topology=settings.max_device_bytes is None)
+        run = stream_chunks(mover, dataset, stages, program, chunks, storage, fuse)
+        profile.chunks, profile.peak_bytes = len(chunks), mover.peak_bytes
+    profile.uploads, profile.downloads = len(run.sources), len(run.outputs)
+    profile.inputs = {name: source.mode for name, source in run.sources.items()}
+    profile.storage_error = _error_report(run.errors, storage)
+    for stage in stages:
+        profile.stages.append(StageRecord(stage.index, stage.verb, stage.output,
+                                          run.stage_ms.get(stage.index, 0.0),
+                                          _stage_bytes(dataset, program, stage)))
+    result = dataset.with_fields()
+    for data in (result.point_data, result.cell_data):
+        for name in list(data):
+            if name not in program.passed:
+                del data[name]
+    for name, values in run.outputs.items():
+        result.fields(program.fields[name][0])[name] = values
+    return result, profile
+
+
+def wants_streaming(dataset, stages) -> bool:
+    """Whether a CUDA run to the host should stream: streaming is enabled, there
+    are stages, and every field they read is a host array.
+
+    Examples
+    --------
+    >>> import numpy as np, daxpy
+    >>> g = daxpy.UniformGrid(dims=(2,), point_data={"p": np.zeros(2)})
+    >>> pipe = daxpy.pipeline(g); _ = pipe.gradient("p")
+    >>> wants_streaming(g, pipe.stages), wants_streaming(g, [])
+    (True, False)
+    """
+    if not stages or not current_settings().enabled:
+        return False
+    produced = {s.output for s in stages}
+    for stage in stages:
+        for name in stage.inputs:
+            if name not in produced and is_device_array(dataset.field(name)[0]):
+                return False
+    return True
+
+
+def stream_or_none(dataset, stages, wanted, fuse: bool = True):
+    """:func:`run_streamed` on the GPU, or None where the pipeline cannot stream
+    (the caller then runs it on the whole grid, which reports any error).
+
+    Examples
+    --------
+    >>> callable(stream_or_none)
+    True
+    """
+    if not wants_streaming(dataset, stages):
+        return None
+    try:
+        program = program_of(dataset, stages, wanted)
+    except NotStreamable:  # the whole-grid run reports any real error itself
+        return None
+    if not program.position_free:
+        return None
+    return run_streamed(dataset, stages, wanted, backend="cuda", fuse=fuse)
+
+
+def run_stages(dataset, stages, wanted, backend: str, to: str,
+               fuse: bool = True, concurrent: bool = True):
+    """Run ``stages`` over ``dataset``; return ``(outputs dataset, Profile)``.
+
+    Host inputs to host outputs on the CUDA backend stream in chunks where the
+    pipeline can (:func:`stream_or_none`); every other run, and a pipeline that
+    cannot stream, runs on the whole grid (:func:`daxpy.engine.run.run_in_core`,
+    which also says what ``fuse`` and ``concurrent`` do).
+
+    Examples
+    --------
+    >>> import numpy as np, daxpy
+    >>> g = daxpy.UniformGrid(dims=(3,), point_data={"p": np.arange(3.0) ** 2})
+    >>> pipe = daxpy.pipeline(g); grad = pipe.gradient("p")
+    >>> out, _ = run_stages(g, pipe.stages, [grad.name], "cpu", "host")
+    >>> out.point_data[grad.name][:, 0].tolist()
+    [1.0, 2.0, 3.0]
+    """
+    if to == "host" and resolve_backend(backend) == "cuda":
+        # Host inputs to host outputs: chunked, overlapped copies.
+        streamed = stream_or_none(dataset, stages, list(wanted), fuse)
+        if streamed is not None:
+            return streamed
+    return run_in_core(dataset, stages, wanted, backend, to, fuse, concurrent)
