@@ -6,8 +6,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from daxpy.errors import ExpressionError, UnknownFieldError
-from daxpy.data.expressions import (FUNCTIONS, MAX_LENGTH, MAX_NODES, OPS, Const, FieldRef, Op,
-                               evaluate, parse, working_dtype)
+from daxpy.data.expression_text import MAX_LENGTH
+from daxpy.data.expressions import (FUNCTIONS, MAX_NODES, OPS, Const, FieldRef, Op,
+                                    evaluate, parse, working_dtype)
 
 
 def test_ir_of_arithmetic_follows_python_precedence():

@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 import daxpy
 from daxpy.cuda.dispatch import kernel_source
 from daxpy.errors import (ArgumentError, ExpressionError, FieldError, UnknownFieldError)
-from daxpy.data.expressions import FUNCTIONS, MAX_LENGTH, MAX_NODES, parse
+from daxpy.data.expression_text import MAX_LENGTH
+from daxpy.data.expressions import FUNCTIONS, MAX_NODES, parse
 from daxpy.filters import (BiasAdd, CellToPoint, FieldMap, Gradient, Magnitude, PassThrough,
                            PointToCell)
 

@@ -25,7 +25,6 @@ from hypothesis import strategies as st
 
 vtk = pytest.importorskip("vtk")
 
-import daxpy  # noqa: E402
 from daxpy.engine.dispatch import execute  # noqa: E402
 
 from averaging_reference import vtk_average  # noqa: E402

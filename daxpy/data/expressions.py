@@ -29,7 +29,7 @@ from typing import Callable, Mapping, Union
 import numpy as np
 
 from ..errors import ExpressionError, UnknownFieldError
-from .expression_text import MAX_LENGTH, check_text, shorten
+from .expression_text import check_text, shorten
 
 MAX_NODES = 256
 """Most syntax-tree nodes accepted; bounds parse and evaluation work and depth."""
@@ -274,7 +274,7 @@ def parse(source: str) -> Expression:
     ExpressionError
         For anything outside that set (attribute access, subscripts, lambdas,
         other calls, keyword arguments, strings, dunder names...), for syntax
-        errors, and for expressions longer than :data:`MAX_LENGTH` characters
+        errors, and for expressions longer than :data:`~daxpy.data.expression_text.MAX_LENGTH` characters
         or :data:`MAX_NODES` nodes; the message names the construct and column.
 
     Examples
