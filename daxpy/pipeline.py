@@ -22,9 +22,10 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
+from . import filters as _filters  # noqa: F401  (importing the filters declares their verbs)
 from .data.dataset import DataSet
+from .data.verbs import registered_verbs
 from .errors import ArgumentError
-from .data.expressions import Expression, FieldRef, Op, parse
 from .engine.stage import Stage
 from .stream.streaming import run_stages
 
@@ -33,6 +34,8 @@ class Node:
     """A field of the pipeline (a dataset field or a stage output) to chain from.
 
     Every verb returns a new node; calling two verbs on one node branches.
+    The verbs are the declared ones (:mod:`daxpy.data.verbs`), attached as
+    methods when this module is imported.
     """
 
     def __init__(self, pipeline: "Pipeline", name: str):
@@ -45,127 +48,6 @@ class Node:
     def _then(self, verb: str, make_filter, result: str | None,
               association: str | None = None):
         return self.pipeline._add(verb, make_filter, (self.name,), result, association)
-
-    def gradient(self, result: str | None = None, **options) -> "Node":
-        """Point (or, with ``kind="cell"``, cell) gradient of this field.
-
-        Examples
-        --------
-        >>> import numpy as np, daxpy
-        >>> g = daxpy.UniformGrid(dims=(3, 3), point_data={"p": np.zeros(9)})
-        >>> daxpy.pipeline(g).field("p").gradient().name
-        'gradient_1'
-        """
-        from .filters import Gradient
-
-        where = "cells" if options.get("kind", "point") == "cell" else "points"
-        node = self._then("gradient", lambda src, out: Gradient(src, result=out, **options),
-                          result, where)
-        # Divergence, vorticity and Q-criterion are outputs of the same stage.
-        stage = self.pipeline.stages[-1]
-        for name in stage.filter.derived.values():
-            self.pipeline._register_output(name, where)
-        return node
-
-    def magnitude(self, result: str | None = None) -> "Node":
-        """Euclidean norm over this field's components.
-
-        Examples
-        --------
-        >>> import numpy as np, daxpy
-        >>> g = daxpy.UniformGrid(dims=(3,), point_data={"v": np.ones((3, 3))})
-        >>> daxpy.pipeline(g).field("v").magnitude("m").name
-        'm'
-        """
-        from .filters import Magnitude
-
-        return self._then("magnitude", lambda src, out: Magnitude(src, result=out), result)
-
-    def point_to_cell(self, result: str | None = None) -> "Node":
-        """Average of this point field over each cell's corners.
-
-        Examples
-        --------
-        >>> import numpy as np, daxpy
-        >>> g = daxpy.UniformGrid(dims=(3,), point_data={"p": np.zeros(3)})
-        >>> daxpy.pipeline(g).field("p").point_to_cell().name
-        'point_to_cell_1'
-        """
-        from .filters import PointToCell
-
-        return self._then("point_to_cell",
-                          lambda src, out: PointToCell(src, result=out), result, "cells")
-
-    def cell_to_point(self, result: str | None = None) -> "Node":
-        """Average of this cell field over the cells around each point.
-
-        Examples
-        --------
-        >>> import numpy as np, daxpy
-        >>> g = daxpy.UniformGrid(dims=(3,), cell_data={"c": np.zeros(2)})
-        >>> daxpy.pipeline(g).field("c").cell_to_point().name
-        'cell_to_point_1'
-        """
-        from .filters import CellToPoint
-
-        return self._then("cell_to_point",
-                          lambda src, out: CellToPoint(src, result=out), result, "points")
-
-    def bias_add(self, bias, result: str | None = None) -> "Node":
-        """This field plus ``bias`` repeated along its flattened last axis.
-
-        Examples
-        --------
-        >>> import numpy as np, daxpy
-        >>> g = daxpy.UniformGrid(dims=(2,), point_data={"p": np.zeros(2)})
-        >>> daxpy.pipeline(g).field("p").bias_add([1.0]).name
-        'bias_add_1'
-        """
-        from .filters import BiasAdd
-
-        return self._then("bias_add",
-                          lambda src, out: BiasAdd(src, bias, result=out), result)
-
-    def pass_through(self, dtype=None, result: str | None = None) -> "Node":
-        """A copy of this field, optionally converted to ``dtype``.
-
-        Examples
-        --------
-        >>> import numpy as np, daxpy
-        >>> g = daxpy.UniformGrid(dims=(2,), point_data={"p": np.zeros(2)})
-        >>> daxpy.pipeline(g).field("p").pass_through("float64").name
-        'pass_through_1'
-        """
-        from .filters import PassThrough
-
-        return self._then("pass_through",
-                          lambda src, out: PassThrough(src, result=out, dtype=dtype), result)
-
-    def map(self, expression: str, result: str | None = None) -> "Node":
-        """An elementwise expression in which ``x`` names this field.
-
-        Other fields (of the dataset or earlier outputs) may appear by name too;
-        the stage then also waits for the stages that write them.
-
-        Examples
-        --------
-        >>> import numpy as np, daxpy
-        >>> g = daxpy.UniformGrid(dims=(2,), point_data={"p": np.zeros(2)})
-        >>> daxpy.pipeline(g).field("p").map("sin(x) ** 2").name
-        'map_1'
-        """
-        from .filters import FieldMap
-
-        bound = _bind_x(expression, self.name)
-        others = tuple(n for n in bound.fields if n != self.name)
-        for name in others:
-            if name not in self.pipeline._associations:
-                self.pipeline.field(name)
-
-        def make(src, out):
-            return FieldMap(bound, result=out, association=self.pipeline._association(src))
-
-        return self.pipeline._add("map", make, (self.name,) + others, result, None)
 
 
 class Pipeline:
@@ -351,25 +233,6 @@ class Pipeline:
         return names
 
 
-def _bind_x(expression: str, field_name: str) -> Expression:
-    """Parse ``expression`` and make its variable ``x`` read ``field_name``.
-
-    The name is bound in the parsed tree, never pasted into the text, so any
-    field name works and none can change what the expression computes.
-    """
-    parsed = parse(expression)
-
-    def rename(node):
-        if isinstance(node, FieldRef) and node.name == "x":
-            return FieldRef(field_name)
-        if isinstance(node, Op):
-            return Op(node.op, tuple(rename(arg) for arg in node.args))
-        return node
-
-    fields = tuple(dict.fromkeys(field_name if n == "x" else n for n in parsed.fields))
-    return Expression(parsed.source, rename(parsed.root), fields)
-
-
 def pipeline(dataset: Any) -> Pipeline:
     """Start a lazy pipeline over ``dataset``.
 
@@ -381,3 +244,18 @@ def pipeline(dataset: Any) -> Pipeline:
     'gradient_1'
     """
     return Pipeline(dataset)
+
+
+def _attach_verbs() -> None:
+    """Make every declared verb a method of :class:`Node` (done once, on import).
+
+    Examples
+    --------
+    >>> Node.magnitude is registered_verbs()["magnitude"].method
+    True
+    """
+    for name, verb in registered_verbs().items():
+        setattr(Node, name, verb.method)
+
+
+_attach_verbs()

@@ -14,6 +14,8 @@ from __future__ import annotations
 from daxpy.worklets.bias_add import as_bias
 
 from daxpy.engine.dispatch import execute
+from daxpy.errors import ArgumentError
+from daxpy.data.verbs import Verb, register_verb
 
 from ._base import FieldFilter, result_name
 
@@ -81,3 +83,35 @@ class BiasAdd(FieldFilter):
         biased = execute("bias_add", dataset, values, association, backend=self.backend,
                          bias=self.bias)
         return {association: {self.result: biased}}
+
+
+def bias_add(node, bias, result: str | None = None):
+    """This field plus ``bias`` repeated along its flattened last axis.
+
+    Examples
+    --------
+    >>> import numpy as np, daxpy
+    >>> g = daxpy.UniformGrid(dims=(2,), point_data={"p": np.zeros(2)})
+    >>> daxpy.pipeline(g).field("p").bias_add([1.0]).name
+    'bias_add_1'
+    """
+    return node._then("bias_add", lambda src, out: BiasAdd(src, bias, result=out), result)
+
+
+def _parse_bias(step: str, argument: str) -> dict:
+    """The step's biases, numbers separated by commas.
+
+    Examples
+    --------
+    >>> _parse_bias("bias_add=1,2.5", "1,2.5")
+    {'bias': [1.0, 2.5]}
+    """
+    try:
+        return {"bias": [float(value) for value in argument.split(",")]}
+    except ValueError:
+        raise ArgumentError(f"step {step!r}: bias_add takes numbers separated by commas "
+                            "(bias_add=1 or bias_add=1,2,3)") from None
+
+
+register_verb(Verb("bias_add", bias_add, 60, "the field plus a bias repeated along its last "
+                   "axis", argument="B1[,B2...]", required=True, parse=_parse_bias))

@@ -10,6 +10,7 @@ Examples
 """
 
 from __future__ import annotations
+from daxpy.data.verbs import Verb, register_verb
 
 from .point_to_cell import _AveragingFilter
 
@@ -60,3 +61,20 @@ class CellToPoint(_AveragingFilter):
     """
 
     _worklet, _source, _target = "cell_to_point", "cells", "points"
+
+
+def cell_to_point(node, result: str | None = None):
+    """Average of this cell field over the cells around each point.
+
+    Examples
+    --------
+    >>> import numpy as np, daxpy
+    >>> g = daxpy.UniformGrid(dims=(3,), cell_data={"c": np.zeros(2)})
+    >>> daxpy.pipeline(g).field("c").cell_to_point().name
+    'cell_to_point_1'
+    """
+    return node._then("cell_to_point",
+                      lambda src, out: CellToPoint(src, result=out), result, "points")
+
+
+register_verb(Verb("cell_to_point", cell_to_point, 40, "average of a cell field onto the points"))

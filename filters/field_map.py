@@ -14,6 +14,8 @@ from __future__ import annotations
 from daxpy.worklets.field_map import as_expression
 
 from daxpy.engine.dispatch import execute
+from daxpy.data.verbs import Verb, register_verb
+from daxpy.data.expressions import Expression, FieldRef, Op, parse
 from daxpy.data.fields import check_association
 
 from ._base import Filter, result_name
@@ -93,3 +95,68 @@ class FieldMap(Filter):
         mapped = execute("field_map", dataset, first, self.association, backend=self.backend,
                          expression=self.expression, fields=arrays)
         return {self.association: {self.result: mapped}}
+
+
+def map(node, expression: str, result: str | None = None):  # noqa: A001 (the verb's name)
+    """An elementwise expression in which ``x`` names this field.
+
+    Other fields (of the dataset or earlier outputs) may appear by name too;
+    the stage then also waits for the stages that write them.
+
+    Examples
+    --------
+    >>> import numpy as np, daxpy
+    >>> g = daxpy.UniformGrid(dims=(2,), point_data={"p": np.zeros(2)})
+    >>> daxpy.pipeline(g).field("p").map("sin(x) ** 2").name
+    'map_1'
+    """
+    pipe = node.pipeline
+    bound = _bind_x(expression, node.name)
+    others = tuple(n for n in bound.fields if n != node.name)
+    for name in others:
+        if name not in pipe._associations:
+            pipe.field(name)
+
+    def make(src, out):
+        return FieldMap(bound, result=out, association=pipe._association(src))
+
+    return pipe._add("map", make, (node.name,) + others, result, None)
+
+
+def _bind_x(expression: str, field_name: str) -> Expression:
+    """Parse ``expression`` and make its variable ``x`` read ``field_name``.
+
+    The name is bound in the parsed tree, never pasted into the text, so any
+    field name works and none can change what the expression computes.
+
+    Examples
+    --------
+    >>> _bind_x("x + y", "p").fields
+    ('p', 'y')
+    """
+    parsed = parse(expression)
+
+    def rename(node):
+        if isinstance(node, FieldRef) and node.name == "x":
+            return FieldRef(field_name)
+        if isinstance(node, Op):
+            return Op(node.op, tuple(rename(arg) for arg in node.args))
+        return node
+
+    fields = tuple(dict.fromkeys(field_name if n == "x" else n for n in parsed.fields))
+    return Expression(parsed.source, rename(parsed.root), fields)
+
+
+def _parse_expression(step: str, argument: str) -> dict:
+    """The step's expression (checked when the stage is built).
+
+    Examples
+    --------
+    >>> _parse_expression("map=sin(x)", "sin(x)")
+    {'expression': 'sin(x)'}
+    """
+    return {"expression": argument}
+
+
+register_verb(Verb("map", map, 50, "an elementwise expression in x (the field)",
+                   argument="EXPRESSION", required=True, parse=_parse_expression))

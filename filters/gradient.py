@@ -15,6 +15,7 @@ import numpy as np
 
 from daxpy.engine.dispatch import execute
 from daxpy.errors import ArgumentError, FieldError
+from daxpy.data.verbs import Verb, register_verb
 
 from ._base import FieldFilter, output_name, result_name
 
@@ -130,3 +131,41 @@ class Gradient(FieldFilter):
             new[name] = execute(derived, dataset, gradient, target, backend=self.backend,
                                 field_name=f"gradient of {self.field!r}")
         return {target: new}
+
+
+def gradient(node, result: str | None = None, **options):
+    """Point (or, with ``kind="cell"``, cell) gradient of this field.
+
+    Examples
+    --------
+    >>> import numpy as np, daxpy
+    >>> g = daxpy.UniformGrid(dims=(3, 3), point_data={"p": np.zeros(9)})
+    >>> daxpy.pipeline(g).field("p").gradient().name
+    'gradient_1'
+    """
+    where = "cells" if options.get("kind", "point") == "cell" else "points"
+    pipe = node.pipeline
+    new = node._then("gradient", lambda src, out: Gradient(src, result=out, **options),
+                     result, where)
+    # Divergence, vorticity and Q-criterion are outputs of the same stage.
+    for name in pipe.stages[-1].filter.derived.values():
+        pipe._register_output(name, where)
+    return new
+
+
+def _parse_kind(step: str, argument: str) -> dict:
+    """The step's gradient kind: ``point`` (the default) or ``cell``.
+
+    Examples
+    --------
+    >>> _parse_kind("gradient=cell", "cell")
+    {'kind': 'cell'}
+    """
+    if argument not in ("", *_KINDS):
+        raise ArgumentError(f"step {step!r}: gradient takes 'point' or 'cell' "
+                            "(gradient=cell), or nothing")
+    return {"kind": argument or "point"}
+
+
+register_verb(Verb("gradient", gradient, 10, "point gradient (gradient=cell: cell gradient)",
+                   argument="point|cell", parse=_parse_kind))

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from daxpy.engine.dispatch import execute
 
+from daxpy.data.verbs import Verb, register_verb
+
 from ._base import FieldFilter, result_name
 
 __all__ = ["Magnitude"]
@@ -67,3 +69,19 @@ class Magnitude(FieldFilter):
         values, association = self.input_field(dataset)
         norm = execute("magnitude", dataset, values, association, backend=self.backend)
         return {association: {self.result: norm}}
+
+
+def magnitude(node, result: str | None = None):
+    """Euclidean norm over this field's components.
+
+    Examples
+    --------
+    >>> import numpy as np, daxpy
+    >>> g = daxpy.UniformGrid(dims=(3,), point_data={"v": np.ones((3, 3))})
+    >>> daxpy.pipeline(g).field("v").magnitude("m").name
+    'm'
+    """
+    return node._then("magnitude", lambda src, out: Magnitude(src, result=out), result)
+
+
+register_verb(Verb("magnitude", magnitude, 20, "Euclidean norm of each tuple"))

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from daxpy.data.arrays import all_finite, array_module
+from daxpy.data.verbs import Verb, register_verb
 from daxpy.engine.dispatch import execute
 from daxpy.errors import ArgumentError
 
@@ -115,3 +116,32 @@ def _check_integral(values, dtype: np.dtype, name: str) -> None:
             f"field {name!r} holds values in [{low}, {high}], outside the range of "
             f"{dtype} [{info.min}, {info.max}]"
         )
+
+
+def pass_through(node, dtype=None, result: str | None = None):
+    """A copy of this field, optionally converted to ``dtype``.
+
+    Examples
+    --------
+    >>> import numpy as np, daxpy
+    >>> g = daxpy.UniformGrid(dims=(2,), point_data={"p": np.zeros(2)})
+    >>> daxpy.pipeline(g).field("p").pass_through("float64").name
+    'pass_through_1'
+    """
+    return node._then("pass_through",
+                      lambda src, out: PassThrough(src, result=out, dtype=dtype), result)
+
+
+def _parse_dtype(step: str, argument: str) -> dict:
+    """The step's dtype (None: keep the field's); the filter checks it.
+
+    Examples
+    --------
+    >>> _parse_dtype("pass_through", "")
+    {'dtype': None}
+    """
+    return {"dtype": argument or None}
+
+
+register_verb(Verb("pass_through", pass_through, 70, "a copy of the field, converted to DTYPE "
+                   "if given", argument="DTYPE", parse=_parse_dtype))

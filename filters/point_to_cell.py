@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from daxpy.engine.dispatch import execute
 from daxpy.errors import FieldError
+from daxpy.data.verbs import Verb, register_verb
 
 from ._base import FieldFilter, result_name
 
@@ -95,3 +96,20 @@ def require_association(flt: FieldFilter, wanted: str) -> None:
             f"{type(flt).__name__} reads {wanted[:-1]} fields; field {flt.field!r} "
             f"was given association={flt.association!r}"
         )
+
+
+def point_to_cell(node, result: str | None = None):
+    """Average of this point field over each cell's corners.
+
+    Examples
+    --------
+    >>> import numpy as np, daxpy
+    >>> g = daxpy.UniformGrid(dims=(3,), point_data={"p": np.zeros(3)})
+    >>> daxpy.pipeline(g).field("p").point_to_cell().name
+    'point_to_cell_1'
+    """
+    return node._then("point_to_cell",
+                      lambda src, out: PointToCell(src, result=out), result, "cells")
+
+
+register_verb(Verb("point_to_cell", point_to_cell, 30, "average of a point field onto the cells"))

@@ -9,7 +9,7 @@ Examples
 --------
 >>> from daxpy.cli.args import parse_step, wavelet_size
 >>> parse_step("bias_add=1,2.5"), parse_step("gradient")
-(('bias_add', [1.0, 2.5]), ('gradient', 'point'))
+(('bias_add', {'bias': [1.0, 2.5]}), ('gradient', {'kind': 'point'}))
 >>> wavelet_size("wavelet:16"), wavelet_size("in.vti")
 (16, None)
 """
@@ -21,17 +21,17 @@ import math
 
 import numpy as np
 
+from .. import filters as _filters  # noqa: F401  (importing the filters declares their verbs)
+from ..data.verbs import parse_step, registered_verbs
 from ..errors import ArgumentError
 
 __all__ = ["VERBS", "argparse_type", "at_least_two", "dask_address", "dtype_name",
            "non_negative_int", "parse_step", "positive_int", "positive_seconds",
-           "source_spec", "step_spec", "wavelet_size"]
+           "source_spec", "step_help", "step_spec", "wavelet_size"]
 
-VERBS = ("gradient", "magnitude", "point_to_cell", "cell_to_point", "map", "bias_add",
-         "pass_through")
-"""Verbs of ``daxpy run --step``, in the order its help lists them."""
+VERBS = tuple(registered_verbs())
+"""Verbs of ``daxpy run --step``, in the order its help lists them (the declared verbs)."""
 
-_NO_ARGUMENT = ("magnitude", "point_to_cell", "cell_to_point")
 _WAVELET = "wavelet:"
 
 
@@ -187,48 +187,16 @@ def source_spec(text: str) -> str:
     return text
 
 
-def _bias(step: str, argument: str) -> list[float]:
-    try:
-        return [float(value) for value in argument.split(",")]
-    except ValueError:
-        raise ArgumentError(f"step {step!r}: bias_add takes numbers separated by commas "
-                            "(bias_add=1 or bias_add=1,2,3)") from None
-
-
-def parse_step(step: str) -> tuple[str, object]:
-    """Split a ``VERB[=ARG]`` step into its verb and its checked argument.
-
-    The argument is ``None`` for verbs without one, the gradient's kind
-    (``point`` by default), the list of biases, the expression, or the dtype
-    (``None``: keep the field's).
-
-    Raises
-    ------
-    ArgumentError
-        For an unknown verb, or a missing, unexpected or malformed argument.
+def step_help() -> str:
+    """One line per declared verb, for ``daxpy run --help``.
 
     Examples
     --------
-    >>> parse_step("bias_add=1,abc")
-    Traceback (most recent call last):
-    ...
-    daxpy.errors.ArgumentError: step 'bias_add=1,abc': bias_add takes numbers separated by commas (bias_add=1 or bias_add=1,2,3)
+    >>> step_help().splitlines()[0]
+    'gradient[=point|cell]: point gradient (gradient=cell: cell gradient);'
     """
-    verb, equals, argument = step.partition("=")
-    if verb not in VERBS:
-        raise ArgumentError(f"step {step!r}: the verb must be one of {list(VERBS)}")
-    if verb in ("map", "bias_add") and not argument:
-        raise ArgumentError(f"step {step!r}: {verb} needs an argument ({verb}=...)")
-    if verb in _NO_ARGUMENT and equals:
-        raise ArgumentError(f"step {step!r}: {verb} takes no argument")
-    if verb == "gradient":
-        if argument not in ("", "point", "cell"):
-            raise ArgumentError(f"step {step!r}: gradient takes 'point' or 'cell' "
-                                "(gradient=cell), or nothing")
-        return verb, argument or "point"
-    if verb == "bias_add":
-        return verb, _bias(step, argument)
-    return verb, argument or None  # map's expression, pass_through's dtype
+    verbs = registered_verbs().values()
+    return "\n".join(f"{verb.usage}: {verb.help};" for verb in verbs)
 
 
 def step_spec(text: str) -> str:

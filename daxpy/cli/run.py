@@ -1,9 +1,8 @@
 """``daxpy run``: a chain of filters over a dataset file, here or on a Dask cluster.
 
-Each ``--step`` is a pipeline verb, with its argument after ``=``:
-``gradient`` (``gradient=cell`` for the cell gradient), ``magnitude``,
-``point_to_cell``, ``cell_to_point``, ``map=EXPRESSION`` (``x`` is the field),
-``bias_add=1,2,3`` and ``pass_through=DTYPE``. With no ``--step`` the field
+Each ``--step`` is a pipeline verb, with its argument after ``=``; the verbs
+are the declared ones (:mod:`daxpy.data.verbs`), listed by ``daxpy run
+--help``. With no ``--step`` the field
 passes through as it is (its range is printed, and it is written). With
 ``--dask ADDRESS`` the chain runs through :mod:`daxpy.dask` on the cluster
 whose scheduler listens there, and the results are gathered before they are
@@ -32,8 +31,9 @@ import argparse
 import time
 
 from ..engine.backend import BACKENDS
-from .args import (VERBS, argparse_type, dask_address, non_negative_int, parse_step,
-                       positive_seconds, source_spec, step_spec, wavelet_size)
+from .args import (argparse_type, dask_address, non_negative_int, parse_step,
+                       positive_seconds, source_spec, step_help, step_spec,
+                   wavelet_size)
 from ..errors import ArgumentError
 from ..data.memory_budget import require_bytes
 
@@ -57,15 +57,8 @@ def chain_steps(node, steps: list[str]):
     'bias_add_2'
     """
     for step in steps:
-        verb, argument = parse_step(step)
-        if verb == "gradient":
-            node = node.gradient(kind=argument)
-        elif verb == "pass_through":
-            node = node.pass_through(dtype=argument)
-        elif verb in ("map", "bias_add"):
-            node = getattr(node, verb)(argument)
-        else:
-            node = getattr(node, verb)()
+        verb, options = parse_step(step)
+        node = getattr(node, verb)(**options)
     return node
 
 
@@ -175,7 +168,7 @@ def add_run_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--field", required=True, help="the field the chain starts from")
     parser.add_argument("--step", action="append", default=[], metavar="VERB[=ARG]",
                         type=argparse_type(step_spec),
-                        help=f"a verb of {', '.join(VERBS)} (repeat, in order)")
+                        help=f"a verb, repeated in order: {step_help()}".rstrip(";"))
     parser.add_argument("--dask", metavar="SCHEDULER_ADDRESS", type=argparse_type(dask_address),
                         help="run on the Dask cluster whose scheduler listens here")
     parser.add_argument("--dask-timeout", metavar="SECONDS", default=5.0,
