@@ -220,7 +220,7 @@ class Pipeline:
             leaves = []
             for stage in self.stages:
                 derived = getattr(stage.filter, "derived", {})
-                if stage.output not in read and getattr(stage.filter, "compute_gradient", True):
+                if stage.output not in read and stage.filter.writes_result:
                     leaves.append(stage.output)
                 leaves += [name for name in derived.values() if name not in read]
             return leaves

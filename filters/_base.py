@@ -97,6 +97,9 @@ class Filter:
         :class:`~daxpy.errors.NaNPolicyError` naming the field.
     """
 
+    writes_result = True
+    """Whether the filter writes its ``result`` field (False: only derived outputs)."""
+
     def __init__(self, *, backend: str = "auto", nan_policy: str = "propagate"):
         if nan_policy not in NAN_POLICIES:
             raise ArgumentError(

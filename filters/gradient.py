@@ -107,6 +107,11 @@ class Gradient(FieldFilter):
         self.derived = {worklet: name for worklet, default in _DERIVED
                         if (name := output_name(options[worklet], default, worklet))}
 
+    @property
+    def writes_result(self) -> bool:
+        """Whether the gradient itself is an output (``compute_gradient``)."""
+        return self.compute_gradient
+
     def compute(self, dataset):
         values, association = self.input_field(dataset)
         if association != "points":
