@@ -43,9 +43,10 @@ def _docstrings(tree) -> set[int]:
 
 
 def named_in(path: Path, names: set[str]) -> set[str]:
-    """Declared names that ``path`` spells as a string; filter classes (CamelCase)
-    also as a name, an attribute or an import (``map`` or ``normalize`` as a
-    Python identifier is a builtin or another module's function, not a verb)."""
+    """Declared names that ``path`` spells as a string or defines (a verb written
+    as a method); filter classes (CamelCase) also as a name, an attribute or an
+    import (``map`` or ``normalize`` used as a Python identifier is a builtin or
+    another module's function, not a verb)."""
     tree = ast.parse(path.read_text())
     docstrings = _docstrings(tree)
     strings, identifiers = set(), set()
@@ -53,6 +54,8 @@ def named_in(path: Path, names: set[str]) -> set[str]:
         if isinstance(node, ast.Constant) and isinstance(node.value, str) \
                 and id(node) not in docstrings:
             strings.add(node.value)
+        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            strings.add(node.name)
         elif isinstance(node, (ast.Name, ast.Attribute, ast.alias)):
             identifiers.add(getattr(node, "id", None) or getattr(node, "attr", None)
                             or node.name)
@@ -83,9 +86,9 @@ def test_hard_wired_list_only_holds_modules_that_still_name_worklets():
 def test_the_scan_sees_a_name_in_code_but_not_in_a_docstring(tmp_path):
     module = tmp_path / "m.py"
     module.write_text('"""gradient"""\nSTEP = "magnitude"  # point_to_cell\n'
-                      'x = list(map(str, Gradient))\n')
-    declared = {"gradient", "magnitude", "point_to_cell", "map", "Gradient"}
-    assert named_in(module, declared) == {"magnitude", "Gradient"}
+                      'x = list(map(str, Gradient))\ndef cell_to_point(): pass\n')
+    declared = {"gradient", "magnitude", "point_to_cell", "map", "Gradient", "cell_to_point"}
+    assert named_in(module, declared) == {"magnitude", "Gradient", "cell_to_point"}
 
 
 def test_node_methods_and_cli_verbs_are_the_declared_verbs():
