@@ -103,7 +103,7 @@ def main(argv=None) -> int:
     out_root = output_dir(args)
     out_dir = out_root / device_slug(gpu)
     study_report.write(out_dir, "dax_study", study_rows, header, SEED_2011, SEED_NAMES,
-                       ORDER, command="daxpy bench " + " ".join(argv or sys.argv[1:]))
+                       ORDER, command="daxpy bench dax-study " + " ".join(argv or sys.argv[1:]))
     write_results("dax_study", study_rows, folder=out_root, gpu=gpu, environment=header)
     if args.end_to_end:
         from .end_to_end import report as e2e_report

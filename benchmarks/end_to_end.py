@@ -44,8 +44,8 @@ from .host_bench import Context, gpu_available, implementation_list, run_study
 from .host_impls import daxpy_pipeline
 from .study_options import environment, parse_args, sizes_of
 
-E2E = ["daxpy", "daxpy-filter", "floor-pinned", "floor-overlapped", "cupy-naive", "vtk-stdthread", "viskores",
-       "vtk-seq"]
+E2E = ["daxpy", "daxpy-filter", "floor-pinned", "floor-overlapped", "cupy-naive",
+       "vtk-stdthread", "viskores", "vtk-seq"]
 COLUMNS = ["case", "grid", "n_points", "impl", "variant", "time_ms", "kernel_ms", "first_ms",
            "vs_floor_overlapped", "chunks", "agrees"]
 

@@ -14,7 +14,7 @@ import time
 
 from .common import add_output_options
 
-DESCRIPTION = "daxpy bench``: seed 004's Dax study on this machine, tables and a plot."
+DESCRIPTION = "daxpy bench dax-study: seed 004's Dax study on this machine, tables and a plot."
 """The ``--help`` line (dax_study's first docstring line, as before)."""
 
 

@@ -133,6 +133,15 @@ def test_an_unknown_suite_is_a_one_line_usage_error(capsys):
     assert err.count("\n") == 1 and "unknown suite 'nope'" in err and "kernels" in err
 
 
+def test_a_gpu_suite_without_cupy_is_a_one_line_error(capsys, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "cupy", None)  # as on a machine without CuPy
+    assert main(["bench", "kernels", "--quick"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "needs CuPy and a CUDA GPU" in err
+
+
 def test_a_suite_help_goes_to_the_suite(capsys):
     with pytest.raises(SystemExit) as exit_info:
         main(["bench", "kernels", "--help"])

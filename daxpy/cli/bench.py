@@ -30,7 +30,7 @@ import os
 import sys
 from pathlib import Path
 
-from ..errors import ArgumentError
+from ..errors import ArgumentError, BackendError
 
 SUITES = {
     "kernels": ("kernels", "every worklet's kernel vs hand-tuned and generic ones (GPU)"),
@@ -119,7 +119,13 @@ def _run_bench(args: argparse.Namespace) -> int:
                   "\n\nsuites:")
         print(suite_list())
         return 0
-    return int(suite_module(rest[0]).main(rest[1:]) or 0)
+    try:
+        return int(suite_module(rest[0]).main(rest[1:]) or 0)
+    except ModuleNotFoundError as err:
+        if err.name != "cupy":
+            raise
+        raise BackendError(f"suite {rest[0]!r} needs CuPy and a CUDA GPU; none here "
+                           "(daxpy bench --list says which suites run on a CPU)") from None
 
 
 def add_bench_parser(subparsers) -> argparse.ArgumentParser:
