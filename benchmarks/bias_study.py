@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from . import study_report
-from .common import (AgreementError, add_output_options, agree, device_slug, make_row,
+from .common import (AgreementError, SuiteParser, add_output_options, agree, device_slug, make_row,
                      output_dir, rng, write_results)
 from .timing import copy_bandwidth_gbps, time_cpu, time_gpu
 
@@ -62,7 +62,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     >>> parse_args(["--tiny"]).log2_size
     14
     """
-    p = argparse.ArgumentParser(prog="daxpy bench bias", description=__doc__.split("\n")[0])
+    p = SuiteParser(prog="daxpy bench bias", description=__doc__.split("\n")[0])
     p.add_argument("--log2-size", type=int, default=26, help="input of 2^K floats (26)")
     p.add_argument("--ratio-log2", type=int, default=14,
                    help="the input is 2^R times larger than the bias (14, as the seed)")

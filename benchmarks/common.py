@@ -18,6 +18,7 @@ Examples
 
 from __future__ import annotations
 
+import argparse
 import datetime
 import json
 import os
@@ -167,7 +168,27 @@ def make_row(case: str, grid: str, dtype: str, n_points: int, impl: str,
     return row
 
 
-# -- where results go ---------------------------------------------------------
+# -- options and where results go ---------------------------------------------
+class SuiteParser(argparse.ArgumentParser):
+    """A suite's argparse: a bad option is daxpy's ``ArgumentError``.
+
+    ``daxpy bench`` reports it on one line with exit status 2, as every other
+    usage error of the ``daxpy`` command.
+
+    Examples
+    --------
+    >>> SuiteParser(prog="daxpy bench demo").parse_args(["--nope"])
+    Traceback (most recent call last):
+    ...
+    daxpy.errors.ArgumentError: daxpy bench demo: unrecognized arguments: --nope
+    """
+
+    def error(self, message: str):
+        from daxpy.errors import ArgumentError
+
+        raise ArgumentError(f"{self.prog}: {message}")
+
+
 def add_output_options(parser) -> None:
     """Add every suite's ``--save`` and ``--out`` options to ``parser``.
 

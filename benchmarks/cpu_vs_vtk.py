@@ -33,7 +33,7 @@ from daxpy.io.interop import to_vtk
 
 from . import datasets
 from . import vtk_runs as vr
-from .common import (AgreementError, add_output_options, agree, format_table, make_row,
+from .common import (AgreementError, SuiteParser, add_output_options, agree, format_table, make_row,
                      output_dir, summarize, write_results)
 from .timing import time_cpu
 
@@ -65,7 +65,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     >>> parse_args(["--quick"]).sizes
     [100000]
     """
-    p = argparse.ArgumentParser(prog="daxpy bench cpu", description=__doc__.split("\n")[0])
+    p = SuiteParser(prog="daxpy bench cpu", description=__doc__.split("\n")[0])
     p.add_argument("--sizes", default="1e6,1e7", help="point counts (comma-separated)")
     p.add_argument("--quick", action="store_true", help="100k points, one repeat")
     p.add_argument("--repeat", type=int, default=5)

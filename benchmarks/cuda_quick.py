@@ -2,7 +2,6 @@
 cached) and kernel bandwidth of a few generated kernels vs a D2D copy.
 Run on the GPU machine; prints a table (benchmarks/kernels.py is the full one)."""
 
-import argparse
 import os
 import shutil
 import time
@@ -16,6 +15,7 @@ from daxpy.cuda.dispatch import empty_output, launch
 from daxpy.cuda.plan import make_plan
 from daxpy.data.worklet import get_worklet
 
+from .common import SuiteParser
 from .timing import copy_bandwidth_gbps, time_gpu
 
 
@@ -280,8 +280,7 @@ def chain_sweep():
 
 def main(argv=None) -> int:
     """Compile times and bandwidths, plus the sections the options ask for."""
-    p = argparse.ArgumentParser(prog="daxpy bench cuda-quick",
-                                description=__doc__.split("\n")[0])
+    p = SuiteParser(prog="daxpy bench cuda-quick", description=__doc__.split("\n")[0])
     for section in ("sweep", "versus", "fusion", "chains"):
         p.add_argument(f"--{section}", action="store_true")
     args = p.parse_args(argv)

@@ -38,7 +38,8 @@ import numpy as np
 import daxpy
 from daxpy.data.partition import even_split
 
-from .common import add_output_options, format_table, make_row, output_dir, write_results
+from .common import (SuiteParser, add_output_options, format_table, make_row, output_dir,
+                     write_results)
 from .scale_out import CASES, SPACING, _same, fresh_run, input_array, make_block
 
 DIMS = (64, 64, 64)
@@ -47,8 +48,7 @@ DTYPE = "float32"
 
 def parse_args(argv=None) -> argparse.Namespace:
     """Command-line options (see the module's usage line)."""
-    parser = argparse.ArgumentParser(prog="daxpy bench dask-overhead",
-                                     description=__doc__.split("\n\n")[0])
+    parser = SuiteParser(prog="daxpy bench dask-overhead", description=__doc__.split("\n\n")[0])
     parser.add_argument("--slabs", type=int, nargs="+", default=[1, 2, 4])
     parser.add_argument("--cases", nargs="+", default=list(CASES), choices=list(CASES))
     parser.add_argument("--repeat", type=int, default=9, help="timed runs (at least 7)")

@@ -24,7 +24,7 @@ import sys
 import time
 import traceback
 
-from .common import (AgreementError, add_output_options, agree, format_table, make_row,
+from .common import (AgreementError, SuiteParser, add_output_options, agree, format_table, make_row,
                      output_dir, write_results)
 from .timing import copy_bandwidth_gbps, time_gpu
 
@@ -40,7 +40,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     >>> parse_args([]).other_points
     10077696
     """
-    p = argparse.ArgumentParser(prog="daxpy bench kernels", description=__doc__.split("\n")[0])
+    p = SuiteParser(prog="daxpy bench kernels", description=__doc__.split("\n")[0])
     p.add_argument("--uniform-points", type=int, default=464**3,
                    help="points of the uniform grid (default 464^3 = 99,897,344)")
     p.add_argument("--other-points", type=int, default=216**3,

@@ -23,7 +23,6 @@ small sizes). Writes ``results/pipelines-<device>.json``.
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import time
 
@@ -31,7 +30,7 @@ import numpy as np
 
 import daxpy
 
-from .common import (add_output_options, agree, format_table, make_row, output_dir,
+from .common import (SuiteParser, add_output_options, agree, format_table, make_row, output_dir,
                      write_results)
 from .datasets import cube_dims
 from .timing import _spin, copy_bandwidth_gbps
@@ -223,8 +222,7 @@ def graph_rows(args, rng) -> list[dict]:
 
 
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(prog="daxpy bench pipelines",
-                                     description=__doc__.splitlines()[0])
+    parser = SuiteParser(prog="daxpy bench pipelines", description=__doc__.splitlines()[0])
     parser.add_argument("--points", type=int, default=100_000_000)
     parser.add_argument("--batch", type=int, default=512)
     parser.add_argument("--layers", type=int, default=30)

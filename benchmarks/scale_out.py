@@ -27,7 +27,6 @@ Usage: ``daxpy bench scale-out [--gpus 1 2 4] [--strong-points 2**31]
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import sys
 import time
@@ -41,7 +40,8 @@ import daxpy.dask as daxpy_dask
 from daxpy.data.partition import plan_chunks
 from daxpy.engine.probe import probe
 
-from .common import add_output_options, format_table, make_row, output_dir, write_results
+from .common import (SuiteParser, add_output_options, format_table, make_row, output_dir,
+                     write_results)
 
 CASES = {
     # case: (components, chain, fewest bytes per point for float32 in and out)
@@ -258,8 +258,7 @@ def _count(text: str) -> int:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="daxpy bench scale-out",
-                                     description=__doc__.split("\n\n")[0])
+    parser = SuiteParser(prog="daxpy bench scale-out", description=__doc__.split("\n\n")[0])
     parser.add_argument("--gpus", type=int, nargs="+", default=[1, 2, 4])
     parser.add_argument("--strong-points", type=_count, default=2 ** 31)
     parser.add_argument("--weak-points", type=_count, default=2 ** 30,

@@ -12,7 +12,7 @@ import argparse
 import os
 import time
 
-from .common import add_output_options
+from .common import SuiteParser, add_output_options
 
 DESCRIPTION = "daxpy bench dax-study: seed 004's Dax study on this machine, tables and a plot."
 """The ``--help`` line (dax_study's first docstring line, as before)."""
@@ -31,8 +31,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     >>> args.sizes, args.hex_sizes, args.repeat
     ([4096], [4096], 1)
     """
-    p = argparse.ArgumentParser(prog="daxpy bench dax-study",
-                                description=DESCRIPTION)
+    p = SuiteParser(prog="daxpy bench dax-study", description=DESCRIPTION)
     p.add_argument("--sizes", type=_sizes, default=[10_000_000, 100_000_000],
                    help="points of the uniform cubes (default 1e7,1e8)")
     p.add_argument("--hex-sizes", type=_sizes, default=[10_000_000],

@@ -1,6 +1,7 @@
 """``daxpy bench SUITE`` at a tiny size on the CPU: the tables, the JSON and the plot."""
 
 import argparse
+import importlib
 import json
 from pathlib import Path
 
@@ -140,6 +141,25 @@ def test_a_gpu_suite_without_cupy_is_a_one_line_error(capsys, monkeypatch):
     assert main(["bench", "kernels", "--quick"]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "needs CuPy and a CUDA GPU" in err
+
+
+def test_a_bad_suite_option_is_a_one_line_usage_error(capsys):
+    assert main(["bench", "bias", "--nope"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "daxpy bench bias: unrecognized arguments: --nope" in err
+
+
+@pytest.mark.parametrize("module", sorted(p.stem for p in BENCHMARKS.glob("*.py")))
+def test_the_suites_docstring_examples_run(module):
+    import doctest
+
+    suite_module("bias")  # the checkout's benchmarks package
+    try:
+        found = importlib.import_module(f"benchmarks.{module}")
+    except ModuleNotFoundError as err:
+        pytest.skip(f"needs {err.name}")
+    result = doctest.testmod(found, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.failed == 0
 
 
 def test_a_suite_help_goes_to_the_suite(capsys):
