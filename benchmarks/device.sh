@@ -16,7 +16,7 @@
 #    .devcarry/old.tar (git archive REV -o .devcarry/old.tar), first, into $OUT/old/.
 #
 # Logs go to $OUT (default /tmp/out): install.log, gpu-tests.log, thread-tests.log,
-# <suite>.log. Timeouts: TEST_TIMEOUT (480 s), SUITE_TIMEOUT (280 s per suite).
+# <suite>.log, and results.tgz (benchmarks/results/ after the suites, tables and plots too). Timeouts: TEST_TIMEOUT (480 s), SUITE_TIMEOUT (280 s per suite).
 set -o pipefail
 REPO=$(pwd)
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"; export OUT
@@ -109,5 +109,9 @@ if [ "$old" = 1 ] && [ "${#suites[@]}" -gt 0 ]; then
     install /tmp/old /tmp/oldsite || exit 1
     DAXPY_CACHE_DIR=/tmp/old-cache run_suites /tmp/old /tmp/oldsite "$OUT/old" --out /tmp/old-results
 fi
-[ "${#suites[@]}" -gt 0 ] && run_suites "$REPO" /tmp/site "$OUT" --save
+if [ "${#suites[@]}" -gt 0 ]; then
+    run_suites "$REPO" /tmp/site "$OUT" --save
+    # The studies' tables and plots (results/<device>/) come back with the JSON.
+    tar czf "$OUT/results.tgz" benchmarks/results
+fi
 exit 0
