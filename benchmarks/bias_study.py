@@ -13,7 +13,7 @@ copy measured in the same run. A NumPy row runs everywhere; without a GPU the
 kernel rows are marked absent. Writes ``bias_study.md``, ``.json`` and ``.png``
 under ``benchmarks/results/<device>/`` and ``results/bias_study-<device>.json``.
 
-Run: ``daxpy bench bias`` or ``python3 benchmarks/bias_study.py``.
+Run: ``daxpy bench bias`` or ``python -m benchmarks.bias_study``.
 
 Examples
 --------
@@ -29,14 +29,12 @@ import math
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+import numpy as np
 
-import numpy as np  # noqa: E402
-
-import study_report  # noqa: E402
-from common import (RESULTS_DIR, AgreementError, agree, device_slug, make_row,  # noqa: E402
-                    rng, write_results)
-from timing import copy_bandwidth_gbps, time_cpu, time_gpu  # noqa: E402
+from . import study_report
+from .common import (AgreementError, SuiteParser, add_output_options, agree, device_slug, make_row,
+                     output_dir, rng, write_results)
+from .timing import copy_bandwidth_gbps, time_cpu, time_gpu
 
 HERE = Path(__file__).resolve().parent
 
@@ -64,12 +62,12 @@ def parse_args(argv=None) -> argparse.Namespace:
     >>> parse_args(["--tiny"]).log2_size
     14
     """
-    p = argparse.ArgumentParser(prog="daxpy bench bias", description=__doc__.split("\n")[0])
+    p = SuiteParser(prog="daxpy bench bias", description=__doc__.split("\n")[0])
     p.add_argument("--log2-size", type=int, default=26, help="input of 2^K floats (26)")
     p.add_argument("--ratio-log2", type=int, default=14,
                    help="the input is 2^R times larger than the bias (14, as the seed)")
     p.add_argument("--repeat", type=int, default=50)
-    p.add_argument("--out", default=str(RESULTS_DIR), help="results folder")
+    add_output_options(p)
     p.add_argument("--tiny", action="store_true", help="2^14 floats, 16 biases (CI)")
     args = p.parse_args(argv)
     if args.tiny:
@@ -90,7 +88,7 @@ def gpu_rows(x: np.ndarray, bias: np.ndarray, repeat: int, failures: list) -> tu
     import cupy as cp
 
     import daxpy
-    from kernels import daxpy_builder
+    from .kernels import daxpy_builder
 
     n, nb = x.size, bias.size
     copy_gbps = copy_bandwidth_gbps(nbytes=min(2 << 30, 8 * x.nbytes))
@@ -155,8 +153,8 @@ def markdown(rows: list[dict], header: dict, command: str) -> str:
 
 
 def main(argv=None) -> int:
-    from study_options import environment
-    from host_bench import gpu_available
+    from .study_options import environment
+    from .host_bench import gpu_available
 
     args = parse_args(argv)
     gpu = gpu_available()
@@ -185,15 +183,15 @@ def main(argv=None) -> int:
             r["relative"] = round(r["time_ms"] / base, 3)
     header = dict(environment(gpu), ratio_log2=args.ratio_log2)
     command = "daxpy bench bias " + " ".join(argv if argv is not None else sys.argv[1:])
-    out_dir = Path(args.out) / device_slug(gpu)
+    out_dir = output_dir(args) / device_slug(gpu)
     study_report.write_json(out_dir, "bias_study", rows, header, command)
     study_report.plot([dict(r, impl=r["algorithm"]) for r in rows],
                       [r["algorithm"] for r in rows], out_dir / "bias_study.png",
                       f"BiasAdd study: {header.get('device') or 'CPU only'}")
     text = markdown(rows, header, command)
     (out_dir / "bias_study.md").write_text(text)
-    if Path(args.out) == RESULTS_DIR:
-        write_results("bias_study", rows, gpu=gpu, copy_gbps=copy_gbps, environment=header)
+    write_results("bias_study", rows, folder=output_dir(args), gpu=gpu, copy_gbps=copy_gbps,
+                  environment=header)
     print(text)
     for failure in failures:
         print("MISMATCH:", failure)

@@ -1,7 +1,10 @@
 """What every benchmark shares: device names, versions, agreement, results.
 
-Each benchmark writes ``benchmarks/results/<benchmark>-<device-slug>.json`` in the
-format of ``DESIGN.md`` ("Results format") and prints a table. Results are
+Each benchmark writes ``<benchmark>-<device-slug>.json`` in the format of
+``DESIGN.md`` ("Results format") and prints a table. The folder is the user's
+(``$DAXPY_BENCH_DIR``, else ``./daxpy-bench-results``) unless the run is given
+``--save`` (the checkout's ``benchmarks/results/``, which the suites' docstrings
+name) or ``--out`` (:func:`output_dir`). Results are
 checked with :func:`agree` before any time is printed; timing is in
 :mod:`timing`.
 
@@ -15,6 +18,7 @@ Examples
 
 from __future__ import annotations
 
+import argparse
 import datetime
 import json
 import os
@@ -26,6 +30,10 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
+"""The checkout's committed results: written only by a run given ``--save``."""
+
+USER_DIR = "daxpy-bench-results"
+"""Where a run without ``--save`` or ``--out`` writes (``$DAXPY_BENCH_DIR`` overrides)."""
 
 
 class AgreementError(AssertionError):
@@ -160,14 +168,75 @@ def make_row(case: str, grid: str, dtype: str, n_points: int, impl: str,
     return row
 
 
-def write_results(benchmark: str, rows: list[dict], *, gpu: bool,
+# -- options and where results go ---------------------------------------------
+class SuiteParser(argparse.ArgumentParser):
+    """A suite's argparse: a bad option is daxpy's ``ArgumentError``.
+
+    ``daxpy bench`` reports it on one line with exit status 2, as every other
+    usage error of the ``daxpy`` command.
+
+    Examples
+    --------
+    >>> SuiteParser(prog="daxpy bench demo").parse_args(["--nope"])
+    Traceback (most recent call last):
+    ...
+    daxpy.errors.ArgumentError: daxpy bench demo: unrecognized arguments: --nope
+    """
+
+    def error(self, message: str):
+        from daxpy.errors import ArgumentError
+
+        raise ArgumentError(f"{self.prog}: {message}")
+
+
+def add_output_options(parser) -> None:
+    """Add every suite's ``--save`` and ``--out`` options to ``parser``.
+
+    Examples
+    --------
+    >>> import argparse
+    >>> parser = argparse.ArgumentParser()
+    >>> add_output_options(parser)
+    >>> parser.parse_args(["--save"]).save
+    True
+    """
+    parser.add_argument("--save", action="store_true",
+                        help="write into the checkout's benchmarks/results/ (default: "
+                        f"$DAXPY_BENCH_DIR, else ./{USER_DIR})")
+    parser.add_argument("--out", default=None, help="results folder (overrides --save)")
+
+
+def output_dir(args) -> Path:
+    """The folder a run writes to: ``--out``, else ``results/`` with ``--save``, else the user's.
+
+    A run without ``--save`` never writes into the checkout, so it never goes
+    dirty by accident.
+
+    Examples
+    --------
+    >>> import argparse
+    >>> output_dir(argparse.Namespace(out=None, save=True)) == RESULTS_DIR
+    True
+    >>> str(output_dir(argparse.Namespace(out="/tmp/r", save=True)))
+    '/tmp/r'
+    """
+    if args.out:
+        return Path(args.out)
+    if args.save:
+        return RESULTS_DIR
+    return Path(os.environ.get("DAXPY_BENCH_DIR") or USER_DIR)
+
+
+def write_results(benchmark: str, rows: list[dict], *, folder: Path, gpu: bool,
                   copy_gbps: float | None = None, **extra) -> Path:
-    """Write ``results/<benchmark>-<slug>.json`` (replacing it); copy it to $OUT.
+    """Write ``<folder>/<benchmark>-<slug>.json`` (replacing it); copy it to $OUT.
 
     Parameters
     ----------
     benchmark : str
         Benchmark name (``kernels``, ``cpu_vs_vtk``...).
+    folder : pathlib.Path
+        Results folder (:func:`output_dir`).
     rows : list of dict
         Rows from :func:`make_row`.
     gpu : bool
@@ -192,12 +261,13 @@ def write_results(benchmark: str, rows: list[dict], *, gpu: bool,
         document["copy_gbps"] = round(float(copy_gbps), 1)
     document.update(extra)
     document["rows"] = rows
-    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
-    path = RESULTS_DIR / f"{benchmark}-{device_slug(gpu)}.json"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{benchmark}-{device_slug(gpu)}.json"
     path.write_text(json.dumps(document, indent=1) + "\n")
     out = os.environ.get("OUT")
     if out:
         shutil.copy(path, Path(out) / path.name)
+    print(f"wrote {path}")
     return path
 
 
@@ -277,7 +347,7 @@ def agree(impl: str, result: Any, reference: Any, *, rtol: float = 1e-5,
     >>> agree("bad", np.zeros(2), np.ones(2), what="demo")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    common.AgreementError: bad disagrees with the reference on demo: ...
+    benchmarks.common.AgreementError: bad disagrees with the reference on demo: ...
     """
     shape_a, shape_b = tuple(result.shape), tuple(reference.shape)
     if shape_a != shape_b:

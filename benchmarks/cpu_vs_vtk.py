@@ -7,7 +7,7 @@ obvious one. Each implementation's result is checked against VTK's
 (Sequential) before it is timed; the times are medians after a warm-up.
 Writes ``benchmarks/results/cpu_vs_vtk-cpu-<n>core.json`` and prints a table.
 
-Run: ``python3 benchmarks/cpu_vs_vtk.py`` (``--quick`` for a small check,
+Run: ``daxpy bench cpu`` (``--quick`` for a small check,
 ``--sizes 1e6,1e7`` to pick sizes).
 
 Examples
@@ -23,21 +23,19 @@ import os
 import sys
 import time
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Callable
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+import numpy as np
 
-import numpy as np  # noqa: E402
-
-import datasets  # noqa: E402
-import vtk_runs as vr  # noqa: E402
-from common import (AgreementError, agree, format_table, make_row, summarize,  # noqa: E402
-                    write_results)
-from daxpy.filters import (BiasAdd, CellToPoint, FieldMap, Gradient, Magnitude,  # noqa: E402
+from daxpy.filters import (BiasAdd, CellToPoint, FieldMap, Gradient, Magnitude,
                            PassThrough, PointToCell)
-from daxpy.io.interop import to_vtk  # noqa: E402
-from timing import time_cpu  # noqa: E402
+from daxpy.io.interop import to_vtk
+
+from . import datasets
+from . import vtk_runs as vr
+from .common import (AgreementError, SuiteParser, add_output_options, agree, format_table, make_row,
+                     output_dir, summarize, write_results)
+from .timing import time_cpu
 
 BIAS = np.array([0.25, -0.5, 0.75], dtype=np.float32)
 EXPRESSION = "sin(f) * g + 0.5 * f"
@@ -67,11 +65,12 @@ def parse_args(argv=None) -> argparse.Namespace:
     >>> parse_args(["--quick"]).sizes
     [100000]
     """
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p = SuiteParser(prog="daxpy bench cpu", description=__doc__.split("\n")[0])
     p.add_argument("--sizes", default="1e6,1e7", help="point counts (comma-separated)")
     p.add_argument("--quick", action="store_true", help="100k points, one repeat")
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--grids", default="uniform,hex")
+    add_output_options(p)
     args = p.parse_args(argv)
     args.sizes = [int(float(s)) for s in args.sizes.split(",")]
     if args.quick:
@@ -223,9 +222,9 @@ def main(argv=None) -> int:
             for case in make_cases(grid):
                 print(f"  {case.case}", flush=True)
                 rows += run_case(case, grid, label, args, failures)
-    write_results("cpu_vs_vtk", rows, gpu=False, viskores=vr.viskores_available(),
-                  repeat=args.repeat, load_avg_start=load_start,
-                  load_avg_end=os.getloadavg())
+    write_results("cpu_vs_vtk", rows, folder=output_dir(args), gpu=False,
+                  viskores=vr.viskores_available(), repeat=args.repeat,
+                  load_avg_start=load_start, load_avg_end=os.getloadavg())
     table = summarize(rows, "vtk-seq", ["daxpy", "vtk-stdthread", "viskores", "numpy"])
     print(format_table(table, ["case", "grid", "n_points"] + IMPLS
                        + ["daxpy_x", "vtk-stdthread_x", "numpy_x"]))

@@ -14,7 +14,9 @@ from daxpy.cuda import compile as cc
 from daxpy.cuda.dispatch import empty_output, launch
 from daxpy.cuda.plan import make_plan
 from daxpy.data.worklet import get_worklet
-from timing import copy_bandwidth_gbps, time_gpu
+
+from .common import SuiteParser
+from .timing import copy_bandwidth_gbps, time_gpu
 
 
 def plan_for(name, grid, values, association="points", **params):
@@ -99,7 +101,7 @@ def march_sweep():
     """Marching kernels over planes per chunk and store hints, beside the
     hand-tuned kernel of the same case (benchmarks/reference), same run."""
     from daxpy.cuda import plan as plan_mod
-    from reference.hand_tuned import HandTuned
+    from .reference.hand_tuned import HandTuned
 
     n = 464
     grid = daxpy.UniformGrid(dims=(n, n, n), spacing=(0.1, 0.2, 0.3))
@@ -153,8 +155,8 @@ def _timed_plan(name, grid, field, association="points", **params):
 def versus():
     """Generated kernels beside the hand-tuned ones where the last full run
     found gaps (magnitude, rectilinear/curvilinear gradient, hex point-to-cell)."""
-    import datasets
-    from reference.hand_tuned import HandTuned
+    from . import datasets
+    from .reference.hand_tuned import HandTuned
 
     hand = HandTuned()
     copy_gbps = copy_bandwidth_gbps()
@@ -276,16 +278,24 @@ def chain_sweep():
     _row("FY11 1: magnitude > gradient", ms, vec.nbytes + out.nbytes, copy_gbps, lone)
 
 
-if __name__ == "__main__":
-    import sys
-
+def main(argv=None) -> int:
+    """Compile times and bandwidths, plus the sections the options ask for."""
+    p = SuiteParser(prog="daxpy bench cuda-quick", description=__doc__.split("\n")[0])
+    for section in ("sweep", "versus", "fusion", "chains"):
+        p.add_argument(f"--{section}", action="store_true")
+    args = p.parse_args(argv)
     compile_times()
     bandwidth()
-    if "--sweep" in sys.argv:
+    if args.sweep:
         march_sweep()
-    if "--versus" in sys.argv:
+    if args.versus:
         versus()
-    if "--fusion" in sys.argv:
+    if args.fusion:
         fusion()
-    if "--chains" in sys.argv:
+    if args.chains:
         chain_sweep()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

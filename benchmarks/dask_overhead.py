@@ -17,7 +17,7 @@ another's results. ``tasks`` counts the tasks of the result's graph (the
 persisted input slabs and their alias included), ``pipeline_tasks`` those the
 pipeline adds.
 
-Usage: ``python benchmarks/dask_overhead.py [--repeat 9] [--slabs 1 2 4]``;
+Usage: ``daxpy bench dask-overhead [--repeat 9] [--slabs 1 2 4]``;
 writes ``results/dask_overhead-cpu-<n>core.json`` and prints a table.
 
 Examples
@@ -32,16 +32,15 @@ import argparse
 import statistics
 import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+import numpy as np
 
-import numpy as np  # noqa: E402
+import daxpy
+from daxpy.data.partition import even_split
 
-import daxpy  # noqa: E402
-from common import format_table, make_row, write_results  # noqa: E402
-from daxpy.data.partition import even_split  # noqa: E402
-from scale_out import CASES, SPACING, _same, fresh_run, input_array, make_block  # noqa: E402
+from .common import (SuiteParser, add_output_options, format_table, make_row, output_dir,
+                     write_results)
+from .scale_out import CASES, SPACING, _same, fresh_run, input_array, make_block
 
 DIMS = (64, 64, 64)
 DTYPE = "float32"
@@ -49,10 +48,11 @@ DTYPE = "float32"
 
 def parse_args(argv=None) -> argparse.Namespace:
     """Command-line options (see the module's usage line)."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = SuiteParser(prog="daxpy bench dask-overhead", description=__doc__.split("\n\n")[0])
     parser.add_argument("--slabs", type=int, nargs="+", default=[1, 2, 4])
     parser.add_argument("--cases", nargs="+", default=list(CASES), choices=list(CASES))
     parser.add_argument("--repeat", type=int, default=9, help="timed runs (at least 7)")
+    add_output_options(parser)
     return parser.parse_args(argv)
 
 
@@ -125,12 +125,11 @@ def main(argv=None) -> int:
                 rows.append(run_case(client, workers, case, grid, slabs, args.repeat))
                 print(format_table(rows[-1:], ["case", "slabs", "tasks", "time_ms",
                                                "agrees"]), flush=True)
-    path = write_results("dask_overhead", rows, gpu=False, workers=2, threads_per_worker=1,
-                         cluster="distributed LocalCluster (processes)",
-                         submit_round_trip_ms=round(round_trip_ms, 3), repeat=args.repeat)
+    write_results("dask_overhead", rows, folder=output_dir(args), gpu=False, workers=2,
+                  threads_per_worker=1, cluster="distributed LocalCluster (processes)",
+                  submit_round_trip_ms=round(round_trip_ms, 3), repeat=args.repeat)
     print(format_table(rows, ["case", "slabs", "tasks", "pipeline_tasks", "time_ms",
                               "graph_ms", "agrees"]))
-    print(f"wrote {path}")
     return 0 if all(r["agrees"] for r in rows) else 1
 
 

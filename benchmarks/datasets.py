@@ -17,7 +17,7 @@ import numpy as np
 import daxpy
 from daxpy.data.celltypes import HEXAHEDRON
 
-from common import rng
+from .common import rng
 
 # Corner offsets (di, dj, dk) of a hexahedron in VTK's corner order.
 HEX_CORNERS = np.array([(0, 0, 0), (1, 0, 0), (1, 1, 0), (0, 1, 0),

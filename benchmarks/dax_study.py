@@ -22,7 +22,7 @@ driver, CUDA, CuPy, VTK and core count, and the tables), ``dax_study.json`` and
 ``--end-to-end`` also measures issue 5's rows (transfer floors, naive CuPy,
 daxpy's transfer variants) in the same run and writes ``end_to_end``'s files.
 
-Run: ``daxpy bench`` (from a checkout) or ``python3 benchmarks/dax_study.py``.
+Run: ``daxpy bench dax-study`` (from a checkout) or ``python -m benchmarks.dax_study``.
 
 Examples
 --------
@@ -34,14 +34,11 @@ from __future__ import annotations
 
 import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from common import RESULTS_DIR, device_slug, write_results  # noqa: E402
-from host_bench import Context, gpu_available, implementation_list, run_study  # noqa: E402
-import study_report  # noqa: E402
-from study_options import environment, parse_args, sizes_of  # noqa: E402
+from .common import device_slug, output_dir, write_results
+from .host_bench import Context, gpu_available, implementation_list, run_study
+from . import study_report
+from .study_options import environment, parse_args, sizes_of
 
 ORDER = ["hand-tuned", "daxpy", "daxpy-specialized", "daxpy-generic", "viskores",
          "vtk-stdthread", "vtk-seq"]
@@ -80,7 +77,7 @@ def main(argv=None) -> int:
     ctx = Context(gpu=gpu, deadline=time.monotonic() + budget)
     plan = study_impls
     if args.end_to_end:
-        from end_to_end import e2e_impls
+        from .end_to_end import e2e_impls
 
         def plan(case, kind, n):  # noqa: F811  (the union, measured once)
             # GPU rows first (the study's in the seed's order, then the end-to-end
@@ -103,15 +100,15 @@ def main(argv=None) -> int:
     rows, failures = run_study(sizes_of(args), args.cases, plan, ctx, args.repeat, args.slow,
                                cpu_rows=not args.no_cpu)
     study_rows = [r for r in rows if r["impl"] in ORDER and not r.get("variant")]
-    out_dir = Path(args.out) / device_slug(gpu)
+    out_root = output_dir(args)
+    out_dir = out_root / device_slug(gpu)
     study_report.write(out_dir, "dax_study", study_rows, header, SEED_2011, SEED_NAMES,
-                       ORDER, command="daxpy bench " + " ".join(argv or sys.argv[1:]))
-    if Path(args.out) == RESULTS_DIR:
-        write_results("dax_study", study_rows, gpu=gpu, environment=header)
+                       ORDER, command="daxpy bench dax-study " + " ".join(argv or sys.argv[1:]))
+    write_results("dax_study", study_rows, folder=out_root, gpu=gpu, environment=header)
     if args.end_to_end:
-        from end_to_end import report as e2e_report
+        from .end_to_end import report as e2e_report
 
-        e2e_report(rows, header, gpu, Path(args.out))
+        e2e_report(rows, header, gpu, out_root)
     print((out_dir / "dax_study.md").read_text())
     for failure in failures:
         print("MISMATCH:", failure)

@@ -4,6 +4,8 @@ Pass-through (float32 in, float64 out, as the Dax test), point gradient and
 point-to-cell at 10M and 100M points on uniform grids, and on unstructured
 hexahedra (10M points by default), each from a NumPy array to a NumPy array:
 
+- ``daxpy-filter``: the single filter call (``Gradient("f", backend="cuda")(grid)``
+  and its peers), host array in, host array out;
 - ``daxpy``: ``pipe.run(backend="cuda")``, which streams (daxpy.stream.streaming);
   at the largest size also its variants: staging through a pinned pool or
   from pageable memory instead of registering in place, one stream
@@ -19,16 +21,16 @@ All results are compared with each other before any time is printed. Writes
 ``benchmarks/results/end_to_end-<device>.json`` (with the cost of registering,
 of allocating pinned memory and of staging copies, measured in the same run)
 and ``benchmarks/results/<device>/end_to_end.md``, and prints the issue's goals
-with their verdicts. ``python3 benchmarks/dax_study.py --end-to-end`` measures
+with their verdicts. ``daxpy bench dax-study --end-to-end`` measures
 these rows and the Dax study's in one run.
 
-Run: ``python3 benchmarks/end_to_end.py`` (``--sizes``, ``--hex-sizes``,
+Run: ``daxpy bench end-to-end`` (``--sizes``, ``--hex-sizes``,
 ``--time-budget``, ``--no-cpu``).
 
 Examples
 --------
 >>> [i for i, _, _ in e2e_impls("pass_through", "uniform", 10, 100)][:3]
-['daxpy', 'floor-pinned', 'floor-overlapped']
+['daxpy', 'daxpy-filter', 'floor-pinned']
 """
 
 from __future__ import annotations
@@ -37,15 +39,13 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from .common import device_slug, format_table, output_dir, write_results
+from .host_bench import Context, gpu_available, implementation_list, run_study
+from .host_impls import daxpy_pipeline
+from .study_options import environment, parse_args, sizes_of
 
-from common import RESULTS_DIR, device_slug, format_table, write_results  # noqa: E402
-from host_bench import Context, gpu_available, implementation_list, run_study  # noqa: E402
-from host_impls import daxpy_pipeline  # noqa: E402
-from study_options import environment, parse_args, sizes_of  # noqa: E402
-
-E2E = ["daxpy", "floor-pinned", "floor-overlapped", "cupy-naive", "vtk-stdthread", "viskores",
-       "vtk-seq"]
+E2E = ["daxpy", "daxpy-filter", "floor-pinned", "floor-overlapped", "cupy-naive",
+       "vtk-stdthread", "viskores", "vtk-seq"]
 COLUMNS = ["case", "grid", "n_points", "impl", "variant", "time_ms", "kernel_ms", "first_ms",
            "vs_floor_overlapped", "chunks", "agrees"]
 
@@ -113,7 +113,7 @@ def _time(rows, case, grid, n, impl, variant=None):
 
 
 def goals(rows: list[dict]) -> list[dict]:
-    """The issue's four goals at the largest uniform size, with figures and verdicts."""
+    """The issues' goals at the largest uniform size, with figures and verdicts."""
     sizes = [r["n_points"] for r in rows if r["grid"] == "uniform3d"]
     if not sizes:
         return []
@@ -130,6 +130,11 @@ def goals(rows: list[dict]) -> list[dict]:
         add(f"{what} {n:,} pts host->host / overlapped floor",
             ours / floor if ours and floor else None, "<= 1.3", lambda v: v <= 1.3,
             f"daxpy {ours} ms, floor {floor} ms")
+    call = _time(rows, "point_gradient", "uniform3d", n, "daxpy-filter")
+    floor = _time(rows, "point_gradient", "uniform3d", n, "floor-overlapped")
+    add(f"gradient filter call {n:,} pts host->host / overlapped floor",
+        call / floor if call and floor else None, "<= 1.3", lambda v: v <= 1.3,
+        f"daxpy-filter {call} ms, floor {floor} ms")
     ours = _time(rows, "point_gradient", "uniform3d", n, "daxpy")
     vtk = _time(rows, "point_gradient", "uniform3d", n, "vtk-stdthread")
     add(f"gradient {n:,} pts: vtkGradientFilter STDThread / daxpy",
@@ -145,22 +150,21 @@ def goals(rows: list[dict]) -> list[dict]:
 
 def report(rows: list[dict], header: dict, gpu: bool, out_root: Path) -> None:
     """Write end_to_end's JSON and Markdown; print its table and goals."""
-    from study_report import header_table
+    from .study_report import header_table
 
     wanted = set(E2E) | {"daxpy-serial"}
     e2e_rows = [r for r in rows if r["impl"] in wanted]
     found = goals(e2e_rows)
     costs = transfer_costs(400_000_000) if gpu else {}
-    if out_root == RESULTS_DIR:
-        write_results("end_to_end", e2e_rows, gpu=gpu, environment=header, goals=found,
-                      transfer_costs=costs)
+    write_results("end_to_end", e2e_rows, folder=out_root, gpu=gpu, environment=header,
+                  goals=found, transfer_costs=costs)
     table = format_table(e2e_rows, COLUMNS)
     goal_table = format_table(found, ["goal", "value", "target", "met", "detail"])
     out_dir = out_root / device_slug(gpu)
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "end_to_end.md").write_text(
         f"# end to end on {header.get('device') or 'CPU only'}, {header.get('date')}\n\n"
-        f"{header_table(header, 'python3 benchmarks/dax_study.py --end-to-end')}\n\n"
+        f"{header_table(header, 'daxpy bench dax-study --end-to-end')}\n\n"
         f"## Goals\n\n{goal_table}\n\n## Transfer costs\n\n{costs}\n\n## Rows\n\n{table}\n")
     print(table)
     print(goal_table)
@@ -179,7 +183,7 @@ def main(argv=None) -> int:
 
     rows, failures = run_study(sizes_of(args), args.cases, plan, ctx, args.repeat, args.slow,
                                cpu_rows=not args.no_cpu)
-    report(rows, environment(gpu), gpu, Path(args.out))
+    report(rows, environment(gpu), gpu, output_dir(args))
     for failure in failures:
         print("MISMATCH:", failure)
     return 1 if failures else 0

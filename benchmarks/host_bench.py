@@ -26,9 +26,9 @@ from typing import Any
 
 import numpy as np
 
-import datasets
-from common import AgreementError, agree, make_row
-from host_impls import CPU_IMPLS, GPU_IMPLS, Absent, Setup
+from . import datasets
+from .common import AgreementError, agree, make_row
+from .host_impls import CPU_IMPLS, GPU_IMPLS, Absent, Setup
 
 TOLERANCE = {("point_gradient", "unstructured_hex"): 1e-4, ("pass_through", None): 0.0}
 """Relative tolerance of the agreement check (default 1e-5, as cpu_vs_vtk.py)."""
@@ -55,7 +55,7 @@ def make_setups(kind: str, n_points: int, cases, cpu_rows: bool) -> list[Setup]:
     field = datasets.random_field(grid.n_points, seed=11)
     vtk_data = None
     if cpu_rows:
-        import vtk_runs as vr
+        from . import vtk_runs as vr
         from daxpy.io.interop import to_vtk
 
         vtk_data = vr.attach(to_vtk(grid.with_fields()), {"f": field})
@@ -71,14 +71,14 @@ class Context:
     _cache: dict = field(default_factory=dict)
 
     def hand_tuned(self):
-        from reference import HandTuned
+        from .reference import HandTuned
 
         if "hand" not in self._cache:
             self._cache["hand"] = HandTuned()
         return self._cache["hand"]
 
     def generic(self):
-        from reference import Generic
+        from .reference import Generic
 
         if "generic" not in self._cache:
             self._cache["generic"] = Generic()

@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 
-import array_reference as ref
-import datasets
-from reference import Generic, HandTuned
+from . import array_reference as ref
+from . import datasets
+from .reference import Generic, HandTuned
 
 Builder = Callable[[], tuple[Callable[[], None], Any]]
 

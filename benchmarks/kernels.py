@@ -8,7 +8,7 @@ the fewest bytes the case must move, the achieved GB/s and the ratio to a
 device-to-device copy measured in the same run. Writes
 ``benchmarks/results/kernels-<device>.json`` (and a copy to ``$OUT`` if set).
 
-Run: ``python3 benchmarks/kernels.py`` (``--quick`` for small grids,
+Run: ``daxpy bench kernels`` (``--quick`` for small grids,
 ``--variants`` to time every hand-tuned variant as well, as NOTES.md records).
 
 Examples
@@ -23,12 +23,10 @@ import argparse
 import sys
 import time
 import traceback
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from common import AgreementError, agree, format_table, make_row, write_results  # noqa: E402
-from timing import copy_bandwidth_gbps, time_gpu  # noqa: E402
+from .common import (AgreementError, SuiteParser, add_output_options, agree, format_table, make_row,
+                     output_dir, write_results)
+from .timing import copy_bandwidth_gbps, time_gpu
 
 COLUMNS = ["case", "grid", "impl", "variant", "n_points", "kernel_ms", "gbps",
            "ratio_to_copy", "vs_hand_tuned", "agrees"]
@@ -42,7 +40,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     >>> parse_args([]).other_points
     10077696
     """
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p = SuiteParser(prog="daxpy bench kernels", description=__doc__.split("\n")[0])
     p.add_argument("--uniform-points", type=int, default=464**3,
                    help="points of the uniform grid (default 464^3 = 99,897,344)")
     p.add_argument("--other-points", type=int, default=216**3,
@@ -55,6 +53,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--impls", default="", help="comma-separated implementations to run "
                    "(daxpy, hand-tuned, daxpy-generic)")
     p.add_argument("--repeat", type=int, default=20)
+    add_output_options(p)
     args = p.parse_args(argv)
     if args.quick:
         args.uniform_points, args.other_points, args.repeat = 100**3, 60**3, 5
@@ -126,7 +125,7 @@ def implementations(case, variants: bool, impls: set):
     ``HAND_TUNED_BEST`` is the ``hand-tuned`` row, the others go to
     ``kernel_variants-<device>.json`` as ``hand-tuned-variant`` rows.
     """
-    from reference import HAND_TUNED_BEST, HAND_TUNED_VARIANTS
+    from .reference import HAND_TUNED_BEST, HAND_TUNED_VARIANTS
 
     found = []
     if case.daxpy is not None:
@@ -187,7 +186,7 @@ def measure_case(case, copy_gbps: float, args, failures: list) -> list[dict]:
 
 def main(argv=None) -> int:
     args = parse_args(argv)
-    from kernel_cases import CaseBuilder
+    from .kernel_cases import CaseBuilder
 
     copy_gbps = copy_bandwidth_gbps()
     print(f"D2D copy: {copy_gbps:.0f} GB/s (read + write)", flush=True)
@@ -204,11 +203,12 @@ def main(argv=None) -> int:
     hand_rows = [r for r in rows if r["impl"].startswith("hand-tuned")]
     main_rows = [r for r in rows if r["impl"] != "hand-tuned-variant"]
     if args.variants:
-        write_results("kernel_variants", hand_rows, gpu=True, copy_gbps=copy_gbps)
+        write_results("kernel_variants", hand_rows, folder=output_dir(args), gpu=True,
+                      copy_gbps=copy_gbps)
         print(format_table(hand_rows, COLUMNS), end="\n\n")
-    path = write_results("kernels", main_rows, gpu=True, copy_gbps=copy_gbps)
+    write_results("kernels", main_rows, folder=output_dir(args), gpu=True, copy_gbps=copy_gbps)
     print(format_table(main_rows, COLUMNS))
-    print(f"D2D copy {copy_gbps:.0f} GB/s; wrote {path}")
+    print(f"D2D copy {copy_gbps:.0f} GB/s")
     for failure in failures:
         print("FAILED:", failure)
     return 1 if failures else 0

@@ -17,26 +17,23 @@ device to the last kernel's end, over all streams), median of repeats, each
 started behind a spin kernel so that the host's launch overhead stays out.
 Every result is checked against the NumPy backend before any time is printed.
 
-Run on the GPU machine: ``python3 benchmarks/pipelines.py`` (``--quick`` for
+Run on the GPU machine: ``daxpy bench pipelines`` (``--quick`` for
 small sizes). Writes ``results/pipelines-<device>.json``.
 """
 
 from __future__ import annotations
 
-import argparse
 import statistics
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+import daxpy
 
-import daxpy  # noqa: E402
-from common import agree, format_table, make_row, write_results  # noqa: E402
-from datasets import cube_dims  # noqa: E402
-from timing import _spin, copy_bandwidth_gbps  # noqa: E402
+from .common import (SuiteParser, add_output_options, agree, format_table, make_row, output_dir,
+                     write_results)
+from .datasets import cube_dims
+from .timing import _spin, copy_bandwidth_gbps
 
 MAPS = ("sin(x)", "x * x", "cos(x)", "x + 1", "sqrt(abs(x))", "x * 0.5")
 
@@ -88,7 +85,7 @@ def vtk_fy11(grid, values, which: int):
     from vtkmodules.vtkFiltersCore import vtkArrayCalculator
     from vtkmodules.vtkFiltersGeneral import vtkGradientFilter
 
-    from vtk_runs import attach
+    from .vtk_runs import attach
 
     source = attach(grid.to_vtk(), points={"v": values})
     magnitude = vtkArrayCalculator()
@@ -170,7 +167,7 @@ def fy11_rows(args, copy_gbps: float, rng) -> list[dict]:
 
 def vtk_rows(args, grid, values, which, case, reference) -> list[dict]:
     try:
-        from vtk_runs import smp_backend
+        from .vtk_runs import smp_backend
     except ImportError:
         return []
     rows = []
@@ -225,7 +222,7 @@ def graph_rows(args, rng) -> list[dict]:
 
 
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = SuiteParser(prog="daxpy bench pipelines", description=__doc__.splitlines()[0])
     parser.add_argument("--points", type=int, default=100_000_000)
     parser.add_argument("--batch", type=int, default=512)
     parser.add_argument("--layers", type=int, default=30)
@@ -237,6 +234,7 @@ def parse_args(argv=None):
                              "to enqueue all of its kernels")
     parser.add_argument("--skip-vtk-seq", action="store_true")
     parser.add_argument("--quick", action="store_true")
+    add_output_options(parser)
     args = parser.parse_args(argv)
     if args.quick:
         args.points, args.batch, args.layers, args.width, args.repeat = 200_000, 16, 3, 4, 3
@@ -252,8 +250,7 @@ def main(argv=None) -> int:
                "ratio_to_copy", "host_launch_ms"]
     print(f"D2D copy: {copy_gbps:.0f} GB/s")
     print(format_table(rows, columns))
-    path = write_results("pipelines", rows, gpu=True, copy_gbps=copy_gbps)
-    print(f"wrote {path}")
+    write_results("pipelines", rows, folder=output_dir(args), gpu=True, copy_gbps=copy_gbps)
     return 0
 
 

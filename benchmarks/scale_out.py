@@ -21,29 +21,27 @@ over t on ``g``) and ``efficiency`` (speedup / g for strong scaling, the
 speedup itself for weak scaling). ``--cpu`` runs the same code on a CPU
 LocalCluster with NumPy chunks and small grids, to check the script anywhere.
 
-Usage: ``python benchmarks/scale_out.py [--gpus 1 2 4] [--strong-points 2**31]
+Usage: ``daxpy bench scale-out [--gpus 1 2 4] [--strong-points 2**31]
 [--weak-points 2**30] [--cpu]``; writes ``results/scale_out-<slug>.json``.
 """
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import sys
 import time
 import uuid
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+import dask.array as da
+import numpy as np
 
-import dask.array as da  # noqa: E402
-import numpy as np  # noqa: E402
+import daxpy
+import daxpy.dask as daxpy_dask
+from daxpy.data.partition import plan_chunks
+from daxpy.engine.probe import probe
 
-import daxpy  # noqa: E402
-import daxpy.dask as daxpy_dask  # noqa: E402
-from common import format_table, make_row, write_results  # noqa: E402
-from daxpy.data.partition import plan_chunks  # noqa: E402
-from daxpy.engine.probe import probe  # noqa: E402
+from .common import (SuiteParser, add_output_options, format_table, make_row, output_dir,
+                     write_results)
 
 CASES = {
     # case: (components, chain, fewest bytes per point for float32 in and out)
@@ -260,7 +258,7 @@ def _count(text: str) -> int:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = SuiteParser(prog="daxpy bench scale-out", description=__doc__.split("\n\n")[0])
     parser.add_argument("--gpus", type=int, nargs="+", default=[1, 2, 4])
     parser.add_argument("--strong-points", type=_count, default=2 ** 31)
     parser.add_argument("--weak-points", type=_count, default=2 ** 30,
@@ -270,6 +268,7 @@ def main(argv=None) -> int:
     parser.add_argument("--budget-s", type=float, default=1e9,
                         help="stop starting new runs after this many seconds")
     parser.add_argument("--cpu", action="store_true", help="CPU LocalCluster, NumPy chunks")
+    add_output_options(parser)
     args = parser.parse_args(argv)
     on_gpu = not args.cpu
     backend = "cuda" if on_gpu else "cpu"
@@ -329,10 +328,10 @@ def main(argv=None) -> int:
     finally:
         client.close()
         cluster.close()
-    path = write_results("scale_out", rows, gpu=on_gpu, workers=len(workers), cluster=kind)
+    write_results("scale_out", rows, folder=output_dir(args), gpu=on_gpu, workers=len(workers),
+                  cluster=kind)
     print(format_table(rows, ["case", "scaling", "gpus", "n_points", "time_ms", "gbps",
                               "speedup", "efficiency", "agrees"]))
-    print(f"wrote {path}")
     return 0 if all(r["agrees"] for r in rows) else 1
 
 

@@ -12,9 +12,9 @@ import argparse
 import os
 import time
 
-from common import RESULTS_DIR
+from .common import SuiteParser, add_output_options
 
-DESCRIPTION = "daxpy bench``: seed 004's Dax study on this machine, tables and a plot."
+DESCRIPTION = "daxpy bench dax-study: seed 004's Dax study on this machine, tables and a plot."
 """The ``--help`` line (dax_study's first docstring line, as before)."""
 
 
@@ -31,8 +31,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     >>> args.sizes, args.hex_sizes, args.repeat
     ([4096], [4096], 1)
     """
-    p = argparse.ArgumentParser(prog="daxpy bench",
-                                description=DESCRIPTION)
+    p = SuiteParser(prog="daxpy bench dax-study", description=DESCRIPTION)
     p.add_argument("--sizes", type=_sizes, default=[10_000_000, 100_000_000],
                    help="points of the uniform cubes (default 1e7,1e8)")
     p.add_argument("--hex-sizes", type=_sizes, default=[10_000_000],
@@ -46,7 +45,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--end-to-end", action="store_true",
                    help="also measure and write benchmarks/end_to_end.py's rows")
     p.add_argument("--no-cpu", action="store_true", help="skip the VTK and Viskores rows")
-    p.add_argument("--out", default=str(RESULTS_DIR), help="results folder")
+    add_output_options(p)
     p.add_argument("--tiny", action="store_true", help="4096 points, one run (CI)")
     args = p.parse_args(argv)
     if args.tiny:
@@ -62,7 +61,7 @@ def sizes_of(args) -> list:
 
 def environment(gpu: bool) -> dict:
     """Header facts: device, driver, CUDA, CuPy, VTK, NumPy, CPU and its cores."""
-    from common import cpu_name, gpu_name, versions
+    from .common import cpu_name, gpu_name, versions
 
     found = {"device": gpu_name() if gpu else None, "cpu": cpu_name(),
              "host_cores": os.cpu_count(), "date": time.strftime("%Y-%m-%d"),

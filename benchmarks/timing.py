@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from common import AgreementError
+from .common import AgreementError
 
 
 def time_cpu(fn: Callable[[], Any], *, repeat: int = 5, warmup: int = 1,

@@ -1,15 +1,26 @@
-"""``daxpy bench`` at a tiny size on the CPU: the tables, the JSON and the plot."""
+"""``daxpy bench SUITE`` at a tiny size on the CPU: the tables, the JSON and the plot."""
 
+import argparse
+import importlib
 import json
+from pathlib import Path
 
 import pytest
 
 from daxpy.cli import main
+from daxpy.cli.bench import suite_module
 
 pytest.importorskip("matplotlib")
 pytest.importorskip("vtk")
 
+BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
 ROW_KEYS = {"case", "grid", "dtype", "n_points", "impl", "time_ms", "agrees"}
+
+
+@pytest.fixture(autouse=True)
+def _checkout(monkeypatch):
+    # The suites are found from any working directory (the GPU machine runs tests/).
+    monkeypatch.setenv("DAXPY_CHECKOUT", str(BENCHMARKS.parent))
 
 
 def _document(path):
@@ -29,7 +40,7 @@ def _folder(tmp_path):
 
 
 def test_daxpy_bench_runs_the_dax_study_on_the_cpu(tmp_path, capsys):
-    assert main(["bench", "--tiny", "--out", str(tmp_path)]) == 0
+    assert main(["bench", "dax-study", "--tiny", "--out", str(tmp_path)]) == 0
     folder = _folder(tmp_path)
     document = _document(folder / "dax_study.json")
     rows = document["rows"]
@@ -69,14 +80,91 @@ def test_daxpy_bench_bias_writes_the_seed_table(tmp_path, capsys):
 
 
 def test_daxpy_bench_end_to_end_rows_and_goals(tmp_path, capsys):
-    assert main(["bench", "--tiny", "--no-cpu", "--end-to-end", "--out", str(tmp_path)]) == 0
+    assert main(["bench", "dax-study", "--tiny", "--no-cpu", "--end-to-end",
+                 "--out", str(tmp_path)]) == 0
     text = (_folder(tmp_path) / "end_to_end.md").read_text()
     assert "## Goals" in text and "overlapped floor" in text
+    assert "gradient filter call" in text
     capsys.readouterr()
 
 
-def test_daxpy_bench_help_goes_to_the_script(capsys):
+def test_the_end_to_end_suite_has_a_filter_call_row(tmp_path, capsys):
+    assert main(["bench", "end-to-end", "--tiny", "--no-cpu", "--hex-sizes", "",
+                 "--out", str(tmp_path)]) == 0
+    (path,) = tmp_path.glob("end_to_end-*.json")
+    impls = {r["impl"] for r in _document(path)["rows"]}
+    assert {"daxpy", "daxpy-filter", "floor-overlapped"} <= impls
+    capsys.readouterr()
+
+
+def test_the_cpu_suite_writes_its_rows(tmp_path, capsys):
+    assert main(["bench", "cpu", "--sizes", "2000", "--repeat", "1", "--grids", "uniform",
+                 "--out", str(tmp_path)]) == 0
+    (path,) = tmp_path.glob("cpu_vs_vtk-cpu-*core.json")
+    rows = _document(path)["rows"]
+    assert {"daxpy", "vtk-seq"} <= {r["impl"] for r in rows}
+    assert all(r["agrees"] for r in rows if r["time_ms"] is not None)
+    capsys.readouterr()
+
+
+def test_a_run_writes_to_the_user_folder_unless_saved(tmp_path, monkeypatch, capsys):
+    suite_module("bias")  # the checkout's benchmarks package, wherever pytest runs from
+    from benchmarks.common import RESULTS_DIR, output_dir
+
+    monkeypatch.setenv("DAXPY_BENCH_DIR", str(tmp_path / "mine"))
+    assert main(["bench", "bias", "--tiny"]) == 0
+    assert (tmp_path / "mine").is_dir() and list((tmp_path / "mine").glob("bias_study-*.json"))
+    assert f"wrote {tmp_path / 'mine'}" in capsys.readouterr().out
+    saved = argparse.Namespace(out=None, save=True)
+    assert output_dir(saved) == RESULTS_DIR == BENCHMARKS / "results"
+    monkeypatch.delenv("DAXPY_BENCH_DIR")
+    assert output_dir(argparse.Namespace(out=None, save=False)) == Path("daxpy-bench-results")
+
+
+def test_daxpy_bench_lists_the_suites(capsys):
+    assert main(["bench", "--list"]) == 0
+    listed = [line.split()[0] for line in capsys.readouterr().out.splitlines()]
+    assert {"kernels", "end-to-end", "pipelines", "cpu", "bias", "dax-study",
+            "scale-out"} <= set(listed)
+
+
+def test_an_unknown_suite_is_a_one_line_usage_error(capsys):
+    assert main(["bench", "nope"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "unknown suite 'nope'" in err and "kernels" in err
+
+
+def test_a_gpu_suite_without_cupy_is_a_one_line_error(capsys, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "cupy", None)  # as on a machine without CuPy
+    assert main(["bench", "kernels", "--quick"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "needs CuPy and a CUDA GPU" in err
+
+
+def test_a_bad_suite_option_is_a_one_line_usage_error(capsys):
+    assert main(["bench", "bias", "--nope"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "daxpy bench bias: unrecognized arguments: --nope" in err
+
+
+@pytest.mark.parametrize("module", sorted(p.stem for p in BENCHMARKS.glob("*.py")))
+def test_the_suites_docstring_examples_run(module):
+    import doctest
+
+    suite_module("bias")  # the checkout's benchmarks package
+    try:
+        found = importlib.import_module(f"benchmarks.{module}")
+    except ModuleNotFoundError as err:
+        pytest.skip(f"needs {err.name}")
+    result = doctest.testmod(found, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.failed == 0
+
+
+def test_a_suite_help_goes_to_the_suite(capsys):
     with pytest.raises(SystemExit) as exit_info:
-        main(["bench", "--help"])
+        main(["bench", "kernels", "--help"])
     assert exit_info.value.code == 0
-    assert "daxpy bench" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "daxpy bench kernels" in out and "--save" in out and "--quick" in out

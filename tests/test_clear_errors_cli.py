@@ -123,6 +123,14 @@ def test_usage_errors_are_one_line_with_status_2(argv, word):
     _assert_one_line(*_in_process(argv), 2, word)
 
 
+def test_a_bad_dask_address_leaves_dasks_scheduler_as_it_was():
+    dask = pytest.importorskip("dask")
+    pytest.importorskip("distributed")
+    before = dask.config.get("scheduler", None)
+    _assert_one_line(*_in_process(RUN + ["--dask", "foo://bar"]), 2, "foo://bar")
+    assert dask.config.get("scheduler", None) == before
+
+
 def test_usage_errors_are_found_before_a_huge_input_is_built():
     # The chain is checked on a tiny stand-in: a typo costs no allocation.
     status, _, err = _in_process(["run", "wavelet:100000", "--field", "RTData", "--step",

@@ -1,6 +1,6 @@
 """Reliability on the GPU (skipped without one): element counts above 2**31,
 out-of-memory, and a deterministic sweep of every stencil and unstructured
-worklet over edge-case grids that benchmarks/gpu_sanitize.sh runs under
+worklet over edge-case grids that benchmarks/device.sh --sanitize runs under
 compute-sanitizer (memcheck, racecheck).
 
 No VTK here: the GPU machine has none.

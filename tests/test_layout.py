@@ -1,7 +1,8 @@
-"""The benchmark scripts import each other without cycles.
+"""The benchmark suites import each other without cycles, and never edit ``sys.path``.
 
 (daxpy's own layers and cycles are import-linter's contracts in pyproject.toml,
-checked by ``.ci/lint-imports``; the benchmarks are plain scripts, not a package.)
+checked by ``.ci/lint-imports``; ``benchmarks`` is a package of the checkout, not
+installed, whose modules import each other relatively.)
 """
 
 import ast
@@ -11,14 +12,26 @@ BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
 
 
 def _imports(path: Path, local: set[str]) -> set[str]:
-    # Every import statement, function-level ones included.
+    # Every sibling import, function-level ones included: "from .x import y",
+    # "from . import x", "from ..x import y" in a sub-package such as reference/,
+    # or their absolute "benchmarks.x" spellings.
+    inside = int(path.parent != BENCHMARKS)
     found = set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
-            found.update(alias.name.split(".")[0] for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            found.add(node.module.split(".")[0])
+            found.update(_sibling(alias.name) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            names = [alias.name for alias in node.names]
+            if node.level == 0:
+                found.update(names if node.module == "benchmarks" else [_sibling(node.module)])
+            elif node.level - inside == 1:  # relative to benchmarks/ itself
+                found.update([node.module.split(".")[0]] if node.module else names)
     return found & local
+
+
+def _sibling(dotted: str) -> str:
+    parts = dotted.split(".")
+    return parts[1] if parts[0] == "benchmarks" and len(parts) > 1 else ""
 
 
 def _cycle(graph: dict[str, set[str]]) -> list[str]:
@@ -51,6 +64,11 @@ def test_benchmark_modules_have_no_import_cycle():
     graph = {name: set().union(*(_imports(f, set(nodes)) for f in files)) - {name}
              for name, files in nodes.items()}
     assert _cycle(graph) == []
+
+
+def test_benchmarks_never_edit_sys_path():
+    for path in BENCHMARKS.rglob("*.py"):
+        assert "sys.path" not in path.read_text(), path
 
 
 def test_a_cycle_is_found():

@@ -1,12 +1,17 @@
-"""The ``daxpy bench`` subcommand: the study benchmarks of a source checkout.
+"""The ``daxpy bench`` subcommand: one runner for the benchmark suites of a checkout.
 
-``daxpy bench [ARGS]`` runs ``benchmarks/dax_study.py`` (seed 004's Dax study:
-VTK, Viskores, generic, specialized and hand-tuned kernels and daxpy's
-pipeline, host to host) and ``daxpy bench bias [ARGS]`` runs
-``benchmarks/bias_study.py`` (seed 000's BiasAdd kernels and daxpy's). ARGS go
-to the script (``daxpy bench --help``). The benchmarks live in the checkout, not
-in the installed package: they are found through ``$DAXPY_CHECKOUT``, next to
-the package (an editable install), or in the working directory.
+``daxpy bench SUITE [OPTIONS]`` runs one suite of ``benchmarks/`` (``daxpy
+bench --list`` names them); OPTIONS go to the suite as they are (``daxpy bench
+kernels --quick``, ``daxpy bench kernels --help``). Every suite writes
+``<suite>-<device-slug>.json`` into ``$DAXPY_BENCH_DIR`` (default
+``./daxpy-bench-results``), or into the checkout's ``benchmarks/results/`` with
+``--save``, so that a checkout never goes dirty by accident.
+
+The suites live in the checkout, not in the installed package: ``benchmarks/``
+is found through ``$DAXPY_CHECKOUT``, next to the package (an editable install)
+or in the working directory, and imported as the package ``benchmarks`` from
+there (``python -m benchmarks.kernels`` from the repository root runs the same
+code).
 
 Examples
 --------
@@ -20,14 +25,25 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import os
 import sys
 from pathlib import Path
 
-from ..errors import ArgumentError
+from ..errors import ArgumentError, BackendError
 
-STUDIES = {"dax": "dax_study", "bias": "bias_study"}
-"""First argument of ``daxpy bench`` -> script in ``benchmarks/`` (default ``dax``)."""
+SUITES = {
+    "kernels": ("kernels", "every worklet's kernel vs hand-tuned and generic ones (GPU)"),
+    "end-to-end": ("end_to_end", "host to host: filter call, pipeline, floors, VTK (GPU)"),
+    "pipelines": ("pipelines", "FY11 chains and seed 000's graph, fused vs serial (GPU)"),
+    "cpu": ("cpu_vs_vtk", "every filter on the CPU vs VTK, Viskores and NumPy"),
+    "bias": ("bias_study", "seed 000's BiasAdd study"),
+    "dax-study": ("dax_study", "seed 004's Dax study: tables, JSON and a plot"),
+    "scale-out": ("scale_out", "Dask strong and weak scaling over GPUs (or --cpu)"),
+    "dask-overhead": ("dask_overhead", "Dask's cost per slab on a CPU LocalCluster"),
+    "cuda-quick": ("cuda_quick", "compile times and a few kernel bandwidths (GPU)"),
+}
+"""Suite name -> (module of ``benchmarks/``, one line on what it measures)."""
 
 
 def benchmarks_dir() -> Path:
@@ -46,42 +62,88 @@ def benchmarks_dir() -> Path:
     candidates = []
     if os.environ.get("DAXPY_CHECKOUT"):
         candidates.append(Path(os.environ["DAXPY_CHECKOUT"]))
-    candidates += [Path(__file__).resolve().parent.parent, Path.cwd()]
+    candidates += [Path(__file__).resolve().parents[2], Path.cwd()]
     for root in candidates:
-        if (root / "benchmarks" / "dax_study.py").is_file():
+        if (root / "benchmarks" / "__init__.py").is_file():
             return root / "benchmarks"
     raise ArgumentError("daxpy bench runs the benchmarks of a source checkout; none found "
                         "next to the package or in the working directory (set DAXPY_CHECKOUT "
                         "to the repository root)")
 
 
+def suite_module(name: str):
+    """Import the module of suite ``name`` from the checkout's ``benchmarks`` package.
+
+    The package is loaded from its folder (no ``sys.path`` edit) unless it is
+    already imported.
+
+    Raises
+    ------
+    ArgumentError
+        When ``name`` is not a suite, or no checkout is found.
+
+    Examples
+    --------
+    >>> suite_module("bias").__name__
+    'benchmarks.bias_study'
+    """
+    if name not in SUITES:
+        raise ArgumentError(f"unknown suite {name!r}; suites: {', '.join(SUITES)}")
+    if "benchmarks" not in sys.modules:
+        folder = benchmarks_dir()
+        spec = importlib.util.spec_from_file_location(
+            "benchmarks", folder / "__init__.py", submodule_search_locations=[str(folder)])
+        package = importlib.util.module_from_spec(spec)
+        sys.modules["benchmarks"] = package
+        spec.loader.exec_module(package)
+    return importlib.import_module(f"benchmarks.{SUITES[name][0]}")
+
+
+def suite_list() -> str:
+    """One line per suite: its name and what it measures.
+
+    Examples
+    --------
+    >>> suite_list().splitlines()[0].split()[0]
+    'kernels'
+    """
+    width = max(map(len, SUITES))
+    return "\n".join(f"{name:<{width}}  {line}" for name, (_, line) in SUITES.items())
+
+
 def _run_bench(args: argparse.Namespace) -> int:
     rest = list(args.args)
-    study = "dax"
-    if rest and rest[0] in STUDIES:
-        study = rest.pop(0)
-    folder = str(benchmarks_dir())
-    if folder not in sys.path:
-        sys.path.insert(0, folder)
-    return int(importlib.import_module(STUDIES[study]).main(rest) or 0)
+    if not rest or rest[0] in ("-h", "--help", "--list"):
+        if rest[:1] != ["--list"]:
+            print("usage: daxpy bench SUITE [OPTIONS]  (daxpy bench SUITE --help: its options)"
+                  "\n\nsuites:")
+        print(suite_list())
+        return 0
+    try:
+        return int(suite_module(rest[0]).main(rest[1:]) or 0)
+    except ModuleNotFoundError as err:
+        if err.name != "cupy":
+            raise
+        raise BackendError(f"suite {rest[0]!r} needs CuPy and a CUDA GPU; none here "
+                           "(daxpy bench --list says which suites run on a CPU)") from None
 
 
 def add_bench_parser(subparsers) -> argparse.ArgumentParser:
-    """Register ``daxpy bench`` (its arguments go to the study script as they are).
+    """Register ``daxpy bench`` (the suite's arguments go to it as they are).
 
     Examples
     --------
     >>> from daxpy.cli.commands import build_parser
-    >>> build_parser().parse_args(["bench", "--sizes", "1e6"]).args
-    ['--sizes', '1e6']
+    >>> build_parser().parse_args(["bench", "kernels", "--quick"]).args
+    ['kernels', '--quick']
     """
     parser = subparsers.add_parser(
         "bench", prefix_chars="+", add_help=False,
-        help="seed 004's Dax study (or 'bench bias': seed 000's BiasAdd study) on this "
-        "machine: tables, JSON and a plot under benchmarks/results/<device>/",
-        description="Run benchmarks/dax_study.py, or benchmarks/bias_study.py with 'bias' "
-        "first; every other argument goes to the script (daxpy bench --help).")
-    # '+' prefixes: arguments such as --sizes reach the script untouched.
+        help="run a benchmark suite of the checkout (daxpy bench --list): results under "
+        "$DAXPY_BENCH_DIR or ./daxpy-bench-results, or benchmarks/results/ with --save",
+        description="Run the benchmark suite SUITE of benchmarks/; every other argument "
+        "goes to the suite (daxpy bench SUITE --help).")
+    # '+' prefixes: arguments such as --sizes reach the suite untouched.
     parser.add_argument("args", nargs=argparse.REMAINDER)
     parser.set_defaults(run=_run_bench)
     return parser

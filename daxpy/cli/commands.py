@@ -91,7 +91,7 @@ def add_demo_parser(subparsers) -> argparse.ArgumentParser:
     return parser
 
 
-from .bench import add_bench_parser  # noqa: E402  (the study benchmarks)
+from .bench import add_bench_parser  # noqa: E402  (the benchmark suites)
 from .run import add_run_parser  # noqa: E402  (daxpy run, also on Dask)
 from .source import add_source_parser  # noqa: E402  (CUDA backend's subcommand)
 
@@ -118,7 +118,7 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for add_parser in SUBCOMMANDS:
         sub = add_parser(subparsers)
-        if "-" in sub.prefix_chars:  # not bench, whose arguments go to a script
+        if "-" in sub.prefix_chars:  # not bench, whose arguments go to a suite
             # SUPPRESS: absent here, the flag keeps its value from before the command.
             sub.add_argument("--traceback", action="store_true", default=argparse.SUPPRESS,
                              help=_TRACEBACK_HELP)
@@ -153,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
         status = args.run(args)
         sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
         return status
-    except SystemExit:  # --help, --version, or a script run by daxpy bench
+    except SystemExit:  # --help, --version, or a suite run by daxpy bench
         raise
     except _CommandLineError as err:
         return report(err.command, err)

@@ -96,17 +96,25 @@ def _load(args: argparse.Namespace):
 
 
 def _dask_client(address: str, timeout: float):
+    import dask
     from distributed import Client
 
+    scheduler = dask.config.get("scheduler", None)
     try:
         return Client(address, timeout=timeout)
-    except ValueError as err:  # Dask's parser of addresses
-        raise ArgumentError(f"--dask {address!r} is not a scheduler address ({err}); "
-                            "give one such as tcp://HOST:8786") from None
-    except OSError as err:  # refused, unreachable or timed out
-        raise ConnectionError(f"could not reach the Dask scheduler at {address!r} within "
-                              f"{timeout:g} s ({err}); check the address and that the "
-                              "scheduler runs (--dask-timeout to wait longer)") from None
+    except BaseException as err:
+        # A Client that fails to connect has already made itself dask's scheduler
+        # (dask.config "scheduler") and never undoes that: put back what was there.
+        dask.config.set(scheduler=scheduler)
+        if isinstance(err, ValueError):  # Dask's parser of addresses
+            raise ArgumentError(f"--dask {address!r} is not a scheduler address ({err}); "
+                                "give one such as tcp://HOST:8786") from None
+        if isinstance(err, OSError):  # refused, unreachable or timed out
+            raise ConnectionError(f"could not reach the Dask scheduler at {address!r} "
+                                  f"within {timeout:g} s ({err}); check the address and "
+                                  "that the scheduler runs (--dask-timeout to wait longer)"
+                                  ) from None
+        raise
 
 
 def _run(args: argparse.Namespace) -> int:

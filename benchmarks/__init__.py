@@ -1,0 +1,1 @@
+"""daxpy's benchmark suites on one shared kit: ``daxpy bench SUITE`` runs one."""
