@@ -15,6 +15,7 @@ from daxpy.data.arrays import all_finite
 from daxpy.data.dataset import DataSet
 from daxpy.errors import ArgumentError, NaNPolicyError
 from daxpy.data.fields import check_association
+from daxpy.engine.dispatch import execute
 
 
 def as_dataset(data: Any) -> DataSet:
@@ -185,3 +186,34 @@ class FieldFilter(Filter):
         """Return ``(values, association)`` of the input field (checked per ``nan_policy``)."""
         values, association = dataset.field(self.field, self.association)
         return self.checked(self.field, values), association
+
+
+class TupleMapFilter(FieldFilter):
+    """A filter that maps each tuple of one field through one elementwise
+    worklet (:attr:`worklet`), writing ``<field>_<suffix>`` by default at the
+    input's association.
+
+    Subclasses set :attr:`worklet` and :attr:`suffix`; their parameters are
+    those of :class:`FieldFilter` plus ``result``.
+
+    Examples
+    --------
+    >>> from daxpy.filters import Magnitude
+    >>> Magnitude("v").result
+    'v_magnitude'
+    """
+
+    worklet: str = ""
+    suffix: str = ""
+
+    def __init__(self, field: str, result: str | None = None, *,
+                 association: str | None = None, backend: str = "auto",
+                 nan_policy: str = "propagate"):
+        super().__init__(field, association=association, backend=backend,
+                         nan_policy=nan_policy)
+        self.result = result_name(result, f"{field}_{self.suffix}")
+
+    def compute(self, dataset):
+        values, association = self.input_field(dataset)
+        mapped = execute(self.worklet, dataset, values, association, backend=self.backend)
+        return {association: {self.result: mapped}}

@@ -11,16 +11,14 @@ Examples
 
 from __future__ import annotations
 
-from daxpy.engine.dispatch import execute
-
 from daxpy.data.verbs import Verb, register_verb
 
-from ._base import FieldFilter, result_name
+from ._base import TupleMapFilter
 
 __all__ = ["Magnitude"]
 
 
-class Magnitude(FieldFilter):
+class Magnitude(TupleMapFilter):
     """Compute ``sqrt(sum of squares)`` over the components of each tuple.
 
     A one-component field gives its absolute value. Float fields keep their
@@ -58,17 +56,8 @@ class Magnitude(FieldFilter):
     [2.0]
     """
 
-    def __init__(self, field: str, result: str | None = None, *,
-                 association: str | None = None, backend: str = "auto",
-                 nan_policy: str = "propagate"):
-        super().__init__(field, association=association, backend=backend,
-                         nan_policy=nan_policy)
-        self.result = result_name(result, f"{field}_magnitude")
-
-    def compute(self, dataset):
-        values, association = self.input_field(dataset)
-        norm = execute("magnitude", dataset, values, association, backend=self.backend)
-        return {association: {self.result: norm}}
+    worklet = "magnitude"
+    suffix = "magnitude"
 
 
 def magnitude(node, result: str | None = None):

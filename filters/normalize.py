@@ -12,14 +12,13 @@ Examples
 from __future__ import annotations
 
 from daxpy.data.verbs import Verb, register_verb
-from daxpy.engine.dispatch import execute
 
-from ._base import FieldFilter, result_name
+from ._base import TupleMapFilter
 
 __all__ = ["Normalize"]
 
 
-class Normalize(FieldFilter):
+class Normalize(TupleMapFilter):
     """Divide each tuple of a field by its Euclidean norm.
 
     Float fields keep their dtype; integer fields give float64. The result has
@@ -60,17 +59,8 @@ class Normalize(FieldFilter):
     [[0.0, -1.0]]
     """
 
-    def __init__(self, field: str, result: str | None = None, *,
-                 association: str | None = None, backend: str = "auto",
-                 nan_policy: str = "propagate"):
-        super().__init__(field, association=association, backend=backend,
-                         nan_policy=nan_policy)
-        self.result = result_name(result, f"{field}_normalized")
-
-    def compute(self, dataset):
-        values, association = self.input_field(dataset)
-        unit = execute("normalize", dataset, values, association, backend=self.backend)
-        return {association: {self.result: unit}}
+    worklet = "normalize"
+    suffix = "normalized"
 
 
 def normalize(node, result: str | None = None):
