@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from ..errors import DataFileError
 from ..data.memory_budget import available_bytes
 
-__all__ = ["Declared", "available_memory", "check_bytes", "cross_check", "file_error"]
+__all__ = ["Declared", "check_bytes", "cross_check", "file_error"]
 
 # Association of an array -> the VTK accessor of its attribute data.
 _ATTRIBUTE_DATA = {"point": "GetPointData", "cell": "GetCellData", "field": "GetFieldData"}
@@ -42,18 +42,6 @@ def file_error(path: str, problem: str) -> DataFileError:
     "'a.vtk' is truncated"
     """
     return DataFileError(f"{path!r} {problem}")
-
-
-def available_memory() -> int:
-    """Bytes this process can still allocate (see :mod:`daxpy.data.memory_budget`).
-
-    Examples
-    --------
-    >>> from daxpy.io.file_checks import available_memory
-    >>> available_memory() > 0
-    True
-    """
-    return available_bytes()[0]
 
 
 @dataclass

@@ -24,7 +24,8 @@ import binascii
 import struct
 from dataclasses import dataclass
 
-from .file_checks import Declared, available_memory, check_bytes, file_error
+from ..data.memory_budget import available_bytes
+from .file_checks import Declared, check_bytes, file_error
 
 __all__ = ["ArrayPayload", "check_payloads"]
 
@@ -122,7 +123,7 @@ def _payload_bytes(declared: Declared, payload: ArrayPayload, source: _Source,
         if (3 + blocks) * word > source.capacity:
             raise file_error(path, f"has {payload.what} declaring {blocks} compressed "
                              "blocks: more than the file holds")
-        if block_size > available_memory() or last_size > block_size:
+        if block_size > available_bytes()[0] or last_size > block_size:
             raise file_error(path, f"has {payload.what} declaring compressed blocks of "
                              f"{block_size} bytes (last {last_size})")
         nbytes = 0 if blocks == 0 else (blocks - 1) * block_size + (last_size or block_size)
