@@ -100,7 +100,9 @@ STORE_HINTS = {"stcs": "", "plain": "#define __stcs(p, v) (*(p) = (v))\n"}
 def march_sweep():
     """Marching kernels over planes per chunk and store hints, beside the
     hand-tuned kernel of the same case (benchmarks/reference), same run."""
-    from daxpy.cuda import plan as plan_mod
+    from dataclasses import replace
+
+    from daxpy.data.worklet import register
     from .reference.hand_tuned import HandTuned
 
     n = 464
@@ -117,10 +119,10 @@ def march_sweep():
     for name, (field, association) in {"point_to_cell": (points, "points"),
                                        "cell_to_point": (cells, "cells"),
                                        "point_gradient": (points, "points")}.items():
-        domain = get_worklet(name).cuda.march
-        default = plan_mod.MARCH_PLANES[domain]
+        declared = get_worklet(name)
         for zc in (4, 8, 16, 32):
-            plan_mod.MARCH_PLANES[domain] = zc
+            # The planes are a kernel argument: the same compiled kernel serves each zc.
+            register(replace(declared, cuda=replace(declared.cuda, march_planes=zc)))
             plan = plan_for(name, grid, field, association)
             out = empty_output(plan.out_shape, plan.out_dtype)
             step = plan.launches[0]
@@ -132,7 +134,7 @@ def march_sweep():
                 gbps = (field.nbytes + out.nbytes) / ms / 1e6
                 print(f"{step.kernel.name:46s} {zc:3d} {label:>6s} {ms:7.3f} {gbps / copy_gbps:7.2f}")
             del out
-        plan_mod.MARCH_PLANES[domain] = default
+        register(declared)
         launch_ref, out = references[name]()
         ms = bench(launch_ref)
         gbps = (field.nbytes + out.nbytes) / ms / 1e6

@@ -73,7 +73,7 @@ class Pipeline:
     """
 
     def __init__(self, dataset: Any):
-        from .filters._base import as_dataset
+        from .filters._names import as_dataset
 
         self.dataset: DataSet = as_dataset(dataset)
         self.stages: list[Stage] = []
@@ -104,45 +104,6 @@ class Pipeline:
             return getattr(self.field(field_name), verb)(*args, **kwargs)
 
         return start
-
-    def combine(self, expression: str, result: str | None = None) -> Node:
-        """An elementwise expression over several fields or stage outputs, by name.
-
-        Every name in ``expression`` must be a source field or an earlier
-        output, all at one association. The stage waits for each stage it reads
-        (seed 000's AddN over independent BiasAdds is the model).
-
-        Examples
-        --------
-        >>> import numpy as np, daxpy
-        >>> g = daxpy.UniformGrid(dims=(2,), point_data={"p": np.ones(2)})
-        >>> pipe = daxpy.pipeline(g)
-        >>> a, b = pipe.bias_add("p", [1.0]), pipe.bias_add("p", [2.0])
-        >>> total = pipe.combine(f"{a.name} + {b.name}")
-        >>> pipe.run(backend="cpu").point_data[total.name].tolist()
-        [5.0, 5.0]
-        """
-        from .data.expressions import parse
-        from .filters import FieldMap
-
-        parsed = parse(expression)
-        names = parsed.fields
-        if not names:
-            raise ArgumentError(f"combine's expression {expression!r} reads no field; it "
-                                "must read source fields or earlier outputs (a constant "
-                                "has no points or cells to live at)")
-        for name in names:
-            if name not in self._associations:
-                self.field(name)
-        where = {self._associations[name] for name in names}
-        if len(where) != 1:
-            raise ArgumentError(
-                f"combine reads fields at both points and cells: {sorted(names)}"
-            )
-        (association,) = where
-        return self._add("combine", lambda _, out: FieldMap(parsed, result=out,
-                                                             association=association),
-                         tuple(names), result, association)
 
     def _register_output(self, name: str, association: str) -> None:
         if name in self._associations:
@@ -197,6 +158,7 @@ class Pipeline:
         Returns
         -------
         DataSet or (DataSet, Profile)
+            The requested outputs only (and the profile).
 
         Examples
         --------
@@ -217,13 +179,8 @@ class Pipeline:
     def _output_names(self, outputs) -> list[str]:
         if outputs is None:
             read = {name for s in self.stages for name in s.inputs}
-            leaves = []
-            for stage in self.stages:
-                derived = getattr(stage.filter, "derived", {})
-                if stage.output not in read and stage.filter.writes_result:
-                    leaves.append(stage.output)
-                leaves += [name for name in derived.values() if name not in read]
-            return leaves
+            return [name for stage in self.stages for name in stage.filter.outputs()
+                    if name not in read]
         names = [o.name if isinstance(o, Node) else o for o in outputs]
         for name in names:
             if name not in self._associations:
@@ -247,7 +204,8 @@ def pipeline(dataset: Any) -> Pipeline:
 
 
 def _attach_verbs() -> None:
-    """Make every declared verb a method of :class:`Node` (done once, on import).
+    """Make every declared verb a method of :class:`Node`, or of :class:`Pipeline`
+    for a verb that reads several fields by name (done once, on import).
 
     Examples
     --------
@@ -256,6 +214,8 @@ def _attach_verbs() -> None:
     """
     for name, verb in registered_verbs().items():
         setattr(Node, name, verb.method)
+    for name, verb in registered_verbs("pipeline").items():
+        setattr(Pipeline, name, verb.method)
 
 
 _attach_verbs()

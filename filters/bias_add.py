@@ -17,7 +17,8 @@ from daxpy.engine.dispatch import execute
 from daxpy.errors import ArgumentError
 from daxpy.data.verbs import Verb, register_verb
 
-from ._base import FieldFilter, result_name
+from ._base import FieldFilter
+from ._names import result_name
 
 __all__ = ["BiasAdd"]
 
@@ -39,12 +40,8 @@ class BiasAdd(FieldFilter):
         Output field name (default ``"<field>_biased"``), at the input's association.
     association : {"points", "cells"}, optional
         Where to find the field; by default points, then cells.
-    backend : {"auto", "cpu", "cuda"}
-        Where to run.
-    nan_policy : {"propagate", "raise"}
-        ``"propagate"`` (default): NaN and Inf flow to the outputs that read
-        them. ``"raise"``: a NaN or Inf in an input field raises
-        :class:`~daxpy.errors.NaNPolicyError` naming the field.
+    backend, nan_policy
+        As for every filter (:class:`~daxpy.filters.Filter`).
 
     Raises
     ------
@@ -77,6 +74,15 @@ class BiasAdd(FieldFilter):
                          nan_policy=nan_policy)
         self.bias = as_bias(bias)
         self.result = result_name(result, f"{field}_biased")
+
+    verb = "bias_add"
+
+    def fusion_steps(self, association, dataset):
+        return [("bias_add", {"bias": self.bias})]
+
+    def position_free(self, components: int) -> bool:
+        # A bias spanning several tuples adds by position in the whole field.
+        return components % len(self.bias) == 0
 
     def compute(self, dataset):
         values, association = self.input_field(dataset)

@@ -12,6 +12,7 @@ Examples
 from __future__ import annotations
 from daxpy.data.verbs import Verb, register_verb
 
+from ._names import result_only_verb
 from .point_to_cell import _AveragingFilter
 
 __all__ = ["CellToPoint"]
@@ -25,23 +26,10 @@ class CellToPoint(_AveragingFilter):
 
     Parameters
     ----------
-    field : str
-        Input cell field.
-    result : str, optional
-        Output point field name (default: the input's name, as VTK does).
-    association : {"cells"}, optional
-        Where the input lives; only cell fields can be averaged onto points.
-    backend : {"auto", "cpu", "cuda"}
-        Where to run.
-    nan_policy : {"propagate", "raise"}
-        ``"propagate"`` (default): NaN and Inf flow to the outputs that read
-        them. ``"raise"``: a NaN or Inf in an input field raises
-        :class:`~daxpy.errors.NaNPolicyError` naming the field.
-
-    Raises
-    ------
-    FieldError
-        If ``association`` is not ``"cells"``.
+    field, result, association, backend, nan_policy
+        As for :class:`~daxpy.filters.PointToCell`, with cells and points
+        swapped: the input is a cell field (``association`` may only be
+        ``"cells"``), the result a point field.
 
     See Also
     --------
@@ -60,21 +48,13 @@ class CellToPoint(_AveragingFilter):
     [2.0, 2.0, 3.0, 3.0, 4.0, 4.0]
     """
 
-    _worklet, _source, _target = "cell_to_point", "cells", "points"
+    verb = _worklet = "cell_to_point"
+    _source, _target = "cells", "points"
 
 
-def cell_to_point(node, result: str | None = None):
-    """Average of this cell field over the cells around each point.
-
-    Examples
-    --------
-    >>> import numpy as np, daxpy
-    >>> g = daxpy.UniformGrid(dims=(3,), cell_data={"c": np.zeros(2)})
-    >>> daxpy.pipeline(g).field("c").cell_to_point().name
-    'cell_to_point_1'
-    """
-    return node._then("cell_to_point",
-                      lambda src, out: CellToPoint(src, result=out), result, "points")
+cell_to_point = result_only_verb("cell_to_point", CellToPoint,
+                                 "Average of this cell field over the cells around each point.",
+                                 "points")
 
 
 register_verb(Verb("cell_to_point", cell_to_point, 40, "average of a cell field onto the points"))

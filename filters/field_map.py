@@ -14,11 +14,13 @@ from __future__ import annotations
 from daxpy.worklets.field_map import as_expression
 
 from daxpy.engine.dispatch import execute
+from daxpy.errors import ArgumentError
 from daxpy.data.verbs import Verb, register_verb
 from daxpy.data.expressions import Expression, FieldRef, Op, parse
 from daxpy.data.fields import check_association
 
-from ._base import Filter, result_name
+from ._base import Filter
+from ._names import result_name
 
 __all__ = ["FieldMap"]
 
@@ -42,12 +44,8 @@ class FieldMap(Filter):
         Output field name.
     association : {"points", "cells"}
         Where the fields it reads live, and where the result goes.
-    backend : {"auto", "cpu", "cuda"}
-        Where to run.
-    nan_policy : {"propagate", "raise"}
-        ``"propagate"`` (default): NaN and Inf flow to the outputs that read
-        them. ``"raise"``: a NaN or Inf in an input field raises
-        :class:`~daxpy.errors.NaNPolicyError` naming the field.
+    backend, nan_policy
+        As for every filter (:class:`~daxpy.filters.Filter`).
 
     Raises
     ------
@@ -87,6 +85,20 @@ class FieldMap(Filter):
         self.expression = as_expression(expression)
         self.result = result_name(result, "result")
         self.association = check_association(association)
+
+    verb = "map"
+
+    def reads(self) -> dict[str, str | None]:
+        return {name: self.association for name in self.expression.fields}
+
+    def fusion_steps(self, association, dataset):
+        # The other fields must be there already (not outputs of unfinished stages).
+        data = dataset.fields(association)
+        others = self.expression.fields[1:]
+        if association != self.association or any(name not in data for name in others):
+            return None
+        return [("field_map", {"expression": self.expression,
+                               "fields": {name: data[name] for name in others}})]
 
     def compute(self, dataset):
         arrays = {name: self.checked(name, dataset.field(name, self.association)[0])
@@ -160,3 +172,44 @@ def _parse_expression(step: str, argument: str) -> dict:
 
 register_verb(Verb("map", map, 50, "an elementwise expression in x (the field)",
                    argument="EXPRESSION", required=True, parse=_parse_expression))
+
+
+def combine(pipe, expression: str, result: str | None = None):
+    """An elementwise expression over several fields or stage outputs, by name.
+
+    Every name in ``expression`` must be a source field or an earlier
+    output, all at one association. The stage waits for each stage it reads
+    (seed 000's AddN over independent BiasAdds is the model).
+
+    Examples
+    --------
+    >>> import numpy as np, daxpy
+    >>> g = daxpy.UniformGrid(dims=(2,), point_data={"p": np.ones(2)})
+    >>> pipe = daxpy.pipeline(g)
+    >>> a, b = pipe.bias_add("p", [1.0]), pipe.bias_add("p", [2.0])
+    >>> total = pipe.combine(f"{a.name} + {b.name}")
+    >>> pipe.run(backend="cpu").point_data[total.name].tolist()
+    [5.0, 5.0]
+    """
+    parsed = parse(expression)
+    names = parsed.fields
+    if not names:
+        raise ArgumentError(f"combine's expression {expression!r} reads no field; it "
+                            "must read source fields or earlier outputs (a constant "
+                            "has no points or cells to live at)")
+    for name in names:
+        if name not in pipe._associations:
+            pipe.field(name)
+    where = {pipe._associations[name] for name in names}
+    if len(where) != 1:
+        raise ArgumentError(
+            f"combine reads fields at both points and cells: {sorted(names)}"
+        )
+    (association,) = where
+    return pipe._add("combine", lambda _, out: FieldMap(parsed, result=out,
+                                                        association=association),
+                     tuple(names), result, association)
+
+
+register_verb(Verb("combine", combine, 55, "an elementwise expression over fields by name",
+                   on="pipeline"))

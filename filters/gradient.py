@@ -17,7 +17,8 @@ from daxpy.engine.dispatch import execute
 from daxpy.errors import ArgumentError, FieldError
 from daxpy.data.verbs import Verb, register_verb
 
-from ._base import FieldFilter, output_name, result_name
+from ._base import FieldFilter
+from ._names import output_name, result_name
 
 __all__ = ["Gradient"]
 
@@ -53,12 +54,8 @@ class Gradient(FieldFilter):
         quantities are wanted).
     association : {"points", "cells"}, optional
         Where to find ``field``; cell fields are refused.
-    backend : {"auto", "cpu", "cuda"}
-        Where to run.
-    nan_policy : {"propagate", "raise"}
-        ``"propagate"`` (default): NaN and Inf flow to the outputs that read
-        them. ``"raise"``: a NaN or Inf in an input field raises
-        :class:`~daxpy.errors.NaNPolicyError` naming the field.
+    backend, nan_policy
+        As for every filter (:class:`~daxpy.filters.Filter`).
 
     Raises
     ------
@@ -107,10 +104,25 @@ class Gradient(FieldFilter):
         self.derived = {worklet: name for worklet, default in _DERIVED
                         if (name := output_name(options[worklet], default, worklet))}
 
+    verb = "gradient"
+
     @property
     def writes_result(self) -> bool:
         """Whether the gradient itself is an output (``compute_gradient``)."""
         return self.compute_gradient
+
+    def outputs(self) -> tuple[str, ...]:
+        return super().outputs() + tuple(self.derived.values())
+
+    def output_association(self, association: str) -> str:
+        return _KINDS[self.kind][1]
+
+    def fusion_steps(self, association, dataset):
+        # The gradient alone, or exactly one derived quantity computed on store.
+        if association != "points" or len(self.outputs()) != 1:
+            return None
+        steps = [(_KINDS[self.kind][0], {})]
+        return steps + [(derived, {}) for derived in self.derived]
 
     def compute(self, dataset):
         values, association = self.input_field(dataset)

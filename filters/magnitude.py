@@ -14,6 +14,7 @@ from __future__ import annotations
 from daxpy.data.verbs import Verb, register_verb
 
 from ._base import TupleMapFilter
+from ._names import result_only_verb
 
 __all__ = ["Magnitude"]
 
@@ -26,18 +27,10 @@ class Magnitude(TupleMapFilter):
 
     Parameters
     ----------
-    field : str
-        Input field, at points or cells.
+    field, association, backend, nan_policy
+        As for every one-field filter (:class:`~daxpy.filters.FieldFilter`).
     result : str, optional
         Output field name (default ``"<field>_magnitude"``), at the input's association.
-    association : {"points", "cells"}, optional
-        Where to find the field; by default points, then cells.
-    backend : {"auto", "cpu", "cuda"}
-        Where to run.
-    nan_policy : {"propagate", "raise"}
-        ``"propagate"`` (default): NaN and Inf flow to the outputs that read
-        them. ``"raise"``: a NaN or Inf in an input field raises
-        :class:`~daxpy.errors.NaNPolicyError` naming the field.
 
     See Also
     --------
@@ -60,17 +53,7 @@ class Magnitude(TupleMapFilter):
     suffix = "magnitude"
 
 
-def magnitude(node, result: str | None = None):
-    """Euclidean norm over this field's components.
-
-    Examples
-    --------
-    >>> import numpy as np, daxpy
-    >>> g = daxpy.UniformGrid(dims=(3,), point_data={"v": np.ones((3, 3))})
-    >>> daxpy.pipeline(g).field("v").magnitude("m").name
-    'm'
-    """
-    return node._then("magnitude", lambda src, out: Magnitude(src, result=out), result)
+magnitude = result_only_verb("magnitude", Magnitude, "Euclidean norm over this field's components.")
 
 
 register_verb(Verb("magnitude", magnitude, 20, "Euclidean norm of each tuple"))

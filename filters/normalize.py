@@ -14,6 +14,7 @@ from __future__ import annotations
 from daxpy.data.verbs import Verb, register_verb
 
 from ._base import TupleMapFilter
+from ._names import result_only_verb
 
 __all__ = ["Normalize"]
 
@@ -26,18 +27,10 @@ class Normalize(TupleMapFilter):
 
     Parameters
     ----------
-    field : str
-        Input field, at points or cells.
+    field, association, backend, nan_policy
+        As for every one-field filter (:class:`~daxpy.filters.FieldFilter`).
     result : str, optional
         Output field name (default ``"<field>_normalized"``), at the input's association.
-    association : {"points", "cells"}, optional
-        Where to find the field; by default points, then cells.
-    backend : {"auto", "cpu", "cuda"}
-        Where to run.
-    nan_policy : {"propagate", "raise"}
-        ``"propagate"`` (default): NaN and Inf flow to the outputs that read
-        them. ``"raise"``: a NaN or Inf in an input field raises
-        :class:`~daxpy.errors.NaNPolicyError` naming the field.
 
     See Also
     --------
@@ -63,17 +56,8 @@ class Normalize(TupleMapFilter):
     suffix = "normalized"
 
 
-def normalize(node, result: str | None = None):
-    """This field's tuples divided by their Euclidean norm.
-
-    Examples
-    --------
-    >>> import numpy as np, daxpy
-    >>> g = daxpy.UniformGrid(dims=(3,), point_data={"v": np.ones((3, 3))})
-    >>> daxpy.pipeline(g).field("v").normalize().name
-    'normalize_1'
-    """
-    return node._then("normalize", lambda src, out: Normalize(src, result=out), result)
+normalize = result_only_verb("normalize", Normalize,
+                             "This field's tuples divided by their Euclidean norm.")
 
 
 register_verb(Verb("normalize", normalize, 25, "each tuple divided by its Euclidean norm"))

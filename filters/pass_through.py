@@ -20,7 +20,8 @@ from daxpy.errors import ArgumentError
 
 __all__ = ["PassThrough"]
 
-from ._base import FieldFilter, result_name
+from ._base import FieldFilter
+from ._names import result_name
 
 
 class PassThrough(FieldFilter):
@@ -39,12 +40,8 @@ class PassThrough(FieldFilter):
         converted to a meaningless integer.
     association : {"points", "cells"}, optional
         Where to find the field.
-    backend : {"auto", "cpu", "cuda"}
-        Where to run.
-    nan_policy : {"propagate", "raise"}
-        ``"propagate"`` (default): NaN and Inf flow to the outputs that read
-        them. ``"raise"``: a NaN or Inf in an input field raises
-        :class:`~daxpy.errors.NaNPolicyError` naming the field.
+    backend, nan_policy
+        As for every filter (:class:`~daxpy.filters.Filter`).
 
     Raises
     ------
@@ -76,6 +73,11 @@ class PassThrough(FieldFilter):
                          nan_policy=nan_policy)
         self.result = result_name(result, f"{field}_copy")
         self.dtype = None if dtype is None else _output_dtype(dtype)
+
+    verb = "pass_through"
+
+    def fusion_steps(self, association, dataset):
+        return [("pass_through", {"dtype": self.dtype})]
 
     def compute(self, dataset):
         values, association = self.input_field(dataset)

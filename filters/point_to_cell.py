@@ -15,7 +15,8 @@ from daxpy.engine.dispatch import execute
 from daxpy.errors import FieldError
 from daxpy.data.verbs import Verb, register_verb
 
-from ._base import FieldFilter, result_name
+from ._base import FieldFilter
+from ._names import result_name, result_only_verb
 
 __all__ = ["PointToCell"]
 
@@ -32,6 +33,15 @@ class _AveragingFilter(FieldFilter):
                          nan_policy=nan_policy)
         require_association(self, self._source)
         self.result = result_name(result, field)
+
+    def reads(self) -> dict[str, str | None]:
+        return {self.field: self._source}
+
+    def output_association(self, association: str) -> str:
+        return self._target
+
+    def fusion_steps(self, association, dataset):
+        return [(self._worklet, {})] if association == self._source else None
 
     def compute(self, dataset):
         values = self.checked(self.field, dataset.field(self.field, self._source)[0])
@@ -52,12 +62,8 @@ class PointToCell(_AveragingFilter):
         Output cell field name (default: the input's name, as VTK does).
     association : {"points"}, optional
         Where the input lives; only point fields can be averaged onto cells.
-    backend : {"auto", "cpu", "cuda"}
-        Where to run.
-    nan_policy : {"propagate", "raise"}
-        ``"propagate"`` (default): NaN and Inf flow to the outputs that read
-        them. ``"raise"``: a NaN or Inf in an input field raises
-        :class:`~daxpy.errors.NaNPolicyError` naming the field.
+    backend, nan_policy
+        As for every filter (:class:`~daxpy.filters.Filter`).
 
     Raises
     ------
@@ -81,7 +87,8 @@ class PointToCell(_AveragingFilter):
     [1.5]
     """
 
-    _worklet, _source, _target = "point_to_cell", "points", "cells"
+    verb = _worklet = "point_to_cell"
+    _source, _target = "points", "cells"
 
 
 def require_association(flt: FieldFilter, wanted: str) -> None:
@@ -98,18 +105,8 @@ def require_association(flt: FieldFilter, wanted: str) -> None:
         )
 
 
-def point_to_cell(node, result: str | None = None):
-    """Average of this point field over each cell's corners.
-
-    Examples
-    --------
-    >>> import numpy as np, daxpy
-    >>> g = daxpy.UniformGrid(dims=(3,), point_data={"p": np.zeros(3)})
-    >>> daxpy.pipeline(g).field("p").point_to_cell().name
-    'point_to_cell_1'
-    """
-    return node._then("point_to_cell",
-                      lambda src, out: PointToCell(src, result=out), result, "cells")
+point_to_cell = result_only_verb("point_to_cell", PointToCell,
+                                 "Average of this point field over each cell's corners.", "cells")
 
 
 register_verb(Verb("point_to_cell", point_to_cell, 30, "average of a point field onto the cells"))

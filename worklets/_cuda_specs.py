@@ -100,7 +100,7 @@ CUDA = {
     "magnitude": CudaSpec("magnitude.cuh", "magnitude", "tuples", out_tail=_no_tail,
                           map="MagnitudeMap"),
     "cell_to_point": CudaSpec("cell_to_point.cuh", "cell_to_point", "points",
-                              march="cell_to_point_march"),
+                              march="cell_to_point_march", march_planes=8),
     "point_gradient": CudaSpec("gradient.cuh", "point_gradient", "points",
                                out_tail=_gradient_tail, uses_coordinates=True,
                                point_links="corners", march="point_gradient_march"),

@@ -248,6 +248,7 @@ CUDA_SPEC = CudaSpec("field_map.cuh", "field_map", "tuples", out_dtype=_map_dtyp
 
 FIELD_MAP = register(Worklet(
     name="field_map",
+    aliases=("map",),
     input_association="any",
     output_association=None,
     halo=0,

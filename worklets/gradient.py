@@ -103,6 +103,7 @@ def curvilinear_cell_gradient(grid, values: np.ndarray, out: np.ndarray | None =
 
 POINT_GRADIENT = register(Worklet(
     name="point_gradient",
+    aliases=("gradient",),
     input_association="points",
     output_association="points",
     halo=1,

@@ -18,9 +18,6 @@ from .args import argparse_type, dtype_name, positive_int
 from ..errors import ArgumentError
 
 _FAMILIES = ("uniform", "rectilinear", "curvilinear")
-_ALIASES = {"gradient": "point_gradient", "pointtocell": "point_to_cell",
-            "celltopoint": "cell_to_point", "passthrough": "pass_through",
-            "biasadd": "bias_add", "fieldmap": "field_map", "map": "field_map"}
 GRID_NAMES = tuple(f"{f}{d}d" for f in _FAMILIES for d in (1, 2, 3)) + tuple(
     f"unstructured_{s}" for s in ("vertex", "line", "tri", "quad", "tet", "hex", "wedge",
                                   "pyramid", "mixed"))
@@ -66,8 +63,14 @@ def worklet_name(text: str) -> str:
     >>> worklet_name("PointToCell")
     'point_to_cell'
     """
-    key = text.replace("-", "_")
-    return _ALIASES.get(key.lower().replace("_", ""), key.lower())
+    from ..data.worklet import registered_worklets
+
+    key = text.replace("-", "_").lower()
+    compact = key.replace("_", "")
+    for name, worklet in registered_worklets().items():
+        if compact == name.replace("_", "") or compact in worklet.aliases:
+            return name
+    return key
 
 
 def _parse_params(items) -> dict:

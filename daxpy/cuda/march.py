@@ -15,10 +15,6 @@ from .codegen import PER_THREAD, KernelSource, Launch, ctype, io_params, kernel_
 from .stages import IO, option_values
 
 
-MARCH_PLANES = {"point_gradient_march": 4, "point_to_cell_march": 4, "cell_to_point_march": 8}
-"""Planes per marching chunk, by marching function: the fastest of 4, 8, 16
-and 32 on the H200 (benchmarks/NOTES.md). Fewer, longer chunks re-read fewer
-halo planes but give the scheduler fewer independent blocks."""
 MARCH_ROWS = 8
 """Rows (warps) per marching block (``dax::kMarchRows``)."""
 STAGE_BYTES = 32 * 1024
@@ -68,7 +64,7 @@ def march_geometry(spec, dataset, io: IO, aligned: bool) -> tuple[int, int] | No
     w = 16 // size if aligned and (row * io.out_c * size) % 16 == 0 else 1
     stage = MARCH_ROWS * 32 * v * io.out_c * size
     if (stage > STAGE_BYTES or _ceil(rows, MARCH_ROWS) > 65535
-            or _ceil(planes, MARCH_PLANES[spec.march]) > 65535):
+            or _ceil(planes, spec.march_planes) > 65535):
         return None
     return v, w
 
@@ -95,7 +91,7 @@ def topological_launch(spec, dataset, topo, n_items: int, count: str, io: IO, pa
             per_thread=PER_THREAD[spec.domain], preamble=preamble)
         return Launch(kernel, n_items, values)
     v, w = geometry
-    zc = MARCH_PLANES[spec.march]
+    zc = spec.march_planes
     nx = dataset.dims[0]
     _, rows, planes = _march_extent(spec, dataset)
     kernel = KernelSource(

@@ -1,14 +1,13 @@
 """Which stages of a pipeline run as one fused CUDA kernel (:mod:`daxpy.cuda.fusion`).
 
 Stages are grouped into *units*. A stage joins the unit of the stage whose
-output it reads when that output has no other reader (FieldMap expressions
-count as readers) and is not a requested output, and when the stage can run
-in the unit's kernel: a map (bias add, pass-through, FieldMap of the field it
-maps, magnitude) anywhere, a topological worklet (point-to-cell,
-cell-to-point, gradient) only where the unit has none yet, and maps after it
-only where it completes its output in one kernel. A gradient asked for
-exactly one of divergence, vorticity and Q-criterion, without the gradient
-itself, is the gradient with that map on store, and ends its unit. Every
+output it reads when that output has no other reader and is not a requested
+output, and when the stage can run in the unit's kernel: what it computes
+is declared by its filter (:meth:`~daxpy.filters.Filter.fusion_steps`), and a
+chain holds elementwise maps anywhere, at most one topological worklet (as
+its CUDA declaration says), and maps after that one only where it completes
+its output in one kernel. A stage whose fused output is not the one it is
+named by (a gradient asked for one derived quantity) ends its unit. Every
 other stage is a unit of its own and runs through its filter.
 
 Examples
@@ -25,19 +24,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .fusion import Step, accepts_post_maps
-
-_CORES = {"point_to_cell": ("points", "cells"), "cell_to_point": ("cells", "points")}
-
-
-def _gradient_steps(flt) -> tuple[list[Step], str | None]:
-    kind = "point_gradient" if flt.kind == "point" else "cell_gradient"
-    if not flt.derived:
-        return ([Step(kind)], None) if flt.compute_gradient else ([], None)
-    if flt.compute_gradient or len(flt.derived) != 1:
-        return [], None
-    (derived, name), = flt.derived.items()
-    return [Step(kind), Step(derived)], name
+from .fusion import Step, accepts_post_maps, is_topological
 
 
 def stage_steps(stage, dataset, association: str) -> tuple[list[Step], str, str] | None:
@@ -50,7 +37,7 @@ def stage_steps(stage, dataset, association: str) -> tuple[list[Step], str, str]
     stage : daxpy.engine.stage.Stage
         The stage.
     dataset : DataSet
-        Holds the other fields a FieldMap reads.
+        Holds the other fields a stage may read.
     association : {"points", "cells"}
         Where the stage's input field lives.
 
@@ -64,59 +51,27 @@ def stage_steps(stage, dataset, association: str) -> tuple[list[Step], str, str]
     >>> [s.name for s in steps], name, where
     (['bias_add'], 'bias_add_1', 'points')
     """
-    flt, verb = stage.filter, stage.verb
-    if verb in ("bias_add", "pass_through", "magnitude"):
-        params = {"bias_add": lambda: {"bias": flt.bias},
-                  "pass_through": lambda: {"dtype": flt.dtype},
-                  "magnitude": dict}[verb]()
-        return [Step(verb, params)], stage.output, association
-    if verb == "map":
-        fields = flt.expression.fields
-        if fields[0] != stage.inputs[0] or flt.association != association:
-            return None
-        others = {}
-        for name in fields[1:]:
-            data = dataset.fields(association)
-            if name not in data:
-                return None
-            others[name] = data[name]
-        return ([Step("field_map", {"expression": flt.expression, "fields": others})],
-                stage.output, association)
-    if verb in _CORES:
-        reads, writes = _CORES[verb]
-        return ([Step(verb)], stage.output, writes) if association == reads else None
-    if verb == "gradient" and association == "points":
-        steps, derived = _gradient_steps(flt)
-        if not steps:
-            return None
-        return steps, derived or stage.output, "points" if flt.kind == "point" else "cells"
-    return None
+    flt = stage.filter
+    outputs = flt.outputs()
+    if len(outputs) != 1 or next(iter(flt.reads())) != stage.inputs[0]:
+        return None
+    declared = flt.fusion_steps(association, dataset)
+    if not declared:
+        return None
+    steps = [Step(name, params) for name, params in declared]
+    return steps, outputs[0], flt.output_association(association)
 
 
 def _readers(stages) -> dict[str, int]:
     counts: dict[str, int] = {}
     for stage in stages:
-        names = set(stage.inputs)
-        if stage.verb == "map":
-            names |= set(stage.filter.expression.fields)
-        for name in names:
+        for name in set(stage.inputs) | set(stage.filter.reads()):
             counts[name] = counts.get(name, 0) + 1
     return counts
 
 
-def _output_association(stage, association: str) -> str:
-    if stage.verb in _CORES:
-        return _CORES[stage.verb][1]
-    if stage.verb == "gradient":
-        return "points" if stage.filter.kind == "point" else "cells"
-    return association
-
-
 def _core(steps) -> str | None:
-    return next((s.name for s in steps if s.name in _TOPOLOGICAL), None)
-
-
-_TOPOLOGICAL = ("point_to_cell", "cell_to_point", "point_gradient", "cell_gradient")
+    return next((s.name for s in steps if is_topological(s.name)), None)
 
 
 def plan_units(stages, wanted, dataset, fuse: bool = True) -> list[list[Any]]:
@@ -142,11 +97,10 @@ def plan_units(stages, wanted, dataset, fuse: bool = True) -> list[list[Any]]:
     Examples
     --------
     >>> import numpy as np, daxpy
-    >>> g = daxpy.UniformGrid(dims=(4, 4), point_data={"p": np.zeros(16)})
-    >>> pipe = daxpy.pipeline(g)
+    >>> pipe = daxpy.pipeline(daxpy.UniformGrid(dims=(4, 4), point_data={"p": np.zeros(16)}))
     >>> grad = pipe.gradient("p")
     >>> a, b = grad.magnitude(), grad.point_to_cell()      # a branch: no fusion
-    >>> [len(u) for u in plan_units(pipe.stages, [a.name, b.name], g)]
+    >>> [len(u) for u in plan_units(pipe.stages, [a.name, b.name], pipe.dataset)]
     [1, 1, 1]
     """
     if not fuse:
@@ -158,11 +112,11 @@ def plan_units(stages, wanted, dataset, fuse: bool = True) -> list[list[Any]]:
     for stage in stages:
         source = stage.inputs[0]
         association = where.get(source) or dataset.field(source)[1]
-        where[stage.output] = _output_association(stage, association)
+        where[stage.output] = stage.filter.output_association(association)
         found = stage_steps(stage, dataset, association)
         steps = found[0] if found else []
         core = _core(steps)
-        if len(steps) > 1 and not accepts_post_maps(core, dataset):
+        if len(steps) > 1 and core and not accepts_post_maps(core, dataset):
             found = None  # its derived map cannot run on store: the filter runs it
         unit = extendable.pop(source, None)
         if found is None or unit is None or readers.get(source) != 1 or source in wanted:

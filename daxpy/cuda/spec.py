@@ -140,6 +140,10 @@ class CudaSpec:
     march : str, optional
         Device function of the marching variant for 3-D structured grids
         (``fn<V, W>(topo, src, dst, zc)``, see :file:`_march.cuh`).
+    march_planes : int
+        Planes per marching chunk: the fastest of 4, 8, 16 and 32 on the H200
+        for this worklet (benchmarks/NOTES.md). Fewer, longer chunks re-read
+        fewer halo planes but give the scheduler fewer independent blocks.
     map : str, optional
         For elementwise worklets: the map struct template
         (``Map<C, In, Out, ...>``) that fuses them into other kernels.
@@ -155,6 +159,7 @@ class CudaSpec:
     uses_coordinates: bool = False
     point_links: str = "cells"
     march: str | None = None
+    march_planes: int = 4
     map: str | None = None
 
     def __post_init__(self):

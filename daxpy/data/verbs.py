@@ -55,6 +55,10 @@ class Verb:
         ``parse(step, argument)`` returns the method's keyword arguments from
         the step's text; it raises :class:`~daxpy.errors.ArgumentError` naming
         the step.
+    on : {"node", "pipeline"}
+        What the method is attached to: ``"node"`` (a step chained from one
+        field, also a ``daxpy run`` step) or ``"pipeline"`` (a stage that reads
+        several fields by name, such as ``combine``; not a step).
     """
 
     name: str
@@ -64,6 +68,7 @@ class Verb:
     argument: str | None = None
     required: bool = False
     parse: Callable[[str, str], dict] = _no_argument
+    on: str = "node"
 
     @property
     def usage(self) -> str:
@@ -105,16 +110,18 @@ def register_verb(verb: Verb) -> Verb:
     return verb
 
 
-def registered_verbs() -> dict[str, Verb]:
-    """The declared verbs by name, in listing order (import the filters first).
+def registered_verbs(on: str = "node") -> dict[str, Verb]:
+    """The declared verbs attached to ``on`` (``"node"``: the steps;
+    ``"pipeline"``), by name, in listing order (import the filters first).
 
     Examples
     --------
     >>> import daxpy.filters
-    >>> list(registered_verbs())[:2]
-    ['gradient', 'magnitude']
+    >>> list(registered_verbs())[:2], list(registered_verbs("pipeline"))
+    (['gradient', 'magnitude'], ['combine'])
     """
-    return {v.name: v for v in sorted(_VERBS.values(), key=lambda v: (v.order, v.name))}
+    return {v.name: v for v in sorted(_VERBS.values(), key=lambda v: (v.order, v.name))
+            if v.on == on}
 
 
 def parse_step(step: str) -> tuple[str, dict]:

@@ -44,6 +44,9 @@ class Worklet:
         ``impl(grid, values, **params)`` and returns a new array.
     cuda : object, optional
         CUDA code generator for this family of kernels (see :mod:`daxpy.cuda`).
+    aliases : tuple of str
+        Other names users know the worklet by (``daxpy source gradient``), besides
+        its name and the name of its filter, which match without underscores.
     """
 
     name: str
@@ -53,6 +56,7 @@ class Worklet:
     numpy: Mapping[str, Callable[..., Any]]
     cuda: Any = None
     doc: str = field(default="", compare=False)
+    aliases: tuple = ()
 
     def numpy_impl(self, family: str) -> Callable[..., Any]:
         """Return the NumPy implementation for a grid family, chosen once per call.

@@ -80,7 +80,7 @@ class DaskGrid:
     """
 
     def __init__(self, grid, point_data=None, cell_data=None):
-        from ..filters._base import as_dataset
+        from ..filters._names import as_dataset
 
         grid = as_dataset(grid)
         self.topology = grid.with_fields()
@@ -220,7 +220,7 @@ def _execute(dgrid: DaskGrid, stages, wanted, backend: str, to: str, chunks) -> 
         raise ArgumentError(f"to must be 'host' or 'device', got {to!r}")
     try:
         found = probe(dgrid.standin(), stages)
-        free = position_free(dgrid.standin(), stages)
+        free = position_free(dgrid.standin(), stages, found.fields)
     except DaxpyError as err:
         # The probe runs the stages on a block of a few points: a parameter sized
         # for the whole field (a bias over several tuples) fails there.
@@ -319,9 +319,8 @@ def apply(flt, data, backend: str = "auto", to: str = "host", chunks="auto") -> 
     [0.0, 1.0, 3.0, 4.0]
     """
     dgrid = _as_dask_grid(data)
-    stage = Stage(1, type(flt).__name__, flt, (), "")
-    added = probe(dgrid.standin(), [stage]).produced[1]
-    if not added:
+    outputs = flt.outputs()
+    if not outputs:
         raise ArgumentError(f"{type(flt).__name__} adds no field to run")
-    return _execute(dgrid, [Stage(1, stage.verb, flt, (), added[0])], added, backend, to,
-                    chunks)
+    stage = Stage(1, flt.verb or type(flt).__name__, flt, tuple(flt.reads()), outputs[0])
+    return _execute(dgrid, [stage], list(outputs), backend, to, chunks)

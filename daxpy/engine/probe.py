@@ -149,7 +149,7 @@ def probe(dataset, stages) -> Probe:
         configured.backend = "cpu"
         before = set(working.point_data) | set(working.cell_data)
         with traced() as seen, np.errstate(all="ignore"):
-            working = configured.execute(working)
+            working = configured.apply(working)
         found.produced[stage.index] = [name for name in (*working.point_data,
                                                          *working.cell_data)
                                        if name not in before]

@@ -157,7 +157,7 @@ def _run_cpu(dataset, stages, wanted, to):
     source = {id(v) for d in (dataset.point_data, dataset.cell_data) for v in d.values()}
     for stage in stages:
         start = time.perf_counter()
-        working = _configured(stage, "cpu").execute(working)
+        working = _configured(stage, "cpu").apply(working)
         elapsed = (time.perf_counter() - start) * 1e3
         moved = _nbytes(working, stage.inputs + (stage.output,))
         profile.stages.append(StageRecord(stage.index, stage.verb, stage.output,
@@ -181,13 +181,15 @@ def run_unit(unit, working):
     from ..cuda.fusion import run_chain
     from ..cuda.pipeline_fusion import unit_chain
 
-    values, association = working.field(unit[0].inputs[0])
-    # A fused chain skips the filters' execute(): apply the first one's NaN policy.
-    values = unit[0].filter.checked(unit[0].inputs[0], values)
+    first = unit[0]
+    source = first.inputs[0]
+    values, association = working.field(source, first.filter.reads().get(source))
     chain = unit_chain(unit, working, association)
     if chain is None or len(chain[0]) == 1:
         (stage,) = unit
-        return _configured(stage, "cuda").execute(working), stage.output
+        return _configured(stage, "cuda").apply(working), stage.output
+    # A fused chain skips the filters' compute(): apply the first one's NaN policy.
+    values = first.filter.checked(source, values)
     steps, output, where = chain
     result = run_chain(working, values, association, steps)
     new = {"point_data" if where == "points" else "cell_data": {output: result}}
@@ -224,8 +226,9 @@ def _run_cuda(dataset, stages, wanted, to, fuse=True, concurrent=True):
     pool = cupy.get_default_memory_pool()
     # Each input field crosses to the device once; every stage then reads the
     # device copy cached on the dataset.
+    declared = {n: a for s in stages for n, a in s.filter.reads().items()}
     for name in dict.fromkeys(n for s in stages for n in s.inputs if n not in produced):
-        values, association = working.field(name)
+        values, association = working.field(name, declared.get(name))
         if not is_device_array(values):
             profile.uploads += 1
         working.fields(association)[name] = to_device(values, dataset)

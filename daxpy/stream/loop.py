@@ -91,7 +91,7 @@ def run_stages_on(stages, dataset, keep: dict, backend: str, mark,
         else:
             configured = copy.copy(unit[0].filter)
             configured.backend = backend
-            working = configured.execute(working)
+            working = configured.apply(working)
         marks.append((unit[-1].index, begin, mark()))
         for name in (n for stage in unit for n in stage.inputs):
             remaining[name] -= 1

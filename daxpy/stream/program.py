@@ -1,14 +1,14 @@
 """What a streamed pipeline reads, makes and needs around each chunk, and how big
 its chunks are.
 
-:func:`program_of` learns a pipeline's :class:`Program` from tiny CPU runs of
-its stages (:func:`daxpy.engine.probe.probe`): the halo depth, every field it
-makes with its dtype and components, the source fields it reads (its declared
-inputs, and any field without which it fails, such as a map's second field),
-and whether every map in it gives the same result wherever a value sits in
-the field (a map whose result depends on the position, such as a BiasAdd
-whose bias spans several tuples, cannot be cut into chunks).
-:func:`chunk_size` and :func:`plan` turn a byte budget into chunks.
+:func:`program_of` learns a pipeline's :class:`Program`: the halo depth and
+every field it makes, with its dtype and components, from one tiny CPU run
+of its stages (:func:`daxpy.engine.probe.probe`); the source fields it reads
+and whether every stage gives the same result wherever a value sits in the
+field from the filters' declarations (a stage whose result depends on the
+position, such as a BiasAdd whose bias spans several tuples, cannot be cut
+into chunks).
+:func:`plan_within` and :func:`plan` turn a byte budget into chunks.
 
 Examples
 --------
@@ -23,16 +23,14 @@ Examples
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
 
 import numpy as np
 
 from .chunks import (layer_sizes, structured_chunks, unstructured_chunks,
                      unstructured_layout)
-from ..engine.dispatch import traced
 from ..errors import DaxpyError, DeviceMemoryError
-from ..engine.probe import probe, probe_dataset, worklet_reach
+from ..engine.probe import probe
 
 
 class NotStreamable(DaxpyError):
@@ -72,39 +70,24 @@ class Program:
         return "cells" in set(self.reads.values()) | {a for a, _, _ in self.fields.values()}
 
 
-def _configured(stage):
-    flt = copy.copy(stage.filter)
-    flt.backend = "cpu"
-    return flt
+def fields_read(dataset, stages, produced) -> dict:
+    """Source fields the stages read, with their associations, from each
+    filter's declaration (:meth:`~daxpy.filters.Filter.reads`).
 
-
-def _fields_read(dataset, stages, produced) -> dict:
-    """Source fields the stages read: declared inputs, and any field without
-    which the probe run fails."""
+    Examples
+    --------
+    >>> import numpy as np, daxpy
+    >>> g = daxpy.UniformGrid(dims=(2,), point_data={"p": np.zeros(2)})
+    >>> pipe = daxpy.pipeline(g); c = pipe.point_to_cell("p")
+    >>> fields_read(g, pipe.stages, {c.name})
+    {'p': 'points'}
+    """
     reads = {}
-    declared = {n for s in stages for n in s.inputs if n not in produced}
-    for association in ("points", "cells"):
-        for name in dataset.fields(association):
-            needed = name in declared
-            if not needed:
-                trimmed = dataset.with_fields()
-                del trimmed.fields(association)[name]
-                try:
-                    probe(trimmed, stages)
-                except Exception:  # any failure without it means the stages read it
-                    needed = True
-            if needed:
-                reads[name] = association
+    for stage in stages:
+        for name, association in stage.filter.reads().items():
+            if name not in produced:
+                reads[name] = dataset.field(name, association)[1]
     return reads
-
-
-def _rolled(dataset):
-    """``dataset`` with every field moved down one element (cyclically)."""
-    moved = dataset.with_fields()
-    for data in (moved.point_data, moved.cell_data):
-        for name in list(data):
-            data[name] = np.roll(data[name], 1, axis=0)
-    return moved
 
 
 def position_dependent(where: str) -> str:
@@ -122,9 +105,13 @@ def position_dependent(where: str) -> str:
             "run it with daxpy.pipeline on the whole grid")
 
 
-def position_free(dataset, stages) -> bool:
-    """Whether every map stage (reach 0) commutes with moving the field by one
-    element, on the probe grid: maps that do give the same values in any chunk.
+def position_free(dataset, stages, fields: dict | None = None) -> bool:
+    """Whether every stage gives the same value for a tuple wherever it sits in
+    its input field, as its filter declares
+    (:meth:`~daxpy.filters.Filter.position_free`): such stages give the same
+    values in any chunk. ``fields`` maps field names to (association, dtype,
+    components), as :func:`daxpy.engine.probe.probe` finds them (probed here
+    when not given).
 
     Examples
     --------
@@ -134,24 +121,12 @@ def position_free(dataset, stages) -> bool:
     >>> position_free(g, pipe.stages)
     False
     """
-    working = probe_dataset(dataset)
-    rng = np.random.default_rng(0)
-    for data in (working.point_data, working.cell_data):
-        for name in list(data):
-            data[name] = (rng.random(data[name].shape) + 0.5).astype(data[name].dtype)
+    if fields is None:
+        fields = probe(dataset, stages).fields
     for stage in stages:
-        with traced() as seen, np.errstate(all="ignore"):
-            after = _configured(stage).execute(working)
-            if seen and all(worklet_reach(w) == 0 for w in seen):
-                again = _configured(stage).execute(_rolled(working))
-                for data, other in ((after.point_data, again.point_data),
-                                    (after.cell_data, again.cell_data)):
-                    for name in data:
-                        if name not in working.point_data and name not in working.cell_data \
-                                and not np.array_equal(np.roll(data[name], 1, axis=0),
-                                                       other[name], equal_nan=True):
-                            return False
-        working = after
+        first = next(iter(stage.filter.reads()))
+        if not stage.filter.position_free(int(np.prod(fields[first][2]))):
+            return False
     return True
 
 
@@ -180,11 +155,11 @@ def program_of(dataset, stages, wanted) -> Program:
         # a wrong association...) run whole, where any real error shows.
         raise NotStreamable(f"the pipeline cannot run on a few points: {err}") from err
     produced = {n for names in found.produced.values() for n in names}
-    result = Program(found.depth, _fields_read(dataset, stages, produced),
+    result = Program(found.depth, fields_read(dataset, stages, produced),
                      {n: found.fields[n] for n in sorted(produced)},
                      [n for n in wanted if n in produced],
                      [n for n in wanted if n not in produced],
-                     position_free(dataset, stages))
+                     position_free(dataset, stages, found.fields))
     dataset._cache[key] = ([s.filter for s in stages], result)
     return result
 
