@@ -96,23 +96,19 @@ class Piece:
         >>> Piece((2, 0, 0), (6, 1, 1), (3, 0, 0), (6, 1, 1), (6, 1, 1)).read_box("cells")
         ((2, 5), (0, 1), (0, 1))
         """
-        if association == "points":
-            return tuple(zip(self.lo, self.hi))
-        return tuple((l, h - 1) if n > 1 else (0, 1)
-                     for l, h, n in zip(self.lo, self.hi, self.dims))
+        return _box(self.lo, self.hi, self.dims, association, 1)
 
     def owned_box(self, association: str) -> Box:
-        """``(first, stop)`` along x, y, z of the points or cells owned (structured).
+        """``(first, stop)`` along x, y, z of the points or cells owned (structured):
+        the cells whose first corner is owned.
 
         Examples
         --------
-        >>> Piece((2, 0, 0), (6, 1, 1), (3, 0, 0), (6, 1, 1), (6, 1, 1)).owned_box("cells")
-        ((3, 5), (0, 1), (0, 1))
+        >>> piece = Piece((0, 0, 0), (4, 3, 1), (2, 0, 0), (4, 3, 1), dims=(4, 3, 1))
+        >>> piece.owned_box("points"), piece.owned_box("cells")
+        (((2, 4), (0, 3), (0, 1)), ((2, 3), (0, 2), (0, 1)))
         """
-        if association == "points":
-            return tuple(zip(self.own_lo, self.own_hi))
-        return tuple((l, min(h, n - 1)) if n > 1 else (0, 1)
-                     for l, h, n in zip(self.own_lo, self.own_hi, self.dims))
+        return _box(self.own_lo, self.own_hi, self.dims, association, 0)
 
     def _local_owned_box(self, association: str) -> Box:
         read = self.read_box(association)
@@ -177,6 +173,16 @@ class Piece:
         array([1, 2])
         """
         return values[self.owned(association)]
+
+
+def _box(lo, hi, dims, association: str, past: int) -> Box:
+    """The points ``[lo, hi)`` along x, y, z, or their cells: along an axis of
+    several points, the cells from ``lo`` up to ``hi - past`` (1: the cells
+    between the points; 0: the cells whose first corner is among them), never
+    past the grid's last; along an axis of one point, its one layer of cells."""
+    if association == "points":
+        return tuple(zip(lo, hi))
+    return tuple((l, min(h - past, n - 1)) if n > 1 else (0, 1) for l, h, n in zip(lo, hi, dims))
 
 
 def _extent(dims, association: str) -> tuple[int, ...]:

@@ -143,8 +143,7 @@ def partition_cells(grid: UnstructuredGrid, pieces: int, levels: int) -> list[Pi
     --------
     >>> import numpy as np, daxpy
     >>> from daxpy.data.celltypes import LINE
-    >>> g = daxpy.UnstructuredGrid.from_blocks(np.eye(5, 3),
-    ...                                        {LINE: [[0, 1], [1, 2], [2, 3], [3, 4]]})
+    >>> g = daxpy.UnstructuredGrid.from_blocks(np.eye(5, 3), {LINE: np.c_[:4, 1:5]})
     >>> second = partition_cells(g, 2, 1)[1]
     >>> second.cell_ids.tolist(), second.grid.cell_data["vtkGhostType"].tolist()
     ([1, 2, 3], [1, 0, 0])
@@ -181,10 +180,8 @@ def run_piece(run: Callable, piece: Piece, point_values: dict, cell_values: dict
     Examples
     --------
     >>> import numpy as np, daxpy
-    >>> from daxpy.data.celltypes import LINE
-    >>> g = daxpy.UnstructuredGrid.from_blocks(np.eye(5, 3),
-    ...                                        {LINE: [[0, 1], [1, 2], [2, 3], [3, 4]]})
-    >>> piece = partition_cells(g, 2, 1)[1]
+    >>> lines = {daxpy.data.celltypes.LINE: np.c_[:4, 1:5]}
+    >>> piece = partition_cells(daxpy.UnstructuredGrid.from_blocks(np.eye(5, 3), lines), 2, 1)[1]
     >>> run = lambda d: daxpy.pipeline(d).cell_to_point("c", "p").pipeline.run(backend="cpu")
     >>> c = np.array([1.0, 2.0, 4.0, 8.0])
     >>> run_piece(run, piece, {}, {"c": c[piece.cell_ids]}, {"p": "points"})["p"].tolist()

@@ -169,8 +169,7 @@ def chunk_cells(grid, cells_owned, points_owned, levels: int) -> np.ndarray:
     --------
     >>> import numpy as np, daxpy
     >>> from daxpy.data.celltypes import LINE
-    >>> g = daxpy.UnstructuredGrid.from_blocks(np.eye(5, 3),
-    ...                                        {LINE: [[0, 1], [1, 2], [2, 3], [3, 4]]})
+    >>> g = daxpy.UnstructuredGrid.from_blocks(np.eye(5, 3), {LINE: np.c_[:4, 1:5]})
     >>> chunk_cells(g, (2, 3), (3, 4), 1).tolist()
     [1, 2, 3]
     """
@@ -302,8 +301,7 @@ def unstructured_chunks(grid: UnstructuredGrid, levels: int, cells: int,
     --------
     >>> import numpy as np, daxpy
     >>> from daxpy.data.celltypes import LINE
-    >>> g = daxpy.UnstructuredGrid.from_blocks(np.eye(5, 3),
-    ...                                        {LINE: [[0, 1], [1, 2], [2, 3], [3, 4]]})
+    >>> g = daxpy.UnstructuredGrid.from_blocks(np.eye(5, 3), {LINE: np.c_[:4, 1:5]})
     >>> [(c.read("cells"), c.written("points")) for c in unstructured_chunks(g, 0, 2)]
     [(slice(0, 2, None), slice(0, 2, None)), (slice(1, 4, None), slice(2, 5, None))]
     """
