@@ -10,7 +10,7 @@ from daxpy.errors import ArgumentError, ExpressionError, FieldError, UnknownFiel
 from daxpy.filters import FieldMap
 from daxpy.worklets.field_map import field_map
 
-from strategies import any_grids, field_arrays
+from strategies import field_arrays, located_grids, with_fields_at
 
 CASES = [
     ("a * b + 2.5", lambda a, b: a * b + 2.5),
@@ -26,15 +26,12 @@ CASES = [
 @settings(max_examples=40, deadline=None)
 @given(st.data())
 def test_filter_on_any_grid_matches_numpy(data):
-    grid = data.draw(any_grids())
-    association = data.draw(st.sampled_from(["points", "cells"]))
-    size = grid.n_points if association == "points" else grid.n_cells
+    grid, association, size = data.draw(located_grids())
     dtype = data.draw(st.sampled_from([np.float32, np.float64]))
     a = data.draw(field_arrays(size, dtype=dtype))
     b = data.draw(field_arrays(size, ncomp=1, dtype=dtype))
     source, reference = data.draw(st.sampled_from(CASES))
-    key = "point_data" if association == "points" else "cell_data"
-    dataset = grid.with_fields(**{key: {"a": a, "b": b}})
+    dataset = with_fields_at(grid, association, {"a": a, "b": b})
     result = FieldMap(source, result="r", association=association,
                       backend="cpu")(dataset).fields(association)["r"]
     wide_b = b[:, None] if a.ndim == 2 else b
