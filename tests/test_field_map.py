@@ -113,21 +113,19 @@ def test_field_at_the_other_association_is_not_found():
         FieldMap("c + 1", backend="cpu")(grid)
 
 
-def test_expression_errors_are_raised_when_the_filter_is_made():
-    with pytest.raises(ExpressionError, match="attribute access 'a.__class__'"):
-        FieldMap("a.__class__")
+REFUSED = {
+    # Expression errors are raised when the filter is made, not when it runs.
+    "expression_error": ("a.__class__", {}, ExpressionError, "attribute access 'a.__class__'"),
+    "expression_without_fields": ("1 + 2", {}, ExpressionError, "reads no field"),
+    "wrong_association": ("a", {"association": "edges"}, FieldError,
+                          "association must be 'points' or 'cells', got 'edges'"),
+    "empty_result_name": ("a", {"result": ""}, ArgumentError,
+                          "result must be a non-empty field name"),
+}
 
 
-def test_expression_without_fields_raises():
-    with pytest.raises(ExpressionError, match="reads no field"):
-        FieldMap("1 + 2")
-
-
-def test_wrong_association_raises():
-    with pytest.raises(FieldError, match="association must be 'points' or 'cells', got 'edges'"):
-        FieldMap("a", association="edges")
-
-
-def test_empty_result_name_raises():
-    with pytest.raises(ArgumentError, match="result must be a non-empty field name"):
-        FieldMap("a", result="")
+@pytest.mark.parametrize("source, options, error, message", list(REFUSED.values()),
+                         ids=list(REFUSED))
+def test_bad_arguments_are_refused_when_the_filter_is_made(source, options, error, message):
+    with pytest.raises(error, match=message):
+        FieldMap(source, **options)
