@@ -34,6 +34,7 @@ import numpy as np
 from . import study_report
 from .common import (AgreementError, SuiteParser, add_output_options, agree, device_slug, make_row,
                      output_dir, rng, write_results)
+from .printout import exit_status
 from .timing import copy_bandwidth_gbps, time_cpu, time_gpu
 
 HERE = Path(__file__).resolve().parent
@@ -193,9 +194,7 @@ def main(argv=None) -> int:
     write_results("bias_study", rows, folder=output_dir(args), gpu=gpu, copy_gbps=copy_gbps,
                   environment=header)
     print(text)
-    for failure in failures:
-        print("MISMATCH:", failure)
-    return 1 if failures else 0
+    return exit_status(failures)
 
 
 if __name__ == "__main__":

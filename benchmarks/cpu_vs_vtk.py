@@ -33,8 +33,9 @@ from daxpy.io.interop import to_vtk
 
 from . import datasets
 from . import vtk_runs as vr
-from .common import (AgreementError, SuiteParser, add_output_options, agree, format_table, make_row,
-                     output_dir, summarize, write_results)
+from .common import (AgreementError, SuiteParser, add_output_options, agree, make_row, output_dir,
+                     write_results)
+from .printout import exit_status, format_table, summarize
 from .timing import time_cpu
 
 BIAS = np.array([0.25, -0.5, 0.75], dtype=np.float32)
@@ -231,9 +232,7 @@ def main(argv=None) -> int:
     print("speed-ups (_x) are over vtk-seq; times in ms, medians after a warm-up")
     for line in goals(rows):
         print(line)
-    for failure in failures:
-        print("FAILED:", failure)
-    return 1 if failures else 0
+    return exit_status(failures, "FAILED")
 
 
 if __name__ == "__main__":

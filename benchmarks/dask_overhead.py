@@ -38,8 +38,8 @@ import numpy as np
 import daxpy
 from daxpy.data.partition import even_split
 
-from .common import (SuiteParser, add_output_options, format_table, make_row, output_dir,
-                     write_results)
+from .common import SuiteParser, add_output_options, make_row, output_dir, write_results
+from .printout import format_table
 from .scale_out import CASES, SPACING, _same, fresh_run, input_array, make_block
 
 DIMS = (64, 64, 64)

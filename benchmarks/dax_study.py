@@ -36,6 +36,7 @@ import sys
 import time
 
 from .common import device_slug, output_dir, write_results
+from .printout import exit_status
 from .host_bench import Context, gpu_available, implementation_list, run_study
 from . import study_report
 from .study_options import environment, parse_args, sizes_of
@@ -110,9 +111,7 @@ def main(argv=None) -> int:
 
         e2e_report(rows, header, gpu, out_root)
     print((out_dir / "dax_study.md").read_text())
-    for failure in failures:
-        print("MISMATCH:", failure)
-    return 1 if failures else 0
+    return exit_status(failures)
 
 
 if __name__ == "__main__":

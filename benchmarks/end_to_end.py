@@ -39,7 +39,8 @@ import sys
 import time
 from pathlib import Path
 
-from .common import device_slug, format_table, output_dir, write_results
+from .common import device_slug, output_dir, write_results
+from .printout import exit_status, format_table
 from .host_bench import Context, gpu_available, implementation_list, run_study
 from .host_impls import daxpy_pipeline
 from .study_options import environment, parse_args, sizes_of
@@ -184,9 +185,7 @@ def main(argv=None) -> int:
     rows, failures = run_study(sizes_of(args), args.cases, plan, ctx, args.repeat, args.slow,
                                cpu_rows=not args.no_cpu)
     report(rows, environment(gpu), gpu, output_dir(args))
-    for failure in failures:
-        print("MISMATCH:", failure)
-    return 1 if failures else 0
+    return exit_status(failures)
 
 
 if __name__ == "__main__":

@@ -24,8 +24,9 @@ import sys
 import time
 import traceback
 
-from .common import (AgreementError, SuiteParser, add_output_options, agree, format_table, make_row,
-                     output_dir, write_results)
+from .common import (AgreementError, SuiteParser, add_output_options, agree, make_row, output_dir,
+                     write_results)
+from .printout import exit_status, format_table
 from .timing import copy_bandwidth_gbps, time_gpu
 
 COLUMNS = ["case", "grid", "impl", "variant", "n_points", "kernel_ms", "gbps",
@@ -209,9 +210,7 @@ def main(argv=None) -> int:
     write_results("kernels", main_rows, folder=output_dir(args), gpu=True, copy_gbps=copy_gbps)
     print(format_table(main_rows, COLUMNS))
     print(f"D2D copy {copy_gbps:.0f} GB/s")
-    for failure in failures:
-        print("FAILED:", failure)
-    return 1 if failures else 0
+    return exit_status(failures, "FAILED")
 
 
 if __name__ == "__main__":

@@ -30,8 +30,8 @@ import numpy as np
 
 import daxpy
 
-from .common import (SuiteParser, add_output_options, agree, format_table, make_row, output_dir,
-                     write_results)
+from .common import SuiteParser, add_output_options, agree, make_row, output_dir, write_results
+from .printout import format_table
 from .datasets import cube_dims
 from .timing import _spin, copy_bandwidth_gbps
 

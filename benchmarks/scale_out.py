@@ -40,8 +40,8 @@ import daxpy.dask as daxpy_dask
 from daxpy.data.partition import plan_chunks
 from daxpy.engine.probe import probe
 
-from .common import (SuiteParser, add_output_options, format_table, make_row, output_dir,
-                     write_results)
+from .common import SuiteParser, add_output_options, make_row, output_dir, write_results
+from .printout import format_table
 
 CASES = {
     # case: (components, chain, fewest bytes per point for float32 in and out)

@@ -128,22 +128,26 @@ def make_cell_gradient(vtk_data, field: str = "f"):
     return _runner(algorithm, lambda o: o.GetCellData(), "ScalarGradient")
 
 
+def _average(algorithm, vtk_data, field: str, add, result):
+    """``algorithm`` over the one field ``add`` names; its output read by ``result``."""
+    algorithm.SetInputData(vtk_data)
+    algorithm.SetProcessAllArrays(False)
+    add(field)
+    return _runner(algorithm, result, field)
+
+
 def make_point_to_cell(vtk_data, field: str = "f", viskores: bool = False):
     """vtkPointDataToCellData (or vtkmAverageToCells) of one point field."""
     algorithm = _viskores.vtkmAverageToCells() if viskores else vtkPointDataToCellData()
-    algorithm.SetInputData(vtk_data)
-    algorithm.SetProcessAllArrays(False)
-    algorithm.AddPointDataArray(field)
-    return _runner(algorithm, lambda o: o.GetCellData(), field)
+    return _average(algorithm, vtk_data, field, algorithm.AddPointDataArray,
+                    lambda o: o.GetCellData())
 
 
 def make_cell_to_point(vtk_data, field: str = "c", viskores: bool = False):
     """vtkCellDataToPointData (or vtkmAverageToPoints) of one cell field."""
     algorithm = _viskores.vtkmAverageToPoints() if viskores else vtkCellDataToPointData()
-    algorithm.SetInputData(vtk_data)
-    algorithm.SetProcessAllArrays(False)
-    algorithm.AddCellDataArray(field)
-    return _runner(algorithm, lambda o: o.GetPointData(), field)
+    return _average(algorithm, vtk_data, field, algorithm.AddCellDataArray,
+                    lambda o: o.GetPointData())
 
 
 def make_calculator(vtk_data, function: str, scalars=(), vectors=()):

@@ -175,6 +175,20 @@ def any_grids():
 
 
 @st.composite
+def located_grids(draw):
+    """``(grid, association, size)``: any grid, ``"points"`` or ``"cells"``, and
+    how many of those the grid has."""
+    grid = draw(any_grids())
+    association = draw(st.sampled_from(["points", "cells"]))
+    return grid, association, grid.n_points if association == "points" else grid.n_cells
+
+
+def with_fields_at(grid, association, fields):
+    """``grid`` with ``fields`` (name to values) at ``association``."""
+    return grid.with_fields(**{("point_data" if association == "points" else "cell_data"): fields})
+
+
+@st.composite
 def field_arrays(draw, n, ncomp=None, dtype=None):
     """Random field values of shape ``(n,)`` or ``(n, ncomp)``.
 

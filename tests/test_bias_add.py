@@ -10,7 +10,7 @@ from daxpy.errors import ArgumentError, UnknownFieldError
 from daxpy.filters import BiasAdd
 from daxpy.worklets.bias_add import bias_add
 
-from strategies import any_grids, field_arrays, seeds
+from strategies import field_arrays, located_grids, seeds, with_fields_at
 
 
 def reference(values, bias):
@@ -22,16 +22,13 @@ def reference(values, bias):
 @settings(max_examples=40, deadline=None)
 @given(st.data())
 def test_filter_on_any_grid_and_association_matches_reference(data):
-    grid = data.draw(any_grids())
-    association = data.draw(st.sampled_from(["points", "cells"]))
-    size = grid.n_points if association == "points" else grid.n_cells
+    grid, association, size = data.draw(located_grids())
     values = data.draw(field_arrays(size))
     per_tuple = values.size // size
     length = data.draw(st.sampled_from([d for d in (1, per_tuple, 2 * per_tuple, values.size)
                                         if values.size % d == 0]))
     bias = np.random.default_rng(data.draw(seeds)).uniform(-5, 5, length)
-    dataset = grid.with_fields(**{("point_data" if association == "points" else "cell_data"):
-                                  {"f": values}})
+    dataset = with_fields_at(grid, association, {"f": values})
     result = BiasAdd("f", bias, backend="cpu")(dataset).fields(association)["f_biased"]
     assert result.dtype == values.dtype and result.shape == values.shape
     np.testing.assert_array_equal(result, reference(values, bias))

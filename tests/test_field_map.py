@@ -10,7 +10,7 @@ from daxpy.errors import ArgumentError, ExpressionError, FieldError, UnknownFiel
 from daxpy.filters import FieldMap
 from daxpy.worklets.field_map import field_map
 
-from strategies import any_grids, field_arrays
+from strategies import field_arrays, located_grids, with_fields_at
 
 CASES = [
     ("a * b + 2.5", lambda a, b: a * b + 2.5),
@@ -26,15 +26,12 @@ CASES = [
 @settings(max_examples=40, deadline=None)
 @given(st.data())
 def test_filter_on_any_grid_matches_numpy(data):
-    grid = data.draw(any_grids())
-    association = data.draw(st.sampled_from(["points", "cells"]))
-    size = grid.n_points if association == "points" else grid.n_cells
+    grid, association, size = data.draw(located_grids())
     dtype = data.draw(st.sampled_from([np.float32, np.float64]))
     a = data.draw(field_arrays(size, dtype=dtype))
     b = data.draw(field_arrays(size, ncomp=1, dtype=dtype))
     source, reference = data.draw(st.sampled_from(CASES))
-    key = "point_data" if association == "points" else "cell_data"
-    dataset = grid.with_fields(**{key: {"a": a, "b": b}})
+    dataset = with_fields_at(grid, association, {"a": a, "b": b})
     result = FieldMap(source, result="r", association=association,
                       backend="cpu")(dataset).fields(association)["r"]
     wide_b = b[:, None] if a.ndim == 2 else b
@@ -116,21 +113,19 @@ def test_field_at_the_other_association_is_not_found():
         FieldMap("c + 1", backend="cpu")(grid)
 
 
-def test_expression_errors_are_raised_when_the_filter_is_made():
-    with pytest.raises(ExpressionError, match="attribute access 'a.__class__'"):
-        FieldMap("a.__class__")
+REFUSED = {
+    # Expression errors are raised when the filter is made, not when it runs.
+    "expression_error": ("a.__class__", {}, ExpressionError, "attribute access 'a.__class__'"),
+    "expression_without_fields": ("1 + 2", {}, ExpressionError, "reads no field"),
+    "wrong_association": ("a", {"association": "edges"}, FieldError,
+                          "association must be 'points' or 'cells', got 'edges'"),
+    "empty_result_name": ("a", {"result": ""}, ArgumentError,
+                          "result must be a non-empty field name"),
+}
 
 
-def test_expression_without_fields_raises():
-    with pytest.raises(ExpressionError, match="reads no field"):
-        FieldMap("1 + 2")
-
-
-def test_wrong_association_raises():
-    with pytest.raises(FieldError, match="association must be 'points' or 'cells', got 'edges'"):
-        FieldMap("a", association="edges")
-
-
-def test_empty_result_name_raises():
-    with pytest.raises(ArgumentError, match="result must be a non-empty field name"):
-        FieldMap("a", result="")
+@pytest.mark.parametrize("source, options, error, message", list(REFUSED.values()),
+                         ids=list(REFUSED))
+def test_bad_arguments_are_refused_when_the_filter_is_made(source, options, error, message):
+    with pytest.raises(error, match=message):
+        FieldMap(source, **options)

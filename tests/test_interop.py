@@ -49,6 +49,15 @@ def assert_same_geometry(a, b):
         np.testing.assert_array_equal(a.cell_types, b.cell_types)
 
 
+def assert_round_trip(grid, held, back):
+    """Each array the wrapper holds (``held``, by association and name) is
+    ``grid``'s own memory, and ``back`` is ``grid`` again, its fields shared."""
+    for (association, name), array in held.items():
+        assert np.shares_memory(array, grid.fields(association)[name])
+    assert_same_geometry(grid, back)
+    assert_fields_shared(grid, back)
+
+
 def assert_fields_shared(original, converted):
     """Same names, dtypes, shapes and values, and the very same memory."""
     for association in ("points", "cells"):
@@ -68,13 +77,11 @@ def test_vtk_round_trip_wraps_fields(grid):
     assert vtk_obj.GetClassName() == VTK_CLASS[grid.family]
     assert (vtk_obj.GetNumberOfPoints(), vtk_obj.GetNumberOfCells()) == (
         grid.n_points, grid.n_cells)
-    for name, values in grid.point_data.items():
-        assert np.shares_memory(vtk_to_numpy(vtk_obj.GetPointData().GetArray(name)), values)
-    for name, values in grid.cell_data.items():
-        assert np.shares_memory(vtk_to_numpy(vtk_obj.GetCellData().GetArray(name)), values)
-    back = from_vtk(vtk_obj)
-    assert_same_geometry(grid, back)
-    assert_fields_shared(grid, back)
+    held = {("points", name): vtk_to_numpy(vtk_obj.GetPointData().GetArray(name))
+            for name in grid.point_data}
+    held.update({("cells", name): vtk_to_numpy(vtk_obj.GetCellData().GetArray(name))
+                 for name in grid.cell_data})
+    assert_round_trip(grid, held, from_vtk(vtk_obj))
 
 
 @settings(max_examples=25, deadline=None)
@@ -82,11 +89,8 @@ def test_vtk_round_trip_wraps_fields(grid):
 def test_pyvista_round_trip_wraps_fields(grid):
     mesh = to_pyvista(grid)
     assert isinstance(mesh, PYVISTA_CLASS[grid.family])
-    for name, values in grid.point_data.items():
-        assert np.shares_memory(mesh.point_data[name], values)
-    back = from_pyvista(mesh)
-    assert_same_geometry(grid, back)
-    assert_fields_shared(grid, back)
+    held = {("points", name): mesh.point_data[name] for name in grid.point_data}
+    assert_round_trip(grid, held, from_pyvista(mesh))
 
 
 @settings(max_examples=25, deadline=None)

@@ -10,18 +10,15 @@ from daxpy.errors import ArgumentError, FieldError, UnknownFieldError
 from daxpy.filters import Magnitude
 from daxpy.worklets.magnitude import magnitude
 
-from strategies import any_grids, field_arrays
+from strategies import field_arrays, located_grids, with_fields_at
 
 
 @settings(max_examples=40, deadline=None)
 @given(st.data())
 def test_filter_on_any_grid_and_association_matches_numpy(data):
-    grid = data.draw(any_grids())
-    association = data.draw(st.sampled_from(["points", "cells"]))
-    size = grid.n_points if association == "points" else grid.n_cells
+    grid, association, size = data.draw(located_grids())
     values = data.draw(field_arrays(size))
-    key = "point_data" if association == "points" else "cell_data"
-    result = Magnitude("v", backend="cpu")(grid.with_fields(**{key: {"v": values}}))
+    result = Magnitude("v", backend="cpu")(with_fields_at(grid, association, {"v": values}))
     norm = result.fields(association)["v_magnitude"]
     expected = np.linalg.norm(values.reshape(size, -1).astype(np.float64), axis=1)
     assert norm.dtype == values.dtype and norm.shape == (size,)

@@ -76,10 +76,16 @@ def check_special_values(name, grid, values, expected, nans=True):
 
 
 # ------------------------------------------------------------------ NaN rule
-@pytest.mark.parametrize("special", [np.nan, np.inf])
-@pytest.mark.parametrize("name", sorted(GRADIENTS))
-@settings(max_examples=30, deadline=None)
-@given(data=st.data())
+def special_draws(names):
+    """Parametrize a test over ``names`` and over NaN and Inf, on 30 drawn examples."""
+    def mark(test):
+        drawn = settings(max_examples=30, deadline=None)(given(data=st.data())(test))
+        return pytest.mark.parametrize("special", [np.nan, np.inf])(
+            pytest.mark.parametrize("name", sorted(names))(drawn))
+    return mark
+
+
+@special_draws(GRADIENTS)
 def test_gradient_nans_and_infs_are_vtks(name, special, data):
     grid = data.draw(any_grids())
     values = _with_specials(data.draw(field_arrays(grid.n_points)), data, special)
@@ -89,10 +95,7 @@ def test_gradient_nans_and_infs_are_vtks(name, special, data):
                          nans=bool(np.isnan(special)))
 
 
-@pytest.mark.parametrize("special", [np.nan, np.inf])
-@pytest.mark.parametrize("name", sorted(AVERAGES))
-@settings(max_examples=30, deadline=None)
-@given(data=st.data())
+@special_draws(AVERAGES)
 def test_average_nans_and_infs_are_vtks(name, special, data):
     grid = data.draw(any_grids())
     values = _with_specials(data.draw(field_arrays(_size(grid, AVERAGES[name]))), data, special)

@@ -13,7 +13,7 @@ from daxpy.errors import ArgumentError, FieldError
 from daxpy.filters import Normalize
 from daxpy.worklets.normalize import normalize
 
-from strategies import any_grids, field_arrays
+from strategies import field_arrays, located_grids, with_fields_at
 
 
 def _reference(values):
@@ -26,14 +26,11 @@ def _reference(values):
 @settings(max_examples=40, deadline=None)
 @given(st.data())
 def test_filter_on_any_grid_and_association_matches_numpy(data):
-    grid = data.draw(any_grids())
-    association = data.draw(st.sampled_from(["points", "cells"]))
-    size = grid.n_points if association == "points" else grid.n_cells
+    grid, association, size = data.draw(located_grids())
     values = data.draw(field_arrays(size))
     zeros = data.draw(st.lists(st.integers(0, max(size - 1, 0)), max_size=2))
     values[zeros] = 0  # zero tuples among them
-    key = "point_data" if association == "points" else "cell_data"
-    result = Normalize("v", backend="cpu")(grid.with_fields(**{key: {"v": values}}))
+    result = Normalize("v", backend="cpu")(with_fields_at(grid, association, {"v": values}))
     unit = result.fields(association)["v_normalized"]
     assert unit.dtype == values.dtype and unit.shape == values.shape
     np.testing.assert_allclose(unit, _reference(values),

@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 import daxpy
 from daxpy.distributed.ghosts import (DUPLICATECELL, DUPLICATEPOINT, GHOST_ARRAY, cell_ranges,
                           partition_cells, point_owners, run_piece)
-from daxpy.data.partition import (Window, merge_small, plan_chunks, run_window, slab_windows,
-                             window_grid)
+from daxpy.data.decomposition import Piece
+from daxpy.data.partition import merge_small, plan_chunks, run_window, slab_windows, window_grid
 from daxpy.distributed.runner import StagesRunner
 from daxpy.engine.probe import probe
 
@@ -77,7 +77,7 @@ def test_window_grid_keeps_the_true_coordinates(grid):
     dims = grid.dims
     lo = tuple(n // 3 for n in dims)
     hi = tuple(max(l + 1, n - n // 4) for l, n in zip(lo, dims))
-    sub = window_grid(grid, Window(lo, hi, lo, hi))
+    sub = window_grid(grid, Piece(lo, hi, lo, hi, dims))
     box = tuple(slice(l, h) for l, h in zip(lo[::-1], hi[::-1]))
     expected = np.asarray(grid.points()).reshape(grid.point_shape() + (3,))[box]
     np.testing.assert_array_equal(np.asarray(sub.points()).reshape(expected.shape), expected)

@@ -15,7 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import daxpy
-from daxpy.stream.chunks import read_count, structured_chunks, unstructured_chunks
+from daxpy.data.decomposition import ids_of, read_count
+from daxpy.stream.chunks import structured_chunks, unstructured_chunks, unstructured_layout
 from daxpy.errors import DeviceMemoryError
 from daxpy.stream.loop import stream_chunks
 from daxpy.stream.movers import NumpyMover
@@ -112,17 +113,23 @@ def test_every_cell_shape_streams(chain):
 @given(unstructured_grids(), st.integers(1, 20), st.integers(0, 2))
 def test_unstructured_chunks_own_every_cell_and_point_once(grid, cells, levels):
     chunks = unstructured_chunks(grid, levels, cells)
-    points = np.concatenate([np.arange(*c.points_owned) for c in chunks])
-    owned_cells = np.concatenate([np.arange(*c.cells_owned) for c in chunks])
+    points = np.concatenate([ids_of(c.written("points")) for c in chunks])
+    owned_cells = np.concatenate([ids_of(c.written("cells")) for c in chunks])
     np.testing.assert_array_equal(points, np.arange(grid.n_points))
     np.testing.assert_array_equal(owned_cells, np.arange(grid.n_cells))
-    for c in chunks:
-        ids = np.arange(grid.n_points)[c.point_read]
-        assert c.grid.n_points == read_count(c.point_read) == ids.size
-        first, stop, local = c.owned("points")
-        np.testing.assert_array_equal(ids[local:local + stop - first], np.arange(first, stop))
+    layout = unstructured_layout(grid, levels, cells)
+    for c, (cells_owned, points_owned) in zip(chunks, layout.owned):
+        # The loop copies owned results into the whole output through a view.
+        for association, owned in (("points", points_owned), ("cells", cells_owned)):
+            assert isinstance(c.written(association), slice)
+            np.testing.assert_array_equal(ids_of(c.written(association)), np.arange(*owned))
+        ids = np.arange(grid.n_points)[c.read("points")]
+        assert c.grid.n_points == read_count(c.read("points")) == ids.size
+        np.testing.assert_array_equal(ids[c.owned("points")], np.arange(*points_owned))
+        np.testing.assert_array_equal(np.arange(grid.n_cells)[c.read("cells")][c.owned("cells")],
+                                      np.arange(*cells_owned))
         # The chunk's cells name the same global points as the grid's cells.
-        cell_ids = np.arange(grid.n_cells)[c.cell_read]
+        cell_ids = np.arange(grid.n_cells)[c.read("cells")]
         starts, ends = grid.offsets[cell_ids], grid.offsets[cell_ids + 1]
         expected = np.concatenate([grid.connectivity[a:b] for a, b in zip(starts, ends)]
                                   ) if cell_ids.size else np.zeros(0)
@@ -138,7 +145,7 @@ def test_a_badly_numbered_mesh_gathers_its_points():
         np.random.default_rng(0).random((5000, 3)),
         {daxpy.data.celltypes.LINE: np.stack([np.arange(0, 2500), np.arange(4999, 2499, -1)], 1)})
     chunks = unstructured_chunks(grid, 0, 100)
-    assert any(not isinstance(c.point_read, slice) for c in chunks)
+    assert any(not isinstance(c.read("points"), slice) for c in chunks)
     source = grid.with_fields(point_data={"f": np.arange(5000.0)})
     pipe = daxpy.pipeline(source)
     pipe.field("f").point_to_cell().cell_to_point()
@@ -148,9 +155,11 @@ def test_a_badly_numbered_mesh_gathers_its_points():
 def test_structured_slabs_tile_the_grid():
     grid = daxpy.UniformGrid(dims=(3, 4, 7))
     chunks = structured_chunks(grid, 2, 2)
-    assert [c.points_owned for c in chunks] == [(0, 24), (24, 48), (48, 72), (72, 84)]
-    assert [c.cells_owned for c in chunks] == [(0, 12), (12, 24), (24, 36), (36, 36)]
-    assert all(c.grid.n_points == read_count(c.point_read) for c in chunks)
+    assert [c.written("points") for c in chunks] == [slice(0, 24), slice(24, 48), slice(48, 72),
+                                                     slice(72, 84)]
+    assert [c.written("cells") for c in chunks] == [slice(0, 12), slice(12, 24), slice(24, 36),
+                                                    slice(36, 36)]
+    assert all(c.grid.n_points == read_count(c.read("points")) for c in chunks)
 
 
 # -- settings, memory budget, storage -----------------------------------------------

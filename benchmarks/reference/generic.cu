@@ -9,6 +9,8 @@
 // purpose beyond being generic; it is what a single, switch-based kernel looks like.
 // benchmarks/reference/generic.py packs the descriptor and launches these.
 
+#include "solve3.cuh"
+
 enum GridType { UNIFORM = 0, RECTILINEAR = 1, CURVILINEAR = 2, UNSTRUCTURED = 3 };
 enum DType { F32 = 0, F64 = 1, I32 = 2, I64 = 3 };
 
@@ -240,19 +242,8 @@ extern "C" __global__ void point_gradient_generic(const GridDesc* g, const void*
             for (int b = 0; b < 3; ++b) m[a][b] = w * (float)(xh[b] - xl[b]);
             m[a][3] = w * (float)(load_value(in, dtype, hi) - load_value(in, dtype, lo));
         }
-        float c00 = m[1][1] * m[2][2] - m[1][2] * m[2][1];
-        float c01 = m[1][2] * m[2][0] - m[1][0] * m[2][2];
-        float c02 = m[1][0] * m[2][1] - m[1][1] * m[2][0];
-        float det = m[0][0] * c00 + m[0][1] * c01 + m[0][2] * c02;
-        float inv = det != 0.0f ? 1.0f / det : 0.0f;
-        float b0 = m[0][3], b1 = m[1][3], b2 = m[2][3];
-        float gv[3];
-        gv[0] = (b0 * c00 + b1 * (m[0][2] * m[2][1] - m[0][1] * m[2][2])
-                 + b2 * (m[0][1] * m[1][2] - m[0][2] * m[1][1])) * inv;
-        gv[1] = (b0 * c01 + b1 * (m[0][0] * m[2][2] - m[0][2] * m[2][0])
-                 + b2 * (m[0][2] * m[1][0] - m[0][0] * m[1][2])) * inv;
-        gv[2] = (b0 * c02 + b1 * (m[0][1] * m[2][0] - m[0][0] * m[2][1])
-                 + b2 * (m[0][0] * m[1][1] - m[0][1] * m[1][0])) * inv;
+        const float3 g = solve3(m);
+        const float gv[3] = {g.x, g.y, g.z};
         for (int a = 0; a < 3; ++a) store_value(out, dtype, 3 * p + a, gv[a]);
     }
 }

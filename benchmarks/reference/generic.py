@@ -33,7 +33,8 @@ class Generic:
 
     def __init__(self):
         cp = _cupy()
-        self.module = cp.RawModule(code=(HERE / "generic.cu").read_text())
+        self.module = cp.RawModule(code=(HERE / "generic.cu").read_text(),
+                                   options=(f"--include-path={HERE}",))
         sm_count = cp.cuda.Device().attributes["MultiProcessorCount"]
         self.max_blocks = 32 * sm_count
         self._descs: dict[int, tuple[Any, list]] = {}

@@ -4,6 +4,8 @@
 // differences inside, one-sided at the borders, output (n, 3) interleaved.
 #ifndef HAND_TUNED_GRADIENT_CUH
 #define HAND_TUNED_GRADIENT_CUH
+#include "solve3.cuh"
+
 // ---------------------------------------------------------- point gradient
 // VTK's structured-grid stencil along one axis at index i of n points: central
 // difference inside, one-sided at the two ends, zero on a one-point axis.
@@ -194,20 +196,8 @@ extern "C" __global__ void gradient_curvilinear(const float* __restrict__ f,
         m[l][2] = xi_diff(idx[l], n[l], __ldg(pts + 3 * lo + 2), zc, __ldg(pts + 3 * hi + 2));
         m[l][3] = xi_diff(idx[l], n[l], __ldg(f + lo), fc, __ldg(f + hi));
     }
-    // Cramer's rule on the 3x3 system m[:, :3] g = m[:, 3].
-    float c00 = m[1][1] * m[2][2] - m[1][2] * m[2][1];
-    float c01 = m[1][2] * m[2][0] - m[1][0] * m[2][2];
-    float c02 = m[1][0] * m[2][1] - m[1][1] * m[2][0];
-    float det = m[0][0] * c00 + m[0][1] * c01 + m[0][2] * c02;
-    float inv = det != 0.0f ? 1.0f / det : 0.0f;
-    float b0 = m[0][3], b1 = m[1][3], b2 = m[2][3];
-    float gx = (b0 * c00 + b1 * (m[0][2] * m[2][1] - m[0][1] * m[2][2])
-                + b2 * (m[0][1] * m[1][2] - m[0][2] * m[1][1])) * inv;
-    float gy = (b0 * c01 + b1 * (m[0][0] * m[2][2] - m[0][2] * m[2][0])
-                + b2 * (m[0][2] * m[1][0] - m[0][0] * m[1][2])) * inv;
-    float gz = (b0 * c02 + b1 * (m[0][1] * m[2][0] - m[0][0] * m[2][1])
-                + b2 * (m[0][0] * m[1][1] - m[0][1] * m[1][0])) * inv;
-    __stcs(out + 3 * p, gx); __stcs(out + 3 * p + 1, gy); __stcs(out + 3 * p + 2, gz);
+    const float3 g = solve3(m);
+    __stcs(out + 3 * p, g.x); __stcs(out + 3 * p + 1, g.y); __stcs(out + 3 * p + 2, g.z);
 }
 
 // ------------------------------------------------ curvilinear point gradient
@@ -267,18 +257,8 @@ __global__ void gradient_curvilinear_march(const float* __restrict__ f,
         xi_row(m[0], ic, nx, left, cur, right);
         xi_row(m[1], jc, ny, ym, cur, yp);
         xi_row(m[2], k, nz, below, cur, above);
-        float c00 = m[1][1] * m[2][2] - m[1][2] * m[2][1];
-        float c01 = m[1][2] * m[2][0] - m[1][0] * m[2][2];
-        float c02 = m[1][0] * m[2][1] - m[1][1] * m[2][0];
-        float det = m[0][0] * c00 + m[0][1] * c01 + m[0][2] * c02;
-        float inv = det != 0.0f ? 1.0f / det : 0.0f;
-        float b0 = m[0][3], b1 = m[1][3], b2 = m[2][3];
-        float gx = (b0 * c00 + b1 * (m[0][2] * m[2][1] - m[0][1] * m[2][2])
-                    + b2 * (m[0][1] * m[1][2] - m[0][2] * m[1][1])) * inv;
-        float gy = (b0 * c01 + b1 * (m[0][0] * m[2][2] - m[0][2] * m[2][0])
-                    + b2 * (m[0][2] * m[1][0] - m[0][0] * m[1][2])) * inv;
-        float gz = (b0 * c02 + b1 * (m[0][1] * m[2][0] - m[0][0] * m[2][1])
-                    + b2 * (m[0][0] * m[1][1] - m[0][1] * m[1][0])) * inv;
+        const float3 g = solve3(m);
+        const float gx = g.x, gy = g.y, gz = g.z;
         if (STAGE) {
             // 32 points x 3 components: three 128-byte rows instead of strided words.
             float* st = ostage[threadIdx.y];

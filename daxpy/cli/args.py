@@ -25,9 +25,9 @@ from .. import filters as _filters  # noqa: F401  (importing the filters declare
 from ..data.verbs import parse_step, registered_verbs
 from ..errors import ArgumentError
 
-__all__ = ["VERBS", "argparse_type", "at_least_two", "dask_address", "dtype_name",
-           "non_negative_int", "parse_step", "positive_int", "positive_seconds",
-           "source_spec", "step_help", "step_spec", "wavelet_size"]
+__all__ = ["VERBS", "argparse_type", "dask_address", "dtype_name", "integer_at_least",
+           "parse_step", "positive_seconds", "source_spec", "step_help", "step_spec",
+           "wavelet_size"]
 
 VERBS = tuple(registered_verbs())
 """Verbs of ``daxpy run --step``, in the order its help lists them (the declared verbs)."""
@@ -42,7 +42,7 @@ def argparse_type(check):
     --------
     >>> import argparse
     >>> parser = argparse.ArgumentParser(prog="p")
-    >>> _ = parser.add_argument("--n", type=argparse_type(non_negative_int))
+    >>> _ = parser.add_argument("--n", type=argparse_type(integer_at_least(0)))
     >>> parser.parse_args(["--n", "3"]).n
     3
     """
@@ -56,49 +56,35 @@ def argparse_type(check):
     return convert
 
 
-def _integer(text: str, low: int) -> int:
-    try:
-        value = int(text)
-    except ValueError:  # not a number, or more digits than int() takes
-        value = None
-    if value is None or value < low:
-        raise ArgumentError(f"must be an integer >= {low}, got {text[:80]!r}")
-    return value
+def _refused(expected: str, text: str) -> ArgumentError:
+    """The error for an argument that is not ``expected`` (its text cut to 80 characters)."""
+    return ArgumentError(f"must be {expected}, got {text[:80]!r}")
 
 
-def at_least_two(text: str) -> int:
-    """An integer of at least 2 (``daxpy demo --size``).
+def integer_at_least(low: int):
+    """A check of integers of at least ``low``: ``daxpy demo --size`` takes 2,
+    ``daxpy source --components`` 1, ``daxpy run --pieces`` 0 (meaning "planned").
 
     Examples
     --------
-    >>> at_least_two("16")
+    >>> integer_at_least(2)("16")
     16
-    """
-    return _integer(text, 2)
-
-
-def positive_int(text: str) -> int:
-    """An integer of at least 1 (``daxpy source --components``).
-
-    Examples
-    --------
-    >>> positive_int("3")
-    3
-    """
-    return _integer(text, 1)
-
-
-def non_negative_int(text: str) -> int:
-    """An integer of at least 0 (``daxpy run --pieces``, 0 meaning "planned").
-
-    Examples
-    --------
-    >>> non_negative_int("-1")
+    >>> integer_at_least(0)("-1")
     Traceback (most recent call last):
     ...
     daxpy.errors.ArgumentError: must be an integer >= 0, got '-1'
     """
-    return _integer(text, 0)
+    def check(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:  # not a number, or more digits than int() takes
+            value = None
+        if value is None or value < low:
+            raise _refused(f"an integer >= {low}", text)
+        return value
+
+    check.__name__ = f"integer_at_least_{low}"
+    return check
 
 
 def positive_seconds(text: str) -> float:
@@ -114,7 +100,7 @@ def positive_seconds(text: str) -> float:
     except ValueError:
         value = math.nan
     if not (0 < value < math.inf):
-        raise ArgumentError(f"must be a number of seconds > 0, got {text[:80]!r}")
+        raise _refused("a number of seconds > 0", text)
     return value
 
 
@@ -123,14 +109,13 @@ def dtype_name(text: str) -> str:
 
     Examples
     --------
-    >>> dtype_name("float64")
-    'float64'
+    >>> dtype_name("float64"), dtype_name("f4")
+    ('float64', 'f4')
     """
     try:
         np.dtype(text)
     except (TypeError, ValueError, SyntaxError):  # NumPy parses strings like "," with ast
-        raise ArgumentError(f"must be a NumPy dtype such as float32, got {text[:80]!r}"
-                            ) from None
+        raise _refused("a NumPy dtype such as float32", text) from None
     return text
 
 
@@ -143,8 +128,7 @@ def dask_address(text: str) -> str:
     'tcp://10.0.0.1:8786'
     """
     if not text or text != text.strip() or any(c.isspace() for c in text):
-        raise ArgumentError("must be a scheduler address such as tcp://HOST:8786, "
-                            f"got {text[:80]!r}")
+        raise _refused("a scheduler address such as tcp://HOST:8786", text)
     return text
 
 
@@ -167,7 +151,7 @@ def wavelet_size(text: str) -> int | None:
         return None
     size = text[len(_WAVELET):]
     try:
-        return _integer(size, 2)
+        return integer_at_least(2)(size)
     except ArgumentError:
         raise ArgumentError(f"wavelet:SIZE needs an integer SIZE >= 2, got {size[:80]!r}"
                             ) from None
@@ -182,7 +166,7 @@ def source_spec(text: str) -> str:
     ('wavelet:8', 'in.vti')
     """
     if not text:
-        raise ArgumentError("must be a dataset file or wavelet:SIZE, got ''")
+        raise _refused("a dataset file or wavelet:SIZE", text)
     wavelet_size(text)
     return text
 

@@ -25,7 +25,7 @@ import sys
 
 from .. import __version__
 from ..engine.backend import BACKENDS
-from .args import argparse_type, at_least_two
+from .args import argparse_type, integer_at_least
 from .report import report, traceback_wanted
 from ..errors import ArgumentError
 
@@ -80,7 +80,7 @@ def add_demo_parser(subparsers) -> argparse.ArgumentParser:
         description="Build vtkRTAnalyticSource's wavelet on a SIZE^3 uniform grid, run "
         "Gradient, Magnitude and PointToCell, write OUT/wavelet.vti, render "
         "OUT/wavelet.png off-screen and print each filter's time.")
-    parser.add_argument("--size", type=argparse_type(at_least_two), default=128,
+    parser.add_argument("--size", type=argparse_type(integer_at_least(2)), default=128,
                         help="points along each axis (default 128)")
     parser.add_argument("--out", default="daxpy-demo",
                         help="output folder, created if missing (default ./daxpy-demo)")

@@ -31,7 +31,7 @@ import argparse
 import time
 
 from ..engine.backend import BACKENDS
-from .args import (argparse_type, dask_address, non_negative_int, parse_step,
+from .args import (argparse_type, dask_address, integer_at_least, parse_step,
                        positive_seconds, source_spec, step_help, step_spec,
                    wavelet_size)
 from ..errors import ArgumentError
@@ -160,9 +160,9 @@ def add_run_parser(subparsers) -> argparse.ArgumentParser:
 
     Examples
     --------
-    >>> from daxpy.cli.commands import build_parser
-    >>> build_parser().parse_args(["run", "in.vti", "--field", "p", "--dask",
-    ...                            "tcp://10.0.0.1:8786"]).dask
+    >>> import argparse
+    >>> parser = add_run_parser(argparse.ArgumentParser().add_subparsers())
+    >>> parser.parse_args(["in.vti", "--field", "p", "--dask", "tcp://10.0.0.1:8786"]).dask
     'tcp://10.0.0.1:8786'
     """
     parser = subparsers.add_parser(
@@ -182,7 +182,7 @@ def add_run_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--dask-timeout", metavar="SECONDS", default=5.0,
                         type=argparse_type(positive_seconds),
                         help="with --dask: give up connecting after this long (default 5)")
-    parser.add_argument("--pieces", type=argparse_type(non_negative_int), default=0,
+    parser.add_argument("--pieces", type=argparse_type(integer_at_least(0)), default=0,
                         help="with --dask: number of slabs or pieces (default: planned "
                         "from the workers' memory)")
     parser.add_argument("--backend", choices=BACKENDS, default="auto",

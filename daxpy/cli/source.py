@@ -14,7 +14,7 @@ import json
 import numpy as np
 
 from ..data.celltypes import SHAPES_BY_NAME
-from .args import argparse_type, dtype_name, positive_int
+from .args import argparse_type, dtype_name, integer_at_least
 from ..errors import ArgumentError
 
 _FAMILIES = ("uniform", "rectilinear", "curvilinear")
@@ -29,8 +29,8 @@ def example_grid(name: str):
 
     Examples
     --------
-    >>> example_grid("unstructured_mixed").topology_name
-    'unstructured_mixed'
+    >>> [example_grid(name).topology_name for name in ("uniform2d", "unstructured_mixed")]
+    ['uniform2d', 'unstructured_mixed']
     """
     import daxpy
 
@@ -124,7 +124,7 @@ def add_source_parser(subparsers) -> argparse.ArgumentParser:
                         help="grid type (default uniform3d)")
     parser.add_argument("--dtype", default="float32", type=argparse_type(dtype_name),
                         help="field dtype (default float32)")
-    parser.add_argument("--components", type=argparse_type(positive_int), default=1,
+    parser.add_argument("--components", type=argparse_type(integer_at_least(1)), default=1,
                         help="field components (default 1)")
     parser.add_argument("--param", action="append", metavar="KEY=VALUE",
                         help="static worklet parameter, e.g. --param dtype=float64 or bias=[1,2]")

@@ -62,9 +62,9 @@ def make_plan(worklet, dataset, association: str, in_dtype: np.dtype, tail: tupl
     Parameters
     ----------
     worklet : Worklet
-        Declaration with a ``cuda`` spec.
+        The worklet's declaration; it has a ``cuda`` spec.
     dataset : DataSet
-        The grid.
+        The grid the kernels run over.
     association : {"points", "cells"}
         Where the input field lives.
     in_dtype : numpy.dtype

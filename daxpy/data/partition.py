@@ -4,10 +4,11 @@ Distributed runs (:mod:`daxpy.dask`) and chunked host<->device streaming use
 these windows; nothing here knows about either. Unstructured grids are cut in
 :mod:`daxpy.distributed.ghosts` (cell ranges with VTK ghost levels).
 
-A piece of a structured grid is a :class:`Window`: the box of points it reads
-(``lo`` to ``hi`` along x, y, z) and the box it owns. The read box is the
-owned one grown by the pipeline's *depth* on every side that has a neighbour,
-and by nothing at the grid's true border, so one-sided differences happen only
+A piece of a structured grid (a *window*) is a
+:class:`~daxpy.data.decomposition.Piece`: the box of points it reads (``lo``
+to ``hi`` along x, y, z) and the box it owns. The read box is the owned one
+grown by the pipeline's *depth* on every side that has a neighbour, and by
+nothing at the grid's true border, so one-sided differences happen only
 there. :func:`window_grid` gives the window's sub-grid with its true
 coordinates, :func:`run_window` runs a pipeline on it and keeps only what the
 window owns. A window owns the cells whose first corner (lowest index) it
@@ -25,35 +26,16 @@ Examples
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
+from .decomposition import Piece
 from .structured import CurvilinearGrid, RectilinearGrid, UniformGrid
 
 
-@dataclass(frozen=True)
-class Window:
-    """A box of a structured grid's points: those read and those owned.
-
-    Attributes
-    ----------
-    lo, hi : tuple of int
-        First and one-past-last point read along x, y and z.
-    own_lo, own_hi : tuple of int
-        The same for the points the window owns (inside the read box).
-    """
-
-    lo: tuple[int, int, int]
-    hi: tuple[int, int, int]
-    own_lo: tuple[int, int, int]
-    own_hi: tuple[int, int, int]
-
-    @property
-    def dims(self) -> tuple[int, int, int]:
-        """Points read along x, y and z."""
-        return tuple(h - l for l, h in zip(self.lo, self.hi))
+# The name daxpy.engine.probe builds its whole-grid box with.
+Window = Piece
 
 
 class UniformWindow(UniformGrid):
@@ -92,13 +74,13 @@ class UniformWindow(UniformGrid):
                 + self.spacing[axis] * np.arange(first, first + self.dims[axis]))
 
 
-def window_grid(grid, window: Window, points: Any = None):
+def window_grid(grid, window: Piece, points: Any = None):
     """The sub-grid of ``grid`` inside ``window``'s read box, with no fields.
 
     Parameters
     ----------
     grid : UniformGrid, RectilinearGrid or CurvilinearGrid
-    window : Window
+    window : Piece
     points : array, shape (nz, ny, nx, 3), optional
         The window's point coordinates (curvilinear grids); by default sliced
         from ``grid``.
@@ -107,7 +89,7 @@ def window_grid(grid, window: Window, points: Any = None):
     --------
     >>> import daxpy
     >>> g = daxpy.RectilinearGrid([0, 1, 3, 7])
-    >>> window_grid(g, Window((1, 0, 0), (4, 1, 1), (1, 0, 0), (4, 1, 1))).axis_coordinates(0)
+    >>> window_grid(g, Piece((1, 0, 0), (4, 1, 1), (1, 0, 0), (4, 1, 1))).axis_coordinates(0)
     array([1., 3., 7.])
     """
     lo, hi = window.lo, window.hi
@@ -119,50 +101,14 @@ def window_grid(grid, window: Window, points: Any = None):
     if points is None:
         view = grid.points().reshape(grid.point_shape() + (3,))
         points = view[lo[2]:hi[2], lo[1]:hi[1], lo[0]:hi[0]]
-    return CurvilinearGrid(window.dims, points.reshape(-1, 3), name=grid.name)
-
-
-def cell_box(window: Window, dims: Sequence[int]) -> tuple[tuple[int, int], ...]:
-    """Cells of the window's sub-grid, as ``(first, stop)`` along x, y and z.
-
-    Along an axis of one point there is one layer of cells, as in the grid.
-
-    Examples
-    --------
-    >>> cell_box(Window((2, 0, 0), (6, 1, 1), (3, 0, 0), (6, 1, 1)), (6, 1, 1))
-    ((2, 5), (0, 1), (0, 1))
-    """
-    return tuple((window.lo[a], window.hi[a] - 1) if dims[a] > 1 else (0, 1)
-                 for a in range(3))
-
-
-def owned_slices(window: Window, dims: Sequence[int], association: str) -> tuple[slice, ...]:
-    """C-order slices that keep the owned points or cells of a window's result.
-
-    Examples
-    --------
-    >>> w = Window((2, 0, 0), (6, 1, 1), (3, 0, 0), (6, 1, 1))
-    >>> owned_slices(w, (6, 1, 1), "cells")
-    (slice(0, 1, None), slice(0, 1, None), slice(1, 3, None))
-    """
-    slices = []
-    for a in (2, 1, 0):
-        start = window.own_lo[a] - window.lo[a]
-        if association == "points":
-            stop = window.own_hi[a] - window.lo[a]
-        elif dims[a] > 1:
-            stop = min(window.own_hi[a], dims[a] - 1) - window.lo[a]
-        else:
-            start, stop = 0, 1
-        slices.append(slice(start, stop))
-    return tuple(slices)
+    return CurvilinearGrid(window.shape, points.reshape(-1, 3), name=grid.name)
 
 
 def _flat(block, shape: tuple) -> Any:
     return block.reshape((math.prod(shape),) + tuple(block.shape[3:]))
 
 
-def run_window(run: Callable, grid, window: Window, point_blocks: dict, cell_blocks: dict,
+def run_window(run: Callable, grid, window: Piece, point_blocks: dict, cell_blocks: dict,
                outputs: dict[str, str], points: Any = None) -> dict[str, Any]:
     """Run a pipeline on one window; return its owned results in C-order shape.
 
@@ -172,11 +118,12 @@ def run_window(run: Callable, grid, window: Window, point_blocks: dict, cell_blo
         ``run(dataset) -> dataset`` holding the ``outputs`` fields.
     grid : structured grid
         The whole grid (topology only is read).
-    window : Window
+    window : Piece
+        With the whole grid's ``dims``.
     point_blocks : dict of str to array
         Point fields over the read box, shape ``(nz, ny, nx)`` or ``(nz, ny, nx, c)``.
     cell_blocks : dict of str to array
-        Cell fields over :func:`cell_box`, the same way.
+        Cell fields over ``window.read_box("cells")``, the same way.
     outputs : dict of str to str
         Output field name to its association.
     points : array, optional
@@ -191,7 +138,7 @@ def run_window(run: Callable, grid, window: Window, point_blocks: dict, cell_blo
     --------
     >>> import numpy as np, daxpy
     >>> g = daxpy.UniformGrid(dims=(6,))
-    >>> w = Window((2, 0, 0), (6, 1, 1), (3, 0, 0), (6, 1, 1))
+    >>> w = Piece((2, 0, 0), (6, 1, 1), (3, 0, 0), (6, 1, 1), g.dims)
     >>> run = lambda d: daxpy.pipeline(d).point_to_cell("p", "c").pipeline.run(backend="cpu")
     >>> out = run_window(run, g, w, {"p": np.arange(2.0, 6.0)[None, None]}, {}, {"c": "cells"})
     >>> out["c"].ravel().tolist()
@@ -207,7 +154,7 @@ def run_window(run: Callable, grid, window: Window, point_blocks: dict, cell_blo
         values, _ = result.field(name, association)
         shape = sub.point_shape() if association == "points" else cells
         trimmed[name] = values.reshape(shape + values.shape[1:])[
-            owned_slices(window, grid.dims, association)]
+            window.owned_slices(association)]
     return trimmed
 
 
@@ -294,7 +241,7 @@ def first_axis(shape: Sequence[int]) -> int:
     return next((a for a, n in enumerate(shape) if n > 1), 0)
 
 
-def slab_windows(dims: Sequence[int], planes: int, depth: int) -> list[Window]:
+def slab_windows(dims: Sequence[int], planes: int, depth: int) -> list[Piece]:
     """Windows of ``planes`` owned layers along the slowest axis, halos of ``depth``.
 
     Examples
@@ -311,5 +258,5 @@ def slab_windows(dims: Sequence[int], planes: int, depth: int) -> list[Window]:
         lo[axis], hi[axis] = max(start - depth, 0), min(stop + depth, n)
         own_lo, own_hi = [0, 0, 0], list(dims)
         own_lo[axis], own_hi[axis] = start, stop
-        windows.append(Window(tuple(lo), tuple(hi), tuple(own_lo), tuple(own_hi)))
+        windows.append(Piece(tuple(lo), tuple(hi), tuple(own_lo), tuple(own_hi), tuple(dims)))
     return windows

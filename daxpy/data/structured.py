@@ -247,9 +247,9 @@ class RectilinearGrid(StructuredGrid):
     x, y, z : array-like
         Strictly increasing, finite coordinates; ``y`` and ``z`` default to ``[0]``.
     point_data, cell_data : dict, optional
-        Initial fields.
+        Initial point and cell fields.
     name : str, optional
-        Used in error messages.
+        Names the grid in error messages.
 
     Examples
     --------
@@ -337,10 +337,8 @@ class CurvilinearGrid(StructuredGrid):
         Points along the i, j and k index axes.
     points : array-like, shape (prod(dims), 3)
         Point coordinates, i fastest. Finite.
-    point_data, cell_data : dict, optional
-        Initial fields.
-    name : str, optional
-        Used in error messages.
+    point_data, cell_data, name : optional
+        As for :class:`UniformGrid`.
 
     Examples
     --------

@@ -1,9 +1,10 @@
 """Unstructured grids in pieces: cell ranges with ghost cells and ghost points.
 
 :func:`partition_cells` splits the cells into contiguous id ranges, one per
-:class:`Piece`. A piece owns the cells of its range and the points whose
-lowest-numbered cell is in its range (points no cell uses are owned by point
-id ranges), so every cell and every point has exactly one owner.
+:class:`~daxpy.data.decomposition.Piece` (its grid numbered locally in
+ascending global ids). A piece owns the cells of its range and the points
+whose lowest-numbered cell is in its range (points no cell uses are owned by
+point id ranges), so every cell and every point has exactly one owner.
 
 Ghosts follow VTK's semantics. Each piece carries an unsigned char array named
 ``vtkGhostType`` (:data:`GHOST_ARRAY`, vtkDataSetAttributes::GhostArrayName())
@@ -33,12 +34,12 @@ Examples
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
 
 from ..data.arrays import to_host
+from ..data.decomposition import Piece
 from ..data.unstructured import UnstructuredGrid, concatenated_ranges
 
 GHOST_ARRAY = "vtkGhostType"
@@ -49,33 +50,6 @@ DUPLICATEPOINT = 1
 
 DUPLICATECELL = 1
 """vtkDataSetAttributes::DUPLICATECELL: the cell is owned by another piece."""
-
-
-@dataclass(frozen=True)
-class Piece:
-    """One piece of an unstructured grid: owned cells, ghosts, and global ids.
-
-    Attributes
-    ----------
-    index : int
-        Position among the pieces.
-    grid : UnstructuredGrid
-        The piece's cells and points, numbered locally (ascending global ids),
-        with ``vtkGhostType`` at points and cells.
-    point_ids, cell_ids : numpy.ndarray
-        Global id of each local point and cell (int64, ascending).
-    owned_points : numpy.ndarray
-        Local ids of the points the piece owns.
-    owned_cells : slice
-        Local ids of the cells the piece owns (a contiguous range).
-    """
-
-    index: int
-    grid: UnstructuredGrid
-    point_ids: np.ndarray
-    cell_ids: np.ndarray
-    owned_points: np.ndarray
-    owned_cells: slice
 
 
 def cell_ranges(n_cells: int, pieces: int) -> np.ndarray:
@@ -145,8 +119,9 @@ def _piece(grid, index, bounds, owners, levels) -> Piece:
         grid.cell_types[cells], point_data={GHOST_ARRAY: point_ghosts},
         cell_data={GHOST_ARRAY: cell_ghosts}, name=f"{grid.name} piece {index}")
     first = int(np.searchsorted(cells, bounds[index]))
-    return Piece(index, local, points.astype(np.int64), cells.astype(np.int64),
-                 np.flatnonzero(point_ghosts == 0), slice(first, first + len(owned)))
+    return Piece(index=index, grid=local, point_ids=points.astype(np.int64),
+                 cell_ids=cells.astype(np.int64), owned_points=np.flatnonzero(point_ghosts == 0),
+                 owned_cells=slice(first, first + len(owned)))
 
 
 def partition_cells(grid: UnstructuredGrid, pieces: int, levels: int) -> list[Piece]:
@@ -168,8 +143,7 @@ def partition_cells(grid: UnstructuredGrid, pieces: int, levels: int) -> list[Pi
     --------
     >>> import numpy as np, daxpy
     >>> from daxpy.data.celltypes import LINE
-    >>> g = daxpy.UnstructuredGrid.from_blocks(np.eye(5, 3),
-    ...                                        {LINE: [[0, 1], [1, 2], [2, 3], [3, 4]]})
+    >>> g = daxpy.UnstructuredGrid.from_blocks(np.eye(5, 3), {LINE: np.c_[:4, 1:5]})
     >>> second = partition_cells(g, 2, 1)[1]
     >>> second.cell_ids.tolist(), second.grid.cell_data["vtkGhostType"].tolist()
     ([1, 2, 3], [1, 0, 0])
@@ -200,16 +174,14 @@ def run_piece(run: Callable, piece: Piece, point_values: dict, cell_values: dict
     Returns
     -------
     dict of str to array
-        Point outputs at ``piece.point_ids[piece.owned_points]``, cell outputs
-        at ``piece.cell_ids[piece.owned_cells]``.
+        Each output at the piece's owned points or cells, which go to
+        ``piece.written(association)`` in the whole output.
 
     Examples
     --------
     >>> import numpy as np, daxpy
-    >>> from daxpy.data.celltypes import LINE
-    >>> g = daxpy.UnstructuredGrid.from_blocks(np.eye(5, 3),
-    ...                                        {LINE: [[0, 1], [1, 2], [2, 3], [3, 4]]})
-    >>> piece = partition_cells(g, 2, 1)[1]
+    >>> lines = {daxpy.data.celltypes.LINE: np.c_[:4, 1:5]}
+    >>> piece = partition_cells(daxpy.UnstructuredGrid.from_blocks(np.eye(5, 3), lines), 2, 1)[1]
     >>> run = lambda d: daxpy.pipeline(d).cell_to_point("c", "p").pipeline.run(backend="cpu")
     >>> c = np.array([1.0, 2.0, 4.0, 8.0])
     >>> run_piece(run, piece, {}, {"c": c[piece.cell_ids]}, {"p": "points"})["p"].tolist()
@@ -217,9 +189,5 @@ def run_piece(run: Callable, piece: Piece, point_values: dict, cell_values: dict
     """
     data = piece.grid.with_fields(point_values, cell_values)
     result = run(data)
-    kept = {}
-    for name, association in outputs.items():
-        values, _ = result.field(name, association)
-        kept[name] = values[piece.owned_points if association == "points"
-                            else piece.owned_cells]
-    return kept
+    return {name: piece.keep(result.field(name, association)[0], association)
+            for name, association in outputs.items()}

@@ -1,8 +1,8 @@
 """Task graphs of partitioned pipeline runs, for :mod:`daxpy.dask`.
 
 Structured grids: one task per block runs the pipeline on its window
-(:func:`daxpy.data.partition.run_window`); the :class:`~daxpy.data.partition.Window` is
-known when the graph is built and is written into the task. Each field comes
+(:func:`daxpy.data.partition.run_window`); the window (a
+:class:`~daxpy.data.decomposition.Piece`) is known when the graph is built and is written into the task. Each field comes
 as the block's own chunk (rechunked only where its chunks are not the plan's)
 plus small ``getitem`` tasks that cut the ``depth`` boundary layers off each
 neighbour's chunk where that chunk lives, so only halos travel (what
@@ -32,7 +32,8 @@ from dask.highlevelgraph import HighLevelGraph
 
 from ..data.arrays import array_module
 from .ghosts import partition_cells, run_piece
-from ..data.partition import Window, cell_box, merge_small, plan_chunks, run_window
+from ..data.decomposition import Piece, ids_of, read_count
+from ..data.partition import merge_small, plan_chunks, run_window
 
 MEMORY_FRACTION = 0.25
 """Share of a worker's memory (GPU memory on GPU workers) one block may use:
@@ -202,14 +203,15 @@ def _structured_chunks(dgrid, probe, chunks, depth, has_cells, on_gpu):
 
 
 def _windows(point_chunks, shape, depth):
-    """Every block's index and :class:`Window`: its chunk, grown by ``depth``
-    towards each neighbour (an axis in one chunk has none)."""
+    """Every block's index and window (a :class:`Piece`): its chunk, grown by
+    ``depth`` towards each neighbour (an axis in one chunk has none)."""
     bounds = [np.concatenate([[0], np.cumsum(c)]).tolist() for c in point_chunks]
     for block in itertools.product(*(range(len(c)) for c in point_chunks)):
         own = [(b[i], b[i + 1]) for b, i in zip(bounds, block)]
         read = [(max(lo - depth, 0), min(hi + depth, n)) for (lo, hi), n in zip(own, shape)]
-        yield block, Window(tuple(lo for lo, _ in read[::-1]), tuple(hi for _, hi in read[::-1]),
-                            tuple(lo for lo, _ in own[::-1]), tuple(hi for _, hi in own[::-1]))
+        yield block, Piece(tuple(lo for lo, _ in read[::-1]), tuple(hi for _, hi in read[::-1]),
+                           tuple(lo for lo, _ in own[::-1]), tuple(hi for _, hi in own[::-1]),
+                           tuple(shape[::-1]))
 
 
 def structured_outputs(dgrid, program, probe, chunks, on_gpu: bool) -> dict:
@@ -280,8 +282,8 @@ def structured_outputs(dgrid, program, probe, chunks, on_gpu: bool) -> dict:
     extra = (0,) * len(probe.fields[next(iter(outputs))][2]) if single else ()
     tasks = {}
     for block, window in _windows(point_chunks, shape, depth):
-        boxes = {"points": tuple(zip(window.lo, window.hi))[::-1],
-                 "cells": cell_box(window, topology.dims)[::-1]}
+        boxes = {association: window.read_box(association)[::-1]
+                 for association in ("points", "cells")}
         reads = [_read(array, boxes[association], block,
                        (f"daxpy-halo-{token}", n) + block, tasks)
                  for n, (association, array) in enumerate(sources)]
@@ -359,7 +361,7 @@ def unstructured_outputs(dgrid, program, probe, chunks, on_gpu: bool) -> dict:
         gathered += [array[piece.cell_ids] for array in dgrid.cell_data.values()]
         results.append(dask.delayed(_piece_block, pure=False)(
             program, piece, list(dgrid.point_data), list(dgrid.cell_data), *gathered))
-    owned_ids = [piece.point_ids[piece.owned_points] for piece in parts]
+    owned_ids = [ids_of(piece.written("points")) for piece in parts]
     bounds = np.linspace(0, grid.n_points, len(parts) + 1).astype(np.int64)
     outputs = {}
     for name, association in program.outputs.items():
@@ -367,7 +369,7 @@ def unstructured_outputs(dgrid, program, probe, chunks, on_gpu: bool) -> dict:
         blocks = []
         for k, piece in enumerate(parts):
             if association == "cells":
-                rows = piece.owned_cells.stop - piece.owned_cells.start
+                rows = read_count(piece.owned("cells"))
                 value = results[k][name]
             else:
                 start, stop = int(bounds[k]), int(bounds[k + 1])

@@ -310,12 +310,11 @@ def to_pyvista(dataset: DataSet):
 
     See Also
     --------
-    to_vtk, from_vtk
+    to_vtk : The VTK dataset the PyVista one wraps.
 
     Examples
     --------
     >>> import numpy as np, daxpy
-    >>> from daxpy.io.interop import to_pyvista
     >>> grid = daxpy.UniformGrid(dims=(2, 2, 2), point_data={"t": np.arange(8.0)})
     >>> mesh = to_pyvista(grid)
     >>> type(mesh).__name__, np.shares_memory(mesh.point_data["t"], grid.point_data["t"])

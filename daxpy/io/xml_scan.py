@@ -11,10 +11,9 @@ the file (:mod:`daxpy.io.xml_payload`).
 Examples
 --------
 >>> import os, tempfile, numpy as np, daxpy
->>> from daxpy.io import write
 >>> from daxpy.io.xml_scan import scan_xml
 >>> path = os.path.join(tempfile.mkdtemp(), "g.vti")
->>> write(daxpy.UniformGrid(dims=(3, 3), point_data={"t": np.zeros(9)}), path)
+>>> daxpy.io.write(daxpy.UniformGrid(dims=(3, 3), point_data={"t": np.zeros(9)}), path)
 >>> declared = scan_xml(path, "uniform")
 >>> declared.n_points, declared.arrays
 (9, {('point', 't'): (9, 1)})
@@ -299,7 +298,7 @@ def scan_xml(path: str, family: str) -> Declared:
     Returns
     -------
     Declared
-        Counts and arrays the file declares, to cross-check after reading.
+        What the file declares, for :func:`daxpy.io.file_checks.cross_check`.
 
     Raises
     ------
@@ -311,7 +310,6 @@ def scan_xml(path: str, family: str) -> Declared:
     Examples
     --------
     >>> import os, tempfile
-    >>> from daxpy.io.xml_scan import scan_xml
     >>> path = os.path.join(tempfile.mkdtemp(), "deep.vti")
     >>> with open(path, "w") as f:
     ...     _ = f.write('<VTKFile type="ImageData">' + "<a>" * 99 + "</a>" * 99 + "</VTKFile>")

@@ -1,11 +1,11 @@
 """Chunk plans for host<->device streaming: what each chunk reads and owns.
 
-A :class:`Chunk` is a piece of a grid that runs on its own: its sub-grid, the
-global point and cell ids it reads (a contiguous ``slice`` wherever possible,
-so a host array can be copied to the device without a gather), and the
-contiguous ranges of global points and cells whose results it owns, with
-where those sit in its own output. Owned ranges tile the grid, so each
-chunk's owned results go straight to their place in the whole output.
+A chunk is a :class:`~daxpy.data.decomposition.Piece` built with its
+sub-grid: the global point and cell ids it reads (a contiguous ``slice``
+wherever possible, so a host array can be copied to the device without a
+gather), and the contiguous ranges of its own output that it owns, with the
+contiguous ranges of the whole output they are written to. Owned ranges tile
+the grid, so each chunk's owned results go straight to their place.
 
 - Structured grids are cut into slabs along their slowest axis
   (:func:`structured_chunks`), each grown by the pipeline's halo *depth*
@@ -25,96 +25,20 @@ Examples
 --------
 >>> import daxpy
 >>> chunks = structured_chunks(daxpy.UniformGrid(dims=(4, 4, 10)), depth=1, planes=5)
->>> [(c.point_read, c.points_owned) for c in chunks]
-[(slice(0, 96, None), (0, 80)), (slice(64, 160, None), (80, 160))]
+>>> [(c.read("points"), c.written("points")) for c in chunks]
+[(slice(0, 96, None), slice(0, 80, None)), (slice(64, 160, None), slice(80, 160, None))]
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
+from ..data.decomposition import Piece, as_selection
 from ..data.partition import first_axis, slab_windows, window_grid
 from ..data.unstructured import UnstructuredGrid
-
-
-@dataclass(frozen=True)
-class Chunk:
-    """One independently computed piece of a grid.
-
-    Attributes
-    ----------
-    index : int
-        Position among the chunks.
-    grid : DataSet
-        The chunk's sub-grid (no fields), with true coordinates.
-    point_read, cell_read : slice or numpy.ndarray
-        Global ids of the sub-grid's points and cells, in its order: a slice
-        when they are contiguous, else an ascending int64 array.
-    points_owned, cells_owned : (int, int)
-        Global ``[first, stop)`` of the points and cells it owns.
-    point_local, cell_local : int
-        Index in the sub-grid of the first owned point and cell (the owned
-        ones follow contiguously).
-    """
-
-    index: int
-    grid: Any
-    point_read: Any
-    cell_read: Any
-    points_owned: tuple[int, int]
-    cells_owned: tuple[int, int]
-    point_local: int
-    cell_local: int
-
-    def read(self, association: str):
-        """The ids read at ``association`` (``"points"`` or ``"cells"``).
-
-        Examples
-        --------
-        >>> import daxpy
-        >>> structured_chunks(daxpy.UniformGrid(dims=(3,)), 0, 1)[1].read("points")
-        slice(1, 2, None)
-        """
-        return self.point_read if association == "points" else self.cell_read
-
-    def owned(self, association: str) -> tuple[int, int, int]:
-        """``(global first, global stop, local first)`` of the owned ids.
-
-        Examples
-        --------
-        >>> import daxpy
-        >>> structured_chunks(daxpy.UniformGrid(dims=(6,)), 1, 3)[1].owned("cells")
-        (3, 5, 1)
-        """
-        if association == "points":
-            return self.points_owned + (self.point_local,)
-        return self.cells_owned + (self.cell_local,)
-
-
-def read_count(selection) -> int:
-    """Number of ids a ``slice`` or id array selects.
-
-    Examples
-    --------
-    >>> read_count(slice(4, 10)), read_count(np.arange(3))
-    (6, 3)
-    """
-    if isinstance(selection, slice):
-        return selection.stop - selection.start
-    return len(selection)
-
-
-def _as_selection(ids: np.ndarray):
-    """A slice for a contiguous ascending id array, else the array itself."""
-    if ids.size == 0:
-        return slice(0, 0)
-    if int(ids[-1]) - int(ids[0]) + 1 == ids.size:
-        return slice(int(ids[0]), int(ids[-1]) + 1)
-    return ids.astype(np.int64, copy=False)
 
 
 # -- structured ------------------------------------------------------------
@@ -142,7 +66,7 @@ def layer_sizes(grid) -> tuple[int, int]:
     return (math.prod(grid.dims[:axis]), math.prod(grid.cell_dims[:axis]))
 
 
-def structured_chunks(grid, depth: int, planes: int) -> list[Chunk]:
+def structured_chunks(grid, depth: int, planes: int) -> list[Piece]:
     """Slabs of ``planes`` owned layers with ``depth`` layers of halo each side.
 
     A slab owns the cells whose first corner it owns; the cell layers it
@@ -162,28 +86,14 @@ def structured_chunks(grid, depth: int, planes: int) -> list[Chunk]:
     --------
     >>> import daxpy
     >>> g = daxpy.UniformGrid(dims=(2, 2, 5))
-    >>> [(c.cell_read, c.cells_owned, c.cell_local) for c in structured_chunks(g, 1, 2)]
-    [(slice(0, 2, None), (0, 2), 0), (slice(1, 4, None), (2, 4), 1), (slice(3, 4, None), (4, 4), 1)]
+    >>> [(c.read("cells"), c.owned("cells"), c.written("cells")) for c in structured_chunks(g, 1, 2)]
+    ... # doctest: +NORMALIZE_WHITESPACE
+    [(slice(0, 2, None), slice(0, 2, None), slice(0, 2, None)),
+     (slice(1, 4, None), slice(1, 3, None), slice(2, 4, None)),
+     (slice(3, 4, None), slice(1, 1, None), slice(4, 4, None))]
     """
-    axis = slowest_axis(grid.dims)
-    n = grid.dims[axis]
-    layer, cell_layer = layer_sizes(grid)
-    chunks = []
-    for index, window in enumerate(slab_windows(grid.dims, max(int(planes), 1), depth)):
-        lo, hi = window.lo[axis], window.hi[axis]
-        own_lo, own_hi = window.own_lo[axis], window.own_hi[axis]
-        if n > 1:
-            cell_lo, cell_hi = lo, max(hi - 1, lo)
-            cells_owned = (own_lo * cell_layer, min(own_hi, n - 1) * cell_layer)
-        else:
-            cell_lo, cell_hi = 0, 1
-            cells_owned = (0, cell_layer)
-        chunks.append(Chunk(
-            index, window_grid(grid, window),
-            slice(lo * layer, hi * layer), slice(cell_lo * cell_layer, cell_hi * cell_layer),
-            (own_lo * layer, own_hi * layer), cells_owned,
-            (own_lo - lo) * layer, (own_lo - cell_lo) * cell_layer if n > 1 else 0))
-    return chunks
+    return [dataclasses.replace(window, index=index, grid=window_grid(grid, window))
+            for index, window in enumerate(slab_windows(grid.dims, max(int(planes), 1), depth))]
 
 
 # -- unstructured ----------------------------------------------------------
@@ -259,8 +169,7 @@ def chunk_cells(grid, cells_owned, points_owned, levels: int) -> np.ndarray:
     --------
     >>> import numpy as np, daxpy
     >>> from daxpy.data.celltypes import LINE
-    >>> g = daxpy.UnstructuredGrid.from_blocks(np.eye(5, 3),
-    ...                                        {LINE: [[0, 1], [1, 2], [2, 3], [3, 4]]})
+    >>> g = daxpy.UnstructuredGrid.from_blocks(np.eye(5, 3), {LINE: np.c_[:4, 1:5]})
     >>> chunk_cells(g, (2, 3), (3, 4), 1).tolist()
     [1, 2, 3]
     """
@@ -295,8 +204,8 @@ def _point_range(grid, cells: np.ndarray, points_owned) -> tuple[int, int]:
     return min(p0, int(lowest[cells].min())), max(p1, int(highest[cells].max()) + 1)
 
 
-def _unstructured_chunk(grid, index, cells_owned, points_owned, cells) -> Chunk:
-    held = _as_selection(cells)
+def _unstructured_chunk(grid, index, cells_owned, points_owned, cells) -> Piece:
+    held = as_selection(cells)
     corners, local_offsets = grid.cells_connectivity(cells)
     corners = corners.astype(np.int64, copy=False)
     p0, p1 = points_owned
@@ -315,11 +224,13 @@ def _unstructured_chunk(grid, index, cells_owned, points_owned, cells) -> Chunk:
     points = grid.points()[point_read]
     sub = UnstructuredGrid.from_checked(points, local_corners, local_offsets,
                                         grid.cell_types[held], name=f"{grid.name} chunk {index}")
-    return Chunk(index, sub, point_read, held, points_owned, cells_owned,
-                 point_local, int(np.searchsorted(cells, cells_owned[0])))
+    cell_local = int(np.searchsorted(cells, cells_owned[0]))
+    return Piece(index=index, grid=sub, point_ids=point_read, cell_ids=held,
+                 owned_points=slice(point_local, point_local + p1 - p0),
+                 owned_cells=slice(cell_local, cell_local + cells_owned[1] - cells_owned[0]))
 
 
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True)
 class Layout:
     """Where the chunks of an unstructured grid lie, before their sub-grids are built.
 
@@ -366,7 +277,7 @@ def unstructured_layout(grid: UnstructuredGrid, levels: int, cells: int) -> Layo
 
 
 def unstructured_chunks(grid: UnstructuredGrid, levels: int, cells: int,
-                        layout: Layout | None = None) -> list[Chunk]:
+                        layout: Layout | None = None) -> list[Piece]:
     """Cell ranges of about ``cells`` cells, with their points and ``levels``
     rings of neighbouring cells.
 
@@ -390,10 +301,9 @@ def unstructured_chunks(grid: UnstructuredGrid, levels: int, cells: int,
     --------
     >>> import numpy as np, daxpy
     >>> from daxpy.data.celltypes import LINE
-    >>> g = daxpy.UnstructuredGrid.from_blocks(np.eye(5, 3),
-    ...                                        {LINE: [[0, 1], [1, 2], [2, 3], [3, 4]]})
-    >>> [(c.cell_read, c.points_owned) for c in unstructured_chunks(g, 0, 2)]
-    [(slice(0, 2, None), (0, 2)), (slice(1, 4, None), (2, 5))]
+    >>> g = daxpy.UnstructuredGrid.from_blocks(np.eye(5, 3), {LINE: np.c_[:4, 1:5]})
+    >>> [(c.read("cells"), c.written("points")) for c in unstructured_chunks(g, 0, 2)]
+    [(slice(0, 2, None), slice(0, 2, None)), (slice(1, 4, None), slice(2, 5, None))]
     """
     layout = layout or unstructured_layout(grid, levels, cells)
     return [_unstructured_chunk(grid, k, c, p, held)

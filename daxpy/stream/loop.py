@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..data.decomposition import read_count
 from ..engine.run import run_unit
 from .transfer import storage_dtype, storage_error, to_storage
 
@@ -124,7 +125,8 @@ def stream_chunks(mover, dataset, stages, program, chunks, storage: dict,
         The whole source, with host fields.
     stages : list of daxpy.engine.stage.Stage
     program : daxpy.stream.program.Program
-    chunks : list of daxpy.stream.chunks.Chunk
+    chunks : list of daxpy.data.decomposition.Piece
+        Built with their sub-grids (:mod:`daxpy.stream.chunks`).
     storage : dict of str to str
         Outputs to store in lower precision (``"float16"``/``"bfloat16"``).
     fuse : bool
@@ -154,8 +156,7 @@ def stream_chunks(mover, dataset, stages, program, chunks, storage: dict,
             timeline.extend(marks)
             pieces = {}
             for name, association in keep.items():
-                first, stop, local = chunk.owned(association)
-                owned = results[name][local:local + stop - first]
+                owned = chunk.keep(results[name], association)
                 if storage.get(name):
                     stored = to_storage(mover.xp, owned, storage[name])
                     errors[name].append(storage_error(mover.xp, owned, stored, storage[name]))
@@ -165,9 +166,9 @@ def stream_chunks(mover, dataset, stages, program, chunks, storage: dict,
 
         pieces = mover.compute(slot, run)
         for name, piece in pieces.items():
-            first, stop, _ = chunk.owned(keep[name])
-            if stop > first:
-                mover.download(piece, raw[name][first:stop], slot)
+            written = chunk.written(keep[name])
+            if read_count(written):
+                mover.download(piece, raw[name][written], slot)
         mover.retire(slot, [data, pieces], [chunk.grid])
     mover.finish()
     stage_ms: dict[int, float] = {}
