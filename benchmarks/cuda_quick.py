@@ -91,7 +91,7 @@ def bandwidth():
         gbps = (field.nbytes + out.nbytes) / ms / 1e6
         print(f"{plan.launches[0].kernel.name:46s} {ms:7.3f} {gbps:7.0f} "
               f"{gbps / copy_gbps:7.2f} {str(agrees):>6s}")
-        del out
+        out = None  # free it before the next case allocates its own
 
 
 STORE_HINTS = {"stcs": "", "plain": "#define __stcs(p, v) (*(p) = (v))\n"}

@@ -133,7 +133,7 @@ def test_native_arrays_stay_zero_copy():
 def test_dtypes_vtk_lacks_are_refused_by_name(dtype):
     if np.dtype(dtype) == np.dtype(np.float64):
         pytest.skip("long double is float64 on this platform")
-    with pytest.raises(FieldError, match=rf"point field 'q' has dtype .*VTK cannot hold; "):
+    with pytest.raises(FieldError, match=r"point field 'q' has dtype .*VTK cannot hold; "):
         vtk_ready(np.zeros(2, dtype), "point field 'q'", FieldError)
 
 

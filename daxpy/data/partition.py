@@ -34,9 +34,6 @@ from .decomposition import Piece
 from .structured import CurvilinearGrid, RectilinearGrid, UniformGrid
 
 
-# The name daxpy.engine.probe builds its whole-grid box with.
-Window = Piece
-
 
 class UniformWindow(UniformGrid):
     """A box of a uniform grid whose coordinates are computed as the whole grid's.

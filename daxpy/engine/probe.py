@@ -29,7 +29,8 @@ import numpy as np
 
 from ..data.arrays import to_host
 from .dispatch import traced
-from ..data.partition import Window, window_grid
+from ..data.decomposition import Piece
+from ..data.partition import window_grid
 from ..data.structured import StructuredGrid
 from ..data.unstructured import UnstructuredGrid
 
@@ -103,7 +104,7 @@ def probe_dataset(dataset):
     """
     if isinstance(dataset, StructuredGrid):
         hi = tuple(min(n, 3) for n in dataset.dims)
-        small = window_grid(dataset, Window((0, 0, 0), hi, (0, 0, 0), hi))
+        small = window_grid(dataset, Piece((0, 0, 0), hi, (0, 0, 0), hi))
     elif dataset.n_cells:
         corners = dataset.connectivity[dataset.offsets[0]:dataset.offsets[1]]
         small = UnstructuredGrid(to_host(dataset.points())[corners], np.arange(len(corners)),
