@@ -118,8 +118,8 @@ def map(node, expression: str, result: str | None = None):  # noqa: A001 (the ve
     Examples
     --------
     >>> import numpy as np, daxpy
-    >>> g = daxpy.UniformGrid(dims=(2,), point_data={"p": np.zeros(2)})
-    >>> daxpy.pipeline(g).field("p").map("sin(x) ** 2").name
+    >>> pipe = daxpy.pipeline(daxpy.UniformGrid(dims=(2,), point_data={"p": np.zeros(2)}))
+    >>> pipe.field("p").map("sin(x) ** 2").name
     'map_1'
     """
     pipe = node.pipeline

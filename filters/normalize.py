@@ -3,9 +3,9 @@
 Examples
 --------
 >>> import numpy as np, daxpy
->>> from daxpy.filters import Normalize
->>> g = daxpy.UniformGrid(dims=(2,), point_data={"v": np.array([[3.0, 4.0], [0.0, 2.0]])})
->>> Normalize("v", backend="cpu")(g).point_data["v_normalized"].tolist()
+>>> v = np.array([[3.0, 4.0], [0.0, 2.0]])
+>>> out = Normalize("v", backend="cpu")(daxpy.UniformGrid(dims=(2,), point_data={"v": v}))
+>>> out.point_data["v_normalized"].tolist()
 [[0.6, 0.8], [0.0, 1.0]]
 """
 
@@ -23,14 +23,9 @@ class Normalize(TupleMapFilter):
     """Divide each tuple of a field by its Euclidean norm.
 
     Float fields keep their dtype; integer fields give float64. The result has
-    the input's shape and association.
-
-    Parameters
-    ----------
-    field, association, backend, nan_policy
-        As for every one-field filter (:class:`~daxpy.filters.FieldFilter`).
-    result : str, optional
-        Output field name (default ``"<field>_normalized"``), at the input's association.
+    the input's shape and association; its name is ``result``, by default
+    ``"<field>_normalized"``. The parameters are those of
+    :class:`~daxpy.filters.Magnitude`.
 
     See Also
     --------

@@ -32,8 +32,8 @@ Settings (:func:`configure`, or keyword arguments of :func:`run_streamed`):
 Examples
 --------
 >>> import numpy as np, daxpy
->>> g = daxpy.UniformGrid(dims=(4, 4, 9), point_data={"p": np.arange(144.0)})
->>> pipe = daxpy.pipeline(g)
+>>> pipe = daxpy.pipeline(daxpy.UniformGrid(dims=(4, 4, 9),
+...                                         point_data={"p": np.arange(144.0)}))
 >>> grad = pipe.gradient("p")
 >>> out, prof = run_streamed(pipe.dataset, pipe.stages, [grad.name], backend="cpu",
 ...                          chunk_bytes=2500)
