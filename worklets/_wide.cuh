@@ -16,6 +16,8 @@
 #ifndef DAXPY_WIDE_CUH
 #define DAXPY_WIDE_CUH
 
+#include "_vectors.cuh"
+
 namespace dax {
 
 // N values returned by value from a function that is not inlined (an array
