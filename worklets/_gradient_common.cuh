@@ -25,12 +25,6 @@ __device__ __forceinline__ void store_gradient(const V3<R> (&g)[C], I id, const 
   dst.put(id, o);
 }
 
-template <int C, typename R>
-__device__ __forceinline__ void zero(V3<R> (&g)[C]) {
-#pragma unroll
-  for (int c = 0; c < C; ++c) g[c] = V3<R>{R(0), R(0), R(0)};
-}
-
 // Tuple p of a source, converted to R, times `by` in a redo (see shrink).
 template <typename R, bool Redo = false, class Src, typename I>
 __device__ __forceinline__ void gather(const Src& src, I p, R (&f)[Src::C], R by = R(1)) {
@@ -63,6 +57,17 @@ __device__ __forceinline__ void grow(V3<R> (&g)[C], R by) {
 #pragma unroll
   for (int c = 0; c < C; ++c) g[c] = (R(1) / by) * g[c];
 }
+
+// Where a work item's gradient goes (Kind::id): tuple p of a point field, or
+// the id of the work item's cell.
+struct AtPoint {
+  template <class G, typename I>
+  __device__ static __forceinline__ I id(const G&, I p) { return p; }
+};
+struct AtCell {
+  template <class G, typename I>
+  __device__ static __forceinline__ I id(const G& topo, I item) { return topo.cell(item).id; }
+};
 
 // A gradient that a work item computes and stores as one tuple, as Kind
 // says: Kind::sum<Redo>(topo, item, src, by, ok) is the gradient (ok: no

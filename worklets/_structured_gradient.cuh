@@ -11,10 +11,7 @@ namespace dax {
 // Point gradient: central differences inside, one-sided at the border. A NaN
 // or Inf difference multiplies the zeros of m as well, giving NaN there, as
 // VTK's product with the inverse Jacobian does. ok: no redo needed.
-struct StructuredPoint {
-  static constexpr bool cold = true;
-  template <class G, typename I>
-  __device__ static __forceinline__ I id(const G&, I p) { return p; }
+struct StructuredPoint : AtPoint {
   template <bool Redo, class G, typename I, class Src>
   __device__ static __forceinline__ Tuple<V3<typename G::Coord>, Src::C> sum(
       const G& topo, I p, const Src& src, typename G::Coord by, bool& ok) {
@@ -45,6 +42,7 @@ struct StructuredPoint {
     ok = ok && no_redo(g.v);
     return g;
   }
+  static constexpr bool cold = true;
 };
 
 // s m; on an axis-aligned grid (Axis) the zero components of m stay zero, a
@@ -59,10 +57,7 @@ __device__ __forceinline__ V3<R> along_axis(R s, V3<R> m) {
 }
 
 // Cell gradient at the centre: the mean difference over the edges along each axis.
-struct StructuredCell {
-  static constexpr bool cold = true;
-  template <class G, typename I>
-  __device__ static __forceinline__ I id(const G& topo, I item) { return topo.cell(item).id; }
+struct StructuredCell : AtCell {
   template <bool Redo, class G, typename I, class Src>
   __device__ static __forceinline__ Tuple<V3<typename G::Coord>, Src::C> sum(
       const G& topo, I item, const Src& src, typename G::Coord by, bool& ok) {
@@ -91,6 +86,7 @@ struct StructuredCell {
     ok = ok && no_redo(g.v);
     return g;
   }
+  static constexpr bool cold = true;
 };
 
 // The worklets on structured grids; the unstructured overloads

@@ -18,10 +18,7 @@ __device__ __forceinline__ void gather_corners(const I (&ids)[S::n_corners], con
 
 // Cell gradient of a cell of one shape, at its parametric centre (G: a
 // CellBlock); its redo is inlined.
-struct ShapeCell {
-  static constexpr bool cold = false;
-  template <class G, typename I>
-  __device__ static __forceinline__ I id(const G& topo, I item) { return topo.cell(item).id; }
+struct ShapeCell : AtCell {
   template <bool Redo, class G, typename I, class Src>
   __device__ static __forceinline__ Tuple<V3<typename G::Coord>, Src::C> sum(
       const G& topo, I item, const Src& src, typename G::Coord by, bool& ok) {
@@ -48,6 +45,7 @@ struct ShapeCell {
     ok = ok && no_redo(g.v);
     return g;
   }
+  static constexpr bool cold = false;
 };
 
 template <class S, typename I, typename R, bool Sole, class Src, class Dst>
