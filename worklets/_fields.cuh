@@ -13,6 +13,14 @@
 
 namespace dax {
 
+// The types of a map with no data members (it derives from this one).
+template <typename In_, typename Out_, int InC, int OutC>
+struct MapTypes {
+  typedef In_ In;
+  typedef Out_ Out;
+  static constexpr int in_c = InC, out_c = OutC;
+};
+
 // A value at a map boundary, hidden from the optimizer: a multiply before the
 // boundary is never contracted with an add after it into one FMA, so a fused
 // chain rounds exactly as the unfused kernels, which store every stage.
@@ -140,6 +148,18 @@ struct MapSink {
     map(id, s, y);
   }
 };
+
+// Flat work item `item` (V consecutive elements moved as vector words) through
+// map M, the group seen as tuple `item` of V components.
+template <int V, typename I, typename In, typename Out, class M>
+__device__ __forceinline__ void map_flat(I item, const In* __restrict__ in, Out* __restrict__ out,
+                                         const M& map) {
+  In x[V];
+  load_vector<V>(in + item * I(V), x);
+  Out y[V];
+  map(item, x, y);
+  store_vector<V>(out + item * I(V), y);
+}
 
 // N tuples from first through src and dst (map-only fused kernels): their
 // final values leave as one vector.

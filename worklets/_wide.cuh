@@ -16,11 +16,20 @@
 #ifndef DAXPY_WIDE_CUH
 #define DAXPY_WIDE_CUH
 
+#include "_vectors.cuh"
+
 namespace dax {
 
 // N values returned by value from a function that is not inlined (an array
 // passed by reference would have to live in local memory on the fast path).
 template <typename T, int N> struct Tuple { T v[N]; };
+
+// Zeros (sums start from them): T{} is 0 for numbers, (0, 0, 0) for V3.
+template <int N, typename T>
+__device__ __forceinline__ void zero(T (&x)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) x[i] = T{};
+}
 
 // Finite: for floating types, isfinite; integers always are.
 __device__ __forceinline__ bool finite(float v) { return isfinite(v); }

@@ -21,11 +21,9 @@ __device__ __forceinline__ void add_bias_from(I j, const In (&x)[V], Out (&y)[V]
 template <int V, typename I, typename In, typename Out>
 __device__ __forceinline__ void bias_add(I item, const In* __restrict__ in, Out* __restrict__ out,
                                          const In* __restrict__ bias, I n_bias) {
-  In x[V];
-  load_vector<V>(in + item * I(V), x);
-  Out y[V];
-  add_bias_from<V>((item * I(V)) % n_bias, x, y, bias, n_bias);
-  store_vector<V>(out + item * I(V), y);
+  map_flat<V>(item, in, out, [&](I, const In (&x)[V], Out (&y)[V]) {
+    add_bias_from<V>((item * I(V)) % n_bias, x, y, bias, n_bias);
+  });
 }
 
 // The same as a map stage of a fused kernel: tuple id's flat values start

@@ -5,11 +5,8 @@
 namespace dax {
 
 // A map of one tuple (dax::map_chain runs it alone or in a fused kernel).
-template <int C, typename In_, typename Out_>
-struct NormalizeMap {
-  typedef In_ In;
-  typedef Out_ Out;
-  static constexpr int in_c = C, out_c = C;
+template <int C, typename In, typename Out>
+struct NormalizeMap : MapTypes<In, Out, C, C> {
   template <typename I>
   __device__ __forceinline__ void operator()(I, const In (&x)[C], Out (&y)[C]) const {
     Out sum = Out(0);

@@ -6,22 +6,17 @@
 
 namespace dax {
 
+template <int C, typename In, typename Out> struct PassThroughMap;
+
 template <int V, typename I, typename In, typename Out>
 __device__ __forceinline__ void pass_through(I item, const In* __restrict__ in, Out* __restrict__ out) {
-  In x[V];
-  load_vector<V>(in + item * I(V), x);
-  Out y[V];
-#pragma unroll
-  for (int v = 0; v < V; ++v) y[v] = Out(x[v]);
-  store_vector<V>(out + item * I(V), y);
+  map_flat<V>(item, in, out, PassThroughMap<V, In, Out>());
 }
 
-// The same as a map stage of a fused kernel (_fields.cuh).
-template <int C, typename In_, typename Out_>
-struct PassThroughMap {
-  typedef In_ In;
-  typedef Out_ Out;
-  static constexpr int in_c = C, out_c = C;
+// The same as a map stage of a fused kernel (_fields.cuh); pass_through runs
+// it on flat groups.
+template <int C, typename In, typename Out>
+struct PassThroughMap : MapTypes<In, Out, C, C> {
   template <typename I>
   __device__ __forceinline__ void operator()(I, const In (&x)[C], Out (&y)[C]) const {
 #pragma unroll

@@ -7,12 +7,9 @@
 
 namespace dax {
 
-template <int C, typename In_, typename Out_, int OutC>
-struct GradientMap {
+template <int C, typename In, typename Out, int OutC>
+struct GradientMap : MapTypes<In, Out, 9, OutC> {
   static_assert(C == 9, "vector analysis reads a 3x3 gradient");
-  typedef In_ In;
-  typedef Out_ Out;
-  static constexpr int in_c = 9, out_c = OutC;
 };
 
 template <int C, typename In, typename Out>

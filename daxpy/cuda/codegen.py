@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 from pathlib import Path
@@ -28,8 +29,9 @@ import numpy as np
 from ..errors import ArgumentError
 
 TOPOLOGY_HEADER = "_topology.cuh"
-BASE_HEADERS = (TOPOLOGY_HEADER, "_wide.cuh", "_fields.cuh", "_march.cuh")
-"""Headers every kernel includes first: topologies, field access, marching."""
+BASE_HEADERS = (TOPOLOGY_HEADER, "_fields.cuh", "_march.cuh")
+"""Headers every kernel includes first: topologies (with float's range limits,
+:file:`_wide.cuh`), field access, marching."""
 BLOCK_SIZE = 256
 """Threads per block of every generated kernel."""
 PER_THREAD = {"flat": 1, "tuples": 1, "cells": 4, "points": 4}
@@ -113,19 +115,34 @@ def kernel_name(*parts) -> str:
     return "__".join(str(p) for p in parts if p is not None and p != "")
 
 
+_INCLUDE = re.compile(r'^#include "([^"/]+\.cuh)"$', re.MULTILINE)
+
+
 @functools.lru_cache(maxsize=None)
 def read_header(name: str) -> str:
-    """Text of one ``.cuh`` template from ``daxpy.worklets``.
+    """Text of one ``.cuh`` template from ``daxpy.worklets``, self-contained.
+
+    A template splits its code over smaller ones with ``#include "x.cuh"``
+    lines; each is replaced by that template's text, the first time it comes
+    (NVRTC gets a single source and no include path; include guards keep a
+    template that two headers of one kernel include from compiling twice).
 
     Examples
     --------
-    >>> "namespace dax" in read_header("_topology.cuh")
+    >>> text = read_header("_topology.cuh")
+    >>> "struct UniformGrid" in text and "#include" not in text
     True
     """
+    return _expanded(name, set())
+
+
+def _expanded(name: str, seen: set) -> str:
+    seen.add(name)
     path = _header_dir() / name
     if not path.is_file():
         raise ArgumentError(f"CUDA template {name!r} not found in {path.parent}")
-    return path.read_text()
+    return _INCLUDE.sub(lambda m: "" if m.group(1) in seen else _expanded(m.group(1), seen),
+                        path.read_text())
 
 
 @dataclass

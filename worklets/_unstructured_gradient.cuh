@@ -1,0 +1,142 @@
+// Point and cell gradients on unstructured grids, one shape at a time: cell
+// gradients at each cell's centre, point gradients as the mean over a
+// point's cells of each cell's gradient at that corner (_shape_functions.cuh).
+#ifndef DAXPY_UNSTRUCTURED_GRADIENT_CUH
+#define DAXPY_UNSTRUCTURED_GRADIENT_CUH
+
+#include "_gradient_common.cuh"
+#include "_shape_functions.cuh"
+
+namespace dax {
+
+template <class S, bool Redo, typename R, class Src, typename I>
+__device__ __forceinline__ void gather_corners(const I (&ids)[S::n_corners], const Src& src,
+                                               R (&f)[S::n_corners][Src::C], R by) {
+#pragma unroll
+  for (int k = 0; k < S::n_corners; ++k) gather<R, Redo>(src, ids[k], f[k], by);
+}
+
+// Cell gradient of a cell of one shape, at its parametric centre (G: a
+// CellBlock); its redo is inlined.
+struct ShapeCell : AtCell {
+  template <bool Redo, class G, typename I, class Src>
+  __device__ static __forceinline__ Tuple<V3<typename G::Coord>, Src::C> sum(
+      const G& topo, I item, const Src& src, typename G::Coord by, bool& ok) {
+    typedef typename G::Shape S;
+    typedef typename G::Coord R;
+    constexpr int K = S::n_corners, C = Src::C;
+    const auto cell = topo.cell(item);
+    Tuple<V3<R>, C> g;
+    zero(g.v);
+    ok = true;
+    if constexpr (S::dim > 0) {
+      R r, s, t, dN DAX_DIM(S)[K];
+      Interp<S>::centre(r, s, t);
+      Interp<S>::derivs(r, s, t, dN);
+      V3<R> X[K];
+      R f[K][C];
+#pragma unroll
+      for (int k = 0; k < K; ++k) X[k] = topo.point_coords(cell.ids[k]);
+      gather_corners<S, Redo>(cell.ids, src, f, by);
+      V3<R> m DAX_DIM(S);
+      ok = shape_metric<S, Redo>(dN, X, m);
+      add_shape_gradient<S, C>(dN, f, m, g.v);
+    }
+    ok = ok && no_redo(g.v);
+    return g;
+  }
+  static constexpr bool cold = false;
+};
+
+template <class S, typename I, typename R, bool Sole, class Src, class Dst>
+__device__ __forceinline__ void cell_gradient(const CellBlock<S, I, R, Sole>& topo, I item,
+                                              const Src& src, const Dst& dst) {
+  gradient_at<ShapeCell>(topo, item, src, dst);
+}
+
+// Point gradient: the sum over the cells of this shape using point p of each
+// cell's derivative there. Point-centric over the links (no atomics, fixed
+// order).
+template <bool Redo, class S, typename I, typename R, bool First, bool Last, class Src>
+__device__ __forceinline__ Tuple<V3<R>, Src::C> shape_point_sum(
+    const ShapeLinks<S, I, R, First, Last>& topo, I p, const Src& src, R by, bool& ok) {
+  constexpr int K = S::n_corners, C = Src::C;
+  Tuple<V3<R>, C> g;
+  zero(g.v);
+  ok = true;
+  const I end = load(topo.offsets + p + 1);
+  for (I l = load(topo.offsets + p); l < end; ++l) {
+    const I slot = load(topo.slots + l);
+    const I cell = slot / K;
+    const int corner = int(slot - cell * K);
+    I ids[K];
+    V3<R> X[K];
+    R f[K][C];
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      ids[k] = load(topo.corners + cell * K + k);
+      X[k] = topo.point_coords(ids[k]);
+    }
+    gather_corners<S, Redo>(ids, src, f, by);
+    R r, s, t, dN DAX_DIM(S)[K];
+    Interp<S>::corner(corner, r, s, t);
+    Interp<S>::derivs(r, s, t, dN);
+    V3<R> m DAX_DIM(S);
+    ok = shape_metric<S, Redo>(dN, X, m) && ok;
+    add_shape_gradient<S, C>(dN, f, m, g.v);
+  }
+  ok = ok && no_redo(g.v);
+  return g;
+}
+
+// The mean over the point's cells: the sum g times scale (1 / count), grown
+// by `grow` after a redo. Shapes after the first add to the partial sums in
+// the output, so only a single-shape grid (First and Last) may map its
+// output on store.
+template <bool First, bool Last, int C, typename I, typename R, class Dst>
+__device__ __forceinline__ void store_point_gradient(V3<R> (&g)[C], I p, R scale, R grow,
+                                                     const Dst& dst) {
+  if constexpr (First && Last) {
+#pragma unroll
+    for (int c = 0; c < C; ++c) g[c] = grow * (scale * g[c]);
+    store_gradient<C>(g, p, dst);
+  } else {
+    typedef typename Dst::T Out;
+    Out* row = dst.data() + p * I(3 * C);
+#pragma unroll
+    for (int c = 0; c < C; ++c) {
+      V3<R> total = grow * g[c];
+      if constexpr (!First) total = total + V3<R>{R(row[3 * c]), R(row[3 * c + 1]), R(row[3 * c + 2])};
+      row[3 * c] = Out(total.x * scale);
+      row[3 * c + 1] = Out(total.y * scale);
+      row[3 * c + 2] = Out(total.z * scale);
+    }
+  }
+}
+
+template <class S, typename I, typename R, bool First, bool Last, class Src, class Dst>
+__device__ __forceinline__ void shape_point_redo(const ShapeLinks<S, I, R, First, Last>& topo, I p,
+                                                 const Src& src, const Dst& dst, R scale) {
+  R by;
+  auto g = two_tries([&](R b) { bool ok; return shape_point_sum<true>(topo, p, src, b, ok); }, by);
+  store_point_gradient<First, Last, Src::C>(g.v, p, scale, R(1) / by, dst);
+}
+
+template <class S, typename I, typename R, bool First, bool Last, class Src, class Dst>
+__device__ __forceinline__ void point_gradient(const ShapeLinks<S, I, R, First, Last>& topo, I p,
+                                               const Src& src, const Dst& dst) {
+  static_assert(Dst::C == 3 * Src::C, "a gradient has three values per input component");
+  R scale = R(1);
+  if constexpr (Last) {
+    const I count = load(topo.counts + p);
+    scale = R(1) / R(count > 0 ? count : 1);
+  }
+  bool ok;
+  auto g = shape_point_sum<false>(topo, p, src, R(1), ok);
+  if (ok) store_point_gradient<First, Last, Src::C>(g.v, p, scale, R(1), dst);
+  else shape_point_redo(topo, p, src, dst, scale);
+}
+
+}  // namespace dax
+
+#endif  // DAXPY_UNSTRUCTURED_GRADIENT_CUH
