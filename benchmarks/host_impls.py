@@ -252,12 +252,10 @@ def daxpy_pipeline(rtol: float | None = None, budget: float | None = None, **set
 
 
 def _filter_call(setup: Setup, ctx):
-    """The case as one filter call with ``backend="cuda"`` on the host field.
-
-    The call is timed with bringing its result to the host: a CuPy result
-    (the filter's door returns device arrays today) is copied back inside the
-    timed run, so the row is host in, host out like the pipeline's rows. No
-    kernel time: a filter call has no profile.
+    """The case as one filter call with ``backend="cuda"`` on the host field:
+    a one-stage pipeline, streamed, its result a NumPy array (host in, host
+    out, like the pipeline's rows). ``to_host`` is a no-op on it; it stays so
+    that a device result could never be timed without its copy back.
     """
     from daxpy.data.arrays import to_host
     from daxpy.filters import Gradient, PassThrough, PointToCell
