@@ -223,6 +223,11 @@ class KernelSource:
             f"}}\n"
         )
 
+    def __getstate__(self) -> dict:
+        # The compiled kernel remembered by daxpy.cuda.compile.kernel_of stays
+        # in this process.
+        return {k: v for k, v in self.__dict__.items() if k != "_compiled"}
+
     def blocks(self, n_items: int) -> int:
         """Thread blocks that cover ``n_items`` work items.
 

@@ -172,6 +172,31 @@ def _load(path: Path, name: str):
     return module.get_function(name)
 
 
+_GENERATION = [0]
+"""Bumped by :func:`clear_memory_cache`: kernels remembered on a
+:class:`~daxpy.cuda.codegen.KernelSource` before then are looked up again."""
+
+
+def kernel_of(spec):
+    """:func:`get_kernel` for a :class:`~daxpy.cuda.codegen.KernelSource`,
+    remembered on it: a plan that runs again (every chunk of a streamed run
+    reuses its plan) skips building its source text and hashing it, tens of
+    microseconds per launch.
+
+    Examples
+    --------
+    >>> callable(kernel_of)
+    True
+    """
+    remembered = spec.__dict__.get("_compiled")
+    if remembered is not None and remembered[0] == _GENERATION[0]:
+        STATS["memory_hits"] += 1
+        return remembered[1]
+    kernel = get_kernel(spec.name, spec.source())
+    spec.__dict__["_compiled"] = (_GENERATION[0], kernel)
+    return kernel
+
+
 def get_kernel(name: str, source: str):
     """Return the compiled ``cupy.RawKernel``-like function ``name`` of ``source``.
 
@@ -230,3 +255,4 @@ def clear_memory_cache() -> None:
     """
     with _LOCK:
         _MEMORY.clear()
+        _GENERATION[0] += 1

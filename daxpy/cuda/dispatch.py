@@ -21,7 +21,7 @@ import numpy as np
 
 from ..errors import FieldError
 from ..data.worklet import get_worklet
-from .compile import get_kernel
+from .compile import kernel_of
 from .device import alignment, to_device
 from .plan import make_plan
 
@@ -50,7 +50,7 @@ def launch(plan, values, out) -> None:
     for step in plan.launches:
         if step.n_items == 0:
             continue
-        kernel = get_kernel(step.kernel.name, step.kernel.source())
+        kernel = kernel_of(step.kernel)
         grid, block = step.dims()
         kernel(grid, block, tuple(step.values(values, out)))
 

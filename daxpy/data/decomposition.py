@@ -32,7 +32,7 @@ Examples
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -74,6 +74,15 @@ class Piece:
     cell_ids: Any = None
     owned_points: Any = None
     owned_cells: Any = None
+    # Selections already worked out: a streamed run asks for them per chunk per
+    # run, and each is a few microseconds of Python that the chunk loop cannot hide.
+    _memo: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def _remember(self, kind: str, association: str, make):
+        key = (kind, association)
+        if key not in self._memo:
+            self._memo[key] = make()
+        return self._memo[key]
 
     @property
     def shape(self) -> tuple[int, int, int]:
@@ -135,7 +144,8 @@ class Piece:
         """
         if self.lo is None:
             return self.point_ids if association == "points" else self.cell_ids
-        return box_ids(self.read_box(association), _extent(self.dims, association))
+        return self._remember("read", association, lambda: box_ids(
+            self.read_box(association), _extent(self.dims, association)))
 
     def owned(self, association: str):
         """Local ids, among those read, of the points or cells owned.
@@ -148,7 +158,8 @@ class Piece:
         if self.lo is None:
             return self.owned_points if association == "points" else self.owned_cells
         read = self.read_box(association)
-        return box_ids(self._local_owned_box(association), tuple(b - a for a, b in read))
+        return self._remember("owned", association, lambda: box_ids(
+            self._local_owned_box(association), tuple(b - a for a, b in read)))
 
     def written(self, association: str):
         """Global ids the owned results go to in the whole output.
@@ -161,8 +172,10 @@ class Piece:
         slice(2, 5, None)
         """
         if self.lo is None:
-            return compose(self.read(association), self.owned(association))
-        return box_ids(self.owned_box(association), _extent(self.dims, association))
+            return self._remember("written", association, lambda: compose(
+                self.read(association), self.owned(association)))
+        return self._remember("written", association, lambda: box_ids(
+            self.owned_box(association), _extent(self.dims, association)))
 
     def keep(self, values, association: str):
         """The owned rows of ``values``, a flat result over the piece's points or cells.
