@@ -21,6 +21,7 @@ from daxpy.data.arrays import to_host
 from daxpy.data.worklet import ANY_FAMILY, Worklet, register
 from daxpy.errors import ArgumentError
 
+from ._numba import compiled
 from ._averaging import output_array
 
 
@@ -172,6 +173,7 @@ BIAS_ADD = register(Worklet(
     output_association=None,
     halo=0,
     numpy={ANY_FAMILY: bias_add},
+    cpu={ANY_FAMILY: compiled("bias_add_cpu", "bias_add", bias_add)},
     cuda=CUDA_SPEC,
     doc="values + bias repeated along the flat last axis (TensorFlow BiasAdd).",
 ))

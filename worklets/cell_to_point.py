@@ -26,6 +26,7 @@ import numpy as np
 from daxpy.data.worklet import Worklet, register
 
 from ._cuda_specs import CUDA
+from ._numba import compiled
 
 from ._averaging import (check_tuples, float_dtype, gather, id_dtype, output_array, sum_dtype,
                          sum_rows, run_slabs, slab_planes, structured_view)
@@ -263,6 +264,8 @@ CELL_TO_POINT = register(Worklet(
     output_association="points",
     halo=1,
     numpy={**_STRUCTURED, "unstructured": cell_to_point_unstructured},
+    cpu={"unstructured": compiled("cell_to_point_cpu", "cell_to_point_unstructured",
+                                  cell_to_point_unstructured)},
     cuda=CUDA["cell_to_point"],
     doc="Mean over the cells that use each point (vtkCellDataToPointData).",
 ))

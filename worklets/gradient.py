@@ -28,6 +28,7 @@ from ._cuda_specs import CUDA
 
 from ._cell_gradients import centre_gradients, corner_average_gradients, unstructured_chunks
 from ._jacobian import prepare_field
+from ._numba import compiled
 from ._structured_gradient import (axis_aligned_cell_gradient, axis_aligned_point_gradient,
                                    curvilinear_point_gradient, structured_cell_chunks)
 
@@ -110,6 +111,8 @@ POINT_GRADIENT = register(Worklet(
            "rectilinear": axis_aligned_point_gradient,
            "curvilinear": curvilinear_point_gradient,
            "unstructured": unstructured_point_gradient},
+    cpu={"unstructured": compiled("gradient_cpu", "unstructured_point_gradient",
+                                  unstructured_point_gradient)},
     cuda=CUDA["point_gradient"],
 ))
 
@@ -122,6 +125,8 @@ CELL_GRADIENT = register(Worklet(
            "rectilinear": axis_aligned_cell_gradient,
            "curvilinear": curvilinear_cell_gradient,
            "unstructured": unstructured_cell_gradient},
+    cpu={"unstructured": compiled("gradient_cpu", "unstructured_cell_gradient",
+                                  unstructured_cell_gradient)},
     cuda=CUDA["cell_gradient"],
 ))
 

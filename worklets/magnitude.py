@@ -14,6 +14,7 @@ import numpy as np
 from daxpy.errors import FieldError
 from daxpy.data.worklet import ANY_FAMILY, Worklet, register
 
+from ._numba import compiled
 from ._averaging import float_dtype, output_array
 from ._cuda_specs import CUDA
 
@@ -67,6 +68,7 @@ MAGNITUDE = register(Worklet(
     output_association=None,
     halo=0,
     numpy={ANY_FAMILY: magnitude},
+    cpu={ANY_FAMILY: compiled("magnitude_cpu", "magnitude", magnitude)},
     cuda=CUDA["magnitude"],
     doc="Euclidean norm over the components of each tuple.",
 ))

@@ -21,6 +21,7 @@ import numpy as np
 from daxpy.cuda.spec import CudaSpec
 from daxpy.data.worklet import ANY_FAMILY, Worklet, register
 
+from ._numba import compiled
 from ._averaging import float_dtype, output_array
 from .magnitude import magnitude
 
@@ -62,6 +63,7 @@ NORMALIZE = register(Worklet(
     output_association=None,
     halo=0,
     numpy={ANY_FAMILY: normalize},
+    cpu={ANY_FAMILY: compiled("normalize_cpu", "normalize", normalize)},
     cuda=CudaSpec("normalize.cuh", "normalize", "tuples", map="NormalizeMap"),
     doc="Each tuple divided by its Euclidean norm (a zero tuple gives NaN).",
 ))

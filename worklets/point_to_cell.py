@@ -22,6 +22,7 @@ import numpy as np
 from daxpy.data.worklet import Worklet, register
 
 from ._cuda_specs import CUDA
+from ._numba import compiled
 
 from ._averaging import (check_tuples, float_dtype, gather, id_dtype, output_array, sum_dtype,
                          sum_rows, run_slabs, slab_planes, structured_view)
@@ -198,6 +199,8 @@ POINT_TO_CELL = register(Worklet(
     output_association="cells",
     halo=1,
     numpy={**_STRUCTURED, "unstructured": point_to_cell_unstructured},
+    cpu={"unstructured": compiled("point_to_cell_cpu", "point_to_cell_unstructured",
+                                  point_to_cell_unstructured)},
     cuda=CUDA["point_to_cell"],
     doc="Mean of each cell's corner values (vtkPointDataToCellData).",
 ))
