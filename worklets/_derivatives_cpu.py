@@ -11,8 +11,9 @@ Examples
 --------
 >>> import numpy as np
 >>> g, pts, corners = np.empty(3), np.array([[0.0, 0, 0], [2, 0, 0]]), np.array([[0, 1]])
->>> cell_derivatives(pts, np.array([[1.0], [2.0]]), corners, 0, np.array([[[-1.0, 1.0]]]),
-...                  0, 1, True, np.empty((3, 3)), np.empty((3, 1)), g)
+>>> tables = sparse(np.array([[[-1.0, 1.0]]]))
+>>> cell_derivatives(pts, np.array([[1.0], [2.0]]), corners, 0, tables, 0, 1, True,
+...                  np.empty((3, 3)), np.empty((3, 1)), g)
 >>> g.tolist()
 [0.5, 0.0, 0.0]
 """
@@ -26,12 +27,37 @@ BLOCK = 512
 """Elements a kernel's loop body handles per scratch allocation."""
 
 
-@njit(cache=True, error_model="numpy")
+def sparse(tables: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The non-zero weights of parametric derivative tables ``(n, dim, k)``, in
+    corner order: their count ``(n, dim)``, corner ``(n, dim, k)`` and weight.
+
+    A loop over them has the same trip count for every corner of a shape (2 at
+    a hexahedron's corner), where testing each weight for zero would branch
+    differently at each corner.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> [a.tolist() for a in sparse(np.array([[[0.0, -1.0, 1.0]]]))]
+    [[[2]], [[[1, 2, 0]]], [[[-1.0, 1.0, 0.0]]]]
+    """
+    n, dim, k = tables.shape
+    counts = (tables != 0).sum(axis=2)
+    columns, weights = np.zeros((n, dim, k), np.int64), np.zeros((n, dim, k))
+    for t in range(n):
+        for a in range(dim):
+            used = np.flatnonzero(tables[t, a])
+            columns[t, a, :used.size], weights[t, a, :used.size] = used, tables[t, a, used]
+    return counts, columns, weights
+
+
+@njit(cache=True, error_model="numpy", inline="always")
 def cell_derivatives(points, values, corners, i, tables, t, dim, check, rows, rhs, g):
     """Write into ``g`` (length ``3 * c``) the derivatives of every component of
-    ``values`` inside cell ``i`` (corner ids ``corners[i]``), with ``tables[t]``
-    the shape's parametric derivatives ``(dim, k)`` at the point of evaluation;
-    ``rows`` ``(3, 3)`` and ``rhs`` ``(3, c)`` are float64 scratch.
+    ``values`` inside cell ``i`` (corner ids ``corners[i]``), with ``tables``
+    the :func:`sparse` form of the shape's parametric derivatives and ``t`` the
+    point of evaluation; ``rows`` ``(3, 3)`` and ``rhs`` ``(3, c)`` are float64
+    scratch.
 
     A component with a non-finite corner value gets NaN (the NaN rule; where
     ``check`` is False the caller knows every value is finite); a singular
@@ -39,24 +65,21 @@ def cell_derivatives(points, values, corners, i, tables, t, dim, check, rows, rh
     and each cell costs one call.
     """
     k, c = corners.shape[1], values.shape[1]
+    counts, columns, weights = tables
     for a in range(dim):
         # sum_j w_j X_j over the non-zero weights, in corner order (combine's order):
         # at a corner of a hexahedron, 2 of its 8 corners per row.
         x = y = z = 0.0
-        for j in range(k):
-            w = tables[t, a, j]
-            if w != 0.0:
-                p = corners[i, j]
-                x += np.float64(points[p, 0]) * w
-                y += np.float64(points[p, 1]) * w
-                z += np.float64(points[p, 2]) * w
+        for q in range(counts[t, a]):
+            p, w = corners[i, columns[t, a, q]], weights[t, a, q]
+            x += np.float64(points[p, 0]) * w
+            y += np.float64(points[p, 1]) * w
+            z += np.float64(points[p, 2]) * w
         rows[a, 0], rows[a, 1], rows[a, 2] = x, y, z
         for comp in range(c):
             total = 0.0
-            for j in range(k):
-                w = tables[t, a, j]
-                if w != 0.0:
-                    total += np.float64(values[corners[i, j], comp]) * w
+            for q in range(counts[t, a]):
+                total += np.float64(values[corners[i, columns[t, a, q]], comp]) * weights[t, a, q]
             rhs[a, comp] = total
     if dim == 1:
         # vtkLine divides by each coordinate difference on its own (0 where it is 0).

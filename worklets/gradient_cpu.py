@@ -30,11 +30,12 @@ import numpy as np
 from numba import njit, prange
 
 from ._cell_gradients import _DIMENSION, _centre_table, _corner_tables
-from ._derivatives_cpu import BLOCK, cell_derivatives
+from ._derivatives_cpu import BLOCK, cell_derivatives, sparse
 from ._jacobian import gradient_output, prepare_field
 from ._links_cpu import block_links
 from ._numba import kernel_dtype
 from .gradient import _cells_per_point
+from .point_to_cell import corner_rows
 
 _ALONE, _ADD, _LAST = 0, 1, 2
 """How a block's point sums end: divided and stored (the only block), added to
@@ -123,8 +124,9 @@ def unstructured_cell_gradient(grid, values: np.ndarray, out: np.ndarray | None 
         if dim == 0:  # a vertex's derivative is 0, as vtkVertex's
             out[block.cell_ids] = 0
             continue
-        _centre_kernel(points, table, block.corners, block.cell_ids,
-                       _centre_table(block.shape.name)[None], dim, check, out)
+        # Cells stream in order: the cached corner-major int32 ids read half the bytes.
+        _centre_kernel(points, table, corner_rows(grid, block).T, block.cell_ids,
+                       sparse(_centre_table(block.shape.name)[None]), dim, check, out)
     return out
 
 
@@ -152,7 +154,7 @@ def unstructured_point_gradient(grid, values: np.ndarray, out: np.ndarray | None
     for n, block in enumerate(blocks):
         mode = _ALONE if alone else (_LAST if n == len(blocks) - 1 else _ADD)
         starts, cells = block_links(grid, block)
-        tables = np.stack(_corner_tables(block.shape.name))
+        tables = sparse(np.stack(_corner_tables(block.shape.name)))
         _corner_kernel(points, table, block.corners, starts, cells, tables,
                        _DIMENSION[block.shape.name], check, counts, total, out, mode)
     return out
