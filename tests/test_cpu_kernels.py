@@ -64,7 +64,8 @@ def _inputs(worklet, grid, values_per_item):
 def _run(worklet, family, grid, values, numpy=False):
     impl = worklet.numpy_impl(family) if numpy else worklet.cpu_impl(family)
     c = values.shape[1] if values.ndim == 2 else 1
-    return impl(grid, values, **PARAMS.get(worklet.name, lambda c: {})(c))
+    with np.errstate(invalid="ignore"):  # the NumPy reference on NaN and Inf
+        return impl(grid, values, **PARAMS.get(worklet.name, lambda c: {})(c))
 
 
 def _field(n, c=3, dtype=np.float64, seed=0):

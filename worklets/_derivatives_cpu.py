@@ -21,7 +21,8 @@ Examples
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from ._numba import kernel
 
 BLOCK = 512
 """Elements a kernel's loop body handles per scratch allocation."""
@@ -51,7 +52,7 @@ def sparse(tables: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return counts, columns, weights
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@kernel(inline="always")
 def cell_derivatives(points, values, corners, i, tables, t, dim, check, rows, rhs, g):
     """Write into ``g`` (length ``3 * c``) the derivatives of every component of
     ``values`` inside cell ``i`` (corner ids ``corners[i]``), with ``tables``

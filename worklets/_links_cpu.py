@@ -17,12 +17,12 @@ Examples
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from ._averaging import id_dtype
+from ._numba import kernel
 
 
-@njit(cache=True)
+@kernel()
 def _count_sort(ids, offsets, starts, cells):
     # Serial: one pass to count, one to place; the cells come out ascending.
     for q in range(ids.shape[0]):

@@ -170,3 +170,22 @@ def columns(array: np.ndarray) -> np.ndarray:
     kernel_dtype(array)
     return np.ascontiguousarray(
         array.reshape(array.shape[0], array.shape[1] if array.ndim == 2 else 1))
+
+
+def kernel(**options):
+    """``numba.njit`` with the options every CPU kernel shares.
+
+    IEEE division (``error_model="numpy"``: 0 / 0 is NaN, as in NumPy, not an
+    exception) and Numba's disk cache. The cache is used only when the kernels
+    are imported as ``daxpy.worklets``: its entries name their module, and
+    entries written under another name (a doctest run on the ``worklets/``
+    folder imports it as ``worklets``) would fail to load under this one.
+
+    Examples
+    --------
+    >>> callable(kernel(parallel=True))
+    True
+    """
+    from numba import njit
+
+    return njit(cache=__name__.startswith("daxpy."), error_model="numpy", **options)

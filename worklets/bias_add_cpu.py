@@ -14,14 +14,14 @@ Examples
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
 from ._averaging import output_array
-from ._numba import kernel_dtype
+from ._numba import kernel, kernel_dtype
 from .bias_add import fit_bias
 
 
-@njit(parallel=True, cache=True)
+@kernel(parallel=True)
 def _bias_kernel(values, bias, out):
     for r in prange(values.shape[0]):
         for j in range(bias.shape[0]):
@@ -29,21 +29,7 @@ def _bias_kernel(values, bias, out):
 
 
 def bias_add(grid, values: np.ndarray, bias, out: np.ndarray | None = None):
-    """Add ``bias`` repeated every ``len(bias)`` values of the flattened field.
-
-    Parameters
-    ----------
-    grid : DataSet or None
-        Unused: the map does not depend on the topology.
-    values : numpy.ndarray, shape (n,) or (n, c), float32 or float64
-    bias : array-like, 1-D
-        Cast to the field's dtype; its length must divide ``values.size``.
-    out : numpy.ndarray, optional
-        C-contiguous output of ``values``' shape and dtype.
-
-    Returns
-    -------
-    numpy.ndarray
+    """The compiled form of :func:`daxpy.worklets.bias_add.bias_add` (float fields).
 
     Examples
     --------

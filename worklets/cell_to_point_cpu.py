@@ -9,24 +9,24 @@ bits. The NumPy implementation stays as the reference and for other dtypes.
 Examples
 --------
 >>> import numpy as np, daxpy
->>> from daxpy.data.celltypes import LINE
->>> g = daxpy.UnstructuredGrid.from_blocks(np.eye(4, 3), {LINE: [[0, 1], [1, 2]]})
->>> cell_to_point_unstructured(g, np.array([2.0, 4.0])).tolist()
-[2.0, 3.0, 4.0, 0.0]
+>>> from daxpy.data.celltypes import VERTEX
+>>> g = daxpy.UnstructuredGrid(np.eye(3), [1, 1], [0, 1, 2], [VERTEX, VERTEX])
+>>> cell_to_point_unstructured(g, np.array([2.0, 5.0])).tolist()
+[0.0, 3.5, 0.0]
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
 from ._averaging import check_tuples, output_array
 from ._derivatives_cpu import BLOCK
 from ._links_cpu import grid_links
-from ._numba import columns
+from ._numba import columns, kernel
 
 
-@njit(cache=True, error_model="numpy")
+@kernel()
 def _average_points(values, starts, cells, out, lo, hi):
     for p in range(lo, hi):
         first, stop = starts[p], starts[p + 1]
@@ -40,7 +40,7 @@ def _average_points(values, starts, cells, out, lo, hi):
             out[p, comp] = total / (stop - first)
 
 
-@njit(parallel=True, cache=True, error_model="numpy")
+@kernel(parallel=True)
 def _average_kernel(values, starts, cells, out):
     n = out.shape[0]
     for b in prange((n + BLOCK - 1) // BLOCK):
@@ -48,19 +48,8 @@ def _average_kernel(values, starts, cells, out):
 
 
 def cell_to_point_unstructured(grid, values: np.ndarray, out: np.ndarray | None = None):
-    """Average a cell field onto the points of an unstructured grid.
-
-    Parameters
-    ----------
-    grid : UnstructuredGrid
-    values : numpy.ndarray, shape (n_cells,) or (n_cells, c), float32 or float64
-    out : numpy.ndarray, optional
-        C-contiguous output of shape ``(n_points,) + values.shape[1:]``.
-
-    Returns
-    -------
-    numpy.ndarray
-        Point field in ``values``' dtype; 0 at points no cell uses.
+    """The compiled form of :func:`daxpy.worklets.cell_to_point.cell_to_point_unstructured`
+    (float fields).
 
     Examples
     --------

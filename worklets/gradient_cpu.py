@@ -27,13 +27,13 @@ Examples
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
 from ._cell_gradients import _DIMENSION, _centre_table, _corner_tables
 from ._derivatives_cpu import BLOCK, cell_derivatives, sparse
 from ._jacobian import gradient_output, prepare_field
 from ._links_cpu import block_links
-from ._numba import kernel_dtype
+from ._numba import kernel, kernel_dtype
 from .gradient import _cells_per_point
 from .point_to_cell import corner_rows
 
@@ -42,7 +42,7 @@ _ALONE, _ADD, _LAST = 0, 1, 2
 the float64 buffer, or added to it, divided and stored (the last block)."""
 
 
-@njit(cache=True, error_model="numpy")
+@kernel()
 def _centre_cells(points, values, corners, cell_ids, tables, dim, check, out, lo, hi):
     g, rows, rhs = np.empty(out.shape[1]), np.empty((3, 3)), np.empty((3, values.shape[1]))
     for i in range(lo, hi):
@@ -52,7 +52,7 @@ def _centre_cells(points, values, corners, cell_ids, tables, dim, check, out, lo
             out[row, q] = g[q]
 
 
-@njit(parallel=True, cache=True, error_model="numpy")
+@kernel(parallel=True)
 def _centre_kernel(points, values, corners, cell_ids, tables, dim, check, out):
     n = corners.shape[0]
     for b in prange((n + BLOCK - 1) // BLOCK):
@@ -60,7 +60,7 @@ def _centre_kernel(points, values, corners, cell_ids, tables, dim, check, out):
                       min(n, (b + 1) * BLOCK))
 
 
-@njit(cache=True, error_model="numpy")
+@kernel()
 def _corner_points(points, values, corners, starts, cells, tables, dim, check, counts, total,
                    out, mode, lo, hi):
     width = out.shape[1]
@@ -87,7 +87,7 @@ def _corner_points(points, values, corners, starts, cells, tables, dim, check, c
             out[p, q] = ((total[p, q] if mode == _LAST else 0.0) + s[q]) * scale
 
 
-@njit(parallel=True, cache=True, error_model="numpy")
+@kernel(parallel=True)
 def _corner_kernel(points, values, corners, starts, cells, tables, dim, check, counts, total,
                    out, mode):
     n = out.shape[0]
@@ -107,15 +107,16 @@ def _inputs(grid, values):
 
 def unstructured_cell_gradient(grid, values: np.ndarray, out: np.ndarray | None = None
                                ) -> np.ndarray:
-    """Cell gradient on an unstructured grid: derivatives at the cell centres.
+    """The compiled form of :func:`daxpy.worklets.gradient.unstructured_cell_gradient`.
 
     Examples
     --------
     >>> import numpy as np, daxpy
-    >>> from daxpy.data.celltypes import LINE
-    >>> g = daxpy.UnstructuredGrid(np.eye(2, 3) * 2, [0, 1], [0, 2], [LINE])
-    >>> unstructured_cell_gradient(g, np.array([0.0, 1.0])).tolist()
-    [[-0.5, 0.5, 0.0]]
+    >>> from daxpy.data.celltypes import QUAD
+    >>> square = np.array([[0.0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0]])
+    >>> g = daxpy.UnstructuredGrid(square, [0, 1, 2, 3], [0, 4], [QUAD])
+    >>> (unstructured_cell_gradient(g, np.array([0.0, 2.0, 2.0, 0.0])) + 0.0).tolist()
+    [[2.0, 0.0, 0.0]]
     """
     points, table, check = _inputs(grid, values)
     out = gradient_output(out, grid.n_cells, table.shape[1], table.dtype)
@@ -132,15 +133,15 @@ def unstructured_cell_gradient(grid, values: np.ndarray, out: np.ndarray | None 
 
 def unstructured_point_gradient(grid, values: np.ndarray, out: np.ndarray | None = None
                                 ) -> np.ndarray:
-    """Point gradient on an unstructured grid, as vtkGradientFilter computes it.
+    """The compiled form of :func:`daxpy.worklets.gradient.unstructured_point_gradient`.
 
     Examples
     --------
     >>> import numpy as np, daxpy
-    >>> from daxpy.data.celltypes import TRIANGLE
-    >>> g = daxpy.UnstructuredGrid(np.eye(3), [0, 1, 2], [0, 3], [TRIANGLE])
-    >>> unstructured_point_gradient(g, np.array([0.0, 1.0, 1.0]))[0].round(6).tolist()
-    [-0.666667, 0.333333, 0.333333]
+    >>> from daxpy.data.celltypes import LINE
+    >>> g = daxpy.UnstructuredGrid.from_blocks(np.eye(3), {LINE: [[0, 1], [1, 2]]})
+    >>> unstructured_point_gradient(g, np.array([0.0, 1.0, 3.0]))[1].tolist()
+    [-0.5, -0.5, 1.0]
     """
     points, table, check = _inputs(grid, values)
     out = gradient_output(out, grid.n_points, table.shape[1], table.dtype)

@@ -15,15 +15,15 @@ Examples
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
 from daxpy.errors import FieldError
 
 from ._averaging import output_array
-from ._numba import columns
+from ._numba import columns, kernel
 
 
-@njit(parallel=True, cache=True, error_model="numpy")
+@kernel(parallel=True)
 def _magnitude_kernel(values, out):
     c = values.shape[1]
     for i in prange(values.shape[0]):
@@ -37,19 +37,7 @@ def _magnitude_kernel(values, out):
 
 
 def magnitude(grid, values: np.ndarray, out: np.ndarray | None = None):
-    """Return ``sqrt(sum of squares)`` over the components of each tuple.
-
-    Parameters
-    ----------
-    grid : DataSet or None
-        Unused: the map does not depend on the topology.
-    values : numpy.ndarray, shape (n,) or (n, c), float32 or float64
-    out : numpy.ndarray, optional
-        C-contiguous output of shape ``(n,)``.
-
-    Returns
-    -------
-    numpy.ndarray, shape (n,), ``values``' dtype
+    """The compiled form of :func:`daxpy.worklets.magnitude.magnitude` (float fields).
 
     Examples
     --------

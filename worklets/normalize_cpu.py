@@ -15,14 +15,14 @@ Examples
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
 from ._averaging import output_array
-from ._numba import columns
+from ._numba import columns, kernel
 from .magnitude import magnitude as check_shape
 
 
-@njit(parallel=True, cache=True, error_model="numpy")
+@kernel(parallel=True)
 def _normalize_kernel(values, out):
     c = values.shape[1]
     for i in prange(values.shape[0]):
@@ -38,19 +38,7 @@ def _normalize_kernel(values, out):
 
 
 def normalize(grid, values: np.ndarray, out: np.ndarray | None = None):
-    """Return each tuple of ``values`` divided by its Euclidean norm.
-
-    Parameters
-    ----------
-    grid : DataSet or None
-        Unused: the map does not depend on the topology.
-    values : numpy.ndarray, shape (n,) or (n, c), float32 or float64
-    out : numpy.ndarray, optional
-        C-contiguous output of the input's shape.
-
-    Returns
-    -------
-    numpy.ndarray, shape and dtype of ``values``
+    """The compiled form of :func:`daxpy.worklets.normalize.normalize` (float fields).
 
     Examples
     --------

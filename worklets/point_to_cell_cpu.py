@@ -8,25 +8,24 @@ NumPy implementation stays as the reference and for other dtypes.
 Examples
 --------
 >>> import numpy as np, daxpy
->>> from daxpy.data.celltypes import LINE, TRIANGLE
->>> g = daxpy.UnstructuredGrid.from_blocks(np.eye(3), {LINE: [[0, 1]],
-...                                                   TRIANGLE: [[0, 1, 2]]})
->>> point_to_cell_unstructured(g, np.array([3.0, 6.0, 9.0])).tolist()
-[4.5, 6.0]
+>>> from daxpy.data.celltypes import QUAD
+>>> g = daxpy.UnstructuredGrid(np.eye(4, 3), [0, 1, 2, 3], [0, 4], [QUAD])
+>>> point_to_cell_unstructured(g, np.array([1.0, 2.0, 3.0, 6.0])).tolist()
+[3.0]
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
 from ._averaging import check_tuples, output_array
 from ._derivatives_cpu import BLOCK
-from ._numba import columns
+from ._numba import columns, kernel
 from .point_to_cell import corner_rows
 
 
-@njit(cache=True, error_model="numpy")
+@kernel()
 def _average_cells(values, corners, cell_ids, out, lo, hi):
     k = corners.shape[1]
     for i in range(lo, hi):
@@ -38,7 +37,7 @@ def _average_cells(values, corners, cell_ids, out, lo, hi):
             out[row, comp] = total / k
 
 
-@njit(parallel=True, cache=True, error_model="numpy")
+@kernel(parallel=True)
 def _average_kernel(values, corners, cell_ids, out):
     n = corners.shape[0]
     for b in prange((n + BLOCK - 1) // BLOCK):
@@ -46,19 +45,8 @@ def _average_kernel(values, corners, cell_ids, out):
 
 
 def point_to_cell_unstructured(grid, values: np.ndarray, out: np.ndarray | None = None):
-    """Average a point field over the corners of each cell of an unstructured grid.
-
-    Parameters
-    ----------
-    grid : UnstructuredGrid
-    values : numpy.ndarray, shape (n_points,) or (n_points, c), float32 or float64
-    out : numpy.ndarray, optional
-        C-contiguous output of shape ``(n_cells,) + values.shape[1:]``.
-
-    Returns
-    -------
-    numpy.ndarray
-        Cell field in ``values``' dtype.
+    """The compiled form of :func:`daxpy.worklets.point_to_cell.point_to_cell_unstructured`
+    (float fields).
 
     Examples
     --------

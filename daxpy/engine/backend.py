@@ -50,7 +50,7 @@ def configure_cpu(threads: int | None = None) -> None:
     Raises
     ------
     ArgumentError
-        If ``threads`` is not a positive integer or None.
+        For a count that is not a positive integer.
 
     Examples
     --------
