@@ -35,14 +35,14 @@ def compiled_cases():
             for family in w.cpu]
 
 
-def _grid_for(family):
+def _grid_for(family, shapes=_SOLIDS):
     """Every solid shape, and enough cells and points for several blocks per thread."""
     if family not in ("unstructured", ANY_FAMILY):
         return daxpy.UniformGrid(dims=(14, 13, 12))
     rng = np.random.default_rng(5)
     dims = (12, 11, 10)
     points = _lattice_points(rng, dims, 0.04)
-    blocks, extra = _solid_cells(rng, points, _lattice_hexes(dims), _SOLIDS)
+    blocks, extra = _solid_cells(rng, points, _lattice_hexes(dims), shapes)
     merged = {s: np.concatenate(b) for s, b in blocks.items() if b}
     return daxpy.UnstructuredGrid.from_blocks(np.concatenate([points] + extra), merged)
 
@@ -177,3 +177,40 @@ def test_four_threads_give_the_same_bits():
         daxpy.configure_cpu(threads=None)
     assert report["threads"] == 4
     assert ours.tobytes().hex() == report["bytes"]
+
+
+_CHANGED_IDS = """
+import numpy as np, daxpy
+from daxpy import errors
+from daxpy.data.worklet import registered_worklets
+from daxpy.data.celltypes import HEXAHEDRON
+from daxpy.engine.dispatch import execute
+from test_cpu_kernels import PARAMS, _grid_for
+names = [(w, f) for _, w in sorted(registered_worklets().items()) for f in w.cpu
+         if f == "unstructured"]
+for worklet, family in names:
+    # One shape: its cells are views of the connectivity, which the test changes.
+    grid = _grid_for("unstructured", shapes=(HEXAHEDRON,))
+    conn = np.array(grid.connectivity)
+    grid = daxpy.UnstructuredGrid(grid.points(), conn, grid.offsets, grid.cell_types)
+    where = worklet.input_association
+    values = np.ones((grid.n_cells if where == "cells" else grid.n_points, 2))
+    conn[conn.size // 2 + 3] = 10 ** 9  # where the sampled fingerprint does not look
+    try:
+        execute(worklet.name, grid, values, where, backend="cpu",
+                **PARAMS.get(worklet.name, lambda c: {})(2))
+    except errors.InvalidDataSetError as err:
+        assert "point id 1000000000" in str(err), err
+        print(worklet.name, type(err).__name__)
+"""
+
+
+def test_ids_changed_after_construction_never_crash():
+    # A kernel that read such an id would crash the process: the run is a child's.
+    child = subprocess.run([sys.executable, "-c", _CHANGED_IDS], capture_output=True,
+                           text=True, cwd=os.path.dirname(__file__), timeout=300)
+    assert child.returncode == 0, child.stderr
+    refused = dict(line.split() for line in child.stdout.strip().splitlines())
+    unstructured = {w.name for w, f in compiled_cases() if f == "unstructured"}
+    assert set(refused) == unstructured
+

@@ -53,6 +53,16 @@ def sparse(tables: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 @kernel(inline="always")
+def valid_ids(corners, i, n_points):
+    """Whether every corner id of cell ``i`` is a point id (see
+    :func:`daxpy.worklets._numba.refuse_bad_ids`)."""
+    for j in range(corners.shape[1]):
+        if corners[i, j] < 0 or corners[i, j] >= n_points:
+            return False
+    return True
+
+
+@kernel(inline="always")
 def cell_derivatives(points, values, corners, i, tables, t, dim, check, rows, rhs, g):
     """Write into ``g`` (length ``3 * c``) the derivatives of every component of
     ``values`` inside cell ``i`` (corner ids ``corners[i]``), with ``tables``
@@ -97,7 +107,9 @@ def cell_derivatives(points, values, corners, i, tables, t, dim, check, rows, rh
             bx = np.float64(points[p2, 0]) - np.float64(points[p0, 0])
             by = np.float64(points[p2, 1]) - np.float64(points[p0, 1])
             bz = np.float64(points[p2, 2]) - np.float64(points[p0, 2])
-            rows[2, 0], rows[2, 1], rows[2, 2] = ay * bz - az * by, az * bx - ax * bz, ax * by - ay * bx
+            rows[2, 0] = ay * bz - az * by
+            rows[2, 1] = az * bx - ax * bz
+            rows[2, 2] = ax * by - ay * bx
         # solve_rows: det = r2 . (r0 x r1); g = ((b0 r1 - b1 r0) x r2 + b2 (r0 x r1)) / det.
         c0 = rows[0, 1] * rows[1, 2] - rows[0, 2] * rows[1, 1]
         c1 = rows[0, 2] * rows[1, 0] - rows[0, 0] * rows[1, 2]

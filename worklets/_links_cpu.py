@@ -19,12 +19,22 @@ from __future__ import annotations
 import numpy as np
 
 from ._averaging import id_dtype
-from ._numba import kernel
+from ._numba import kernel, refuse_bad_ids
 
 
 @kernel()
 def _count_sort(ids, offsets, starts, cells):
     # Serial: one pass to count, one to place; the cells come out ascending.
+    # Returns how many ids are out of range (then nothing is placed).
+    bad = 0
+    for q in range(ids.shape[0]):
+        if ids[q] < 0 or ids[q] >= starts.shape[0] - 1:
+            bad += 1
+    for i in range(offsets.shape[0] - 1):
+        if offsets[i] < 0 or offsets[i] > offsets[i + 1] or offsets[i + 1] > ids.shape[0]:
+            bad += 1
+    if bad:
+        return bad
     for q in range(ids.shape[0]):
         starts[ids[q] + 1] += 1
     for p in range(starts.shape[0] - 1):
@@ -35,6 +45,7 @@ def _count_sort(ids, offsets, starts, cells):
             p = ids[q]
             cells[fill[p]] = i
             fill[p] += 1
+    return 0
 
 
 def build_links(ids: np.ndarray, offsets: np.ndarray, n_points: int, n_cells: int
@@ -56,7 +67,7 @@ def build_links(ids: np.ndarray, offsets: np.ndarray, n_points: int, n_cells: in
     """
     starts = np.zeros(n_points + 1, dtype=np.int64)
     cells = np.empty(ids.shape[0], dtype=id_dtype(n_cells))
-    _count_sort(ids, offsets, starts, cells)
+    refuse_bad_ids(_count_sort(ids, offsets, starts, cells))
     return starts, cells
 
 

@@ -172,6 +172,22 @@ def columns(array: np.ndarray) -> np.ndarray:
         array.reshape(array.shape[0], array.shape[1] if array.ndim == 2 else 1))
 
 
+def refuse_bad_ids(bad: int) -> None:
+    """Raise IndexError if a kernel met ``bad`` cells with a point id out of range.
+
+    The grid checked its ids when it was built; one out of range now was
+    written into the caller's arrays since, where the grid's fingerprint does
+    not look. The kernels skip such cells instead of reading out of bounds,
+    and the dispatcher turns this error into the grid's own diagnosis.
+
+    Examples
+    --------
+    >>> refuse_bad_ids(0)
+    """
+    if bad:
+        raise IndexError(f"{bad} cell(s) hold a point id out of range")
+
+
 def kernel(**options):
     """``numba.njit`` with the options every CPU kernel shares.
 

@@ -30,10 +30,10 @@ import numpy as np
 from numba import prange
 
 from ._cell_gradients import _DIMENSION, _centre_table, _corner_tables
-from ._derivatives_cpu import BLOCK, cell_derivatives, sparse
+from ._derivatives_cpu import BLOCK, cell_derivatives, sparse, valid_ids
 from ._jacobian import gradient_output, prepare_field
 from ._links_cpu import block_links
-from ._numba import kernel, kernel_dtype
+from ._numba import kernel, kernel_dtype, refuse_bad_ids
 from .gradient import _cells_per_point
 from .point_to_cell import corner_rows
 
@@ -45,19 +45,25 @@ the float64 buffer, or added to it, divided and stored (the last block)."""
 @kernel()
 def _centre_cells(points, values, corners, cell_ids, tables, dim, check, out, lo, hi):
     g, rows, rhs = np.empty(out.shape[1]), np.empty((3, 3)), np.empty((3, values.shape[1]))
+    bad = 0
     for i in range(lo, hi):
+        if not valid_ids(corners, i, points.shape[0]):
+            bad += 1
+            continue
         cell_derivatives(points, values, corners, i, tables, 0, dim, check, rows, rhs, g)
         row = cell_ids[i]
         for q in range(g.shape[0]):
             out[row, q] = g[q]
+    return bad
 
 
 @kernel(parallel=True)
 def _centre_kernel(points, values, corners, cell_ids, tables, dim, check, out):
-    n = corners.shape[0]
+    n, bad = corners.shape[0], 0
     for b in prange((n + BLOCK - 1) // BLOCK):
-        _centre_cells(points, values, corners, cell_ids, tables, dim, check, out, b * BLOCK,
-                      min(n, (b + 1) * BLOCK))
+        bad += _centre_cells(points, values, corners, cell_ids, tables, dim, check, out,
+                             b * BLOCK, min(n, (b + 1) * BLOCK))
+    return bad
 
 
 @kernel()
@@ -66,13 +72,17 @@ def _corner_points(points, values, corners, starts, cells, tables, dim, check, c
     width = out.shape[1]
     g, s = np.empty(width), np.empty(width)
     rows, rhs = np.empty((3, 3)), np.empty((3, values.shape[1]))
+    bad, k = 0, corners.shape[1]
     for p in range(lo, hi):
         s[:] = 0.0
         for e in range(starts[p], starts[p + 1]):
             i = cells[e]
             m = 0
-            while corners[i, m] != p:
+            while m < k and corners[i, m] != p:
                 m += 1
+            if m == k or not valid_ids(corners, i, points.shape[0]):
+                bad += 1  # the ids changed since the links were built
+                continue
             cell_derivatives(points, values, corners, i, tables, m, dim, check, rows, rhs,
                              g)
             for q in range(width):
@@ -85,15 +95,17 @@ def _corner_points(points, values, corners, starts, cells, tables, dim, check, c
         scale = 1.0 / max(count, 1)
         for q in range(width):
             out[p, q] = ((total[p, q] if mode == _LAST else 0.0) + s[q]) * scale
+    return bad
 
 
 @kernel(parallel=True)
 def _corner_kernel(points, values, corners, starts, cells, tables, dim, check, counts, total,
                    out, mode):
-    n = out.shape[0]
+    n, bad = out.shape[0], 0
     for b in prange((n + BLOCK - 1) // BLOCK):
-        _corner_points(points, values, corners, starts, cells, tables, dim, check, counts,
-                       total, out, mode, b * BLOCK, min(n, (b + 1) * BLOCK))
+        bad += _corner_points(points, values, corners, starts, cells, tables, dim, check,
+                              counts, total, out, mode, b * BLOCK, min(n, (b + 1) * BLOCK))
+    return bad
 
 
 def _inputs(grid, values):
@@ -126,8 +138,9 @@ def unstructured_cell_gradient(grid, values: np.ndarray, out: np.ndarray | None 
             out[block.cell_ids] = 0
             continue
         # Cells stream in order: the cached corner-major int32 ids read half the bytes.
-        _centre_kernel(points, table, corner_rows(grid, block).T, block.cell_ids,
-                       sparse(_centre_table(block.shape.name)[None]), dim, check, out)
+        tables = sparse(_centre_table(block.shape.name)[None])
+        refuse_bad_ids(_centre_kernel(points, table, corner_rows(grid, block).T,
+                                      block.cell_ids, tables, dim, check, out))
     return out
 
 
@@ -156,7 +169,8 @@ def unstructured_point_gradient(grid, values: np.ndarray, out: np.ndarray | None
         mode = _ALONE if alone else (_LAST if n == len(blocks) - 1 else _ADD)
         starts, cells = block_links(grid, block)
         tables = sparse(np.stack(_corner_tables(block.shape.name)))
-        _corner_kernel(points, table, block.corners, starts, cells, tables,
-                       _DIMENSION[block.shape.name], check, counts, total, out, mode)
+        refuse_bad_ids(_corner_kernel(points, table, block.corners, starts, cells, tables,
+                                      _DIMENSION[block.shape.name], check, counts, total, out,
+                                      mode))
     return out
 

@@ -20,28 +20,34 @@ import numpy as np
 from numba import prange
 
 from ._averaging import check_tuples, output_array
-from ._derivatives_cpu import BLOCK
-from ._numba import columns, kernel
+from ._derivatives_cpu import BLOCK, valid_ids
+from ._numba import columns, kernel, refuse_bad_ids
 from .point_to_cell import corner_rows
 
 
 @kernel()
 def _average_cells(values, corners, cell_ids, out, lo, hi):
-    k = corners.shape[1]
+    k, bad = corners.shape[1], 0
     for i in range(lo, hi):
+        if not valid_ids(corners, i, values.shape[0]):
+            bad += 1
+            continue
         row = cell_ids[i]
         for comp in range(values.shape[1]):
             total = np.float64(values[corners[i, 0], comp])
             for j in range(1, k):
                 total += values[corners[i, j], comp]
             out[row, comp] = total / k
+    return bad
 
 
 @kernel(parallel=True)
 def _average_kernel(values, corners, cell_ids, out):
-    n = corners.shape[0]
+    n, bad = corners.shape[0], 0
     for b in prange((n + BLOCK - 1) // BLOCK):
-        _average_cells(values, corners, cell_ids, out, b * BLOCK, min(n, (b + 1) * BLOCK))
+        bad += _average_cells(values, corners, cell_ids, out, b * BLOCK,
+                              min(n, (b + 1) * BLOCK))
+    return bad
 
 
 def point_to_cell_unstructured(grid, values: np.ndarray, out: np.ndarray | None = None):
@@ -62,5 +68,5 @@ def point_to_cell_unstructured(grid, values: np.ndarray, out: np.ndarray | None 
     rows = out.reshape(grid.n_cells, table.shape[1])
     for block in grid.cell_blocks().values():
         # The corner-major int32 ids the NumPy implementation caches: half the bytes.
-        _average_kernel(table, corner_rows(grid, block).T, block.cell_ids, rows)
+        refuse_bad_ids(_average_kernel(table, corner_rows(grid, block).T, block.cell_ids, rows))
     return out
