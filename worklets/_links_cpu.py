@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from daxpy.data.arrays import native_order
+
 from ._averaging import id_dtype
 from ._numba import kernel, refuse_bad_ids
 
@@ -67,7 +69,7 @@ def build_links(ids: np.ndarray, offsets: np.ndarray, n_points: int, n_cells: in
     """
     starts = np.zeros(n_points + 1, dtype=np.int64)
     cells = np.empty(ids.shape[0], dtype=id_dtype(n_cells))
-    refuse_bad_ids(_count_sort(ids, offsets, starts, cells))
+    refuse_bad_ids(_count_sort(native_order(ids), native_order(offsets), starts, cells))
     return starts, cells
 
 

@@ -28,6 +28,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from daxpy.data.arrays import native_order
 from daxpy.errors import ArgumentError
 
 KERNEL_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
@@ -89,17 +90,21 @@ def threads() -> int:
     return available if wanted is None else min(wanted, available)
 
 
-def kernel_dtype(*arrays: np.ndarray) -> None:
-    """Raise :class:`CompiledUnavailable` unless every array is float32 or float64.
+def kernel_dtype(*arrays: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The arrays in native byte order (Numba reads only that), after checking
+    each is float32 or float64: :class:`CompiledUnavailable` otherwise.
 
     Examples
     --------
     >>> import numpy as np
-    >>> kernel_dtype(np.zeros(2, np.float32))
+    >>> kernel_dtype(np.zeros(2, ">f4"))[0].dtype.isnative
+    True
     """
-    for array in arrays:
+    native = tuple(native_order(np.asarray(array)) for array in arrays)
+    for array in native:
         if array.dtype not in KERNEL_DTYPES:
             raise CompiledUnavailable(f"no kernel for {array.dtype}")
+    return native
 
 
 class compiled:  # noqa: N801  (used as a declaration, like a function)
@@ -167,7 +172,7 @@ def columns(array: np.ndarray) -> np.ndarray:
     >>> columns(np.zeros(3, np.float32)).shape
     (3, 1)
     """
-    kernel_dtype(array)
+    array, = kernel_dtype(array)
     return np.ascontiguousarray(
         array.reshape(array.shape[0], array.shape[1] if array.ndim == 2 else 1))
 

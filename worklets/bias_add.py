@@ -4,6 +4,10 @@ BiasAdd (NHWC): ``out.flat[i] = values.flat[i] + bias[i % len(bias)]``.
 For a field of shape ``(n, c)`` and a bias of ``c`` entries this is the usual
 per-component bias.
 
+For float32 and float64 fields the CPU backend runs the compiled, threaded
+pass of :mod:`daxpy.worklets.bias_add_cpu` (the same bits); this NumPy code stays
+as its reference and for integer fields.
+
 Examples
 --------
 >>> import numpy as np

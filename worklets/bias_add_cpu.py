@@ -37,7 +37,7 @@ def bias_add(grid, values: np.ndarray, bias, out: np.ndarray | None = None):
     >>> bias_add(None, np.zeros((2, 2), np.float32), bias=[1, 2]).tolist()
     [[1.0, 2.0], [1.0, 2.0]]
     """
-    kernel_dtype(np.asarray(values))
+    values, = kernel_dtype(values)
     bias = fit_bias(bias, values)
     out = output_array(out, values.shape, values.dtype)
     rows = (values.size // bias.size, bias.size)

@@ -9,6 +9,11 @@ grids go through each point's cells, listed once per grid with the points
 grouped by their number of cells: over blocks of a group's points, on several
 threads, a gather of the cells' values, sums row by row, a division.
 
+On unstructured grids the CPU backend runs the compiled kernel of
+:mod:`daxpy.worklets.cell_to_point_cpu` (the same bits); the NumPy code here
+stays as its reference, for other dtypes and without Numba, and serves
+structured grids, whose slab passes already run threaded near memory bandwidth.
+
 Examples
 --------
 >>> import numpy as np, daxpy

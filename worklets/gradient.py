@@ -9,6 +9,12 @@ dc1/dx, ...]``, in the input's float dtype (integers give float64).
 - ``cell_gradient`` (Dax's CellGradient, vtkCellDerivatives): the derivative
   of the cell's interpolation at its parametric centre.
 
+On unstructured grids the CPU backend runs the compiled kernels of
+:mod:`daxpy.worklets.gradient_cpu`; the NumPy code here stays as their
+reference (bitwise for the cell gradient), for dtypes they are not compiled
+for and where Numba does not import, and serves structured grids, whose
+stencils are whole-array passes (compiled ones are still to come).
+
 Examples
 --------
 >>> import numpy as np, daxpy

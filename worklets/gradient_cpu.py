@@ -29,6 +29,8 @@ from __future__ import annotations
 import numpy as np
 from numba import prange
 
+from daxpy.data.arrays import native_order
+
 from ._cell_gradients import _DIMENSION, _centre_table, _corner_tables
 from ._derivatives_cpu import BLOCK, cell_derivatives, sparse, valid_ids
 from ._jacobian import gradient_output, prepare_field
@@ -110,8 +112,7 @@ def _corner_kernel(points, values, corners, starts, cells, tables, dim, check, c
 
 def _inputs(grid, values):
     table, _ = prepare_field(values, grid.n_points)
-    points = grid.points()
-    kernel_dtype(table, points)
+    table, points = kernel_dtype(table, grid.points())
     table = np.ascontiguousarray(table)
     # One pass over the field spares the NaN rule's check in every cell.
     return np.ascontiguousarray(points), table, not np.isfinite(table).all()
@@ -169,7 +170,8 @@ def unstructured_point_gradient(grid, values: np.ndarray, out: np.ndarray | None
         mode = _ALONE if alone else (_LAST if n == len(blocks) - 1 else _ADD)
         starts, cells = block_links(grid, block)
         tables = sparse(np.stack(_corner_tables(block.shape.name)))
-        refuse_bad_ids(_corner_kernel(points, table, block.corners, starts, cells, tables,
+        corners = native_order(block.corners)  # the connectivity itself, where one shape
+        refuse_bad_ids(_corner_kernel(points, table, corners, starts, cells, tables,
                                       _DIMENSION[block.shape.name], check, counts, total, out,
                                       mode))
     return out

@@ -1,5 +1,9 @@
 """Magnitude: the Euclidean norm of each tuple of a field.
 
+For float32 and float64 fields the CPU backend runs the compiled, threaded
+pass of :mod:`daxpy.worklets.magnitude_cpu` (the same bits); this NumPy code stays
+as its reference and for integer fields.
+
 Examples
 --------
 >>> import numpy as np

@@ -7,6 +7,10 @@ does with its default (ExprTk) parser (VTK's older vtkFunctionParser and
 NaN gives NaN; one with an Inf has an infinite norm, so its Inf components
 give NaN (``inf / inf``) and its finite ones 0, as in NumPy.
 
+For float32 and float64 fields the CPU backend runs the compiled, threaded
+pass of :mod:`daxpy.worklets.normalize_cpu` (the same bits); this NumPy code stays
+as its reference and for integer fields.
+
 Examples
 --------
 >>> import numpy as np

@@ -7,6 +7,11 @@ final write stay in cache. Unstructured grids sum corner by corner over blocks
 of cells of one shape, on several threads, reading corner ids from a cached
 corner-major copy of the connectivity.
 
+On unstructured grids the CPU backend runs the compiled kernel of
+:mod:`daxpy.worklets.point_to_cell_cpu` (the same bits); the NumPy code here
+stays as its reference, for other dtypes and without Numba, and serves
+structured grids, whose slab passes already run threaded near memory bandwidth.
+
 Examples
 --------
 >>> import numpy as np, daxpy
