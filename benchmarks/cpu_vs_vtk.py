@@ -1,4 +1,4 @@
-"""CPU benchmark: daxpy's NumPy backend against VTK, in one process, on the same data.
+"""CPU benchmark: daxpy's CPU backend against VTK, in one process, on the same data.
 
 Every filter runs on 1M and 10M points, on a uniform grid and on unstructured
 hexahedra. VTK runs under its Sequential and STDThread SMP backends, Viskores'
@@ -208,6 +208,36 @@ def goals(rows: list[dict]) -> list[str]:
     return lines
 
 
+def numba_version() -> str | None:
+    """Numba's version (the CPU kernels' compiler), or None without it.
+
+    Examples
+    --------
+    >>> numba_version() is None or numba_version()[0].isdigit()
+    True
+    """
+    try:
+        import numba
+    except ImportError:
+        return None
+    return numba.__version__
+
+
+def cpu_threads() -> int | None:
+    """Threads the compiled CPU kernels run on in this process (None without Numba).
+
+    Examples
+    --------
+    >>> cpu_threads() is None or cpu_threads() >= 1
+    True
+    """
+    if numba_version() is None:
+        return None
+    from daxpy.worklets._numba import threads
+
+    return threads()
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
     # Other work on the machine skews CPU times: the load is recorded with them.
@@ -225,6 +255,7 @@ def main(argv=None) -> int:
                 rows += run_case(case, grid, label, args, failures)
     write_results("cpu_vs_vtk", rows, folder=output_dir(args), gpu=False,
                   viskores=vr.viskores_available(), repeat=args.repeat,
+                  numba=numba_version(), cpu_threads=cpu_threads(),
                   load_avg_start=load_start, load_avg_end=os.getloadavg())
     table = summarize(rows, "vtk-seq", ["daxpy", "vtk-stdthread", "viskores", "numpy"])
     print(format_table(table, ["case", "grid", "n_points"] + IMPLS

@@ -1,4 +1,4 @@
-"""daxpy: data-parallel visualization filters on NumPy and generated CUDA.
+"""daxpy: data-parallel visualization filters on compiled CPU kernels and generated CUDA.
 
 Examples
 --------
@@ -14,11 +14,12 @@ from .data.dataset import DataSet
 from .pipeline import Pipeline, pipeline
 from .data.structured import CurvilinearGrid, RectilinearGrid, StructuredGrid, UniformGrid
 from .data.unstructured import CellBlock, UnstructuredGrid
+from .engine.backend import configure_cpu
 from .io import interop as _interop  # noqa: F401  (adds DataSet.to_vtk and to_pyvista)
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "CellBlock", "CurvilinearGrid", "DataSet", "Pipeline", "pipeline", "RectilinearGrid", "StructuredGrid",
+    "CellBlock", "configure_cpu", "CurvilinearGrid", "DataSet", "Pipeline", "pipeline", "RectilinearGrid", "StructuredGrid",
     "UniformGrid", "UnstructuredGrid", "errors", "__version__",
 ]

@@ -4,6 +4,10 @@ BiasAdd (NHWC): ``out.flat[i] = values.flat[i] + bias[i % len(bias)]``.
 For a field of shape ``(n, c)`` and a bias of ``c`` entries this is the usual
 per-component bias.
 
+For float32 and float64 fields the CPU backend runs the compiled, threaded
+pass of :mod:`daxpy.worklets.bias_add_cpu` (the same bits); this NumPy code stays
+as its reference and for integer fields.
+
 Examples
 --------
 >>> import numpy as np
@@ -21,6 +25,7 @@ from daxpy.data.arrays import to_host
 from daxpy.data.worklet import ANY_FAMILY, Worklet, register
 from daxpy.errors import ArgumentError
 
+from ._numba import compiled
 from ._averaging import output_array
 
 
@@ -172,6 +177,7 @@ BIAS_ADD = register(Worklet(
     output_association=None,
     halo=0,
     numpy={ANY_FAMILY: bias_add},
+    cpu={ANY_FAMILY: compiled("bias_add_cpu", "bias_add", bias_add)},
     cuda=CUDA_SPEC,
     doc="values + bias repeated along the flat last axis (TensorFlow BiasAdd).",
 ))

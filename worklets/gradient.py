@@ -9,6 +9,12 @@ dc1/dx, ...]``, in the input's float dtype (integers give float64).
 - ``cell_gradient`` (Dax's CellGradient, vtkCellDerivatives): the derivative
   of the cell's interpolation at its parametric centre.
 
+On unstructured grids the CPU backend runs the compiled kernels of
+:mod:`daxpy.worklets.gradient_cpu`; the NumPy code here stays as their
+reference (bitwise for the cell gradient), for dtypes they are not compiled
+for and where Numba does not import, and serves structured grids, whose
+stencils are whole-array passes (compiled ones are still to come).
+
 Examples
 --------
 >>> import numpy as np, daxpy
@@ -28,6 +34,7 @@ from ._cuda_specs import CUDA
 
 from ._cell_gradients import centre_gradients, corner_average_gradients, unstructured_chunks
 from ._jacobian import prepare_field
+from ._numba import compiled
 from ._structured_gradient import (axis_aligned_cell_gradient, axis_aligned_point_gradient,
                                    curvilinear_point_gradient, structured_cell_chunks)
 
@@ -111,6 +118,8 @@ POINT_GRADIENT = register(Worklet(
            "rectilinear": axis_aligned_point_gradient,
            "curvilinear": curvilinear_point_gradient,
            "unstructured": unstructured_point_gradient},
+    cpu={"unstructured": compiled("gradient_cpu", "unstructured_point_gradient",
+                                  unstructured_point_gradient)},
     cuda=CUDA["point_gradient"],
 ))
 
@@ -123,6 +132,8 @@ CELL_GRADIENT = register(Worklet(
            "rectilinear": axis_aligned_cell_gradient,
            "curvilinear": curvilinear_cell_gradient,
            "unstructured": unstructured_cell_gradient},
+    cpu={"unstructured": compiled("gradient_cpu", "unstructured_cell_gradient",
+                                  unstructured_cell_gradient)},
     cuda=CUDA["cell_gradient"],
 ))
 

@@ -1,5 +1,9 @@
 """Magnitude: the Euclidean norm of each tuple of a field.
 
+For float32 and float64 fields the CPU backend runs the compiled, threaded
+pass of :mod:`daxpy.worklets.magnitude_cpu` (the same bits); this NumPy code stays
+as its reference and for integer fields.
+
 Examples
 --------
 >>> import numpy as np
@@ -14,6 +18,7 @@ import numpy as np
 from daxpy.errors import FieldError
 from daxpy.data.worklet import ANY_FAMILY, Worklet, register
 
+from ._numba import compiled
 from ._averaging import float_dtype, output_array
 from ._cuda_specs import CUDA
 
@@ -67,6 +72,7 @@ MAGNITUDE = register(Worklet(
     output_association=None,
     halo=0,
     numpy={ANY_FAMILY: magnitude},
+    cpu={ANY_FAMILY: compiled("magnitude_cpu", "magnitude", magnitude)},
     cuda=CUDA["magnitude"],
     doc="Euclidean norm over the components of each tuple.",
 ))

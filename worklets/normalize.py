@@ -7,6 +7,10 @@ does with its default (ExprTk) parser (VTK's older vtkFunctionParser and
 NaN gives NaN; one with an Inf has an infinite norm, so its Inf components
 give NaN (``inf / inf``) and its finite ones 0, as in NumPy.
 
+For float32 and float64 fields the CPU backend runs the compiled, threaded
+pass of :mod:`daxpy.worklets.normalize_cpu` (the same bits); this NumPy code stays
+as its reference and for integer fields.
+
 Examples
 --------
 >>> import numpy as np
@@ -21,6 +25,7 @@ import numpy as np
 from daxpy.cuda.spec import CudaSpec
 from daxpy.data.worklet import ANY_FAMILY, Worklet, register
 
+from ._numba import compiled
 from ._averaging import float_dtype, output_array
 from .magnitude import magnitude
 
@@ -62,6 +67,7 @@ NORMALIZE = register(Worklet(
     output_association=None,
     halo=0,
     numpy={ANY_FAMILY: normalize},
+    cpu={ANY_FAMILY: compiled("normalize_cpu", "normalize", normalize)},
     cuda=CudaSpec("normalize.cuh", "normalize", "tuples", map="NormalizeMap"),
     doc="Each tuple divided by its Euclidean norm (a zero tuple gives NaN).",
 ))

@@ -7,6 +7,11 @@ final write stay in cache. Unstructured grids sum corner by corner over blocks
 of cells of one shape, on several threads, reading corner ids from a cached
 corner-major copy of the connectivity.
 
+On unstructured grids the CPU backend runs the compiled kernel of
+:mod:`daxpy.worklets.point_to_cell_cpu` (the same bits); the NumPy code here
+stays as its reference, for other dtypes and without Numba, and serves
+structured grids, whose slab passes already run threaded near memory bandwidth.
+
 Examples
 --------
 >>> import numpy as np, daxpy
@@ -22,6 +27,7 @@ import numpy as np
 from daxpy.data.worklet import Worklet, register
 
 from ._cuda_specs import CUDA
+from ._numba import compiled
 
 from ._averaging import (check_tuples, float_dtype, gather, id_dtype, output_array, sum_dtype,
                          sum_rows, run_slabs, slab_planes, structured_view)
@@ -198,6 +204,8 @@ POINT_TO_CELL = register(Worklet(
     output_association="cells",
     halo=1,
     numpy={**_STRUCTURED, "unstructured": point_to_cell_unstructured},
+    cpu={"unstructured": compiled("point_to_cell_cpu", "point_to_cell_unstructured",
+                                  point_to_cell_unstructured)},
     cuda=CUDA["point_to_cell"],
     doc="Mean of each cell's corner values (vtkPointDataToCellData).",
 ))

@@ -37,6 +37,7 @@ SUITES = {
     "end-to-end": ("end_to_end", "host to host: filter call, pipeline, floors, VTK (GPU)"),
     "pipelines": ("pipelines", "FY11 chains and seed 000's graph, fused vs serial (GPU)"),
     "cpu": ("cpu_vs_vtk", "every filter on the CPU vs VTK, Viskores and NumPy"),
+    "cpu-compile": ("cpu_compile", "first-use and cached compile times of the CPU kernels"),
     "bias": ("bias_study", "seed 000's BiasAdd study"),
     "dax-study": ("dax_study", "seed 004's Dax study: tables, JSON and a plot"),
     "scale-out": ("scale_out", "Dask strong and weak scaling over GPUs (or --cpu)"),

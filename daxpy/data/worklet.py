@@ -41,7 +41,13 @@ class Worklet:
     numpy : mapping of str to callable
         NumPy implementation per grid family (``uniform``, ``rectilinear``,
         ``curvilinear``, ``unstructured``, or ``any``). Each is called as
-        ``impl(grid, values, **params)`` and returns a new array.
+        ``impl(grid, values, **params)`` and returns a new array. It is the
+        reference the compiled kernels are tested against, and the CPU
+        backend where no compiled kernel is declared.
+    cpu : mapping of str to callable, optional
+        Compiled, multi-threaded CPU implementation per grid family (Numba
+        kernels, loaded at their first call), called as the NumPy ones are.
+        Families missing here run their NumPy implementation.
     cuda : object, optional
         CUDA code generator for this family of kernels (see :mod:`daxpy.cuda`).
     aliases : tuple of str
@@ -55,6 +61,7 @@ class Worklet:
     halo: int
     numpy: Mapping[str, Callable[..., Any]]
     cuda: Any = None
+    cpu: Mapping[str, Callable[..., Any]] = field(default_factory=dict)
     doc: str = field(default="", compare=False)
     aliases: tuple = ()
 
@@ -73,6 +80,19 @@ class Worklet:
                 f"it supports {sorted(self.numpy)}"
             )
         return impl
+
+
+    def cpu_impl(self, family: str) -> Callable[..., Any]:
+        """Return the CPU implementation for a grid family: compiled where declared,
+        NumPy otherwise.
+
+        Examples
+        --------
+        >>> get_worklet("pass_through").cpu_impl("uniform").__name__
+        'pass_through'
+        """
+        impl = self.cpu.get(family) or self.cpu.get(ANY_FAMILY)
+        return impl if impl is not None else self.numpy_impl(family)
 
 
 _REGISTRY: dict[str, Worklet] = {}

@@ -1,4 +1,5 @@
-"""Backend selection: ``"cpu"`` (NumPy) or ``"cuda"`` (generated CUDA via CuPy).
+"""Backend selection: ``"cpu"`` (compiled, threaded kernels) or ``"cuda"`` (generated
+CUDA via CuPy), and the CPU backend's thread count.
 
 ``"auto"`` picks CUDA when CuPy imports and sees a GPU; the environment
 variable ``DAXPY_BACKEND`` overrides what ``"auto"`` means.
@@ -34,6 +35,33 @@ def cuda_available() -> bool:
         return cupy.cuda.runtime.getDeviceCount() > 0
     except Exception:  # no CuPy, no driver, or no device: all mean "no CUDA"
         return False
+
+
+def configure_cpu(threads: int | None = None) -> None:
+    """Set how many threads the CPU backend's compiled kernels use.
+
+    Parameters
+    ----------
+    threads : int or None
+        At most this many threads (capped by ``NUMBA_NUM_THREADS``, the cores
+        by default). None goes back to the default: ``DAXPY_CPU_THREADS`` if
+        it is set, else every core. Results do not depend on it.
+
+    Raises
+    ------
+    ArgumentError
+        For a count that is not a positive integer.
+
+    Examples
+    --------
+    >>> import daxpy
+    >>> daxpy.configure_cpu(threads=1)
+    >>> daxpy.configure_cpu(threads=None)
+    """
+    # Imported here: importing the worklets package loads every worklet module.
+    from ..worklets._numba import set_threads
+
+    set_threads(threads)
 
 
 def resolve_backend(backend: str | None = "auto") -> str:

@@ -98,7 +98,7 @@ def execute(name: str, dataset: DataSet, values: Any, association: str, *,
 
         return guarded(execute_cuda, dataset, name, worklet, dataset, values, association,
                        **params)
-    impl = worklet.numpy_impl(dataset.family)
+    impl = worklet.cpu_impl(dataset.family)
     try:
         return impl(dataset, native_order(to_host(values)), **params)
     except IndexError:

@@ -1,0 +1,124 @@
+"""Compile times of the compiled CPU kernels: first use, and first use from the disk cache.
+
+Every worklet that declares a compiled CPU implementation is run once per
+dtype in a fresh process with an empty Numba cache (``cold``: the kernel is
+compiled) and once more in another fresh process on that cache (``cached``:
+the kernel is loaded). Each process first imports Numba and compiles a
+trivial function, reported apart as ``numba_init``, so that a row holds only
+what its specialization costs: its first call minus its second. Writes
+``benchmarks/results/cpu_compile-cpu-<n>core.json``; the issue's goals are
+2 s cold and about 0 cached per specialization.
+
+Run: ``daxpy bench cpu-compile`` (``--dtypes float32`` for fewer rows).
+
+Examples
+--------
+>>> parse_args(["--dtypes", "float64"]).dtypes
+['float64']
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+from .common import SuiteParser, add_output_options, format_table, make_row, output_dir, \
+    write_results
+
+GRIDS = {"unstructured": "unstructured_hex", "any": "uniform3d"}
+"""The benchmark grid of each family a compiled implementation serves."""
+
+_CHILD = """
+import json, sys, time
+t0 = time.perf_counter()
+import numba
+numba.njit(lambda x: x + 1)(1.0)
+init = time.perf_counter() - t0
+import numpy as np
+from benchmarks import datasets
+from daxpy.data.worklet import get_worklet
+name, family, dtype = sys.argv[1:4]
+worklet = get_worklet(name)
+dims = (20, 20, 20)
+grid = datasets.hex_grid(dims) if family == "unstructured" else datasets.uniform_grid(dims)
+n = grid.n_cells if worklet.input_association == "cells" else grid.n_points
+values = datasets.random_field(n, 3 if name == "bias_add" else 1, dtype=np.dtype(dtype))
+params = {"bias": np.ones(3)} if name == "bias_add" else {}
+impl = worklet.cpu_impl(family)
+times = []
+for _ in range(2):
+    start = time.perf_counter()
+    impl(grid, values, **params)
+    times.append(time.perf_counter() - start)
+print(json.dumps({"init_ms": init * 1e3, "first_ms": times[0] * 1e3,
+                  "run_ms": times[1] * 1e3}))
+"""
+
+
+def parse_args(argv=None):
+    """Command-line options.
+
+    Examples
+    --------
+    >>> parse_args([]).dtypes
+    ['float32', 'float64']
+    """
+    p = SuiteParser(prog="daxpy bench cpu-compile", description=__doc__.split("\n")[0])
+    p.add_argument("--dtypes", default="float32,float64")
+    add_output_options(p)
+    args = p.parse_args(argv)
+    args.dtypes = args.dtypes.split(",")
+    return args
+
+
+def compiled_cases() -> list[tuple[str, str]]:
+    """(worklet name, family) of every compiled CPU implementation.
+
+    Examples
+    --------
+    >>> ("magnitude", "any") in compiled_cases()
+    True
+    """
+    from daxpy.data.worklet import registered_worklets
+
+    return [(name, family) for name, w in sorted(registered_worklets().items())
+            for family in w.cpu]
+
+
+def measure(name: str, family: str, dtype: str, cache_dir: str) -> dict:
+    """Run one specialization in a fresh process on ``cache_dir``; its timings in ms."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    child = subprocess.run([sys.executable, "-c", _CHILD, name, family, dtype], env=env,
+                           cwd=root, capture_output=True, text=True, check=True)
+    return json.loads(child.stdout.strip().splitlines()[-1])
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    rows = []
+    for name, family in compiled_cases():
+        for dtype in args.dtypes:
+            with tempfile.TemporaryDirectory(prefix="daxpy-numba-cache-") as cache:
+                for phase in ("cold", "cached"):
+                    t = measure(name, family, dtype, cache)
+                    compile_ms = max(t["first_ms"] - t["run_ms"], 0.0)
+                    rows.append(make_row(name, GRIDS[family], dtype, 8000, "daxpy-cpu",
+                                         compile_ms, phase=phase,
+                                         numba_init_ms=round(t["init_ms"], 1),
+                                         run_ms=round(t["run_ms"], 3)))
+                    print(f"{name:15s} {family:12s} {dtype:8s} {phase:6s} "
+                          f"{compile_ms:8.0f} ms (numba init {t['init_ms']:.0f} ms)",
+                          flush=True)
+    write_results("cpu_compile", rows, folder=output_dir(args), gpu=False)
+    table = [{"case": r["case"], "dtype": r["dtype"], "phase": r["phase"],
+              "compile_ms": r["time_ms"], "numba_init_ms": r["numba_init_ms"]} for r in rows]
+    print(format_table(table, ["case", "dtype", "phase", "compile_ms", "numba_init_ms"]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,216 @@
+"""The compiled CPU kernels: against the NumPy reference, across thread counts, the NaN rule.
+
+Every worklet that declares a compiled CPU implementation is found through the
+registry, so a new kernel is tested here without naming it.
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import daxpy
+from daxpy.data.worklet import ANY_FAMILY, registered_worklets
+from daxpy.errors import ArgumentError
+from daxpy.worklets._numba import threads
+
+from strategies import (_SOLIDS, _lattice_hexes, _lattice_points, _solid_cells, field_arrays,
+                        unstructured_grids)
+
+# Where the compiled kernel's arithmetic is the NumPy one in the same order.
+# The unstructured point gradient sums each point's cells in float64 in cell
+# order; NumPy scatters them in its output dtype: equal within rounding.
+NOT_BITWISE = {"point_gradient"}
+
+PARAMS = {"bias_add": lambda c: {"bias": np.arange(1.0, c + 1)}}
+
+
+def compiled_cases():
+    """(worklet, family) for every compiled implementation."""
+    return [(w, family) for name, w in sorted(registered_worklets().items())
+            for family in w.cpu]
+
+
+def _grid_for(family, shapes=_SOLIDS):
+    """Every solid shape, and enough cells and points for several blocks per thread."""
+    if family not in ("unstructured", ANY_FAMILY):
+        return daxpy.UniformGrid(dims=(14, 13, 12))
+    rng = np.random.default_rng(5)
+    dims = (12, 11, 10)
+    points = _lattice_points(rng, dims, 0.04)
+    blocks, extra = _solid_cells(rng, points, _lattice_hexes(dims), shapes)
+    merged = {s: np.concatenate(b) for s, b in blocks.items() if b}
+    return daxpy.UnstructuredGrid.from_blocks(np.concatenate([points] + extra), merged)
+
+
+def _assert_matches(worklet, ours, reference, rtol=1e-12):
+    assert ours.dtype == reference.dtype and ours.shape == reference.shape
+    if worklet.name in NOT_BITWISE:
+        scale = np.abs(reference[np.isfinite(reference)]).max(initial=0.0)
+        np.testing.assert_allclose(ours, reference, rtol=rtol, atol=rtol * scale)
+    else:
+        np.testing.assert_array_equal(ours, reference)
+
+
+def _inputs(worklet, grid, values_per_item):
+    n = grid.n_cells if worklet.input_association == "cells" else grid.n_points
+    return values_per_item(n)
+
+
+def _run(worklet, family, grid, values, numpy=False):
+    impl = worklet.numpy_impl(family) if numpy else worklet.cpu_impl(family)
+    c = values.shape[1] if values.ndim == 2 else 1
+    with np.errstate(invalid="ignore"):  # the NumPy reference on NaN and Inf
+        return impl(grid, values, **PARAMS.get(worklet.name, lambda c: {})(c))
+
+
+def _field(n, c=3, dtype=np.float64, seed=0):
+    return np.random.default_rng(seed).uniform(-2, 2, (n, c)).astype(dtype)
+
+
+@pytest.mark.parametrize("worklet,family", compiled_cases(),
+                         ids=lambda x: getattr(x, "name", x))
+def test_thread_counts_give_the_same_bits(worklet, family):
+    grid = _grid_for(family)
+    values = _inputs(worklet, grid, _field)
+    results = []
+    try:
+        for count in (1, 2):
+            daxpy.configure_cpu(threads=count)
+            results.append(_run(worklet, family, grid, values))
+    finally:
+        daxpy.configure_cpu(threads=None)
+    assert results[0].tobytes() == results[1].tobytes()
+
+
+@pytest.mark.parametrize("worklet,family", compiled_cases(),
+                         ids=lambda x: getattr(x, "name", x))
+def test_compiled_matches_numpy_on_every_shape(worklet, family):
+    grid = _grid_for(family)
+    values = _inputs(worklet, grid, _field)
+    ours, reference = _run(worklet, family, grid, values), _run(worklet, family, grid, values,
+                                                                numpy=True)
+    _assert_matches(worklet, ours, reference)
+
+
+@pytest.mark.parametrize("worklet,family", compiled_cases(),
+                         ids=lambda x: getattr(x, "name", x))
+def test_nan_rule_holds(worklet, family):
+    grid = _grid_for(family)
+    values = _inputs(worklet, grid, lambda n: _field(n, c=2))
+    values[3, 1], values[5, 0] = np.nan, np.inf
+    ours, reference = _run(worklet, family, grid, values), _run(worklet, family, grid, values,
+                                                                numpy=True)
+    np.testing.assert_array_equal(np.isnan(ours), np.isnan(reference))
+    assert np.isnan(ours).any()
+    _assert_matches(worklet, ours, reference)
+
+
+@pytest.mark.parametrize("worklet,family", compiled_cases(),
+                         ids=lambda x: getattr(x, "name", x))
+def test_other_dtypes_run_the_numpy_reference(worklet, family):
+    grid = _grid_for(family)
+    values = _inputs(worklet, grid, lambda n: np.arange(n, dtype=np.int16) % 7)
+    ours, reference = _run(worklet, family, grid, values), _run(worklet, family, grid, values,
+                                                                numpy=True)
+    _assert_matches(worklet, ours, reference)
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.data())
+def test_unstructured_kernels_match_numpy(data):
+    grid = data.draw(unstructured_grids(max_side=3))
+    cases = [(w, f) for w, f in compiled_cases() if f in ("unstructured", ANY_FAMILY)]
+    worklet, family = data.draw(st.sampled_from(cases), label="worklet")
+    n = grid.n_cells if worklet.input_association == "cells" else grid.n_points
+    values = data.draw(field_arrays(n))
+    ours, reference = _run(worklet, family, grid, values), _run(worklet, family, grid, values,
+                                                                numpy=True)
+    _assert_matches(worklet, ours, reference, rtol=1e-5 if values.dtype == np.float32 else 1e-12)
+
+
+@pytest.mark.parametrize("bad", [0, -2, True, 1.5, "2"])
+def test_configure_cpu_rejects_bad_thread_counts(bad):
+    with pytest.raises(ArgumentError, match="threads"):
+        daxpy.configure_cpu(threads=bad)
+
+
+def test_environment_sets_and_checks_the_thread_count(monkeypatch):
+    monkeypatch.setenv("DAXPY_CPU_THREADS", "1")
+    assert threads() == 1
+    monkeypatch.setenv("DAXPY_CPU_THREADS", "many")
+    with pytest.raises(ArgumentError, match="DAXPY_CPU_THREADS"):
+        threads()
+
+
+_FOUR_THREADS = """
+import json, numpy as np, daxpy
+from daxpy.worklets._numba import threads
+from test_cpu_kernels import _grid_for
+from daxpy.data.worklet import get_worklet
+grid = _grid_for("unstructured")
+values = np.random.default_rng(0).uniform(-2, 2, (grid.n_points, 3))
+out = get_worklet("point_gradient").cpu_impl("unstructured")(grid, values)
+print(json.dumps({"threads": threads(), "bytes": out.tobytes().hex()}))
+"""
+
+
+def test_four_threads_give_the_same_bits():
+    # Numba's pool size is fixed per process: a child gets 4 threads.
+    env = dict(os.environ, NUMBA_NUM_THREADS="4", DAXPY_CPU_THREADS="4")
+    child = subprocess.run([sys.executable, "-c", _FOUR_THREADS], env=env, capture_output=True,
+                           text=True, cwd=os.path.dirname(__file__),
+                           timeout=300)
+    assert child.returncode == 0, child.stderr
+    report = json.loads(child.stdout.strip().splitlines()[-1])
+    grid = _grid_for("unstructured")
+    values = np.random.default_rng(0).uniform(-2, 2, (grid.n_points, 3))
+    daxpy.configure_cpu(threads=1)
+    try:
+        from daxpy.data.worklet import get_worklet
+        ours = get_worklet("point_gradient").cpu_impl("unstructured")(grid, values)
+    finally:
+        daxpy.configure_cpu(threads=None)
+    assert report["threads"] == 4
+    assert ours.tobytes().hex() == report["bytes"]
+
+
+_CHANGED_IDS = """
+import numpy as np, daxpy
+from daxpy import errors
+from daxpy.data.worklet import registered_worklets
+from daxpy.data.celltypes import HEXAHEDRON
+from daxpy.engine.dispatch import execute
+from test_cpu_kernels import PARAMS, _grid_for
+names = [(w, f) for _, w in sorted(registered_worklets().items()) for f in w.cpu
+         if f == "unstructured"]
+for worklet, family in names:
+    # One shape: its cells are views of the connectivity, which the test changes.
+    grid = _grid_for("unstructured", shapes=(HEXAHEDRON,))
+    conn = np.array(grid.connectivity)
+    grid = daxpy.UnstructuredGrid(grid.points(), conn, grid.offsets, grid.cell_types)
+    where = worklet.input_association
+    values = np.ones((grid.n_cells if where == "cells" else grid.n_points, 2))
+    conn[conn.size // 2 + 3] = 10 ** 9  # where the sampled fingerprint does not look
+    try:
+        execute(worklet.name, grid, values, where, backend="cpu",
+                **PARAMS.get(worklet.name, lambda c: {})(2))
+    except errors.InvalidDataSetError as err:
+        assert "point id 1000000000" in str(err), err
+        print(worklet.name, type(err).__name__)
+"""
+
+
+def test_ids_changed_after_construction_never_crash():
+    # A kernel that read such an id would crash the process: the run is a child's.
+    child = subprocess.run([sys.executable, "-c", _CHANGED_IDS], capture_output=True,
+                           text=True, cwd=os.path.dirname(__file__), timeout=300)
+    assert child.returncode == 0, child.stderr
+    refused = dict(line.split() for line in child.stdout.strip().splitlines())
+    unstructured = {w.name for w, f in compiled_cases() if f == "unstructured"}
+    assert set(refused) == unstructured
+

@@ -1,0 +1,212 @@
+"""What the compiled CPU kernels share: loading them lazily, and their threads.
+
+The kernels (``worklets/<family>_cpu.py``) are Numba functions compiled at
+their first call and kept in Numba's disk cache (``cache=True``); importing
+daxpy imports neither them nor Numba. A worklet declares them with
+:func:`compiled`, which names the module and the function and gives the
+NumPy implementation that serves where Numba is missing or the dtypes are
+not ones the kernels are compiled for (float32 and float64).
+
+Threads follow the cores (Numba's ``NUMBA_NUM_THREADS``, which is the most
+a process can use); ``DAXPY_CPU_THREADS`` or :func:`set_threads` (public as
+``daxpy.configure_cpu``) ask for fewer. Results do not depend on the count:
+every kernel writes each output element from one thread and reduces in a
+fixed order.
+
+Examples
+--------
+>>> impl = compiled("magnitude_cpu", "magnitude", fallback=None)
+>>> impl.__name__
+'magnitude'
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from typing import Any, Callable
+
+import numpy as np
+
+from daxpy.data.arrays import native_order
+from daxpy.errors import ArgumentError
+
+KERNEL_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+"""Float dtypes the kernels are compiled for; others run the NumPy implementation."""
+
+_THREADS: list[int | None] = [None]
+
+
+class CompiledUnavailable(Exception):
+    """Raised by a compiled implementation that cannot serve the arrays it got:
+    the caller runs the NumPy implementation instead."""
+
+
+def set_threads(threads: int | None) -> None:
+    """Ask the compiled kernels to use ``threads`` threads (None: the default).
+
+    Raises
+    ------
+    ArgumentError
+        If ``threads`` is not a positive integer or None.
+
+    Examples
+    --------
+    >>> set_threads(1); threads() >= 1
+    True
+    >>> set_threads(None)
+    """
+    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int)
+                                or threads < 1):
+        raise ArgumentError(f"threads must be a positive integer or None, got {threads!r}")
+    _THREADS[0] = threads
+
+
+def threads() -> int:
+    """Threads the next kernel runs on: the setting, else ``DAXPY_CPU_THREADS``, else
+    every thread Numba has (``NUMBA_NUM_THREADS``, the cores by default), capped by it.
+
+    Raises
+    ------
+    ArgumentError
+        If ``DAXPY_CPU_THREADS`` is set to something other than a positive integer.
+
+    Examples
+    --------
+    >>> threads() >= 1
+    True
+    """
+    from numba import config
+
+    wanted = _THREADS[0]
+    if wanted is None:
+        text = os.environ.get("DAXPY_CPU_THREADS", "").strip()
+        if text:
+            if not text.isdigit() or int(text) < 1:
+                raise ArgumentError(
+                    f"DAXPY_CPU_THREADS must be a positive integer, got {text!r}")
+            wanted = int(text)
+    available = config.NUMBA_NUM_THREADS
+    return available if wanted is None else min(wanted, available)
+
+
+def kernel_dtype(*arrays: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The arrays in native byte order (Numba reads only that), after checking
+    each is float32 or float64: :class:`CompiledUnavailable` otherwise.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> kernel_dtype(np.zeros(2, ">f4"))[0].dtype.isnative
+    True
+    """
+    native = tuple(native_order(np.asarray(array)) for array in arrays)
+    for array in native:
+        if array.dtype not in KERNEL_DTYPES:
+            raise CompiledUnavailable(f"no kernel for {array.dtype}")
+    return native
+
+
+class compiled:  # noqa: N801  (used as a declaration, like a function)
+    """A compiled implementation, imported from ``daxpy.worklets.<module>`` at its
+    first call.
+
+    Parameters
+    ----------
+    module : str
+        Module under ``daxpy.worklets`` that holds the implementation.
+    name : str
+        The implementation in it: ``impl(grid, values, **params)``.
+    fallback : callable or None
+        The NumPy implementation, run where Numba does not import or the
+        implementation raises :class:`CompiledUnavailable`.
+
+    Examples
+    --------
+    >>> compiled("gradient_cpu", "unstructured_cell_gradient", None).__name__
+    'unstructured_cell_gradient'
+    """
+
+    def __init__(self, module: str, name: str, fallback: Callable[..., Any] | None):
+        self.module, self.__name__, self.fallback = module, name, fallback
+        self._impl: Callable[..., Any] | None = None
+
+    def load(self) -> Callable[..., Any] | None:
+        """The implementation (importing Numba and its module), or None without Numba.
+
+        Examples
+        --------
+        >>> callable(compiled("magnitude_cpu", "magnitude", None).load())
+        True
+        """
+        if self._impl is None:
+            try:
+                module = importlib.import_module(f"daxpy.worklets.{self.module}")
+            except ImportError as err:
+                if getattr(err, "name", None) != "numba":
+                    raise
+                return None
+            self._impl = getattr(module, self.__name__)
+        return self._impl
+
+    def __call__(self, grid, values, **params):
+        impl = self.load()
+        if impl is not None:
+            import numba
+
+            numba.set_num_threads(threads())
+            try:
+                return impl(grid, values, **params)
+            except CompiledUnavailable:
+                pass
+        return self.fallback(grid, values, **params)
+
+
+def columns(array: np.ndarray) -> np.ndarray:
+    """``array`` as a C-contiguous ``(n, c)`` table (a view where it already is one),
+    after checking it is float32 or float64: one kernel serves 1-D fields and tuples.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> columns(np.zeros(3, np.float32)).shape
+    (3, 1)
+    """
+    array, = kernel_dtype(array)
+    return np.ascontiguousarray(
+        array.reshape(array.shape[0], array.shape[1] if array.ndim == 2 else 1))
+
+
+def refuse_bad_ids(bad: int) -> None:
+    """Raise IndexError if a kernel met ``bad`` cells with a point id out of range.
+
+    The grid checked its ids when it was built; one out of range now was
+    written into the caller's arrays since, where the grid's fingerprint does
+    not look. The kernels skip such cells instead of reading out of bounds,
+    and the dispatcher turns this error into the grid's own diagnosis.
+
+    Examples
+    --------
+    >>> refuse_bad_ids(0)
+    """
+    if bad:
+        raise IndexError(f"{bad} cell(s) hold a point id out of range")
+
+
+def kernel(**options):
+    """``numba.njit`` with the options every CPU kernel shares.
+
+    IEEE division (``error_model="numpy"``: 0 / 0 is NaN, as in NumPy, not an
+    exception) and Numba's disk cache. The cache is used only when the kernels
+    are imported as ``daxpy.worklets``: its entries name their module, and
+    entries written under another name (a doctest run on the ``worklets/``
+    folder imports it as ``worklets``) would fail to load under this one.
+
+    Examples
+    --------
+    >>> callable(kernel(parallel=True))
+    True
+    """
+    from numba import njit
+
+    return njit(cache=__name__.startswith("daxpy."), error_model="numpy", **options)
