@@ -43,6 +43,9 @@ def run_mapped(dataset, stages, program) -> LoopResult:
     sources, fields = {}, {"points": {}, "cells": {}}
     for name, association in program.reads.items():
         array = np.asarray(dataset.fields(association)[name])
+        if not array.dtype.isnative:  # the kernel would read it in place, misread
+            raise ArgumentError(f"mapped=True needs field {name!r} in native byte order; "
+                                f"it is {array.dtype.str}")
         if not transfer.page_lock(array):
             raise ArgumentError(
                 f"mapped=True needs field {name!r} page-locked in place; it is smaller than "

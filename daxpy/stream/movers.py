@@ -26,6 +26,7 @@ from typing import Any, Callable
 import numpy as np
 
 from . import transfer
+from ..data.arrays import native_order
 from ..cuda.device import forget
 
 
@@ -167,8 +168,12 @@ class CudaMover(NumpyMover):
             slot.stream = cupy.cuda.Stream(non_blocking=True)
 
     def prepare(self, array: np.ndarray) -> Source:
-        """Page-lock ``array`` in place where the policy allows, else stage it."""
-        array = np.asarray(array)
+        """Page-lock ``array`` in place where the policy allows, else stage it.
+
+        A big-endian array is swapped to native order first (one host copy):
+        CuPy reads device memory in native order only.
+        """
+        array = native_order(np.asarray(array))
         if self.staging == "pageable":
             return Source(array, "pageable")
         if self.staging in ("auto", "register") and transfer.page_lock(array):
