@@ -108,14 +108,19 @@ def test_out_of_memory_after_uploads_releases_them():
     host = np.ones(grid.n_points, np.float32)
     dataset = grid.with_fields(point_data={"v": host})
     cached = set(grid._cache)
+    # The whole grid on the device (to="device": no streaming) does not fit.
     with pytest.raises(DeviceMemoryError, match="tight grid"):
-        PassThrough("v", dtype="float64", backend="cuda")(dataset)
+        PassThrough("v", dtype="float64", backend="cuda")(dataset, to="device")
     assert set(grid._cache) == cached, "the failed call's upload stayed cached"
     assert pool.used_bytes() <= used
-    del ballast
-    _free_all()
-    # The same call runs once memory is there.
+    # Host in, host out streams in chunks: the same call fits beside the ballast.
     out = PassThrough("v", dtype="float64", backend="cuda")(dataset).point_data["v_copy"]
+    assert isinstance(out, np.ndarray) and out.dtype == np.float64 and bool((out == 1).all())
+    del ballast, out
+    _free_all()
+    # The whole-grid call runs once memory is there.
+    out = PassThrough("v", dtype="float64", backend="cuda")(dataset, to="device")
+    out = out.point_data["v_copy"]
     assert out.dtype == np.float64 and bool((out == 1).all())
     del out
     _free_all()

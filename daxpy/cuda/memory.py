@@ -139,6 +139,12 @@ def guarded(run: Callable[..., Any], dataset: Any, what: str, /, *args, **kwargs
     failure = None
     try:
         return run(*args, **kwargs)
+    except DeviceMemoryError:
+        # A guarded call inside this one ran out (a worklet of a pipeline run):
+        # what this call cached before it goes too.
+        _drop_new(cache, cached_before)
+        release_cached()
+        raise
     except Exception as exc:  # noqa: BLE001 - anything else is re-raised at once
         if not is_out_of_memory(exc):
             raise
@@ -147,10 +153,15 @@ def guarded(run: Callable[..., Any], dataset: Any, what: str, /, *args, **kwargs
         failure = (max(pool_used() - used_before, 0) + requested, requested, free, total)
         traceback.clear_frames(exc.__traceback__)
     # Outside the except block, so the new error carries no reference to the old one.
+    _drop_new(cache, cached_before)
+    release_cached()
+    owner = getattr(dataset, "name", "the dataset")
+    raise DeviceMemoryError(memory_message(what, owner, *failure))
+
+
+def _drop_new(cache, cached_before: set) -> None:
+    """Drop the device copies cached on a dataset since ``cached_before``."""
     if cache is not None:
         for key in [k for k in cache if k not in cached_before
                     and isinstance(k, str) and k.startswith(_CACHE_PREFIX)]:
             del cache[key]
-    release_cached()
-    owner = getattr(dataset, "name", "the dataset")
-    raise DeviceMemoryError(memory_message(what, owner, *failure))

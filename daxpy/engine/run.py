@@ -146,7 +146,13 @@ def run_in_core(dataset, stages, wanted, backend: str, to: str,
     if resolved == "cpu" and to == "device":
         raise ArgumentError("to='device' needs the CUDA backend")
     if resolved == "cuda":
-        return _run_cuda(dataset, stages, list(wanted), to, fuse, concurrent)
+        from ..cuda.memory import guarded
+
+        # Out of device memory anywhere in the run (its uploads included) is a
+        # DeviceMemoryError that leaves nothing the run allocated or cached.
+        what = "+".join(dict.fromkeys(s.verb for s in stages)) or "pipeline"
+        return guarded(_run_cuda, dataset, what, dataset, stages, list(wanted), to, fuse,
+                       concurrent)
     return _run_cpu(dataset, stages, list(wanted), to)
 
 
