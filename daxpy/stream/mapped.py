@@ -5,7 +5,7 @@ field map), the kernel can read the page-locked input and write a pinned
 output directly across the bus, with no device buffers, no chunks and no
 copies: the bus carries each byte once, in both directions at the same time.
 Streaming settings select it with ``mapped=True``; ``benchmarks/end_to_end.py``
-measures it against the chunked copies, and NOTES.md records which wins.
+measures it against the chunked copies, and NOTES-streaming.md records which wins.
 
 Examples
 --------

@@ -11,7 +11,7 @@ more host copy) and cannot overlap kernels. daxpy avoids that two ways:
   before that owner frees it. Arrays that cannot be registered (small,
   strided or refused) are copied chunk by chunk through a reusable pinned
   staging buffer (:class:`StagingBuffer`) instead: one host copy, never two.
-  ``benchmarks/NOTES.md`` records the measurements behind the choice.
+  ``benchmarks/NOTES-streaming.md`` records the measurements behind the choice.
 - **Outputs land in pinned memory from a pool** (:func:`pinned_empty`): the
   NumPy array handed back to the user *is* the pinned buffer the GPU wrote
   into. When the array is freed its memory returns to the pool, so the next
