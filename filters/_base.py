@@ -66,6 +66,9 @@ class Filter:
     verb = ""
     """The pipeline verb (and ``daxpy run`` step) that makes this filter."""
 
+    result: str
+    """The name of the field the filter writes (set by each filter)."""
+
     writes_result = True
     """Whether the filter writes its ``result`` field (False: only derived outputs)."""
 

@@ -78,7 +78,7 @@ class FieldMap(Filter):
     [4.0]
     """
 
-    def __init__(self, expression: str, result: str = "result", *,
+    def __init__(self, expression: str | Expression, result: str = "result", *,
                  association: str = "points", backend: str = "auto",
                  nan_policy: str = "propagate"):
         super().__init__(backend=backend, nan_policy=nan_policy)

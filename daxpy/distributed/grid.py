@@ -1,6 +1,6 @@
 """Scale out with Dask: run daxpy pipelines over grids whose fields are Dask arrays.
 
-Install with ``pip install daxpy[dask]``. A :class:`DaskGrid` is a daxpy grid
+Install with ``pip install 'daxpy-viz[dask]'``. A :class:`DaskGrid` is a daxpy grid
 whose fields are Dask arrays, with NumPy chunks on CPU workers or CuPy chunks
 on GPU workers (dask-cuda, one worker per GPU). :func:`pipeline` gives the
 usual lazy pipeline over it; its ``run`` returns a :class:`DaskGrid` of lazy
