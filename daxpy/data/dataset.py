@@ -273,6 +273,22 @@ class DataSet:
         """
         return CONVERTERS["pyvista"](self)
 
+    def plot(self, **kwargs: Any) -> Any:
+        """Plot with PyVista: ``self.to_pyvista().plot(**kwargs)``.
+
+        PyVista's ``pv.wrap`` and ``Plotter.add_mesh`` accept only VTK, meshio
+        and trimesh objects (PyVista has no hook for other types): give them
+        :meth:`to_pyvista`, which shares the arrays.
+
+        Examples
+        --------
+        >>> import daxpy
+        >>> grid = daxpy.UniformGrid(dims=(2, 2, 2))
+        >>> grid.plot(off_screen=True, screenshot=False) is None
+        True
+        """
+        return self.to_pyvista().plot(**kwargs)
+
     def __repr__(self) -> str:
         return (
             f"{type(self).__name__}({self.topology_name}, n_points={self.n_points}, "

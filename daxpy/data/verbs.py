@@ -55,10 +55,13 @@ class Verb:
         ``parse(step, argument)`` returns the method's keyword arguments from
         the step's text; it raises :class:`~daxpy.errors.ArgumentError` naming
         the step.
-    on : {"node", "pipeline"}
+    on : {"node", "pipeline", "pyvista"}
         What the method is attached to: ``"node"`` (a step chained from one
-        field, also a ``daxpy run`` step) or ``"pipeline"`` (a stage that reads
-        several fields by name, such as ``combine``; not a step).
+        field, also a ``daxpy run`` step), ``"pipeline"`` (a stage that reads
+        several fields by name, such as ``combine``; not a step) or
+        ``"pyvista"`` (a method of PyVista's ``mesh.daxpy`` accessor,
+        ``method(mesh, ...)`` with the signature of the PyVista filter it
+        stands for: :mod:`daxpy.accessor`).
     """
 
     name: str
