@@ -171,22 +171,36 @@ def gradient(node, result: str | None = None, **options):
     return new
 
 
-def _parse_kind(step: str, argument: str) -> dict:
-    """The step's gradient kind: ``point`` (the default) or ``cell``.
+def _parse_gradient(step: str, argument: str) -> dict:
+    """The step's options: its kind (``point``, the default, or ``cell``) and the
+    derived outputs, each with its name if given, separated by commas.
 
     Examples
     --------
-    >>> _parse_kind("gradient=cell", "cell")
+    >>> _parse_gradient("gradient=cell", "cell")
     {'kind': 'cell'}
+    >>> _parse_gradient("gradient=vorticity=w,qcriterion", "vorticity=w,qcriterion")
+    {'kind': 'point', 'vorticity': 'w', 'qcriterion': True}
     """
-    if argument not in ("", *_KINDS):
-        raise ArgumentError(f"step {step!r}: gradient takes 'point' or 'cell' "
-                            "(gradient=cell), or nothing")
-    return {"kind": argument or "point"}
+    options: dict = {"kind": "point"}
+    for item in filter(None, argument.split(",")):
+        option, equals, name = item.partition("=")
+        if option in _KINDS and not equals:
+            options["kind"] = option
+        elif option in dict(_DERIVED) and (name or not equals):
+            options[option] = name or True
+        else:
+            raise ArgumentError(
+                f"step {step!r}: gradient takes 'point' or 'cell' and any of "
+                f"{', '.join(dict(_DERIVED))} (each as NAME=... to name it), separated "
+                f"by commas, not {item!r}")
+    return options
 
 
-register_verb(Verb("gradient", gradient, 10, "point gradient (gradient=cell: cell gradient)",
-                   argument="point|cell", parse=_parse_kind))
+register_verb(Verb("gradient", gradient, 10,
+                   "point gradient; cell: at the cell centres; with a 3-component field, "
+                   "any of divergence, vorticity, qcriterion (each =NAME to name it)",
+                   argument="point|cell,...", parse=_parse_gradient))
 
 
 def _pyvista_name(option: Any, default: str) -> str | bool:
