@@ -79,3 +79,12 @@ def test_license_and_typing_marker_ship():
 def test_pyvista_finds_the_accessor_through_the_entry_point():
     points = PYPROJECT["project"]["entry-points"]["pyvista.accessors"]
     assert points == {"daxpy": "daxpy.accessor"}
+
+
+def test_progress_bars_need_tqdm_only_to_show():
+    # tqdm is a dependency; an install made with --no-deps (the GPU machine's)
+    # still runs everything, without bars.
+    done = _run_without(["tqdm"], "from daxpy.io.progress import progress\n"
+                                  "with progress('x', enabled=True) as report:\n"
+                                  "    report(0.5)\nprint('ran')")
+    assert done.returncode == 0 and done.stdout == "ran\n", done.stderr

@@ -60,8 +60,11 @@ def progress(label: str, enabled: bool | None = None, fractions: bool = True,
     >>> with progress("computing", enabled=False, fractions=False):
     ...     time.sleep(0.01)
     """
-    from tqdm import tqdm
-
+    try:
+        from tqdm import tqdm
+    except ImportError:  # an install without dependencies (--no-deps): no bar, the work runs
+        yield lambda fraction: None
+        return
     show = sys.stderr.isatty() if enabled is None else enabled
     bar = tqdm(total=100 if fractions else None, desc=label, delay=delay, disable=not show,
                file=sys.stderr, leave=False, bar_format=_FORMATS[fractions])
