@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from daxpy.data.dataset import DataSet
 from daxpy.engine.dispatch import execute
 from daxpy.errors import ArgumentError, FieldError
 from daxpy.io.interop import from_vtk
@@ -118,14 +119,14 @@ class Gradient(FieldFilter):
     def output_association(self, association: str) -> str:
         return _KINDS[self.kind][1]
 
-    def fusion_steps(self, association, dataset):
+    def fusion_steps(self, association: str, dataset: DataSet) -> list[tuple[str, dict]] | None:
         # The gradient alone, or exactly one derived quantity computed on store.
         if association != "points" or len(self.outputs()) != 1:
             return None
-        steps = [(_KINDS[self.kind][0], {})]
+        steps: list[tuple[str, dict]] = [(_KINDS[self.kind][0], {})]
         return steps + [(derived, {}) for derived in self.derived]
 
-    def compute(self, dataset):
+    def compute(self, dataset: DataSet) -> dict[str, dict[str, Any]]:
         values, association = self.input_field(dataset)
         if association != "points":
             raise FieldError(
@@ -151,7 +152,7 @@ class Gradient(FieldFilter):
         return {target: new}
 
 
-def gradient(node, result: str | None = None, **options):
+def gradient(node: Any, result: str | None = None, **options: Any) -> Any:
     """Point (or, with ``kind="cell"``, cell) gradient of this field.
 
     Examples

@@ -243,7 +243,7 @@ def require_dataset(dataset: Any, caller: str) -> None:
         )
 
 
-def to_vtk(dataset: DataSet):
+def to_vtk(dataset: DataSet) -> Any:
     """Return the VTK dataset equivalent to ``dataset``, sharing its memory.
 
     Parameters
@@ -291,7 +291,7 @@ def to_vtk(dataset: DataSet):
     return build_vtk(dataset)
 
 
-def to_pyvista(dataset: DataSet):
+def to_pyvista(dataset: DataSet) -> Any:
     """Return the PyVista dataset equivalent to ``dataset``, sharing its memory.
 
     Parameters
