@@ -25,8 +25,8 @@ import subprocess
 import sys
 import tempfile
 
-from .common import SuiteParser, add_output_options, format_table, make_row, output_dir, \
-    write_results
+from .common import SuiteParser, add_output_options, make_row, output_dir, write_results
+from .printout import format_table
 
 GRIDS = {"unstructured": "unstructured_hex", "any": "uniform3d"}
 """The benchmark grid of each family a compiled implementation serves."""

@@ -42,10 +42,10 @@ from pathlib import Path
 from .common import device_slug, output_dir, write_results
 from .printout import exit_status, format_table
 from .host_bench import Context, gpu_available, implementation_list, run_study
-from .host_impls import daxpy_pipeline
+from .host_impls import CPU_IMPLS, daxpy_pipeline
 from .study_options import environment, parse_args, sizes_of
 
-E2E = ["daxpy", "daxpy-filter", "floor-pinned", "floor-overlapped", "cupy-naive",
+E2E = ["daxpy", "daxpy-filter", "floor-pinned", "floor-overlapped", "cupy-naive", "daxpy-cpu",
        "vtk-stdthread", "viskores", "vtk-seq"]
 COLUMNS = ["case", "grid", "n_points", "impl", "variant", "time_ms", "kernel_ms", "first_ms",
            "vs_floor_overlapped", "chunks", "agrees"]
@@ -180,7 +180,7 @@ def main(argv=None) -> int:
 
     def plan(case, kind, n):
         impls = e2e_impls(case, kind, n, largest)
-        return [t for t in impls if not (args.no_cpu and t[0].startswith(("vtk", "visk")))]
+        return [t for t in impls if not (args.no_cpu and t[0] in CPU_IMPLS)]
 
     rows, failures = run_study(sizes_of(args), args.cases, plan, ctx, args.repeat, args.slow,
                                cpu_rows=not args.no_cpu)

@@ -7,7 +7,8 @@ the host field to a host result and returns ``(result, kernel_ms)``
 says an implementation does not cover a case (the row is marked absent).
 
 - CPU: ``vtk-seq``, ``vtk-stdthread`` (VTK's SMP backends), ``viskores`` (the
-  ``vtkm*`` filters in the VTK wheel).
+  ``vtkm*`` filters in the VTK wheel), ``daxpy-cpu`` (the filter call on the
+  CPU backend, so that a machine without a GPU still has a daxpy row).
 - GPU with naive transfers (a pageable copy in, the kernel, a pageable copy
   out, as seed 004's CUDA versions): ``hand-tuned``, ``daxpy-generic`` (the
   switch-based "unmodified Dax" kernels), ``daxpy-specialized`` (daxpy's
@@ -23,7 +24,7 @@ says an implementation does not cover a case (the row is marked absent).
 Examples
 --------
 >>> sorted(CPU_IMPLS)
-['viskores', 'vtk-seq', 'vtk-stdthread']
+['daxpy-cpu', 'viskores', 'vtk-seq', 'vtk-stdthread']
 """
 
 from __future__ import annotations
@@ -251,29 +252,32 @@ def daxpy_pipeline(rtol: float | None = None, budget: float | None = None, **set
     return build
 
 
-def _filter_call(setup: Setup, ctx):
-    """The case as one filter call with ``backend="cuda"`` on the host field:
-    a one-stage pipeline, streamed, its result a NumPy array (host in, host
-    out, like the pipeline's rows). ``to_host`` is a no-op on it; it stays so
-    that a device result could never be timed without its copy back.
+def filter_call(backend: str):
+    """The case as one filter call on ``backend`` with the host field: a
+    one-stage pipeline (streamed on CUDA), its result a NumPy array (host in,
+    host out, like the pipeline's rows). ``to_host`` is a no-op on it; it stays
+    so that a device result could never be timed without its copy back.
     """
-    from daxpy.data.arrays import to_host
-    from daxpy.filters import Gradient, PassThrough, PointToCell
+    def build(setup: Setup, ctx):
+        from daxpy.data.arrays import to_host
+        from daxpy.filters import Gradient, PassThrough, PointToCell
 
-    source = setup.grid.with_fields(point_data={"f": setup.field})
-    flt, where, name = {
-        "pass_through": (PassThrough("f", result="r", dtype="float64", backend="cuda"),
-                         "points", "r"),
-        "point_gradient": (Gradient("f", backend="cuda"), "points", "Gradient"),
-        "point_to_cell": (PointToCell("f", result="r", backend="cuda"), "cells", "r"),
-    }[setup.case]
+        source = setup.grid.with_fields(point_data={"f": setup.field})
+        flt, where, name = {
+            "pass_through": (PassThrough("f", result="r", dtype="float64", backend=backend),
+                             "points", "r"),
+            "point_gradient": (Gradient("f", backend=backend), "points", "Gradient"),
+            "point_to_cell": (PointToCell("f", result="r", backend=backend), "cells", "r"),
+        }[setup.case]
 
-    def run():
-        out = flt(source)
-        result = (out.point_data if where == "points" else out.cell_data)[name]
-        return to_host(result), None
+        def run():
+            out = flt(source)
+            result = (out.point_data if where == "points" else out.cell_data)[name]
+            return to_host(result), None
 
-    return run
+        return run
+
+    return build
 
 
 def _floor(overlapped: bool):
@@ -311,10 +315,11 @@ def _floor(overlapped: bool):
 GPU_IMPLS: dict[str, Callable] = {
     "hand-tuned": _hand_tuned,
     "daxpy": daxpy_pipeline(),
-    "daxpy-filter": _filter_call,
+    "daxpy-filter": filter_call("cuda"),
     "daxpy-specialized": _specialized,
     "daxpy-generic": _generic,
     "cupy-naive": _cupy_naive,
     "floor-pinned": _floor(False),
     "floor-overlapped": _floor(True),
 }
+CPU_IMPLS["daxpy-cpu"] = filter_call("cpu")

@@ -1,4 +1,4 @@
-"""Scale out with Dask (``pip install daxpy[dask]``): the public names of :mod:`daxpy.distributed.grid`.
+"""Scale out with Dask (``pip install 'daxpy-viz[dask]'``): the public names of :mod:`daxpy.distributed.grid`.
 
 Examples
 --------

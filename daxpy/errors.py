@@ -58,6 +58,12 @@ class ResourceError(MemoryError, DaxpyError):
     needed and available. Raised before anything is allocated."""
 
 
+class MissingExtraError(DaxpyError, ImportError):
+    """An optional dependency is not installed; the message names the package, the
+    extra that brings it (``vtk``, ``cuda``, ``dask``...) and the command that
+    installs it (:func:`daxpy.data.extras.require`)."""
+
+
 class BackendError(DaxpyError, RuntimeError):
     """The requested backend (for example CUDA) is not available here."""
 

@@ -20,7 +20,7 @@ Examples
 from __future__ import annotations
 
 import itertools
-from typing import Any
+from typing import Any, Sequence
 
 from . import filters as _filters  # noqa: F401  (importing the filters declares their verbs)
 from .data.dataset import DataSet
@@ -133,8 +133,9 @@ class Pipeline:
                  for s in self.stages]
         return "\n".join([head] + lines)
 
-    def run(self, backend: str = "auto", outputs=None, to: str = "host",
-            profile: bool = False, fuse: bool = True, concurrent: bool = True):
+    def run(self, backend: str = "auto", outputs: Sequence[Node | str] | None = None,
+            to: str = "host", profile: bool = False, fuse: bool = True,
+            concurrent: bool = True) -> Any:
         """Execute the graph; return a dataset holding only the requested outputs.
 
         Parameters

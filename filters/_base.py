@@ -66,6 +66,9 @@ class Filter:
     verb = ""
     """The pipeline verb (and ``daxpy run`` step) that makes this filter."""
 
+    result: str
+    """The name of the field the filter writes (set by each filter)."""
+
     writes_result = True
     """Whether the filter writes its ``result`` field (False: only derived outputs)."""
 
@@ -136,7 +139,8 @@ class Filter:
         """
         return association
 
-    def fusion_steps(self, association: str, dataset) -> list[tuple[str, dict]] | None:
+    def fusion_steps(self, association: str,
+                     dataset: DataSet) -> list[tuple[str, dict]] | None:
         """The worklet calls, ``(worklet name, parameters)``, that compute the
         filter's one output from its first input at ``association`` within a
         fused kernel; None where the filter does not fuse (it then runs on its own,
@@ -183,7 +187,7 @@ class Filter:
         new = self.compute(dataset)
         return dataset.with_fields(new.get("points"), new.get("cells"))
 
-    def execute(self, data: Any, *, to: str | None = None, profile: bool = False):
+    def execute(self, data: Any, *, to: str | None = None, profile: bool = False) -> Any:
         """Run the filter as a one-stage pipeline; return a new dataset holding
         the input's fields and the new ones.
 

@@ -89,7 +89,7 @@ def result_only_verb(verb: str, make, summary: str, where: str | None = None):
     >>> method(daxpy.pipeline(g).field("v"), "m").name
     'm'
     """
-    def method(node, result: str | None = None):
+    def method(node: Any, result: str | None = None) -> Any:
         return node._then(verb, lambda src, out: make(src, result=out), result, where)
 
     method.__name__ = method.__qualname__ = verb

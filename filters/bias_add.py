@@ -11,6 +11,12 @@ Examples
 
 from __future__ import annotations
 
+from typing import Any
+
+from numpy.typing import ArrayLike
+
+from daxpy.data.dataset import DataSet
+
 from daxpy.worklets.bias_add import as_bias
 
 from daxpy.engine.dispatch import execute
@@ -67,7 +73,7 @@ class BiasAdd(FieldFilter):
     [6]
     """
 
-    def __init__(self, field: str, bias, result: str | None = None, *,
+    def __init__(self, field: str, bias: ArrayLike, result: str | None = None, *,
                  association: str | None = None, backend: str = "auto",
                  nan_policy: str = "propagate"):
         super().__init__(field, association=association, backend=backend,
@@ -77,21 +83,21 @@ class BiasAdd(FieldFilter):
 
     verb = "bias_add"
 
-    def fusion_steps(self, association, dataset):
+    def fusion_steps(self, association: str, dataset: DataSet) -> list[tuple[str, dict]] | None:
         return [("bias_add", {"bias": self.bias})]
 
     def position_free(self, components: int) -> bool:
         # A bias spanning several tuples adds by position in the whole field.
         return components % len(self.bias) == 0
 
-    def compute(self, dataset):
+    def compute(self, dataset: DataSet) -> dict[str, dict[str, Any]]:
         values, association = self.input_field(dataset)
         biased = execute("bias_add", dataset, values, association, backend=self.backend,
                          bias=self.bias)
         return {association: {self.result: biased}}
 
 
-def bias_add(node, bias, result: str | None = None):
+def bias_add(node: Any, bias: ArrayLike, result: str | None = None) -> Any:
     """This field plus ``bias`` repeated along its flattened last axis.
 
     Examples

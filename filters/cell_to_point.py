@@ -10,9 +10,13 @@ Examples
 """
 
 from __future__ import annotations
+
+from typing import Any
+
 from daxpy.data.verbs import Verb, register_verb
 
 from ._names import result_only_verb
+from ._pyvista import average_every_array
 from .point_to_cell import _AveragingFilter
 
 __all__ = ["CellToPoint"]
@@ -58,3 +62,42 @@ cell_to_point = result_only_verb("cell_to_point", CellToPoint,
 
 
 register_verb(Verb("cell_to_point", cell_to_point, 40, "average of a cell field onto the points"))
+
+
+def cell_data_to_point_data(mesh: Any, pass_cell_data: bool = False, progress_bar: bool = False,
+                            *, backend: str = "auto") -> Any:
+    """Average every cell array onto the points.
+
+    As :meth:`pyvista.DataObjectFilters.cell_data_to_point_data`
+    (vtkCellDataToPointData), computed by :class:`daxpy.filters.CellToPoint`.
+    The point arrays are kept; a point array of the same name is replaced.
+
+    Parameters
+    ----------
+    pass_cell_data : bool
+        Keep the cell arrays in the output.
+    progress_bar, backend
+        PyVista's progress bar; where daxpy runs (``"auto"``, ``"cpu"``, ``"cuda"``).
+
+    Returns
+    -------
+    pyvista.DataSet
+        Of the input's type, with the averaged point arrays.
+
+    See Also
+    --------
+    pyvista.DataObjectFilters.cell_data_to_point_data
+
+    Examples
+    --------
+    >>> from pyvista import examples
+    >>> import daxpy.accessor
+    >>> beam = examples.load_hexbeam()
+    >>> beam.daxpy.cell_data_to_point_data().point_data.keys()
+    ['sample_point_scalars', 'VTKorigID', 'sample_cell_scalars']
+    """
+    return average_every_array(mesh, CellToPoint, "cells", pass_cell_data, progress_bar, backend)
+
+
+register_verb(Verb("cell_data_to_point_data", cell_data_to_point_data, 40,
+                   "PyVista's cell_data_to_point_data (vtkCellDataToPointData)", on="pyvista"))

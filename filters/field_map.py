@@ -11,6 +11,10 @@ Examples
 
 from __future__ import annotations
 
+from typing import Any
+
+from daxpy.data.dataset import DataSet
+
 from daxpy.worklets.field_map import as_expression
 
 from daxpy.engine.dispatch import execute
@@ -78,7 +82,7 @@ class FieldMap(Filter):
     [4.0]
     """
 
-    def __init__(self, expression: str, result: str = "result", *,
+    def __init__(self, expression: str | Expression, result: str = "result", *,
                  association: str = "points", backend: str = "auto",
                  nan_policy: str = "propagate"):
         super().__init__(backend=backend, nan_policy=nan_policy)
@@ -91,7 +95,7 @@ class FieldMap(Filter):
     def reads(self) -> dict[str, str | None]:
         return {name: self.association for name in self.expression.fields}
 
-    def fusion_steps(self, association, dataset):
+    def fusion_steps(self, association: str, dataset: DataSet) -> list[tuple[str, dict]] | None:
         # The other fields must be there already (not outputs of unfinished stages).
         data = dataset.fields(association)
         others = self.expression.fields[1:]
@@ -100,7 +104,7 @@ class FieldMap(Filter):
         return [("field_map", {"expression": self.expression,
                                "fields": {name: data[name] for name in others}})]
 
-    def compute(self, dataset):
+    def compute(self, dataset: DataSet) -> dict[str, dict[str, Any]]:
         arrays = {name: self.checked(name, dataset.field(name, self.association)[0])
                   for name in self.expression.fields}
         first = arrays[self.expression.fields[0]]
@@ -109,7 +113,7 @@ class FieldMap(Filter):
         return {self.association: {self.result: mapped}}
 
 
-def map(node, expression: str, result: str | None = None):  # noqa: A001 (the verb's name)
+def map(node: Any, expression: str, result: str | None = None) -> Any:  # noqa: A001 (the verb's name)
     """An elementwise expression in which ``x`` names this field.
 
     Other fields (of the dataset or earlier outputs) may appear by name too;
@@ -174,7 +178,7 @@ register_verb(Verb("map", map, 50, "an elementwise expression in x (the field)",
                    argument="EXPRESSION", required=True, parse=_parse_expression))
 
 
-def combine(pipe, expression: str, result: str | None = None):
+def combine(pipe: Any, expression: str, result: str | None = None) -> Any:
     """An elementwise expression over several fields or stage outputs, by name.
 
     Every name in ``expression`` must be a source field or an earlier

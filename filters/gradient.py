@@ -11,14 +11,20 @@ Examples
 
 from __future__ import annotations
 
+from typing import Any, Literal
+
 import numpy as np
 
+from daxpy.data.dataset import DataSet
 from daxpy.engine.dispatch import execute
 from daxpy.errors import ArgumentError, FieldError
+from daxpy.io.interop import from_vtk
+from daxpy.io.progress import progress
 from daxpy.data.verbs import Verb, register_verb
 
 from ._base import FieldFilter
 from ._names import output_name, result_name
+from ._pyvista import pyvista_result
 
 __all__ = ["Gradient"]
 
@@ -99,6 +105,7 @@ class Gradient(FieldFilter):
         self.kind = kind
         self.result = result_name(result, "Gradient")
         self.compute_gradient = bool(compute_gradient)
+        self.writes_result = self.compute_gradient
         options = {"divergence": divergence, "vorticity": vorticity,
                    "qcriterion": qcriterion}
         self.derived = {worklet: name for worklet, default in _DERIVED
@@ -106,25 +113,20 @@ class Gradient(FieldFilter):
 
     verb = "gradient"
 
-    @property
-    def writes_result(self) -> bool:
-        """Whether the gradient itself is an output (``compute_gradient``)."""
-        return self.compute_gradient
-
     def outputs(self) -> tuple[str, ...]:
         return super().outputs() + tuple(self.derived.values())
 
     def output_association(self, association: str) -> str:
         return _KINDS[self.kind][1]
 
-    def fusion_steps(self, association, dataset):
+    def fusion_steps(self, association: str, dataset: DataSet) -> list[tuple[str, dict]] | None:
         # The gradient alone, or exactly one derived quantity computed on store.
         if association != "points" or len(self.outputs()) != 1:
             return None
-        steps = [(_KINDS[self.kind][0], {})]
+        steps: list[tuple[str, dict]] = [(_KINDS[self.kind][0], {})]
         return steps + [(derived, {}) for derived in self.derived]
 
-    def compute(self, dataset):
+    def compute(self, dataset: DataSet) -> dict[str, dict[str, Any]]:
         values, association = self.input_field(dataset)
         if association != "points":
             raise FieldError(
@@ -150,7 +152,7 @@ class Gradient(FieldFilter):
         return {target: new}
 
 
-def gradient(node, result: str | None = None, **options):
+def gradient(node: Any, result: str | None = None, **options: Any) -> Any:
     """Point (or, with ``kind="cell"``, cell) gradient of this field.
 
     Examples
@@ -170,19 +172,132 @@ def gradient(node, result: str | None = None, **options):
     return new
 
 
-def _parse_kind(step: str, argument: str) -> dict:
-    """The step's gradient kind: ``point`` (the default) or ``cell``.
+def _parse_gradient(step: str, argument: str) -> dict:
+    """The step's options: its kind (``point``, the default, or ``cell``) and the
+    derived outputs, each with its name if given, separated by commas.
 
     Examples
     --------
-    >>> _parse_kind("gradient=cell", "cell")
+    >>> _parse_gradient("gradient=cell", "cell")
     {'kind': 'cell'}
+    >>> _parse_gradient("gradient=vorticity=w,qcriterion", "vorticity=w,qcriterion")
+    {'kind': 'point', 'vorticity': 'w', 'qcriterion': True}
     """
-    if argument not in ("", *_KINDS):
-        raise ArgumentError(f"step {step!r}: gradient takes 'point' or 'cell' "
-                            "(gradient=cell), or nothing")
-    return {"kind": argument or "point"}
+    options: dict = {"kind": "point"}
+    for item in filter(None, argument.split(",")):
+        option, equals, name = item.partition("=")
+        if option in _KINDS and not equals:
+            options["kind"] = option
+        elif option in dict(_DERIVED) and (name or not equals):
+            options[option] = name or True
+        else:
+            raise ArgumentError(
+                f"step {step!r}: gradient takes 'point' or 'cell' and any of "
+                f"{', '.join(dict(_DERIVED))} (each as NAME=... to name it), separated "
+                f"by commas, not {item!r}")
+    return options
 
 
-register_verb(Verb("gradient", gradient, 10, "point gradient (gradient=cell: cell gradient)",
-                   argument="point|cell", parse=_parse_kind))
+register_verb(Verb("gradient", gradient, 10,
+                   "point gradient; cell: at the cell centres; with a 3-component field, "
+                   "any of divergence, vorticity, qcriterion (each =NAME to name it)",
+                   argument="point|cell,...", parse=_parse_gradient))
+
+
+def _pyvista_name(option: Any, default: str) -> str | bool:
+    """PyVista's ``bool | str`` output option: its array name, or False (not asked).
+
+    Examples
+    --------
+    >>> _pyvista_name(True, "vorticity"), _pyvista_name("w", "vorticity")
+    ('vorticity', 'w')
+    """
+    if isinstance(option, str):
+        return option or False
+    return default if option else False
+
+
+def compute_derivative(mesh: Any, scalars: str | None = None, gradient: bool | str = True,
+                       divergence: bool | str = False, vorticity: bool | str = False,
+                       qcriterion: bool | str = False, faster: bool = False,
+                       preference: Literal["point", "cell"] = "point",
+                       progress_bar: bool = False, *,
+                       backend: str = "auto") -> Any:
+    """Gradient, divergence, vorticity and Q-criterion of a point array.
+
+    As :meth:`pyvista.DataSetFilters.compute_derivative` (vtkGradientFilter),
+    computed by :class:`daxpy.filters.Gradient`.
+
+    Parameters
+    ----------
+    scalars : str, optional
+        The array to differentiate; by default the active scalars.
+    gradient, divergence, vorticity, qcriterion : bool or str
+        What to compute; a string names the output array (defaults
+        ``"gradient"``, ``"divergence"``, ``"vorticity"``, ``"qcriterion"``).
+        The last three need a 3-component array.
+    faster : bool
+        Accepted for PyVista's signature; daxpy always computes the exact
+        result (PyVista's ``faster=False``).
+    preference : {"point", "cell"}
+        Where to look for ``scalars`` when both points and cells have it.
+    progress_bar : bool
+        Show a progress bar.
+    backend : {"auto", "cpu", "cuda"}
+        Where daxpy runs.
+
+    Returns
+    -------
+    pyvista.DataSet
+        A dataset of the input's type with every input array and the new
+        point arrays.
+
+    Raises
+    ------
+    ArgumentError
+        If nothing is asked, or the dataset's type is not one daxpy reads.
+    FieldError
+        If ``scalars`` is a cell array, or a derived quantity is asked of an
+        array without 3 components.
+
+    See Also
+    --------
+    pyvista.DataSetFilters.compute_derivative
+
+    Examples
+    --------
+    >>> import numpy as np, pyvista as pv
+    >>> import daxpy.accessor
+    >>> mesh = pv.ImageData(dimensions=(3, 3, 3))
+    >>> mesh.point_data["v"] = mesh.points[:, [1, 0, 2]] * [-1, 1, 0]
+    >>> out = mesh.daxpy.compute_derivative(gradient=False, vorticity=True)
+    >>> out["vorticity"][0].tolist()
+    [0.0, 0.0, 2.0]
+    """
+    from pyvista.core.utilities.arrays import (get_array_association,
+                                               set_default_active_scalars)
+
+    name = set_default_active_scalars(mesh).name if scalars is None else scalars
+    if not isinstance(name, str):
+        raise ArgumentError(f"scalars must be an array name, got {name!r}")
+    if not any((gradient, divergence, vorticity, qcriterion)):
+        raise ArgumentError("must set at least one of gradient, divergence, "
+                            "vorticity, or qcriterion")
+    association = get_array_association(mesh, name, preference=preference)
+    if association.name != "POINT":
+        raise FieldError(
+            f"mesh.daxpy.compute_derivative reads point arrays; {name!r} is a "
+            f"{association.name.lower()} array: convert it with "
+            "mesh.daxpy.cell_data_to_point_data() first, or use mesh.compute_derivative()")
+    make = Gradient(name, gradient if isinstance(gradient, str) and gradient else "gradient",
+                    compute_gradient=bool(gradient), association="points",
+                    divergence=_pyvista_name(divergence, "divergence"),
+                    vorticity=_pyvista_name(vorticity, "vorticity"),
+                    qcriterion=_pyvista_name(qcriterion, "qcriterion"), backend=backend)
+    with progress("Computing Derivative", enabled=progress_bar, fractions=False, delay=0):
+        out = make(from_vtk(mesh))
+    return pyvista_result(mesh, out.point_data, make.outputs(), "point")
+
+
+register_verb(Verb("compute_derivative", compute_derivative, 10,
+                   "PyVista's compute_derivative (vtkGradientFilter)", on="pyvista"))

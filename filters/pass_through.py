@@ -11,7 +11,12 @@ dtype('float64')
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+from numpy.typing import DTypeLike
+
+from daxpy.data.dataset import DataSet
 
 from daxpy.data.arrays import all_finite, array_module
 from daxpy.data.verbs import Verb, register_verb
@@ -66,7 +71,7 @@ class PassThrough(FieldFilter):
     [7]
     """
 
-    def __init__(self, field: str, result: str | None = None, dtype=None, *,
+    def __init__(self, field: str, result: str | None = None, dtype: DTypeLike | None = None, *,
                  association: str | None = None, backend: str = "auto",
                  nan_policy: str = "propagate"):
         super().__init__(field, association=association, backend=backend,
@@ -76,10 +81,10 @@ class PassThrough(FieldFilter):
 
     verb = "pass_through"
 
-    def fusion_steps(self, association, dataset):
+    def fusion_steps(self, association: str, dataset: DataSet) -> list[tuple[str, dict]] | None:
         return [("pass_through", {"dtype": self.dtype})]
 
-    def compute(self, dataset):
+    def compute(self, dataset: DataSet) -> dict[str, dict[str, Any]]:
         values, association = self.input_field(dataset)
         if self.dtype is not None and self.dtype.kind in "iu" \
                 and np.dtype(values.dtype).kind == "f":
@@ -120,7 +125,7 @@ def _check_integral(values, dtype: np.dtype, name: str) -> None:
         )
 
 
-def pass_through(node, dtype=None, result: str | None = None):
+def pass_through(node: Any, dtype: DTypeLike | None = None, result: str | None = None) -> Any:
     """A copy of this field, optionally converted to ``dtype``.
 
     Examples

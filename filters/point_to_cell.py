@@ -11,12 +11,15 @@ Examples
 
 from __future__ import annotations
 
+from typing import Any
+
 from daxpy.engine.dispatch import execute
-from daxpy.errors import FieldError
+from daxpy.errors import ArgumentError, FieldError
 from daxpy.data.verbs import Verb, register_verb
 
 from ._base import FieldFilter
 from ._names import result_name, result_only_verb
+from ._pyvista import average_every_array
 
 __all__ = ["PointToCell"]
 
@@ -110,3 +113,49 @@ point_to_cell = result_only_verb("point_to_cell", PointToCell,
 
 
 register_verb(Verb("point_to_cell", point_to_cell, 30, "average of a point field onto the cells"))
+
+
+def point_data_to_cell_data(mesh: Any, pass_point_data: bool = False, categorical: bool = False,
+                            progress_bar: bool = False, *, backend: str = "auto") -> Any:
+    """Average every point array onto the cells.
+
+    As :meth:`pyvista.DataObjectFilters.point_data_to_cell_data`
+    (vtkPointDataToCellData), computed by :class:`daxpy.filters.PointToCell`.
+    Each cell array gets its name; a cell array of the same name is replaced.
+
+    Parameters
+    ----------
+    pass_point_data : bool
+        Keep the point arrays in the output.
+    categorical : bool
+        Refused when True (majority vote is not a daxpy filter).
+    progress_bar : bool
+        Show a progress bar, as PyVista's filter does.
+    backend : {"auto", "cpu", "cuda"}
+        Where daxpy runs.
+
+    Returns
+    -------
+    pyvista.DataSet
+        The input's type; each point array became the cell array of its name,
+        and the point arrays are gone unless ``pass_point_data``
+        (:meth:`pyvista.DataObjectFilters.point_data_to_cell_data` does the same).
+
+    Examples
+    --------
+    >>> import pyvista as pv
+    >>> import daxpy.accessor
+    >>> mesh = pv.RectilinearGrid([0.0, 1.0, 3.0], [0.0, 1.0])
+    >>> mesh.point_data["x"] = mesh.points[:, 0]
+    >>> mesh.daxpy.point_data_to_cell_data()["x"].tolist()
+    [0.5, 2.0]
+    """
+    if categorical:
+        raise ArgumentError("categorical=True (the most frequent value) is not a daxpy "
+                            "filter; use mesh.point_data_to_cell_data(categorical=True)")
+    return average_every_array(mesh, PointToCell, "points", pass_point_data, progress_bar,
+                               backend)
+
+
+register_verb(Verb("point_data_to_cell_data", point_data_to_cell_data, 30,
+                   "PyVista's point_data_to_cell_data (vtkPointDataToCellData)", on="pyvista"))

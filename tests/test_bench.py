@@ -54,7 +54,12 @@ def test_daxpy_bench_runs_the_dax_study_on_the_cpu(tmp_path, capsys):
 
     if not cuda_available():
         assert by_impl["hand-tuned"]["absent"] == "no GPU on this machine"
+    # daxpy has a row on every machine: its CPU backend, against the same VTK rows.
+    for row in (r for r in rows if r["impl"] == "daxpy-cpu"):
+        assert row["time_ms"] > 0 and row["agrees"] is True, row
+    assert len([r for r in rows if r["impl"] == "daxpy-cpu"]) == 6
     table = (folder / "dax_study.md").read_text()
+    assert "| daxpy-cpu |" in table
     assert "| implementation | 4,096 points: total ms | kernel ms | agrees |" in table
     assert "### point gradient on uniform3d" in table and "Seed 004 (2011" in table
     assert "| vtk-seq |" in table and "CPU cores" in table

@@ -59,7 +59,7 @@ def folder_state(folder) -> dict:
 class HalfWriteThenRaise:
     """Writes half a file where the writer was pointed, then raises."""
 
-    def __call__(self, vtk_object, writer_name, temporary, shown):
+    def __call__(self, vtk_object, writer_name, temporary, shown, progress):
         with open(temporary, "wb") as out:
             out.write(b"<VTKFile half")
         raise DataFileError("simulated: the writer failed half way")

@@ -177,7 +177,7 @@ def step_help() -> str:
     Examples
     --------
     >>> step_help().splitlines()[0]
-    'gradient[=point|cell]: point gradient (gradient=cell: cell gradient);'
+    'gradient[=point|cell,...]: point gradient; cell: at the cell centres; with a 3-component field, any of divergence, vorticity, qcriterion (each =NAME to name it);'
     """
     verbs = registered_verbs().values()
     return "\n".join(f"{verb.usage}: {verb.help};" for verb in verbs)

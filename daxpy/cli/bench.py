@@ -34,12 +34,14 @@ from ..errors import ArgumentError, BackendError
 
 SUITES = {
     "kernels": ("kernels", "every worklet's kernel vs hand-tuned and generic ones (GPU)"),
-    "end-to-end": ("end_to_end", "host to host: filter call, pipeline, floors, VTK (GPU)"),
+    "end-to-end": ("end_to_end", "host to host: filter call, pipeline, floors, VTK (GPU; "
+                   "on a CPU: daxpy-cpu vs VTK)"),
     "pipelines": ("pipelines", "FY11 chains and seed 000's graph, fused vs serial (GPU)"),
     "cpu": ("cpu_vs_vtk", "every filter on the CPU vs VTK, Viskores and NumPy"),
     "cpu-compile": ("cpu_compile", "first-use and cached compile times of the CPU kernels"),
     "bias": ("bias_study", "seed 000's BiasAdd study"),
-    "dax-study": ("dax_study", "seed 004's Dax study: tables, JSON and a plot"),
+    "dax-study": ("dax_study", "seed 004's Dax study: tables, JSON and a plot (on a CPU: "
+                  "daxpy-cpu vs VTK and Viskores)"),
     "scale-out": ("scale_out", "Dask strong and weak scaling over GPUs (or --cpu)"),
     "dask-overhead": ("dask_overhead", "Dask's cost per slab on a CPU LocalCluster"),
     "cuda-quick": ("cuda_quick", "compile times and a few kernel bandwidths (GPU)"),

@@ -94,8 +94,10 @@ def add_demo_parser(subparsers) -> argparse.ArgumentParser:
 from .bench import add_bench_parser  # noqa: E402  (the benchmark suites)
 from .run import add_run_parser  # noqa: E402  (daxpy run, also on Dask)
 from .source import add_source_parser  # noqa: E402  (CUDA backend's subcommand)
+from .info import add_info_parser  # noqa: E402  (versions, backends, GPU, cache)
 
-SUBCOMMANDS = [add_demo_parser, add_source_parser, add_run_parser, add_bench_parser]
+SUBCOMMANDS = [add_demo_parser, add_source_parser, add_run_parser, add_bench_parser,
+               add_info_parser]
 """Functions that each register one subcommand on the ``subparsers`` object."""
 
 

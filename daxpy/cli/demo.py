@@ -175,15 +175,24 @@ def _wait_for_device(backend: str) -> None:
         cupy.cuda.Device().synchronize()
 
 
-def render_png(dataset: UniformGrid, path: Path, window_size=(800, 600)) -> None:
-    """Render three orthogonal slices coloured by gradient magnitude, off-screen.
+# What the PNG shows: the pipeline's final output, a cell field.
+SHOWN_FIELD = "GradientMagnitudeCells"
+SHOWN_TITLE = ("GradientMagnitudeCells\n"
+               "the magnitude of RTData's gradient, averaged onto the cells")
 
-    Needs no display: VTK falls back to EGL or OSMesa off-screen rendering.
+
+def render_png(dataset: UniformGrid, path: Path, window_size=(800, 600)) -> None:
+    """Render three orthogonal slices of the pipeline's final output, off-screen.
+
+    The slices show the cell field :data:`SHOWN_FIELD` unlit (flat colours),
+    so that every pixel's colour is the colour bar's colour for its cell's
+    value; the title names the field. Needs no display: VTK falls back to EGL
+    or OSMesa off-screen rendering.
 
     Parameters
     ----------
     dataset : UniformGrid
-        The demo's output (with the ``GradientMagnitude`` point field).
+        The demo's output (with the ``GradientMagnitudeCells`` cell field).
     path : pathlib.Path
         The PNG file to write.
     window_size : tuple of int
@@ -192,9 +201,10 @@ def render_png(dataset: UniformGrid, path: Path, window_size=(800, 600)) -> None
     Examples
     --------
     >>> import os, tempfile
+    >>> import numpy as np
     >>> from daxpy.cli.demo import render_png, wavelet
     >>> grid = wavelet(8)
-    >>> grid.point_data["GradientMagnitude"] = grid.point_data["RTData"]
+    >>> grid.cell_data["GradientMagnitudeCells"] = np.ones(grid.n_cells, np.float32)
     >>> path = os.path.join(tempfile.mkdtemp(), "w.png")
     >>> render_png(grid, path, window_size=(64, 48))
     >>> os.path.getsize(path) > 0
@@ -207,9 +217,14 @@ def render_png(dataset: UniformGrid, path: Path, window_size=(800, 600)) -> None
     plotter = pyvista.Plotter(off_screen=True, window_size=list(window_size))
     try:
         plotter.add_mesh(mesh.outline(), color="black")
-        plotter.add_mesh(mesh.slice_orthogonal(), scalars="GradientMagnitude",
-                         cmap="viridis", scalar_bar_args={"title": "gradient magnitude"})
+        # Unlit: shading would darken or brighten the colours away from the bar's.
+        plotter.add_mesh(mesh.slice_orthogonal(), scalars=SHOWN_FIELD, preference="cell",
+                         cmap="viridis", lighting=False,
+                         scalar_bar_args={"title": SHOWN_FIELD, "color": "black"})
+        plotter.add_text(SHOWN_TITLE, position="upper_left", font_size=11, color="black")
+        plotter.set_background("white")
         plotter.camera_position = "iso"
+        plotter.camera.zoom(0.9)
         plotter.screenshot(os.fspath(path))
     finally:
         plotter.close()

@@ -82,13 +82,15 @@ def _check_run(sample, args: argparse.Namespace, n_elements: int, source_bytes: 
 
 def _load(args: argparse.Namespace):
     """The input dataset, once the run is known to fit in memory."""
+    from ..io.progress import progress
     from .demo import wavelet, wavelet_bytes
 
     size = wavelet_size(args.input)
     if size is None:
         from ..io.files import read
 
-        dataset = read(args.input)
+        with progress(f"reading {args.input}") as report:
+            dataset = read(args.input, progress=report)
         _check_run(dataset, args, max(dataset.n_points, dataset.n_cells), 0)
         return dataset
     _check_run(wavelet(2), args, size ** 3, wavelet_bytes(size))
@@ -117,40 +119,56 @@ def _dask_client(address: str, timeout: float):
         raise
 
 
+def _outputs(pipe) -> list[str]:
+    """Every field the run's stages write (derived outputs included), in order."""
+    return [name for stage in pipe.stages for name in stage.filter.outputs()]
+
+
+def _describe(result, name: str) -> str:
+    values, association = result.field(name)
+    span = (f"min {values.min():.6g}, max {values.max():.6g}" if values.size
+            else "no values")
+    return f"{name}: {association}, {values.dtype}, shape {tuple(values.shape)}, {span}"
+
+
 def _run(args: argparse.Namespace) -> int:
+    from ..io.progress import progress
+
     if args.output:
         from ..io.files import check_output_target
 
         check_output_target(args.output)
     dataset = _load(args)
     start = time.perf_counter()
-    if args.dask:
-        from ..distributed import grid as daxpy_dask
+    with progress(f"daxpy run: {len(args.step)} step(s)", fractions=False):
+        if args.dask:
+            from ..distributed import grid as daxpy_dask
 
-        with _dask_client(args.dask, args.dask_timeout):
-            pipe = daxpy_dask.pipeline(dataset)
+            with _dask_client(args.dask, args.dask_timeout):
+                pipe = daxpy_dask.pipeline(dataset)
+                last = chain_steps(pipe.field(args.field), args.step)
+                result = pipe.run(backend=args.backend, outputs=_outputs(pipe) or [last],
+                                  chunks=args.pieces or "auto").compute()
+            where = f"Dask cluster at {args.dask}"
+        else:
+            from ..pipeline import pipeline
+
+            pipe = pipeline(dataset)
             last = chain_steps(pipe.field(args.field), args.step)
-            result = pipe.run(backend=args.backend, outputs=[last],
-                              chunks=args.pieces or "auto").compute()
-        where = f"Dask cluster at {args.dask}"
-    else:
-        from ..pipeline import pipeline
-
-        pipe = pipeline(dataset)
-        last = chain_steps(pipe.field(args.field), args.step)
-        result = pipe.run(backend=args.backend, outputs=[last])
-        where = "this process"
+            result = pipe.run(backend=args.backend, outputs=_outputs(pipe) or [last])
+            where = "this process"
     elapsed = time.perf_counter() - start
-    values, association = result.field(last.name)
-    span = (f"min {values.min():.6g}, max {values.max():.6g}" if values.size
-            else "no values")
     print(f"daxpy run: {len(args.step)} step(s) on {dataset.n_points:,} points in {where}: "
           f"{elapsed:.3f} s")
-    print(f"{last.name}: {association}, {values.dtype}, shape {tuple(values.shape)}, {span}")
+    names = [name for name in _outputs(pipe) if name != last.name] + [last.name]
+    for name in names:  # the chain's last result last
+        print(_describe(result, name))
     if args.output:
         from ..io.files import write
 
-        write(dataset.with_fields(result.point_data, result.cell_data), args.output)
+        with progress(f"writing {args.output}") as report:
+            write(dataset.with_fields(result.point_data, result.cell_data), args.output,
+                  progress=report)
         print(f"wrote {args.output}")
     return 0
 
@@ -169,14 +187,21 @@ def add_run_parser(subparsers) -> argparse.ArgumentParser:
         "run", help="run a chain of filters over a dataset, here or on a Dask cluster",
         description="Read INPUT (a .vti/.vtr/.vts/.vtu/.vtk file, or wavelet:SIZE), run "
         "the --step chain over --field (none: the field as it is), print the result's "
-        "range and write OUTPUT.")
+        "range and write OUTPUT.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="steps (--step VERB[=ARG][:NAME]):\n" + "\n".join(
+            f"  {line.rstrip(';')}" for line in step_help().splitlines())
+        + "\n\nexample (the Laplacian as the divergence of the gradient):\n"
+        "  daxpy run wavelet:64 out.vti --field RTData --step gradient:grad "
+        "--step gradient=divergence=laplacian:hessian")
     parser.add_argument("input", type=argparse_type(source_spec),
                         help="dataset file, or wavelet:SIZE for the demo's wavelet")
     parser.add_argument("output", nargs="?", help="file to write (input fields + results)")
     parser.add_argument("--field", required=True, help="the field the chain starts from")
-    parser.add_argument("--step", action="append", default=[], metavar="VERB[=ARG]",
+    parser.add_argument("--step", action="append", default=[], metavar="VERB[=ARG][:NAME]",
                         type=argparse_type(step_spec),
-                        help=f"a verb, repeated in order: {step_help()}".rstrip(";"))
+                        help="a verb (listed below), repeated in order; :NAME names "
+                        "its result")
     parser.add_argument("--dask", metavar="SCHEDULER_ADDRESS", type=argparse_type(dask_address),
                         help="run on the Dask cluster whose scheduler listens here")
     parser.add_argument("--dask-timeout", metavar="SECONDS", default=5.0,

@@ -14,7 +14,7 @@ Examples
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import Any, Mapping
 
 from ..errors import FieldError, InvalidDataSetError, UnknownFieldError
 from .fields import FieldData, check_association
@@ -231,7 +231,8 @@ class DataSet:
             f"{sorted(self.point_data)}, cell fields: {sorted(self.cell_data)}"
         )
 
-    def with_fields(self, point_data=None, cell_data=None) -> "DataSet":
+    def with_fields(self, point_data: Mapping[str, Any] | None = None,
+                    cell_data: Mapping[str, Any] | None = None) -> "DataSet":
         """Return a shallow copy with fields added; ``self`` is not modified.
 
         Examples
@@ -251,7 +252,7 @@ class DataSet:
             other.cell_data[key] = values
         return other
 
-    def to_vtk(self):
+    def to_vtk(self) -> Any:
         """Return the equivalent VTK dataset, sharing field memory where possible.
 
         Examples
@@ -262,7 +263,7 @@ class DataSet:
         """
         return CONVERTERS["vtk"](self)
 
-    def to_pyvista(self):
+    def to_pyvista(self) -> Any:
         """Return the equivalent PyVista dataset, sharing field memory where possible.
 
         Examples
@@ -272,6 +273,22 @@ class DataSet:
         8
         """
         return CONVERTERS["pyvista"](self)
+
+    def plot(self, **kwargs: Any) -> Any:
+        """Plot with PyVista: ``self.to_pyvista().plot(**kwargs)``.
+
+        PyVista's ``pv.wrap`` and ``Plotter.add_mesh`` accept only VTK, meshio
+        and trimesh objects (PyVista has no hook for other types): give them
+        :meth:`to_pyvista`, which shares the arrays.
+
+        Examples
+        --------
+        >>> import daxpy
+        >>> grid = daxpy.UniformGrid(dims=(2, 2, 2))
+        >>> grid.plot(off_screen=True, screenshot=False) is None
+        True
+        """
+        return self.to_pyvista().plot(**kwargs)
 
     def __repr__(self) -> str:
         return (

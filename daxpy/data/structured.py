@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import math
 import reprlib
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
+
+from numpy.typing import ArrayLike
 
 import numpy as np
 
@@ -203,8 +205,9 @@ class UniformGrid(StructuredGrid):
 
     family = "uniform"
 
-    def __init__(self, dims, origin=None, spacing=None, point_data=None,
-                 cell_data=None, name: str = "uniform grid"):
+    def __init__(self, dims: Sequence[int], origin: Sequence[float] | None = None,
+                 spacing: Sequence[float] | None = None, point_data: Mapping[str, Any] | None = None,
+                 cell_data: Mapping[str, Any] | None = None, name: str = "uniform grid") -> None:
         self.origin = _padded(origin, 0.0, "origin", name)
         self.spacing = _padded(spacing, 1.0, "spacing", name)
         if not all(math.isfinite(v) for v in self.origin):
@@ -260,8 +263,9 @@ class RectilinearGrid(StructuredGrid):
 
     family = "rectilinear"
 
-    def __init__(self, x, y=None, z=None, point_data=None, cell_data=None,
-                 name: str = "rectilinear grid"):
+    def __init__(self, x: ArrayLike, y: ArrayLike | None = None, z: ArrayLike | None = None,
+                 point_data: Mapping[str, Any] | None = None, cell_data: Mapping[str, Any] | None = None,
+                 name: str = "rectilinear grid") -> None:
         self.coordinates = tuple(
             read_only(self._check_axis(c, axis, name)) for axis, c in zip("xyz", (x, y, z))
         )
@@ -350,8 +354,8 @@ class CurvilinearGrid(StructuredGrid):
 
     family = "curvilinear"
 
-    def __init__(self, dims, points, point_data=None, cell_data=None,
-                 name: str = "curvilinear grid"):
+    def __init__(self, dims: Sequence[int], points: ArrayLike, point_data: Mapping[str, Any] | None = None,
+                 cell_data: Mapping[str, Any] | None = None, name: str = "curvilinear grid") -> None:
         self.name = name
         checked_dims = _check_dims(dims, name)
         array = checked_array(points, f"points of {name}", InvalidDataSetError)

@@ -13,7 +13,9 @@ Examples
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Mapping
+
+from numpy.typing import ArrayLike
 
 import numpy as np
 
@@ -118,8 +120,9 @@ class UnstructuredGrid(DataSet):
 
     family = "unstructured"
 
-    def __init__(self, points, connectivity, offsets, cell_types, point_data=None,
-                 cell_data=None, name: str = "unstructured grid"):
+    def __init__(self, points: ArrayLike, connectivity: ArrayLike, offsets: ArrayLike,
+                 cell_types: ArrayLike, point_data: Mapping[str, Any] | None = None,
+                 cell_data: Mapping[str, Any] | None = None, name: str = "unstructured grid") -> None:
         self.name = name
         points = self._check_points(points)
         conn = topology_array(connectivity, f"connectivity of {name}")

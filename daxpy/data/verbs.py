@@ -55,10 +55,13 @@ class Verb:
         ``parse(step, argument)`` returns the method's keyword arguments from
         the step's text; it raises :class:`~daxpy.errors.ArgumentError` naming
         the step.
-    on : {"node", "pipeline"}
+    on : {"node", "pipeline", "pyvista"}
         What the method is attached to: ``"node"`` (a step chained from one
-        field, also a ``daxpy run`` step) or ``"pipeline"`` (a stage that reads
-        several fields by name, such as ``combine``; not a step).
+        field, also a ``daxpy run`` step), ``"pipeline"`` (a stage that reads
+        several fields by name, such as ``combine``; not a step) or
+        ``"pyvista"`` (a method of PyVista's ``mesh.daxpy`` accessor,
+        ``method(mesh, ...)`` with the signature of the PyVista filter it
+        stands for: :mod:`daxpy.accessor`).
     """
 
     name: str
@@ -125,7 +128,8 @@ def registered_verbs(on: str = "node") -> dict[str, Verb]:
 
 
 def parse_step(step: str) -> tuple[str, dict]:
-    """Split a ``VERB[=ARG]`` step into its verb and the method's keyword arguments.
+    """Split a ``VERB[=ARG][:NAME]`` step into its verb and the method's keyword
+    arguments; ``:NAME`` names the step's result (``result=NAME``).
 
     Raises
     ------
@@ -135,12 +139,17 @@ def parse_step(step: str) -> tuple[str, dict]:
     Examples
     --------
     >>> import daxpy.filters
+    >>> parse_step("magnitude:speed")
+    ('magnitude', {'result': 'speed'})
     >>> parse_step("magnitude=1")
     Traceback (most recent call last):
     ...
     daxpy.errors.ArgumentError: step 'magnitude=1': magnitude takes no argument
     """
-    name, equals, argument = step.partition("=")
+    text, colon, result = step.rpartition(":") if ":" in step else (step, "", "")
+    if colon and not result.strip():
+        raise ArgumentError(f"step {step!r}: a result name must follow ':' (VERB:NAME)")
+    name, equals, argument = text.partition("=")
     verbs = registered_verbs()
     if name not in verbs:
         raise ArgumentError(f"step {step!r}: the verb must be one of {list(verbs)}")
@@ -149,4 +158,5 @@ def parse_step(step: str) -> tuple[str, dict]:
         raise ArgumentError(f"step {step!r}: {name} takes no argument")
     if verb.required and not argument:
         raise ArgumentError(f"step {step!r}: {name} needs an argument ({name}=...)")
-    return name, verb.parse(step, argument)
+    options = verb.parse(step, argument)
+    return name, {**options, "result": result} if colon else options

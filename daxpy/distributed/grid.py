@@ -1,6 +1,6 @@
 """Scale out with Dask: run daxpy pipelines over grids whose fields are Dask arrays.
 
-Install with ``pip install daxpy[dask]``. A :class:`DaskGrid` is a daxpy grid
+Install with ``pip install 'daxpy-viz[dask]'``. A :class:`DaskGrid` is a daxpy grid
 whose fields are Dask arrays, with NumPy chunks on CPU workers or CuPy chunks
 on GPU workers (dask-cuda, one worker per GPU). :func:`pipeline` gives the
 usual lazy pipeline over it; its ``run`` returns a :class:`DaskGrid` of lazy
@@ -39,13 +39,14 @@ True
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Iterator, Mapping, Sequence
 
 import dask
 import dask.array as da
 import numpy as np
 
 from ..data.arrays import is_device_array, to_host
+from ..data.dataset import DataSet
 from .graph import resources, structured_outputs, unstructured_outputs
 from ..errors import ArgumentError, DaxpyError, FieldError
 from ..engine.stage import Stage
@@ -79,7 +80,8 @@ class DaskGrid:
     ((2, 3, 4, 3), True)
     """
 
-    def __init__(self, grid, point_data=None, cell_data=None):
+    def __init__(self, grid: Any, point_data: Mapping[str, Any] | None = None,
+                 cell_data: Mapping[str, Any] | None = None) -> None:
         from ..filters._names import as_dataset
 
         grid = as_dataset(grid)
@@ -136,13 +138,13 @@ class DaskGrid:
                 f"{base} or {flat} (optionally with a component axis)")
         (self.point_data if association == "points" else self.cell_data)[name] = shaped
 
-    def fields(self):
+    def fields(self) -> Iterator[tuple[str, str, Any]]:
         """Every field as ``(name, association, array)``."""
         for association, data in (("points", self.point_data), ("cells", self.cell_data)):
             for name, array in data.items():
                 yield name, association, array
 
-    def standin(self):
+    def standin(self) -> DataSet:
         """The topology with zero-memory fields of the right dtypes and shapes
         (what a pipeline is built against).
 
@@ -177,7 +179,7 @@ class DaskGrid:
             (result.point_data if association == "points" else result.cell_data)[name] = array
         return result
 
-    def compute(self):
+    def compute(self) -> DataSet:
         """Gather every field into a daxpy grid of NumPy arrays, flat ``(n[, c])``.
 
         Examples
@@ -253,7 +255,8 @@ class DaskPipeline(Pipeline):
         super().__init__(dgrid.standin())
         self.dask_grid = dgrid
 
-    def run(self, backend: str = "auto", outputs=None, to: str = "host", chunks="auto"):
+    def run(self, backend: str = "auto", outputs: Sequence[Any] | None = None,  # type: ignore[override]
+            to: str = "host", chunks: Any = "auto") -> "DaskGrid":
         """Build the task graph of the pipeline; return a DaskGrid of the outputs.
 
         Parameters
@@ -292,7 +295,7 @@ class DaskPipeline(Pipeline):
                         to, chunks)
 
 
-def pipeline(data) -> DaskPipeline:
+def pipeline(data: Any) -> DaskPipeline:
     """Start a lazy pipeline over a DaskGrid (or a daxpy/VTK dataset, wrapped).
 
     Examples
@@ -306,7 +309,8 @@ def pipeline(data) -> DaskPipeline:
     return DaskPipeline(_as_dask_grid(data))
 
 
-def apply(flt, data, backend: str = "auto", to: str = "host", chunks="auto") -> DaskGrid:
+def apply(flt: Any, data: Any, backend: str = "auto", to: str = "host",
+          chunks: Any = "auto") -> DaskGrid:
     """Run one filter over a DaskGrid; return a DaskGrid of the fields it adds.
 
     Examples

@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import os
 
+from ..data.extras import install_command
 from ..errors import ArgumentError, BackendError
 
 BACKENDS = ("auto", "cpu", "cuda")
@@ -97,6 +98,7 @@ def resolve_backend(backend: str | None = "auto") -> str:
         return "cuda" if cuda_available() else "cpu"
     if choice == "cuda" and not cuda_available():
         raise BackendError(
-            "backend='cuda' needs CuPy (pip install daxpy[cuda]) and a visible GPU"
+            f"backend='cuda' needs CuPy ({install_command('cuda')}, or "
+            f"{install_command('cuda13')} for CUDA 13) and a visible GPU"
         )
     return choice

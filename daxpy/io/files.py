@@ -20,8 +20,10 @@ from __future__ import annotations
 import errno
 import os
 from pathlib import Path
+from typing import Callable
 
 from ..data.dataset import DataSet
+from ..data.extras import require
 from ..errors import ArgumentError, DataFileError
 from .field_names import check_field_names, xml_names
 from .safe_write import atomic_write, check_output_target
@@ -52,11 +54,15 @@ def _format(path: str | os.PathLike) -> tuple:
 
 def _vtk_class(name: str):
     """Instantiate a VTK IO class by name (imported here so daxpy works without VTK)."""
-    import vtkmodules.vtkIOLegacy as legacy
-    import vtkmodules.vtkIOXML as xml
+    module = "vtkmodules.vtkIOLegacy" if name.startswith("vtkDataSet") else "vtkmodules.vtkIOXML"
+    return getattr(require(module, "vtk", "reading and writing VTK files"), name)()
 
-    module = legacy if name.startswith("vtkDataSet") else xml
-    return getattr(module, name)()
+
+def _observe_progress(algorithm, progress: Callable[[float], None] | None) -> None:
+    """Have VTK's ``algorithm`` call ``progress(fraction)`` as it goes (None: nothing)."""
+    if progress is not None:
+        algorithm.AddObserver("ProgressEvent",
+                              lambda caller, _event: progress(caller.GetProgress()))
 
 
 def _scan(path: str, family: str | None):
@@ -72,7 +78,7 @@ def _scan(path: str, family: str | None):
         raise DataFileError(f"{path!r} cannot be read: {err.strerror or err}") from err
 
 
-def read(path: str | os.PathLike) -> DataSet:
+def read(path: str | os.PathLike, progress: Callable[[float], None] | None = None) -> DataSet:
     """Read a ``.vti``, ``.vtr``, ``.vts``, ``.vtu`` or legacy ``.vtk`` file.
 
     The file is checked before VTK reads it: its structure, its attributes
@@ -86,6 +92,9 @@ def read(path: str | os.PathLike) -> DataSet:
     ----------
     path : str or path-like
         The file; its extension picks the reader.
+    progress : callable, optional
+        Called with the fraction read (0 to 1) as VTK reads
+        (:func:`daxpy.io.progress.progress` yields one that drives a bar).
 
     Returns
     -------
@@ -125,14 +134,15 @@ def read(path: str | os.PathLike) -> DataSet:
     if not Path(name).is_file():
         # A FIFO or device would block or never end; a folder is no dataset.
         raise DataFileError(f"{name!r} is not a regular file")
+    reader = _vtk_class(reader_name)  # first: without VTK, say which extra to install
     declared = _scan(name, family)
-    reader = _vtk_class(reader_name)
     if reader_name == "vtkDataSetReader":
         # The legacy reader keeps only the first scalars/vectors/... array unless told.
         for kind in ("Scalars", "Vectors", "Normals", "Tensors", "ColorScalars",
                      "TCoords", "Fields"):
             getattr(reader, f"ReadAll{kind}On")()
     reader.SetFileName(name)
+    _observe_progress(reader, progress)
     with vtk_messages(reader, reader.GetExecutive()) as messages:
         reader.Update()
     if messages:
@@ -181,7 +191,8 @@ def check_format(dataset: DataSet, path: str | os.PathLike) -> str:
     return writer_name
 
 
-def write(dataset: DataSet, path: str | os.PathLike) -> None:
+def write(dataset: DataSet, path: str | os.PathLike,
+          progress: Callable[[float], None] | None = None) -> None:
     """Write a dataset to a ``.vti``, ``.vtr``, ``.vts``, ``.vtu`` or legacy ``.vtk`` file.
 
     XML files are binary, appended and compressed; legacy files are binary.
@@ -205,6 +216,8 @@ def write(dataset: DataSet, path: str | os.PathLike) -> None:
         suit the grid (``.vti`` for uniform, ``.vtr`` rectilinear, ``.vts``
         curvilinear, ``.vtu`` unstructured; ``.vtk`` for any). A symbolic link
         is written through (the file it points to is replaced).
+    progress : callable, optional
+        Called with the fraction written (0 to 1) as VTK writes.
 
     Raises
     ------
@@ -244,10 +257,11 @@ def write(dataset: DataSet, path: str | os.PathLike) -> None:
     if extension != ".vtk":
         xml_names(vtk_object)
     atomic_write(path, lambda temporary: _vtk_write(vtk_object, writer_name,
-                                                    temporary, os.fspath(path)))
+                                                    temporary, os.fspath(path), progress))
 
 
-def _vtk_write(vtk_object, writer_name: str, temporary: str, shown: str) -> None:
+def _vtk_write(vtk_object, writer_name: str, temporary: str, shown: str,
+               progress: Callable[[float], None] | None) -> None:
     """Have VTK write ``vtk_object`` to ``temporary``; raise if it says it failed.
 
     VTK's writers report a failure through the return value of ``Write``, their
@@ -261,6 +275,7 @@ def _vtk_write(vtk_object, writer_name: str, temporary: str, shown: str) -> None
         writer.SetFileTypeToBinary()
     writer.SetInputData(vtk_object)
     writer.SetFileName(temporary)
+    _observe_progress(writer, progress)
     with vtk_messages(writer) as messages:
         status = writer.Write()
     code = writer.GetErrorCode()

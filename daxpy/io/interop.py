@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from ..data.dataset import CONVERTERS, DataSet
+from ..data.extras import require
 from ..errors import ArgumentError, InvalidDataSetError
 from .field_names import check_field_names
 from ..data.structured import CurvilinearGrid, RectilinearGrid, UniformGrid
@@ -48,13 +49,7 @@ _VTK_CLASSES = ("vtkImageData", "vtkRectilinearGrid", "vtkStructuredGrid",
 
 
 def _numpy_support():
-    try:
-        from vtkmodules.util import numpy_support
-    except ImportError as err:  # pragma: no cover - depends on the machine
-        raise ImportError(
-            "daxpy.io.interop needs VTK: pip install 'daxpy[vtk]' (or pip install vtk)"
-        ) from err
-    return numpy_support
+    return require("vtkmodules.util.numpy_support", "vtk", "VTK interop")
 
 
 # -- VTK -> daxpy ---------------------------------------------------------------
@@ -132,9 +127,9 @@ def _image_from_vtk(obj) -> UniformGrid:
 
 def _rectilinear_from_vtk(obj) -> RectilinearGrid:
     axes = (obj.GetXCoordinates(), obj.GetYCoordinates(), obj.GetZCoordinates())
-    coords = [np.zeros(1) if a is None or a.GetNumberOfTuples() == 0
-              else _wrap_vtk_array(a) for a in axes]
-    return RectilinearGrid(*coords, **_fields_of(obj))
+    x, y, z = (np.zeros(1) if a is None or a.GetNumberOfTuples() == 0
+               else _wrap_vtk_array(a) for a in axes)
+    return RectilinearGrid(x, y, z, **_fields_of(obj))
 
 
 def _structured_from_vtk(obj) -> CurvilinearGrid:
@@ -248,7 +243,7 @@ def require_dataset(dataset: Any, caller: str) -> None:
         )
 
 
-def to_vtk(dataset: DataSet):
+def to_vtk(dataset: DataSet) -> Any:
     """Return the VTK dataset equivalent to ``dataset``, sharing its memory.
 
     Parameters
@@ -296,7 +291,7 @@ def to_vtk(dataset: DataSet):
     return build_vtk(dataset)
 
 
-def to_pyvista(dataset: DataSet):
+def to_pyvista(dataset: DataSet) -> Any:
     """Return the PyVista dataset equivalent to ``dataset``, sharing its memory.
 
     Parameters
@@ -320,8 +315,7 @@ def to_pyvista(dataset: DataSet):
     >>> type(mesh).__name__, np.shares_memory(mesh.point_data["t"], grid.point_data["t"])
     ('ImageData', True)
     """
-    import pyvista
-
+    pyvista = require("pyvista", "vtk", "to_pyvista")
     return pyvista.wrap(to_vtk(dataset))
 
 

@@ -84,7 +84,7 @@ def _writable(path: str, found: os.stat_result, mode: int = os.W_OK) -> bool:
     return os.access(path, mode) and bool(found.st_mode & 0o222)
 
 
-def check_output_target(path) -> str:
+def check_output_target(path: str | os.PathLike) -> str:
     """Refuse an output path that is not a regular file or a new path, before
     anything is computed or written.
 
