@@ -54,10 +54,14 @@ def cell_to_point_unstructured(grid, values: np.ndarray, out: np.ndarray | None 
     Examples
     --------
     >>> import numpy as np, daxpy
-    >>> from daxpy.data.celltypes import TRIANGLE
-    >>> g = daxpy.UnstructuredGrid(np.eye(3), [0, 1, 2], [0, 3], [TRIANGLE])
-    >>> cell_to_point_unstructured(g, np.array([6.0], np.float32)).tolist()
-    [6.0, 6.0, 6.0]
+    >>> from daxpy.worklets import cell_to_point as numpy_reference
+    >>> g = daxpy.UnstructuredGrid.from_blocks(np.eye(4, 3), {5: [[0, 1, 2], [1, 2, 3]]})
+    >>> c = np.array([6.0, 2.0], np.float32)
+    >>> cell_to_point_unstructured(g, c).tolist()
+    [6.0, 4.0, 4.0, 2.0]
+    >>> np.array_equal(cell_to_point_unstructured(g, c),
+    ...                numpy_reference.cell_to_point_unstructured(g, c))
+    True
     """
     check_tuples(values, grid.n_cells, "cell", grid.name)
     table = columns(values)

@@ -125,9 +125,8 @@ def unstructured_cell_gradient(grid, values: np.ndarray, out: np.ndarray | None 
     Examples
     --------
     >>> import numpy as np, daxpy
-    >>> from daxpy.data.celltypes import QUAD
     >>> square = np.array([[0.0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0]])
-    >>> g = daxpy.UnstructuredGrid(square, [0, 1, 2, 3], [0, 4], [QUAD])
+    >>> g = daxpy.UnstructuredGrid.from_blocks(square, {9: [[0, 1, 2, 3]]})   # a quad
     >>> (unstructured_cell_gradient(g, np.array([0.0, 2.0, 2.0, 0.0])) + 0.0).tolist()
     [[2.0, 0.0, 0.0]]
     """
