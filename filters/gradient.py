@@ -130,8 +130,8 @@ class Gradient(FieldFilter):
         if dataset.family == "polydata":
             raise ArgumentError(
                 f"Gradient does not run on PolyData yet ({dataset.name!r}): the "
-                "derivatives of its 2-D cells are not implemented; convert it "
-                "with to_pyvista() and use PyVista's compute_derivative")
+                "derivatives of its 2-D cells are not implemented yet; PyVista's "
+                "compute_derivative does it (to_pyvista() shares the arrays)")
         values, association = self.input_field(dataset)
         if association != "points":
             raise FieldError(

@@ -38,6 +38,7 @@ _FORMATS = {
     ".vtr": ("rectilinear", "vtkXMLRectilinearGridReader", "vtkXMLRectilinearGridWriter"),
     ".vts": ("curvilinear", "vtkXMLStructuredGridReader", "vtkXMLStructuredGridWriter"),
     ".vtu": ("unstructured", "vtkXMLUnstructuredGridReader", "vtkXMLUnstructuredGridWriter"),
+    ".vtp": ("polydata", "vtkXMLPolyDataReader", "vtkXMLPolyDataWriter"),
     ".vtk": (None, "vtkDataSetReader", "vtkDataSetWriter"),
 }
 
