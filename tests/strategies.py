@@ -200,3 +200,20 @@ def field_arrays(draw, n, ncomp=None, dtype=None):
     rng = np.random.default_rng(draw(seeds))
     shape = (n,) if ncomp == 1 else (n, ncomp)
     return rng.uniform(-10, 10, shape).astype(dtype)
+
+
+@st.composite
+def polydata_surfaces(draw, max_points=10, max_cells=4):
+    """Random PolyData: 0..max_cells cells of each kind (verts, lines, polys,
+    strips), each of distinct random points, the kind's fewest points or more."""
+    rng = np.random.default_rng(draw(seeds))
+    n_points = draw(st.integers(3, max_points))
+    points = rng.uniform(-1, 1, (n_points, 3))
+    arrays = {}
+    for kind, least in (("verts", 1), ("lines", 2), ("polys", 3), ("strips", 3)):
+        sizes = [draw(st.integers(least, min(least + 3, n_points)))
+                 for _ in range(draw(st.integers(0, max_cells)))]
+        ids = [rng.choice(n_points, k, replace=False) for k in sizes]
+        arrays[kind] = (np.concatenate([[0], np.cumsum(sizes, dtype=np.int64)]),
+                        np.concatenate(ids) if ids else np.zeros(0, np.int64))
+    return daxpy.PolyData(points, **arrays)
