@@ -9,14 +9,13 @@ ASCII files each line must hold the words its properties and lists need.
 
 Examples
 --------
->>> import os, tempfile
+>>> import pathlib, tempfile
 >>> from daxpy.io.ply_scan import scan_ply
->>> path = os.path.join(tempfile.mkdtemp(), "bad.ply")
->>> with open(path, "w") as f:
-...     _ = f.write("ply\\nformat ascii 1.0\\nelement vertex 1\\nproperty float x\\n"
-...                 "element face 1\\nproperty list uchar int vertex_indices\\n"
-...                 "end_header\\n0\\n200 0 0 0\\n")
->>> scan_ply(path)
+>>> path = pathlib.Path(tempfile.mkdtemp()) / "bad.ply"
+>>> _ = path.write_text("ply\\nformat ascii 1.0\\nelement vertex 1\\nproperty float x\\n"
+...                     "element face 1\\nproperty list uchar int vertex_indices\\n"
+...                     "end_header\\n0\\n200 0 0 0\\n")
+>>> scan_ply(str(path))
 Traceback (most recent call last):
 ...
 daxpy.errors.DataFileError: '...bad.ply' has face 0 with a list of 200 entries but only 4 words on its line
@@ -178,13 +177,13 @@ def scan_ply(path: str) -> Declared:
     Parameters
     ----------
     path : str
-        The file.
+        The ``.ply`` file, read once from its start (its body only if it has lists).
 
     Returns
     -------
     Declared
-        The point count (its ``vertex`` elements), for
-        :func:`daxpy.io.file_checks.cross_check`.
+        The point count (its ``vertex`` elements), which
+        :func:`daxpy.io.file_checks.cross_check` compares with what VTK read.
 
     Raises
     ------

@@ -49,13 +49,13 @@ def scan_stl(path: str) -> Declared:
     Parameters
     ----------
     path : str
-        The file.
+        The ``.stl`` file; only its first 256 bytes and its length are read.
 
     Returns
     -------
     Declared
-        The file's path (STL declares no point count; a binary file's triangle
-        count is checked here, against the file's length).
+        With no counts: STL declares no point count, and a binary file's
+        triangle count is checked here, against the file's length.
 
     Raises
     ------

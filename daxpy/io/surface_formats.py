@@ -39,12 +39,14 @@ def check_surface_format(dataset: DataSet, extension: str) -> None:
     dataset : PolyData
         The dataset to write.
     extension : str
-        The target's extension, lower case; others are not checked.
+        The target's extension, lower case; other extensions than ``.ply`` and
+        ``.stl`` are not checked here (:func:`daxpy.io.check_format` is).
 
     Raises
     ------
     ArgumentError
-        Naming the cells or fields the format would lose.
+        Naming the cells or fields the format would lose, and the formats that
+        keep them.
 
     Examples
     --------
