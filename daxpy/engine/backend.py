@@ -104,9 +104,11 @@ def resolve_backend(backend: str | None = "auto") -> str:
     return choice
 
 
-def backend_for(dataset, backend: str | None = "auto") -> str:
-    """:func:`resolve_backend` for work on ``dataset``: ``"auto"`` stays on the CPU
-    for a dataset the CUDA kernels do not take (``dataset.cuda_ready`` is False).
+
+def backend_for(dataset, backend: str | None = "auto") -> str | None:
+    """The backend to ask :func:`resolve_backend` for, for work on ``dataset``:
+    ``backend`` itself, except that ``"auto"`` stays on the CPU for a dataset
+    the CUDA kernels do not take (``dataset.cuda_ready`` is False).
 
     Raises
     ------
@@ -124,7 +126,7 @@ def backend_for(dataset, backend: str | None = "auto") -> str:
     daxpy.errors.BackendError: the CUDA backend does not take PolyData yet (its polygons, polylines and strips have no CUDA topology); use backend='cpu' or 'auto'
     """
     if getattr(dataset, "cuda_ready", True):
-        return resolve_backend(backend)
+        return backend
     choice = "auto" if backend is None else backend
     if choice == "auto":
         choice = os.environ.get("DAXPY_BACKEND", "auto").lower() or "auto"
@@ -132,4 +134,4 @@ def backend_for(dataset, backend: str | None = "auto") -> str:
         raise BackendError(
             f"the CUDA backend does not take {type(dataset).__name__} yet (its polygons, "
             "polylines and strips have no CUDA topology); use backend='cpu' or 'auto'")
-    return resolve_backend("cpu" if choice == "auto" else choice)
+    return "cpu" if choice == "auto" else choice
