@@ -89,7 +89,8 @@ def test_read_wraps_reader_arrays(tmp_path):
 
 def test_unknown_extension(tmp_path):
     grid = daxpy.UniformGrid(dims=(2, 2))
-    with pytest.raises(ArgumentError, match=r"'\.png'.*\.vti, \.vtr, \.vts, \.vtu, \.vtp, \.vtk, \.ply, \.stl"):
+    with pytest.raises(ArgumentError,
+                       match=r"'\.png'.*\.vti, \.vtr, \.vts, \.vtu, \.vtp, \.vtk, \.ply, \.stl"):
         write(grid, tmp_path / "grid.png")
     with pytest.raises(ArgumentError, match="'\\(none\\)'"):
         read(tmp_path / "grid")

@@ -183,3 +183,9 @@ def test_cuda_is_refused_and_auto_runs_on_the_cpu(monkeypatch):
     monkeypatch.setenv("DAXPY_BACKEND", "cuda")
     with pytest.raises(BackendError, match="CUDA backend does not take PolyData"):
         backend_for(surface, "auto")
+
+
+def test_dask_refuses_polydata_by_name():
+    dask = pytest.importorskip("daxpy.dask")
+    with pytest.raises(ArgumentError, match="daxpy.dask does not take PolyData yet"):
+        dask.DaskGrid(_every_kind())
