@@ -68,7 +68,6 @@ def test_with_fields_and_field_lookup():
     ({"polys": ([0, 3, 5], [0, 1, 2, 3, 4])}, r"cell 1 of polys of polydata has 2 points; "
                                                r"polys need at least 3"),
     ({"verts": ([0, 0], [])}, r"cell 0 of verts of polydata has 0 points"),
-    ({"strips": ([0, 4], [0, 1, 1, 2])}, r"cell 0 of polydata \(strip4\) repeats a point id"),
     ({"polys": [0, 1, 2]}, r"polys of polydata must be a pair \(offsets, connectivity\)"),
     ({"polys": ([0, 3.0], [0, 1, 2])}, r"offsets of polys of polydata must hold integers"),
 ])
@@ -82,6 +81,19 @@ def test_bad_points_are_refused():
         daxpy.PolyData(np.zeros((3, 2)))
     with pytest.raises(InvalidDataSetError, match="NaN or Inf"):
         daxpy.PolyData(np.full((3, 3), np.nan))
+
+
+def test_cells_may_list_a_point_twice_as_vtk_strippers_make_them():
+    import pyvista as pv
+
+    stripped = pv.Sphere().strip()  # strips around the poles come back to their start
+    surface = daxpy.io.interop.from_vtk(stripped)
+    assert surface.n_cells_of("strips") == stripped.n_cells
+    loop = daxpy.PolyData(SQUARE, lines=([0, 5], [0, 1, 2, 3, 0]),
+                          point_data={"t": np.arange(5.0)}, cell_data={"c": [4.0]})
+    # Each listing counts, as in vtkPointDataToCellData and vtkCellDataToPointData.
+    assert PointToCell("t", backend="cpu")(loop).cell_data["t"].tolist() == [6 / 5]
+    assert CellToPoint("c", backend="cpu")(loop).point_data["c"].tolist() == [4, 4, 4, 4, 0]
 
 
 def test_empty_cell_arrays_mean_no_cells():

@@ -28,9 +28,8 @@ from .celltypes import (LINE, POLY_LINE, POLY_VERTEX, POLYGON, QUAD, TRIANGLE,
 from .dataset import DataSet
 from ..errors import InvalidDataSetError
 from .memory_budget import require_bytes
-from .topology_checks import (check_coordinates, check_offsets, check_point_ids,
-                              check_repeated_points, read_only, signed, topology_array,
-                              written_out)
+from .topology_checks import (check_coordinates, check_offsets, check_point_ids, read_only,
+                              signed, topology_array, written_out)
 from .unstructured import CellBlock
 
 CELL_KINDS = ("verts", "lines", "polys", "strips")
@@ -88,7 +87,7 @@ class PolyData(DataSet):
     ------
     InvalidDataSetError
         On out-of-range point ids, inconsistent offsets, a cell with too few
-        points or that repeats a point, or a broadcast array of more than 1 MiB.
+        points, or a broadcast array of more than 1 MiB.
 
     Notes
     -----
@@ -96,6 +95,9 @@ class PolyData(DataSet):
     int64), and held as read-only views; caches derived from them are keyed on
     their fingerprint, as for :class:`~daxpy.UnstructuredGrid`. A strip is one
     cell, as in VTK: its point-to-cell average is the mean of all its points.
+    Unlike an unstructured grid's, a cell may list a point more than once (a
+    closed polyline, a strip that turns back, as vtkStripper makes): averages
+    count each listing, as VTK's do.
 
     Examples
     --------
@@ -127,7 +129,6 @@ class PolyData(DataSet):
         given = dict(zip(CELL_KINDS, (verts, lines, polys, strips)))
         self._cells = {kind: self._checked_cells(kind, given[kind]) for kind in CELL_KINDS}
         self.n_cells = sum(offsets.shape[0] - 1 for offsets, _ in self._cells.values())
-        check_repeated_points(self.cell_blocks().values(), name)
         self._init_fields(point_data, cell_data)
 
     def _checked_cells(self, kind: str, pair: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -184,7 +185,6 @@ class PolyData(DataSet):
             check_offsets(offsets, offsets.shape[0] - 1, connectivity.shape[0], owner)
             check_point_ids(connectivity, self.n_points, owner)
             _check_corner_counts(offsets, kind, owner)
-        check_repeated_points(self._partition().values(), self.name)
 
     def points(self) -> Any:
         """Point coordinates ``(n_points, 3)`` as given (a read-only view, not a copy).

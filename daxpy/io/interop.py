@@ -210,7 +210,7 @@ def from_vtk(obj: Any) -> DataSet:
     InvalidDataSetError
         If an image has a non-identity direction matrix, an unstructured
         grid holds cell types daxpy does not support (polyhedra, quadratic...),
-        or a polydata cell repeats a point or has too few points.
+        or a polydata cell has too few points.
 
     See Also
     --------
