@@ -14,12 +14,13 @@ from .data.dataset import DataSet
 from .pipeline import Pipeline, pipeline
 from .data.structured import CurvilinearGrid, RectilinearGrid, StructuredGrid, UniformGrid
 from .data.unstructured import CellBlock, UnstructuredGrid
+from .data.polydata import PolyData
 from .engine.backend import configure_cpu
 from .io import interop as _interop  # noqa: F401  (adds DataSet.to_vtk and to_pyvista)
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "CellBlock", "configure_cpu", "CurvilinearGrid", "DataSet", "Pipeline", "pipeline", "RectilinearGrid", "StructuredGrid",
+    "CellBlock", "configure_cpu", "CurvilinearGrid", "DataSet", "Pipeline", "pipeline", "PolyData", "RectilinearGrid", "StructuredGrid",
     "UniformGrid", "UnstructuredGrid", "errors", "__version__",
 ]

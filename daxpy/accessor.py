@@ -18,7 +18,8 @@ Differences from PyVista's filters, refused or documented rather than silently
 different:
 
 - daxpy reads uniform (``ImageData``), rectilinear, structured and unstructured
-  grids; other datasets (``PolyData``...) are refused with
+  grids and ``PolyData`` (averages only: ``compute_derivative`` refuses
+  ``PolyData`` for now); other datasets are refused with
   :class:`~daxpy.errors.ArgumentError`.
 - ``compute_derivative`` differentiates point arrays (a cell array is refused:
   convert it with ``cell_data_to_point_data`` first); ``faster=True`` is

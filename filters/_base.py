@@ -16,7 +16,7 @@ from daxpy.data.arrays import all_finite, is_device_array
 from daxpy.data.dataset import DataSet
 from daxpy.errors import ArgumentError, NaNPolicyError
 from daxpy.data.fields import check_association
-from daxpy.engine.backend import resolve_backend
+from daxpy.engine.backend import backend_for, resolve_backend
 from daxpy.engine.dispatch import execute
 
 from ._names import as_dataset, result_name
@@ -244,7 +244,7 @@ def where_results_go(dataset: DataSet, reads: dict, backend: str) -> str:
     >>> where_results_go(g, {"t": None}, "cpu")
     'host'
     """
-    if resolve_backend(backend) != "cuda":
+    if resolve_backend(backend_for(dataset, backend)) != "cuda":
         return "host"
     for name, association in reads.items():
         if is_device_array(dataset.field(name, association)[0]):

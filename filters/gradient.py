@@ -127,6 +127,11 @@ class Gradient(FieldFilter):
         return steps + [(derived, {}) for derived in self.derived]
 
     def compute(self, dataset: DataSet) -> dict[str, dict[str, Any]]:
+        if dataset.family == "polydata":
+            raise ArgumentError(
+                f"Gradient does not run on PolyData yet ({dataset.name!r}): the "
+                "derivatives of its 2-D cells are not implemented yet; PyVista's "
+                "compute_derivative does it (to_pyvista() shares the arrays)")
         values, association = self.input_field(dataset)
         if association != "points":
             raise FieldError(

@@ -200,3 +200,38 @@ def field_arrays(draw, n, ncomp=None, dtype=None):
     rng = np.random.default_rng(draw(seeds))
     shape = (n,) if ncomp == 1 else (n, ncomp)
     return rng.uniform(-10, 10, shape).astype(dtype)
+
+
+POLY_KINDS = (("verts", 1), ("lines", 2), ("polys", 3), ("strips", 3))
+"""PolyData's cell kinds, with the fewest points of each."""
+
+
+def cell_array(rng, n_points, sizes, repeats=False):
+    """``(offsets, connectivity)`` of cells of ``sizes`` random points, distinct
+    unless ``repeats`` (a cell may then list a point more than once)."""
+    ids = [rng.choice(n_points, k, replace=repeats) for k in sizes]
+    return (np.concatenate([[0], np.cumsum(sizes, dtype=np.int64)]),
+            np.concatenate(ids) if ids else np.zeros(0, np.int64))
+
+
+def polydata_of_every_kind(rng, points, cells_per_kind, extra_corners=4):
+    """A PolyData with ``cells_per_kind`` cells of each kind, of up to
+    ``extra_corners`` more points than the kind's fewest."""
+    return daxpy.PolyData(points, **{
+        kind: cell_array(rng, len(points), rng.integers(least, least + extra_corners + 1,
+                                                        cells_per_kind))
+        for kind, least in POLY_KINDS})
+
+
+@st.composite
+def polydata_surfaces(draw, max_points=10, max_cells=4):
+    """Random PolyData: 0..max_cells cells of each kind (verts, lines, polys,
+    strips), the kind's fewest points or more, of distinct random points or,
+    when drawn, with repeats (closed polylines, strips that turn back)."""
+    rng = np.random.default_rng(draw(seeds))
+    n_points = draw(st.integers(3, max_points))
+    repeats = draw(st.booleans())
+    arrays = {kind: cell_array(rng, n_points, [
+        draw(st.integers(least, min(least + 3, n_points)))
+        for _ in range(draw(st.integers(0, max_cells)))], repeats) for kind, least in POLY_KINDS}
+    return daxpy.PolyData(rng.uniform(-1, 1, (n_points, 3)), **arrays)

@@ -133,8 +133,17 @@ def test_refusals():
         mesh.daxpy.point_data_to_cell_data(categorical=True)
     with pytest.raises(FieldError, match="3-component"):
         mesh.daxpy.compute_derivative(scalars="Spatial Point Data", vorticity=True)
-    with pytest.raises(ArgumentError, match="got vtkPolyData"):
-        pv.Sphere().daxpy.point_data_to_cell_data()
+    with pytest.raises(ArgumentError, match="Gradient does not run on PolyData"):
+        pv.Sphere().daxpy.compute_derivative(scalars="Normals", backend="cpu")
+    with pytest.raises(ArgumentError, match="got vtkTable"):
+        _method_of(pv.Table(), "point_data_to_cell_data")
+
+
+def _method_of(mesh, name):
+    """``mesh.daxpy.<name>()``, called on a dataset PyVista gives no accessor."""
+    from daxpy.accessor import DaxpyAccessor
+
+    return getattr(DaxpyAccessor(mesh), name)()
 
 
 def test_daxpy_datasets_reach_pyvista_through_to_pyvista_and_plot(tmp_path):

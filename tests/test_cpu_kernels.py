@@ -19,7 +19,7 @@ from daxpy.errors import ArgumentError
 from daxpy.worklets._numba import threads
 
 from strategies import (_SOLIDS, _lattice_hexes, _lattice_points, _solid_cells, field_arrays,
-                        unstructured_grids)
+                        polydata_of_every_kind, unstructured_grids)
 
 # Where the compiled kernel's arithmetic is the NumPy one in the same order.
 # The unstructured point gradient sums each point's cells in float64 in cell
@@ -36,12 +36,15 @@ def compiled_cases():
 
 
 def _grid_for(family, shapes=_SOLIDS):
-    """Every solid shape, and enough cells and points for several blocks per thread."""
-    if family not in ("unstructured", ANY_FAMILY):
+    """Every solid shape (every kind of PolyData cell), and enough cells and
+    points for several blocks per thread."""
+    if family not in ("unstructured", "polydata", ANY_FAMILY):
         return daxpy.UniformGrid(dims=(14, 13, 12))
     rng = np.random.default_rng(5)
     dims = (12, 11, 10)
     points = _lattice_points(rng, dims, 0.04)
+    if family == "polydata":
+        return polydata_of_every_kind(rng, points, 1500)
     blocks, extra = _solid_cells(rng, points, _lattice_hexes(dims), shapes)
     merged = {s: np.concatenate(b) for s, b in blocks.items() if b}
     return daxpy.UnstructuredGrid.from_blocks(np.concatenate([points] + extra), merged)

@@ -238,7 +238,7 @@ def _tetra_polyhedron(points):
     return ugrid
 
 
-@pytest.mark.parametrize("obj", [vtk.vtkPolyData(), "grid.vti", np.zeros(3)])
+@pytest.mark.parametrize("obj", [vtk.vtkMultiBlockDataSet(), "grid.vti", np.zeros(3)])
 def test_from_vtk_rejects_other_objects(obj):
     with pytest.raises(ArgumentError, match="vtkImageData"):
         from_vtk(obj)

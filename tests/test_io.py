@@ -89,7 +89,8 @@ def test_read_wraps_reader_arrays(tmp_path):
 
 def test_unknown_extension(tmp_path):
     grid = daxpy.UniformGrid(dims=(2, 2))
-    with pytest.raises(ArgumentError, match=r"'\.png'.*\.vti, \.vtr, \.vts, \.vtu, \.vtk"):
+    with pytest.raises(ArgumentError,
+                       match=r"'\.png'.*\.vti, \.vtr, \.vts, \.vtu, \.vtp, \.vtk, \.ply, \.stl"):
         write(grid, tmp_path / "grid.png")
     with pytest.raises(ArgumentError, match="'\\(none\\)'"):
         read(tmp_path / "grid")
@@ -123,7 +124,7 @@ def test_unwritable_path(tmp_path):
         write(daxpy.UniformGrid(dims=(2,)), tmp_path / "no_such_folder" / "g.vti")
 
 
-def test_legacy_polydata_is_rejected(tmp_path):
+def test_legacy_polydata_is_read(tmp_path):
     import vtk
 
     sphere = vtk.vtkSphereSource()
@@ -131,5 +132,8 @@ def test_legacy_polydata_is_rejected(tmp_path):
     writer.SetInputConnection(sphere.GetOutputPort())
     writer.SetFileName(str(tmp_path / "sphere.vtk"))
     writer.Write()
-    with pytest.raises(ArgumentError, match="vtkPolyData"):
-        read(tmp_path / "sphere.vtk")
+    surface = read(tmp_path / "sphere.vtk")
+    sphere.Update()
+    assert isinstance(surface, daxpy.PolyData)
+    assert (surface.n_points, surface.n_cells_of("polys")) == \
+        (sphere.GetOutput().GetNumberOfPoints(), sphere.GetOutput().GetNumberOfPolys())

@@ -263,14 +263,19 @@ def _average_group(values: np.ndarray, group: PointCells, block: int, starts: li
 _STRUCTURED = {family: cell_to_point_structured
                for family in ("uniform", "rectilinear", "curvilinear")}
 
+_COMPILED = dict.fromkeys(("unstructured", "polydata"), compiled(
+    "cell_to_point_cpu", "cell_to_point_unstructured", cell_to_point_unstructured))
+
 CELL_TO_POINT = register(Worklet(
     name="cell_to_point",
     input_association="cells",
     output_association="points",
     halo=1,
-    numpy={**_STRUCTURED, "unstructured": cell_to_point_unstructured},
-    cpu={"unstructured": compiled("cell_to_point_cpu", "cell_to_point_unstructured",
-                                  cell_to_point_unstructured)},
+    # PolyData cells are blocks of corners as an unstructured grid's are
+    # (daxpy.data.polydata.cell_shape): the same kernels average them.
+    numpy={**_STRUCTURED, "unstructured": cell_to_point_unstructured,
+           "polydata": cell_to_point_unstructured},
+    cpu=_COMPILED,
     cuda=CUDA["cell_to_point"],
     doc="Mean over the cells that use each point (vtkCellDataToPointData).",
 ))

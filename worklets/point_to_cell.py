@@ -198,14 +198,19 @@ def _average_corners(values: np.ndarray, block, rows: np.ndarray, starts: list[i
 _STRUCTURED = {family: point_to_cell_structured
                for family in ("uniform", "rectilinear", "curvilinear")}
 
+_COMPILED = dict.fromkeys(("unstructured", "polydata"), compiled(
+    "point_to_cell_cpu", "point_to_cell_unstructured", point_to_cell_unstructured))
+
 POINT_TO_CELL = register(Worklet(
     name="point_to_cell",
     input_association="points",
     output_association="cells",
     halo=1,
-    numpy={**_STRUCTURED, "unstructured": point_to_cell_unstructured},
-    cpu={"unstructured": compiled("point_to_cell_cpu", "point_to_cell_unstructured",
-                                  point_to_cell_unstructured)},
+    # PolyData cells are blocks of corners as an unstructured grid's are
+    # (daxpy.data.polydata.cell_shape): the same kernels average them.
+    numpy={**_STRUCTURED, "unstructured": point_to_cell_unstructured,
+           "polydata": point_to_cell_unstructured},
+    cpu=_COMPILED,
     cuda=CUDA["point_to_cell"],
     doc="Mean of each cell's corner values (vtkPointDataToCellData).",
 ))

@@ -15,8 +15,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 VERTEX = 1
+POLY_VERTEX = 2
 LINE = 3
+POLY_LINE = 4
 TRIANGLE = 5
+TRIANGLE_STRIP = 6
+POLYGON = 7
 PIXEL = 8
 QUAD = 9
 TETRA = 10
@@ -63,7 +67,9 @@ CELL_SHAPES: dict[int, CellShape] = {
         CellShape(PYRAMID, "pyramid", 5, 3),
     )
 }
-"""Shapes by VTK id. Pixel and voxel are accepted on input and renumbered to quad/hex."""
+"""Shapes by VTK id. Pixel and voxel are accepted on input and renumbered to quad/hex.
+The variable-size cells (poly-vertex, polyline, strip, polygon) are PolyData's only
+(:func:`daxpy.data.polydata.cell_shape`)."""
 
 PIXEL_TO_QUAD_ORDER = (0, 1, 3, 2)
 """Corner order that turns a VTK pixel into a VTK quad."""

@@ -47,6 +47,8 @@ class DataSet:
     """
 
     name: str = "dataset"
+    cuda_ready: bool = True
+    """Whether the CUDA backend's kernels take this kind of dataset."""
     n_points: int
     n_cells: int
 

@@ -85,6 +85,11 @@ class DaskGrid:
         from ..filters._names import as_dataset
 
         grid = as_dataset(grid)
+        if grid.family not in ("uniform", "rectilinear", "curvilinear", "unstructured"):
+            # Blocks are cut from structured extents or unstructured cell arrays.
+            raise ArgumentError(
+                f"daxpy.dask does not take {type(grid).__name__} yet; run its filters "
+                "on one process (they return the same results)")
         self.topology = grid.with_fields()
         for data in (self.topology.point_data, self.topology.cell_data):
             for name in list(data):

@@ -102,3 +102,36 @@ def resolve_backend(backend: str | None = "auto") -> str:
             f"{install_command('cuda13')} for CUDA 13) and a visible GPU"
         )
     return choice
+
+
+
+def backend_for(dataset, backend: str | None = "auto") -> str | None:
+    """The backend to ask :func:`resolve_backend` for, for work on ``dataset``:
+    ``backend`` itself, except that ``"auto"`` stays on the CPU for a dataset
+    the CUDA kernels do not take (``dataset.cuda_ready`` is False).
+
+    Raises
+    ------
+    BackendError
+        If CUDA is asked for (by ``backend`` or ``DAXPY_BACKEND``) on such a dataset.
+
+    Examples
+    --------
+    >>> import numpy as np, daxpy
+    >>> backend_for(daxpy.PolyData(np.eye(3)), "auto")
+    'cpu'
+    >>> backend_for(daxpy.PolyData(np.eye(3)), "cuda")
+    Traceback (most recent call last):
+    ...
+    daxpy.errors.BackendError: the CUDA backend does not take PolyData yet (its polygons, polylines and strips have no CUDA topology); use backend='cpu' or 'auto'
+    """
+    if getattr(dataset, "cuda_ready", True):
+        return backend
+    choice = "auto" if backend is None else backend
+    if choice == "auto":
+        choice = os.environ.get("DAXPY_BACKEND", "auto").lower() or "auto"
+    if choice == "cuda":
+        raise BackendError(
+            f"the CUDA backend does not take {type(dataset).__name__} yet (its polygons, "
+            "polylines and strips have no CUDA topology); use backend='cpu' or 'auto'")
+    return "cpu" if choice == "auto" else choice

@@ -17,7 +17,7 @@ from contextvars import ContextVar
 from typing import Any, Iterator
 
 from ..data.arrays import native_order, to_host
-from .backend import resolve_backend
+from .backend import backend_for, resolve_backend
 from ..data.dataset import DataSet
 from ..errors import FieldError, ResourceError
 from ..data.worklet import Worklet, get_worklet
@@ -92,7 +92,7 @@ def execute(name: str, dataset: DataSet, values: Any, association: str, *,
         )
     # The grid's arrays are shared with the caller: never compute on a change.
     dataset.check_unchanged()
-    if resolve_backend(backend) == "cuda":
+    if resolve_backend(backend_for(dataset, backend)) == "cuda":
         from ..cuda.dispatch import execute_cuda
         from ..cuda.memory import guarded
 

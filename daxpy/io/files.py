@@ -1,7 +1,9 @@
 """Read and write datasets in VTK's file formats, through VTK.
 
 XML formats: ``.vti`` (uniform), ``.vtr`` (rectilinear), ``.vts``
-(curvilinear), ``.vtu`` (unstructured); legacy ``.vtk`` holds any of them.
+(curvilinear), ``.vtu`` (unstructured), ``.vtp`` (polydata); legacy ``.vtk``
+holds any of them. ``.ply`` and ``.stl`` hold polydata surfaces (points and
+polygons; triangles), without fields (:mod:`daxpy.io.surface_formats`).
 A dataset read from a file wraps the reader's arrays without copying.
 
 Examples
@@ -27,6 +29,7 @@ from ..data.extras import require
 from ..errors import ArgumentError, DataFileError
 from .field_names import check_field_names, xml_names
 from .safe_write import atomic_write, check_output_target
+from .surface_formats import check_surface_format
 from .vtk_messages import vtk_messages
 
 __all__ = ["check_format", "check_output_target", "read", "write"]
@@ -38,8 +41,12 @@ _FORMATS = {
     ".vtr": ("rectilinear", "vtkXMLRectilinearGridReader", "vtkXMLRectilinearGridWriter"),
     ".vts": ("curvilinear", "vtkXMLStructuredGridReader", "vtkXMLStructuredGridWriter"),
     ".vtu": ("unstructured", "vtkXMLUnstructuredGridReader", "vtkXMLUnstructuredGridWriter"),
+    ".vtp": ("polydata", "vtkXMLPolyDataReader", "vtkXMLPolyDataWriter"),
     ".vtk": (None, "vtkDataSetReader", "vtkDataSetWriter"),
+    ".ply": ("polydata", "vtkPLYReader", "vtkPLYWriter"),
+    ".stl": ("polydata", "vtkSTLReader", "vtkSTLWriter"),
 }
+_MODULES = {"vtkDataSet": "vtkIOLegacy", "vtkPLY": "vtkIOPLY", "vtkSTL": "vtkIOGeometry"}
 
 
 def _format(path: str | os.PathLike) -> tuple:
@@ -54,8 +61,9 @@ def _format(path: str | os.PathLike) -> tuple:
 
 def _vtk_class(name: str):
     """Instantiate a VTK IO class by name (imported here so daxpy works without VTK)."""
-    module = "vtkmodules.vtkIOLegacy" if name.startswith("vtkDataSet") else "vtkmodules.vtkIOXML"
-    return getattr(require(module, "vtk", "reading and writing VTK files"), name)()
+    module = next((m for prefix, m in _MODULES.items() if name.startswith(prefix)), "vtkIOXML")
+    return getattr(require(f"vtkmodules.{module}", "vtk", "reading and writing VTK files"),
+                   name)()
 
 
 def _observe_progress(algorithm, progress: Callable[[float], None] | None) -> None:
@@ -68,10 +76,14 @@ def _observe_progress(algorithm, progress: Callable[[float], None] | None) -> No
 def _scan(path: str, family: str | None):
     """Check what the file declares before VTK sees it (see :mod:`daxpy.io.file_checks`)."""
     from .legacy_scan import scan_legacy
+    from .ply_scan import scan_ply
+    from .stl_scan import scan_stl
     from .xml_scan import scan_xml
 
+    scanners = {".vtk": scan_legacy, ".ply": scan_ply, ".stl": scan_stl}
     try:
-        return scan_legacy(path) if family is None else scan_xml(path, family)
+        scan = scanners.get(Path(path).suffix.lower())
+        return scan(path) if scan is not None else scan_xml(path, family)
     except DataFileError:
         raise
     except OSError as err:  # the file vanished or cannot be opened
@@ -79,7 +91,8 @@ def _scan(path: str, family: str | None):
 
 
 def read(path: str | os.PathLike, progress: Callable[[float], None] | None = None) -> DataSet:
-    """Read a ``.vti``, ``.vtr``, ``.vts``, ``.vtu`` or legacy ``.vtk`` file.
+    """Read a ``.vti``, ``.vtr``, ``.vts``, ``.vtu``, ``.vtp``, legacy ``.vtk``, ``.ply``
+    or ``.stl`` file.
 
     The file is checked before VTK reads it: its structure, its attributes
     (origin, spacing, extents as finite numbers) and every size it declares,
@@ -107,8 +120,7 @@ def read(path: str | os.PathLike, progress: Callable[[float], None] | None = Non
     FileNotFoundError
         If ``path`` does not exist.
     ArgumentError
-        If the extension is not one of the five formats, or a legacy file
-        holds a dataset type daxpy does not support (such as polydata).
+        If the extension is not one of the eight formats.
     DataFileError
         If the file is not a regular file, cannot be opened, is corrupt or
         truncated, declares sizes it cannot hold or the machine's memory
@@ -125,7 +137,7 @@ def read(path: str | os.PathLike, progress: Callable[[float], None] | None = Non
     >>> read("grid.png")
     Traceback (most recent call last):
     ...
-    daxpy.errors.ArgumentError: path 'grid.png' has extension '.png'; daxpy reads and writes .vti, .vtr, .vts, .vtu, .vtk
+    daxpy.errors.ArgumentError: path 'grid.png' has extension '.png'; daxpy reads and writes .vti, .vtr, .vts, .vtu, .vtp, .vtk, .ply, .stl
     """
     family, reader_name, _writer = _format(path)
     name = os.fspath(path)
@@ -193,7 +205,8 @@ def check_format(dataset: DataSet, path: str | os.PathLike) -> str:
 
 def write(dataset: DataSet, path: str | os.PathLike,
           progress: Callable[[float], None] | None = None) -> None:
-    """Write a dataset to a ``.vti``, ``.vtr``, ``.vts``, ``.vtu`` or legacy ``.vtk`` file.
+    """Write a dataset to a ``.vti``, ``.vtr``, ``.vts``, ``.vtu``, ``.vtp``, legacy
+    ``.vtk``, ``.ply`` or ``.stl`` file.
 
     XML files are binary, appended and compressed; legacy files are binary.
     Arrays are exported as :func:`daxpy.io.interop.to_vtk` does (native byte
@@ -214,7 +227,8 @@ def write(dataset: DataSet, path: str | os.PathLike,
     path : str or path-like
         The file to create or replace; its extension picks the writer and must
         suit the grid (``.vti`` for uniform, ``.vtr`` rectilinear, ``.vts``
-        curvilinear, ``.vtu`` unstructured; ``.vtk`` for any). A symbolic link
+        curvilinear, ``.vtu`` unstructured, ``.vtp``, ``.ply`` or ``.stl`` polydata;
+        ``.vtk`` for any). A symbolic link
         is written through (the file it points to is replaced).
     progress : callable, optional
         Called with the fraction written (0 to 1) as VTK writes.
@@ -222,7 +236,8 @@ def write(dataset: DataSet, path: str | os.PathLike,
     Raises
     ------
     ArgumentError
-        If the extension is unknown or does not suit the grid family.
+        If the extension is unknown or does not suit the grid family, or (``.ply``,
+        ``.stl``) the format cannot hold the dataset's fields or kinds of cells.
     DataFileError
         If the target is not a regular file or a new path in a writable folder
         (see :func:`check_output_target`), or VTK's writer fails; the old file
@@ -253,6 +268,7 @@ def write(dataset: DataSet, path: str | os.PathLike,
     writer_name = check_format(dataset, path)
     extension = Path(path).suffix.lower()
     check_field_names(dataset, extension)
+    check_surface_format(dataset, extension)
     vtk_object = to_vtk(dataset)
     if extension != ".vtk":
         xml_names(vtk_object)

@@ -37,6 +37,7 @@ from ..data.extras import require
 from ..errors import ArgumentError, InvalidDataSetError
 from .field_names import check_field_names
 from ..data.structured import CurvilinearGrid, RectilinearGrid, UniformGrid
+from ..data.polydata import PolyData
 from ..data.unstructured import UnstructuredGrid
 from .vtk_build import VTK_BUILDERS, build_vtk
 
@@ -45,7 +46,7 @@ __all__ = ["from_pyvista", "from_vtk", "to_pyvista", "to_vtk"]
 # VTK class -> daxpy builder; checked in this order because vtkStructuredPoints
 # and vtkUniformGrid derive from vtkImageData.
 _VTK_CLASSES = ("vtkImageData", "vtkRectilinearGrid", "vtkStructuredGrid",
-                "vtkUnstructuredGrid")
+                "vtkUnstructuredGrid", "vtkPolyData")
 
 
 def _numpy_support():
@@ -163,8 +164,22 @@ def _unstructured_from_vtk(obj) -> UnstructuredGrid:
                             **_fields_of(obj))
 
 
+def _cell_array_of(cells) -> tuple[np.ndarray, np.ndarray]:
+    """``(offsets, connectivity)`` of a vtkCellArray, as views (None: no cells)."""
+    if cells is None or cells.GetNumberOfCells() == 0:
+        return np.zeros(1, np.int64), np.zeros(0, np.int64)
+    return (_wrap_vtk_array(cells.GetOffsetsArray()),
+            _wrap_vtk_array(cells.GetConnectivityArray()))
+
+
+def _polydata_from_vtk(obj) -> PolyData:
+    cells = (obj.GetVerts(), obj.GetLines(), obj.GetPolys(), obj.GetStrips())
+    return PolyData(_points_of(obj), *map(_cell_array_of, cells), **_fields_of(obj))
+
+
 _FROM_VTK = dict(zip(_VTK_CLASSES, (_image_from_vtk, _rectilinear_from_vtk,
-                                    _structured_from_vtk, _unstructured_from_vtk)))
+                                    _structured_from_vtk, _unstructured_from_vtk,
+                                    _polydata_from_vtk)))
 
 
 def from_vtk(obj: Any) -> DataSet:
@@ -172,27 +187,30 @@ def from_vtk(obj: Any) -> DataSet:
 
     Parameters
     ----------
-    obj : vtkImageData, vtkRectilinearGrid, vtkStructuredGrid or vtkUnstructuredGrid
+    obj : vtkImageData, vtkRectilinearGrid, vtkStructuredGrid, vtkUnstructuredGrid or vtkPolyData
         Or the PyVista equivalent (``ImageData``, ``RectilinearGrid``,
-        ``StructuredGrid``, ``UnstructuredGrid``), which are VTK subclasses.
+        ``StructuredGrid``, ``UnstructuredGrid``, ``PolyData``), which are VTK
+        subclasses.
 
     Returns
     -------
     DataSet
         A :class:`~daxpy.UniformGrid`, :class:`~daxpy.RectilinearGrid`,
-        :class:`~daxpy.CurvilinearGrid` or :class:`~daxpy.UnstructuredGrid`
-        whose numeric point and cell fields, points, coordinates and
-        connectivity are NumPy views of the VTK arrays. Unnamed arrays get a
+        :class:`~daxpy.CurvilinearGrid`, :class:`~daxpy.UnstructuredGrid` or
+        :class:`~daxpy.PolyData` whose numeric point and cell fields, points,
+        coordinates and connectivity (offsets and connectivity of each of a
+        vtkPolyData's cell arrays) are NumPy views of the VTK arrays. Unnamed arrays get a
         generated name (``point_array_<i>``, ``cell_array_<i>``); string and
         bit arrays are left out.
 
     Raises
     ------
     ArgumentError
-        If ``obj`` is not one of the four supported dataset types.
+        If ``obj`` is not one of the five supported dataset types.
     InvalidDataSetError
-        If an image has a non-identity direction matrix, or an unstructured
-        grid holds cell types daxpy does not support (polyhedra, quadratic...).
+        If an image has a non-identity direction matrix, an unstructured
+        grid holds cell types daxpy does not support (polyhedra, quadratic...),
+        or a polydata cell has too few points.
 
     See Also
     --------
@@ -207,6 +225,9 @@ def from_vtk(obj: Any) -> DataSet:
     >>> grid = from_vtk(image)
     >>> grid.topology_name, grid.point_data["t"].dtype.kind
     ('uniform2d', 'i')
+    >>> sphere = from_vtk(pv.Sphere())
+    >>> sphere.topology_name, sphere.n_cells_of("polys")
+    ('polydata', 1680)
     """
     is_a = getattr(obj, "IsA", None)
     if is_a is not None:
@@ -215,8 +236,8 @@ def from_vtk(obj: Any) -> DataSet:
                 return _FROM_VTK[class_name](obj)
     kind = obj.GetClassName() if hasattr(obj, "GetClassName") else type(obj).__name__
     raise ArgumentError(
-        f"from_vtk needs a vtkImageData, vtkRectilinearGrid, vtkStructuredGrid or "
-        f"vtkUnstructuredGrid (or the PyVista equivalent), got {kind}"
+        f"from_vtk needs a vtkImageData, vtkRectilinearGrid, vtkStructuredGrid, "
+        f"vtkUnstructuredGrid or vtkPolyData (or the PyVista equivalent), got {kind}"
     )
 
 
@@ -234,12 +255,12 @@ def require_dataset(dataset: Any, caller: str) -> None:
     >>> require_dataset("grid.vti", "write")
     Traceback (most recent call last):
     ...
-    daxpy.errors.ArgumentError: write needs a daxpy dataset (UniformGrid, RectilinearGrid, CurvilinearGrid or UnstructuredGrid), got str
+    daxpy.errors.ArgumentError: write needs a daxpy dataset (UniformGrid, RectilinearGrid, CurvilinearGrid, UnstructuredGrid or PolyData), got str
     """
     if not isinstance(dataset, DataSet) or dataset.family not in VTK_BUILDERS:
         raise ArgumentError(
             f"{caller} needs a daxpy dataset (UniformGrid, RectilinearGrid, "
-            f"CurvilinearGrid or UnstructuredGrid), got {type(dataset).__name__}"
+            f"CurvilinearGrid, UnstructuredGrid or PolyData), got {type(dataset).__name__}"
         )
 
 
@@ -249,11 +270,11 @@ def to_vtk(dataset: DataSet) -> Any:
     Parameters
     ----------
     dataset : DataSet
-        A daxpy uniform, rectilinear, curvilinear or unstructured grid.
+        A daxpy uniform, rectilinear, curvilinear or unstructured grid, or a PolyData.
 
     Returns
     -------
-    vtkImageData, vtkRectilinearGrid, vtkStructuredGrid or vtkUnstructuredGrid
+    vtkImageData, vtkRectilinearGrid, vtkStructuredGrid, vtkUnstructuredGrid or vtkPolyData
         Its point and cell arrays, points and connectivity are VTK arrays over
         the dataset's NumPy memory. These are copied instead: device arrays (to
         the host), non-contiguous arrays, arrays in non-native byte order
@@ -301,7 +322,7 @@ def to_pyvista(dataset: DataSet) -> Any:
 
     Returns
     -------
-    pyvista.ImageData, pyvista.RectilinearGrid, pyvista.StructuredGrid or pyvista.UnstructuredGrid
+    pyvista.ImageData, pyvista.RectilinearGrid, pyvista.StructuredGrid, pyvista.UnstructuredGrid or pyvista.PolyData
 
     See Also
     --------

@@ -29,7 +29,6 @@ from urllib.parse import unquote_to_bytes
 
 import numpy as np
 
-from ..errors import ArgumentError
 from .file_checks import Declared, check_bytes, file_error
 from .legacy_cursor import Cursor
 from .legacy_values import value_check
@@ -46,7 +45,10 @@ _ITEM_BYTES = {
     "vtktypefloat32": 4, "vtktypefloat64": 8,
 }
 _DATASETS = {"STRUCTURED_POINTS", "STRUCTURED_GRID", "RECTILINEAR_GRID",
-             "UNSTRUCTURED_GRID"}
+             "UNSTRUCTURED_GRID", "POLYDATA"}
+# Datasets that list their points and cells (none: no cells).
+_EXPLICIT = ("UNSTRUCTURED_GRID", "POLYDATA")
+_POLY_CELLS = ("VERTICES", "LINES", "POLYGONS", "TRIANGLE_STRIPS")
 # Attribute keyword -> components (None: read from the header line).
 _ATTRIBUTES = {"SCALARS": None, "VECTORS": 3, "NORMALS": 3, "TENSORS": 9, "TENSORS6": 6,
                "TEXTURE_COORDINATES": None, "GLOBAL_IDS": 1, "PEDIGREE_IDS": 1,
@@ -140,10 +142,6 @@ class _Scanner:
         if self.word("DATASET").upper() != b"DATASET":
             self.refuse("has no DATASET line; daxpy reads grids, not bare field data")
         kind = self.word("the dataset type").upper().decode("ascii", "replace")
-        if kind == "POLYDATA":
-            raise ArgumentError(f"{self.path!r} holds a vtkPolyData (legacy DATASET "
-                                "POLYDATA); daxpy reads image, rectilinear, structured "
-                                "and unstructured grids")
         if kind not in _DATASETS:
             self.refuse(f"has DATASET {kind[:40]!r}; daxpy reads {', '.join(sorted(_DATASETS))}")
         self.kind = kind
@@ -208,7 +206,7 @@ class _Scanner:
             self.spacing = self.numbers(keyword, 3)
         elif keyword == "ORIGIN":
             self.numbers(keyword, 3)
-        elif keyword == "POINTS" and kind in ("STRUCTURED_GRID", "UNSTRUCTURED_GRID"):
+        elif keyword == "POINTS" and kind in ("STRUCTURED_GRID",) + _EXPLICIT:
             count = self.count_word("POINTS")
             if kind == "STRUCTURED_GRID" and count != declared.n_points:
                 self.refuse(f"declares POINTS {count} for DIMENSIONS {self.dims}")
@@ -223,6 +221,10 @@ class _Scanner:
             self.data(keyword, count)
         elif keyword in ("CELLS", "CELL_TYPES") and kind == "UNSTRUCTURED_GRID":
             self.cells(keyword)
+        elif keyword in _POLY_CELLS and kind == "POLYDATA":
+            before = self.declared.n_cells or 0
+            self.cells(keyword)  # each of the four cell arrays adds its cells
+            self.declared.n_cells += before
         else:
             self.refuse(f"has {keyword[:40]!r} where a {kind} keyword should be")
 
@@ -234,15 +236,15 @@ class _Scanner:
             self.declared.n_cells = count
             self.data("CELL_TYPES", count, b"int")
             return
-        size = self.count_word("the CELLS size")
+        size = self.count_word(f"the {keyword} size")
         if self.version < (5, 0):
             self.declared.n_cells = count
-            self.data("CELLS", size, b"int")
+            self.data(keyword, size, b"int")
             return
         self.declared.n_cells = max(count - 1, 0)
         for part, values in ((b"OFFSETS", count), (b"CONNECTIVITY", size)):
             if self.word(part.decode()).upper() != part:
-                self.refuse(f"has no {part.decode()} in its CELLS")
+                self.refuse(f"has no {part.decode()} in its {keyword}")
             self.data(part.decode(), values)
 
     def body(self) -> None:
@@ -290,8 +292,6 @@ def scan_legacy(path: str) -> Declared:
         If the file is truncated, declares a count that is negative, not a
         number, or larger than the file or the memory available can hold, or
         has a keyword or type the reader does not know.
-    ArgumentError
-        If the file holds polydata.
 
     Examples
     --------
@@ -312,13 +312,13 @@ def scan_legacy(path: str) -> Declared:
         scanner.header()
         scanner.body()
     declared = scanner.declared
-    if declared.n_points is None or declared.n_cells is None and scanner.kind != \
-            "UNSTRUCTURED_GRID":
+    if declared.n_points is None or declared.n_cells is None and scanner.kind not in \
+            _EXPLICIT:
         raise file_error(path, f"declares no DIMENSIONS or POINTS for its {scanner.kind}")
     if scanner.spacing is not None and any(
             s <= 0 and d > 1 for s, d in zip(scanner.spacing, scanner.dims or (2, 2, 2))):
         raise file_error(path, f"declares SPACING {scanner.spacing}: spacing must be "
                          "positive along every axis with more than one point")
     if declared.n_cells is None:
-        declared.n_cells = 0  # an unstructured grid without CELLS has none
+        declared.n_cells = 0  # an unstructured grid or polydata without cells has none
     return declared

@@ -23,6 +23,7 @@ import numpy as np
 from ..data.dataset import DataSet
 from ..errors import FieldError, InvalidDataSetError
 from ..data.structured import CurvilinearGrid, RectilinearGrid, UniformGrid
+from ..data.polydata import CELL_KINDS, PolyData
 from ..data.unstructured import UnstructuredGrid
 from .vtk_export import check_vtk_dims, vtk_ready
 
@@ -98,14 +99,13 @@ def _structured_to_vtk(grid: CurvilinearGrid):
     return obj
 
 
-def _unstructured_to_vtk(grid: UnstructuredGrid):
+def _vtk_cells(offsets: Any, connectivity: Any, what: str, grid: DataSet):
+    """A vtkCellArray over ``offsets`` and ``connectivity`` (``what``: their owner)."""
     from vtkmodules.vtkCommonCore import VTK_TYPE_INT32, VTK_TYPE_INT64
-    from vtkmodules.vtkCommonDataModel import vtkCellArray, vtkUnstructuredGrid
+    from vtkmodules.vtkCommonDataModel import vtkCellArray
 
-    obj = vtkUnstructuredGrid()
-    obj.SetPoints(_vtk_points(grid))
-    offsets = _geometry(grid.offsets, "offsets", grid)
-    connectivity = _geometry(grid.connectivity, "connectivity", grid)
+    offsets = _geometry(offsets, f"offsets{what}", grid)
+    connectivity = _geometry(connectivity, f"connectivity{what}", grid)
     # vtkCellArray shares only matching 32- or 64-bit signed offsets and
     # connectivity; anything else is cast once (a copy of the topology only).
     if offsets.dtype == connectivity.dtype == np.int32:
@@ -117,8 +117,28 @@ def _unstructured_to_vtk(grid: UnstructuredGrid):
     cells = vtkCellArray()
     cells.SetData(_to_vtk_array(offsets, array_type=array_type),
                   _to_vtk_array(connectivity, array_type=array_type))
+    return cells
+
+
+def _unstructured_to_vtk(grid: UnstructuredGrid):
+    from vtkmodules.vtkCommonDataModel import vtkUnstructuredGrid
+
+    obj = vtkUnstructuredGrid()
+    obj.SetPoints(_vtk_points(grid))
+    cells = _vtk_cells(grid.offsets, grid.connectivity, "", grid)
     types = _geometry(grid.cell_types, "cell types", grid).astype(np.uint8, copy=False)
     obj.SetCells(_to_vtk_array(types), cells)
+    return obj
+
+
+def _polydata_to_vtk(surface: PolyData):
+    from vtkmodules.vtkCommonDataModel import vtkPolyData
+
+    obj = vtkPolyData()
+    obj.SetPoints(_vtk_points(surface))
+    for kind, setter in zip(CELL_KINDS, (obj.SetVerts, obj.SetLines, obj.SetPolys,
+                                         obj.SetStrips)):
+        setter(_vtk_cells(*surface.cell_array(kind), f" of the {kind}", surface))
     return obj
 
 
@@ -127,6 +147,7 @@ VTK_BUILDERS = {
     "rectilinear": _rectilinear_to_vtk,
     "curvilinear": _structured_to_vtk,
     "unstructured": _unstructured_to_vtk,
+    "polydata": _polydata_to_vtk,
 }
 
 
@@ -143,7 +164,7 @@ def build_vtk(dataset: DataSet):
     ...
     daxpy.errors.InvalidDataSetError: uniform grid has 2147483648 points along x; VTK holds at most 2147483647 per axis (its extents are C int), so it cannot be exported to VTK or written
     """
-    if dataset.family != "unstructured":
+    if dataset.family not in ("unstructured", "polydata"):
         check_vtk_dims(dataset.dims, dataset.name)
     obj = VTK_BUILDERS[dataset.family](dataset)
     _write_fields(dataset, obj)

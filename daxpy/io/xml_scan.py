@@ -1,4 +1,4 @@
-"""Scan a VTK XML file (``.vti`` ``.vtr`` ``.vts`` ``.vtu``) before VTK reads it.
+"""Scan a VTK XML file (``.vti`` ``.vtr`` ``.vts`` ``.vtu`` ``.vtp``) before VTK reads it.
 
 The scan parses the XML with expat, which keeps its element stack on the heap
 (VTK's reader crashes on deep nesting), and stops at ``<AppendedData>``, so a
@@ -34,12 +34,19 @@ MAX_DEPTH = 64
 
 _CHUNK = 1 << 20
 _ROOT_TYPES = {"uniform": "ImageData", "rectilinear": "RectilinearGrid",
-               "curvilinear": "StructuredGrid", "unstructured": "UnstructuredGrid"}
+               "curvilinear": "StructuredGrid", "unstructured": "UnstructuredGrid",
+               "polydata": "PolyData"}
+# Roots whose pieces list their points and cells (the others hold extents).
+_EXPLICIT = ("UnstructuredGrid", "PolyData")
+# PolyData's cell sections and the <Piece> attribute counting each.
+_POLY_CELLS = {"Verts": "NumberOfVerts", "Lines": "NumberOfLines",
+               "Strips": "NumberOfStrips", "Polys": "NumberOfPolys"}
 _ITEM_BYTES = {"Int8": 1, "UInt8": 1, "Int16": 2, "UInt16": 2, "Int32": 4, "UInt32": 4,
                "Int64": 8, "UInt64": 8, "Float32": 4, "Float64": 8,
                "String": 32}  # a std::string per value: its size, not its text's
 _SECTIONS = {"PointData": "point", "CellData": "cell", "FieldData": "field",
-             "Points": "points", "Coordinates": "coordinates", "Cells": "cells"}
+             "Points": "points", "Coordinates": "coordinates", "Cells": "cells",
+             **dict.fromkeys(_POLY_CELLS, "cells")}
 _MAX_COMPONENTS = 1 << 20
 
 
@@ -88,6 +95,7 @@ class _Scanner:
         self.appended_encoding = "base64"
         self.whole_extent = self.whole_dims = None  # structured files only
         self.coordinate_axis = 0
+        self.piece_cells: dict[str, int] = {}  # PolyData: cells of each section
 
     def refuse(self, problem: str):
         raise file_error(self.path, problem)
@@ -148,7 +156,7 @@ class _Scanner:
         self.file_attrs = attrs
 
     def dataset_element(self, attrs: dict) -> None:
-        if self.root == "UnstructuredGrid":
+        if self.root in _EXPLICIT:
             return
         extent = _numbers(self.path, self.root, attrs, "WholeExtent", 6, int)
         if extent is None:
@@ -165,13 +173,16 @@ class _Scanner:
                             "spacing must be positive")
 
     def piece_element(self, attrs: dict) -> None:
-        if self.root == "UnstructuredGrid":
-            counts = [_numbers(self.path, "Piece", attrs, key, 1, int)
-                      for key in ("NumberOfPoints", "NumberOfCells")]
-            n_points, n_cells = ((c or [0])[0] for c in counts)
-            if min(n_points, n_cells) < 0:
-                self.refuse(f"has <Piece NumberOfPoints=\"{n_points}\" "
-                            f"NumberOfCells=\"{n_cells}\">: counts must not be negative")
+        if self.root in _EXPLICIT:
+            keys = ("NumberOfPoints",) + (tuple(_POLY_CELLS.values()) if self.root ==
+                                          "PolyData" else ("NumberOfCells",))
+            counts = [(_numbers(self.path, "Piece", attrs, key, 1, int) or [0])[0]
+                      for key in keys]
+            if min(counts) < 0:
+                self.refuse("has <Piece " + " ".join(f'{k}="{c}"' for k, c in zip(
+                    keys, counts)) + ">: counts must not be negative")
+            n_points, n_cells = counts[0], sum(counts[1:])
+            self.piece_cells = dict(zip(_POLY_CELLS, counts[1:]))
             self.piece = (n_points, n_cells, None)
             self.declared.n_points = (self.declared.n_points or 0) + n_points
             self.declared.n_cells = (self.declared.n_cells or 0) + n_cells
@@ -228,8 +239,8 @@ class _Scanner:
         """Record an attribute array as the reader's output will hold it."""
         if section == "field":
             self.declared.arrays[(section, name)] = (tuples, components)
-        elif self.root == "UnstructuredGrid":
-            # Pieces of an unstructured file are appended one after the other.
+        elif self.root in _EXPLICIT:
+            # Pieces of an unstructured or polydata file are appended one after the other.
             before = self.declared.arrays.get((section, name), (0, components))[0]
             self.declared.arrays[(section, name)] = (before + tuples, components)
         else:
@@ -256,7 +267,8 @@ class _Scanner:
         elif section == "cells":
             # connectivity (and polyhedron faces) sizes come from the payload;
             # offsets hold n_cells (+1 from file version 2) entries.
-            tuples = allocated = {"types": n_cells, "offsets": n_cells + 1}.get(name)
+            cells = self.piece_cells.get(self.stack[-2], n_cells)
+            tuples = allocated = {"types": cells, "offsets": cells + 1}.get(name)
         else:
             tuples = n_points if section in ("point", "points") else n_cells
             # A structured reader allocates its arrays for the whole extent.
@@ -293,7 +305,7 @@ def scan_xml(path: str, family: str) -> Declared:
         The file.
     family : str
         The grid family its extension promises (``"uniform"``,
-        ``"rectilinear"``, ``"curvilinear"`` or ``"unstructured"``).
+        ``"rectilinear"``, ``"curvilinear"``, ``"unstructured"`` or ``"polydata"``).
 
     Returns
     -------

@@ -55,7 +55,7 @@ import numpy as np
 
 from ..data.arrays import is_device_array
 from ..errors import ArgumentError
-from ..engine.backend import resolve_backend
+from ..engine.backend import backend_for, resolve_backend
 from ..engine.run import Profile, StageRecord, run_in_core
 from .loop import stream_chunks
 from .movers import make_mover
@@ -358,6 +358,7 @@ def run_stages(dataset, stages, wanted, backend: str, to: str,
     >>> out.point_data[grad.name][:, 0].tolist()
     [1.0, 2.0, 3.0]
     """
+    backend = backend_for(dataset, backend)
     if to == "host" and resolve_backend(backend) == "cuda":
         # Host inputs to host outputs: chunked, overlapped copies.
         streamed = stream_or_none(dataset, stages, list(wanted), fuse)
