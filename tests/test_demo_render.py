@@ -11,13 +11,13 @@ import pytest
 
 pytest.importorskip("pyvista")
 matplotlib = pytest.importorskip("matplotlib")
-import matplotlib.image  # noqa: E402
+image = pytest.importorskip("matplotlib.image")
 
 from daxpy.cli.demo import SHOWN_FIELD, SHOWN_TITLE, run_demo  # noqa: E402
 
 
 def _share_of_colour_map_pixels(path) -> float:
-    pixels = matplotlib.image.imread(path)[..., :3].reshape(-1, 3)
+    pixels = image.imread(path)[..., :3].reshape(-1, 3)
     coloured = pixels[np.ptp(pixels, axis=1) >= 0.05]  # not white, black or grey
     lut = matplotlib.colormaps["viridis"](np.linspace(0, 1, 256))[:, :3]
     distance = np.linalg.norm(coloured[:, None, :] - lut[None], axis=2).min(axis=1)
