@@ -83,7 +83,11 @@ def _scan(path: str, family: str | None):
     scanners = {".vtk": scan_legacy, ".ply": scan_ply, ".stl": scan_stl}
     try:
         scan = scanners.get(Path(path).suffix.lower())
-        return scan(path) if scan is not None else scan_xml(path, family)
+        if scan is not None:
+            return scan(path)
+        if family is None:
+            raise DataFileError(f"{path!r}: no reader for the suffix {Path(path).suffix!r}")
+        return scan_xml(path, family)
     except DataFileError:
         raise
     except OSError as err:  # the file vanished or cannot be opened

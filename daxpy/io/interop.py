@@ -173,8 +173,9 @@ def _cell_array_of(cells) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _polydata_from_vtk(obj) -> PolyData:
-    cells = (obj.GetVerts(), obj.GetLines(), obj.GetPolys(), obj.GetStrips())
-    return PolyData(_points_of(obj), *map(_cell_array_of, cells), **_fields_of(obj))
+    verts, lines, polys, strips = (_cell_array_of(cells) for cells in (
+        obj.GetVerts(), obj.GetLines(), obj.GetPolys(), obj.GetStrips()))
+    return PolyData(_points_of(obj), verts, lines, polys, strips, **_fields_of(obj))
 
 
 _FROM_VTK = dict(zip(_VTK_CLASSES, (_image_from_vtk, _rectilinear_from_vtk,
