@@ -17,10 +17,19 @@ import importlib
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
-from ..errors import ArgumentError
+from ..errors import ArgumentError, BackendError
 
 ANY_FAMILY = "any"
 """Key of an implementation that works on every grid family (elementwise maps)."""
+
+FIELD_KIND = "field"
+"""Kind of a worklet that writes one field over the input's points or cells
+(elementwise maps and topology maps)."""
+
+GENERATING_KIND = "topology-generating"
+"""Kind of a worklet that makes new topology (contour, threshold, clip, slice): it
+classifies, counts, scans and emits, and its CPU and CUDA implementations are
+functions per grid family that return the new geometry."""
 
 
 @dataclass(frozen=True)
@@ -53,6 +62,10 @@ class Worklet:
     aliases : tuple of str
         Other names users know the worklet by (``daxpy source gradient``), besides
         its name and the name of its filter, which match without underscores.
+    kind : {"field", "topology-generating"}
+        :data:`FIELD_KIND` (the default) or :data:`GENERATING_KIND`. A generating
+        worklet's ``cuda`` is a mapping of grid family to a function called as the
+        NumPy ones are, which launches its kernels itself.
     """
 
     name: str
@@ -64,6 +77,7 @@ class Worklet:
     cpu: Mapping[str, Callable[..., Any]] = field(default_factory=dict)
     doc: str = field(default="", compare=False)
     aliases: tuple = ()
+    kind: str = FIELD_KIND
 
     def numpy_impl(self, family: str) -> Callable[..., Any]:
         """Return the NumPy implementation for a grid family, chosen once per call.
@@ -93,6 +107,32 @@ class Worklet:
         """
         impl = self.cpu.get(family) or self.cpu.get(ANY_FAMILY)
         return impl if impl is not None else self.numpy_impl(family)
+
+
+    def cuda_impl(self, family: str) -> Callable[..., Any]:
+        """Return the CUDA implementation of a topology-generating worklet for a
+        grid family.
+
+        Raises
+        ------
+        BackendError
+            If the worklet has none for that family.
+
+        Examples
+        --------
+        >>> try:
+        ...     get_worklet("pass_through").cuda_impl("uniform")
+        ... except BackendError as err:
+        ...     print(str(err)[:47])
+        worklet 'pass_through' has no CUDA function for
+        """
+        impl = (self.cuda.get(family) or self.cuda.get(ANY_FAMILY)
+                if self.kind == GENERATING_KIND else None)
+        if impl is None:
+            raise BackendError(
+                f"worklet {self.name!r} has no CUDA function for {family} grids; "
+                "use backend='cpu'")
+        return impl
 
 
 _REGISTRY: dict[str, Worklet] = {}

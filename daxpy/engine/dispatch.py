@@ -20,7 +20,7 @@ from ..data.arrays import native_order, to_host
 from .backend import backend_for, resolve_backend
 from ..data.dataset import DataSet
 from ..errors import FieldError, ResourceError
-from ..data.worklet import Worklet, get_worklet
+from ..data.worklet import GENERATING_KIND, Worklet, get_worklet
 
 _TRACE: ContextVar[list | None] = ContextVar("daxpy_dispatch_trace", default=None)
 
@@ -92,7 +92,13 @@ def execute(name: str, dataset: DataSet, values: Any, association: str, *,
         )
     # The grid's arrays are shared with the caller: never compute on a change.
     dataset.check_unchanged()
-    if resolve_backend(backend_for(dataset, backend)) == "cuda":
+    on_gpu = resolve_backend(backend_for(dataset, backend)) == "cuda"
+    if on_gpu and worklet.kind == GENERATING_KIND:
+        from ..cuda.memory import guarded
+
+        return guarded(worklet.cuda_impl(dataset.family), dataset, name, dataset, values,
+                       **params)
+    if on_gpu:
         from ..cuda.dispatch import execute_cuda
         from ..cuda.memory import guarded
 

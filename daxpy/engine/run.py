@@ -92,8 +92,9 @@ def _readers(stages, wanted) -> dict[str, int]:
     return counts
 
 
-def _configured(stage, backend: str):
-    # The pipeline owns its filters; run a copy so the graph keeps its settings.
+def configured(stage, backend: str):
+    """A copy of the stage's filter set to run on ``backend`` (the pipeline owns
+    its filters; running a copy keeps the graph's settings)."""
     configured = copy.copy(stage.filter)
     configured.backend = backend
     return configured
@@ -163,7 +164,7 @@ def _run_cpu(dataset, stages, wanted, to):
     source = {id(v) for d in (dataset.point_data, dataset.cell_data) for v in d.values()}
     for stage in stages:
         start = time.perf_counter()
-        working = _configured(stage, "cpu").apply(working)
+        working = configured(stage, "cpu").apply(working)
         elapsed = (time.perf_counter() - start) * 1e3
         moved = _nbytes(working, stage.inputs + (stage.output,))
         profile.stages.append(StageRecord(stage.index, stage.verb, stage.output,
@@ -193,7 +194,7 @@ def run_unit(unit, working):
     chain = unit_chain(unit, working, association)
     if chain is None or len(chain[0]) == 1:
         (stage,) = unit
-        return _configured(stage, "cuda").apply(working), stage.output
+        return configured(stage, "cuda").apply(working), stage.output
     # A fused chain skips the filters' compute(): apply the first one's NaN policy.
     values = first.filter.checked(source, values)
     steps, output, where = chain

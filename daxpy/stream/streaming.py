@@ -46,6 +46,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
+import time
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -56,7 +57,7 @@ import numpy as np
 from ..data.arrays import is_device_array
 from ..errors import ArgumentError
 from ..engine.backend import backend_for, resolve_backend
-from ..engine.run import Profile, StageRecord, run_in_core
+from ..engine.run import Profile, StageRecord, configured, run_in_core
 from .loop import stream_chunks
 from .movers import make_mover
 from .program import NotStreamable, plan_within, position_dependent, program_of
@@ -359,9 +360,35 @@ def run_stages(dataset, stages, wanted, backend: str, to: str,
     [1.0, 2.0, 3.0]
     """
     backend = backend_for(dataset, backend)
+    if stages and getattr(stages[-1].filter, "makes_dataset", False):
+        return _run_to_new_dataset(dataset, stages, backend, fuse, concurrent)
     if to == "host" and resolve_backend(backend) == "cuda":
         # Host inputs to host outputs: chunked, overlapped copies.
         streamed = stream_or_none(dataset, stages, list(wanted), fuse)
         if streamed is not None:
             return streamed
     return run_in_core(dataset, stages, wanted, backend, to, fuse, concurrent)
+
+
+def _run_to_new_dataset(dataset, stages, backend: str, fuse: bool, concurrent: bool):
+    """Run a pipeline whose last stage makes a new dataset (a geometry filter).
+
+    The stages before it run on the whole grid and leave what the last stage
+    reads where they ran (on the device for CUDA: a field computed for a contour
+    never comes to the host); the last stage then makes the new dataset, whose
+    arrays it returns on the host.
+    """
+    *fields, last = stages
+    produced = {stage.output for stage in fields}
+    wanted = [name for name in last.inputs if name in produced]
+    on_gpu = resolve_backend(backend) == "cuda"
+    working, profile = run_in_core(dataset, fields, wanted, backend,
+                                   "device" if on_gpu else "host", fuse, concurrent)
+    working = dataset.with_fields(working.point_data, working.cell_data)
+    start = time.perf_counter()
+    made = configured(last, backend).apply(working)
+    elapsed = (time.perf_counter() - start) * 1e3
+    written = sum(int(values.nbytes) for data in (made.point_data, made.cell_data)
+                  for values in data.values())
+    profile.stages.append(StageRecord(last.index, last.verb, last.output, elapsed, written))
+    return made, profile

@@ -1,0 +1,99 @@
+"""What the emit pass of an edge-cutting worklet (contour, slice) hands back.
+
+Contour and slice make every output point on an edge of the input grid, at a weight
+along it, and join the points into output cells (triangles, segments or points).
+Each grid family's implementation, on either backend, returns one :class:`EdgeCut`
+per value; the filter turns it into a surface with its fields
+(:func:`interpolate` gives each point field on the output points).
+
+The order of the output points and cells is part of each implementation's
+contract: the CPU and CUDA implementations of a family give the same order.
+
+Examples
+--------
+>>> import numpy as np
+>>> cut = EdgeCut(lo=np.array([0]), hi=np.array([1]), t=np.array([0.25]),
+...               cells=np.zeros((1, 1), np.int64), source=np.array([0]))
+>>> interpolate(np.array([2.0, 6.0]), cut).tolist()
+[3.0]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from daxpy.data.arrays import array_module
+
+
+@dataclass(frozen=True)
+class EdgeCut:
+    """The output of one cut at one value, on the host (NumPy) or the device (CuPy).
+
+    Attributes
+    ----------
+    lo, hi : int64 arrays, shape (m,)
+        Each output point lies on the input edge from point ``lo`` to point ``hi``
+        (``lo < hi``: an edge shared by several cells is cut the same way in each).
+    t : float64 array, shape (m,)
+        Where along the edge: ``(value - s[lo]) / (s[hi] - s[lo])`` for the cut scalars ``s``.
+    cells : int64 array, shape (n, k)
+        Output cells as output point indices: ``k`` = 3 triangles, 2 segments, 1 points.
+    source : int64 array, shape (n,)
+        The input cell each output cell was cut from.
+    """
+
+    lo: Any
+    hi: Any
+    t: Any
+    cells: Any
+    source: Any
+
+    @property
+    def n_points(self) -> int:
+        """Number of output points.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> EdgeCut(np.zeros(2, int), np.ones(2, int), np.zeros(2), np.zeros((0, 3), int),
+        ...         np.zeros(0, int)).n_points
+        2
+        """
+        return int(self.lo.shape[0])
+
+
+def interpolate(values: Any, cut: EdgeCut) -> Any:
+    """A point field on the cut's output points: ``v[lo] + t (v[hi] - v[lo])``.
+
+    Float fields keep their dtype (``t`` is rounded to it first, so that float32
+    fields are computed in float32 as VTK does); integer fields are interpolated in
+    float64 and rounded to the nearest integer of their dtype, as VTK's
+    ``InterpolateTuple`` does.
+
+    Parameters
+    ----------
+    values : array, shape (n_points,) or (n_points, k)
+        A point field of the cut grid, where the cut lives (host or device).
+    cut : EdgeCut
+
+    Returns
+    -------
+    array, shape (m,) or (m, k)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> cut = EdgeCut(np.array([0, 1]), np.array([1, 2]), np.array([0.5, 0.75]),
+    ...               np.zeros((0, 2), np.int64), np.zeros(0, np.int64))
+    >>> interpolate(np.array([0, 10, 20], np.int32), cut).tolist()
+    [5, 18]
+    """
+    xp = array_module(values)
+    low, high = values[cut.lo], values[cut.hi]
+    t = cut.t.reshape((-1,) + (1,) * (values.ndim - 1))
+    if xp.issubdtype(values.dtype, xp.floating):
+        t = t.astype(values.dtype, copy=False)
+        return low + t * (high - low)
+    mixed = low + t * (high.astype(xp.float64) - low)
+    return xp.rint(mixed).astype(values.dtype)
