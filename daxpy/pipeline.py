@@ -81,7 +81,8 @@ class Pipeline:
         self._associations: dict[str, str] = {}
 
     def field(self, name: str, association: str | None = None) -> Node:
-        """A node for a field of the source dataset, to chain verbs from.
+        """A node for a field of the source dataset, or for an output of a stage
+        (``pipe.field("QCriterion")`` after a gradient asked for it), to chain verbs from.
 
         Examples
         --------
@@ -90,6 +91,9 @@ class Pipeline:
         >>> daxpy.pipeline(g).field("p")
         Node('p')
         """
+        if name in self._associations and name not in self.dataset.point_data \
+                and name not in self.dataset.cell_data:
+            return Node(self, name)  # an output of a stage (a derived quantity too)
         _, found = self.dataset.field(name, association)
         self._associations.setdefault(name, found)
         return Node(self, name)
@@ -115,6 +119,11 @@ class Pipeline:
 
     def _add(self, verb, make_filter, inputs: tuple[str, ...], result: str | None,
              association: str | None) -> Node:
+        last = self.stages[-1] if self.stages else None
+        if last is not None and getattr(last.filter, "makes_dataset", False):
+            raise ArgumentError(
+                f"the pipeline ends at its {last.verb} stage, which makes a new dataset; "
+                f"run it, then start a pipeline from its result to add {verb}")
         index = next(self._counter)
         name = result or f"{verb}_{index}"
         if name in self._associations:
@@ -178,6 +187,14 @@ class Pipeline:
         return (dataset, report) if profile else dataset
 
     def _output_names(self, outputs) -> list[str]:
+        if self.stages and getattr(self.stages[-1].filter, "makes_dataset", False):
+            made = self.stages[-1].output
+            names = [o.name if isinstance(o, Node) else o for o in outputs or [made]]
+            if names != [made]:
+                raise ArgumentError(
+                    f"the pipeline ends at {made!r}, a new dataset; it is the run's one "
+                    f"output, not {names}")
+            return []
         if outputs is None:
             read = {name for s in self.stages for name in s.inputs}
             return [name for stage in self.stages for name in stage.filter.outputs()

@@ -36,6 +36,10 @@ class GeometryFilter(Filter):
     makes_dataset = True
     """The engine runs this filter last and returns what :meth:`apply` makes."""
 
+    makes_family = ""
+    """The grid family of the dataset made (``"polydata"``, ``"unstructured"``), which
+    ``daxpy run`` checks the output file's format against before computing."""
+
     def make(self, dataset: DataSet) -> DataSet:
         """Return the new dataset made from ``dataset``; implemented by each filter."""
         raise NotImplementedError

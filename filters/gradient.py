@@ -166,14 +166,26 @@ def gradient(node: Any, result: str | None = None, **options: Any) -> Any:
     >>> g = daxpy.UniformGrid(dims=(3, 3), point_data={"p": np.zeros(9)})
     >>> daxpy.pipeline(g).field("p").gradient().name
     'gradient_1'
+
+    A gradient asked for one derived quantity only (``compute_gradient=False``)
+    gives that quantity's node, to chain from (a contour of the Q-criterion):
+
+    >>> v = daxpy.UniformGrid(dims=(3, 3, 3), point_data={"v": np.zeros((27, 3))})
+    >>> daxpy.pipeline(v).gradient("v", qcriterion=True, compute_gradient=False).name
+    'QCriterion'
     """
     where = "cells" if options.get("kind", "point") == "cell" else "points"
     pipe = node.pipeline
     new = node._then("gradient", lambda src, out: Gradient(src, result=out, **options),
                      result, where)
     # Divergence, vorticity and Q-criterion are outputs of the same stage.
-    for name in pipe.stages[-1].filter.derived.values():
+    stage_filter = pipe.stages[-1].filter
+    for name in stage_filter.derived.values():
         pipe._register_output(name, where)
+    if not stage_filter.writes_result and len(stage_filter.derived) == 1:
+        # The stage writes one derived quantity only: chain from that field.
+        (only,) = stage_filter.derived.values()
+        return pipe.field(only)
     return new
 
 

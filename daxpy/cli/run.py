@@ -66,14 +66,17 @@ def _check_run(sample, args: argparse.Namespace, n_elements: int, source_bytes: 
     """Refuse, before computing, a run that could not finish: the field, a step or
     the output format does not suit ``sample`` (the input, or a tiny stand-in for
     it), or the run's fields cannot fit in memory (see the module docstring)."""
-    from ..io.files import check_format
+    from ..io.files import check_family_format, check_format
     from ..pipeline import pipeline
     from ..engine.probe import probe
 
-    if args.output:
-        check_format(sample, args.output)
     pipe = pipeline(sample)
     chain_steps(pipe.field(args.field), args.step)  # also checks field and steps
+    made = _made_family(pipe)
+    if args.output and made is None:
+        check_format(sample, args.output)
+    elif args.output:
+        check_family_format(made, args.output)
     copies = 2 if args.output else 1
     per_element = probe(sample, pipe.stages).bytes_per_point() * copies
     require_bytes(source_bytes + n_elements * per_element,
@@ -119,6 +122,14 @@ def _dask_client(address: str, timeout: float):
         raise
 
 
+def _made_family(pipe) -> str | None:
+    """The grid family of the dataset the run's last stage makes (a geometry
+    filter's), or None when the run writes fields into its input."""
+    last = pipe.stages[-1].filter if pipe.stages else None
+    return getattr(last, "makes_family", None) if getattr(last, "makes_dataset", False) \
+        else None
+
+
 def _outputs(pipe) -> list[str]:
     """Every field the run's stages write (derived outputs included), in order."""
     return [name for stage in pipe.stages for name in stage.filter.outputs()]
@@ -129,6 +140,22 @@ def _describe(result, name: str) -> str:
     span = (f"min {values.min():.6g}, max {values.max():.6g}" if values.size
             else "no values")
     return f"{name}: {association}, {values.dtype}, shape {tuple(values.shape)}, {span}"
+
+
+def _report_made(made, args: argparse.Namespace) -> int:
+    """Describe (and write) the new dataset a geometry step made."""
+    print(f"{type(made).__name__}: {made.n_points:,} points, {made.n_cells:,} cells")
+    for data in (made.point_data, made.cell_data):
+        for name in data:
+            print(_describe(made, name))
+    if args.output:
+        from ..io.files import write
+        from ..io.progress import progress
+
+        with progress(f"writing {args.output}") as report:
+            write(made, args.output, progress=report)
+        print(f"wrote {args.output}")
+    return 0
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -155,11 +182,15 @@ def _run(args: argparse.Namespace) -> int:
 
             pipe = pipeline(dataset)
             last = chain_steps(pipe.field(args.field), args.step)
-            result = pipe.run(backend=args.backend, outputs=_outputs(pipe) or [last])
+            made = _made_family(pipe) is not None
+            result = pipe.run(backend=args.backend,
+                              outputs=[last] if made else _outputs(pipe) or [last])
             where = "this process"
     elapsed = time.perf_counter() - start
     print(f"daxpy run: {len(args.step)} step(s) on {dataset.n_points:,} points in {where}: "
           f"{elapsed:.3f} s")
+    if not args.dask and made:
+        return _report_made(result, args)
     names = [name for name in _outputs(pipe) if name != last.name] + [last.name]
     for name in names:  # the chain's last result last
         print(_describe(result, name))

@@ -196,13 +196,24 @@ def check_format(dataset: DataSet, path: str | os.PathLike) -> str:
     >>> check_format(daxpy.UniformGrid(dims=(2, 2)), "grid.vti")
     'vtkXMLImageDataWriter'
     """
-    family, _reader, writer_name = _format(path)
-    if family is not None and dataset.family != family:
-        suitable = [ext for ext, (fam, _, _) in _FORMATS.items()
-                    if fam in (dataset.family, None)]
+    return check_family_format(dataset.family, path)
+
+
+def check_family_format(family: str, path: str | os.PathLike) -> str:
+    """:func:`check_format` for a dataset of grid family ``family`` not yet made
+    (the output of a geometry filter).
+
+    Examples
+    --------
+    >>> check_family_format("polydata", "surface.vtp")
+    'vtkXMLPolyDataWriter'
+    """
+    holds, _reader, writer_name = _format(path)
+    if holds is not None and family != holds:
+        suitable = [ext for ext, (fam, _, _) in _FORMATS.items() if fam in (family, None)]
         raise ArgumentError(
-            f"{os.fspath(path)!r} holds {family} grids, but the dataset is a "
-            f"{dataset.family} grid; use {' or '.join(suitable)}"
+            f"{os.fspath(path)!r} holds {holds} grids, but the dataset is a "
+            f"{family} grid; use {' or '.join(suitable)}"
         )
     return writer_name
 
