@@ -100,10 +100,29 @@ def _load(args: argparse.Namespace):
     return wavelet(size)
 
 
+def _checked_address(address: str) -> None:
+    """Refuse a scheduler address Dask could not parse, before any Client exists
+    (a failed Client leaves global state behind that later Clients trip over)."""
+    from distributed.comm import parse_address
+    from distributed.comm.addressing import parse_host_port
+    from distributed.comm.registry import backends
+
+    try:
+        scheme, location = parse_address(address)
+        if scheme not in backends:
+            raise ValueError(f"unknown scheme {scheme!r}; Dask knows {sorted(backends)}")
+        if scheme in ("tcp", "tls", "ws", "wss"):
+            parse_host_port(location)
+    except ValueError as err:
+        raise ArgumentError(f"--dask {address!r} is not a scheduler address ({err}); "
+                            "give one such as tcp://HOST:8786") from None
+
+
 def _dask_client(address: str, timeout: float):
     import dask
     from distributed import Client
 
+    _checked_address(address)
     scheduler = dask.config.get("scheduler", None)
     try:
         return Client(address, timeout=timeout)
