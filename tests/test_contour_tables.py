@@ -17,7 +17,7 @@ def test_tables_are_vtks(kind):
 
 
 def test_every_case_is_listed_with_whole_cells():
-    per = {"line": 1, "triangle": 2, "quad": 2}
+    per = {"line": 1, "triangle": 2, "quad": 2, "pixel": 2}
     for kind, cases in CASES.items():
         assert len(cases) == 2 ** len(CORNERS[kind])
         assert all(len(case) % per.get(kind, 3) == 0 for case in cases)

@@ -14,7 +14,7 @@ import daxpy
 import daxpy.filters
 from daxpy.cli.args import VERBS
 from daxpy.data.verbs import registered_verbs
-from daxpy.data.worklet import registered_worklets
+from daxpy.data.worklet import FIELD_KIND, registered_worklets
 from daxpy.pipeline import Node
 
 CONTROL = Path(daxpy.__file__).resolve().parent
@@ -27,7 +27,8 @@ HARD_WIRED = {
 
 def _names() -> set[str]:
     worklets = registered_worklets()
-    marches = {w.cuda.march for w in worklets.values() if w.cuda is not None and w.cuda.march}
+    marches = {w.cuda.march for w in worklets.values()
+               if w.kind == FIELD_KIND and w.cuda is not None and w.cuda.march}
     filters = set(daxpy.filters.__all__) - {"Filter", "FieldFilter"}
     return set(registered_verbs()) | set(worklets) | marches | filters
 

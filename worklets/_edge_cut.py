@@ -13,7 +13,7 @@ Examples
 --------
 >>> import numpy as np
 >>> cut = EdgeCut(lo=np.array([0]), hi=np.array([1]), t=np.array([0.25]),
-...               cells=np.zeros((1, 1), np.int64), source=np.array([0]))
+...               cells={1: np.zeros((1, 1), np.int64)}, source={1: np.array([0])})
 >>> interpolate(np.array([2.0, 6.0]), cut).tolist()
 [3.0]
 """
@@ -37,10 +37,11 @@ class EdgeCut:
         (``lo < hi``: an edge shared by several cells is cut the same way in each).
     t : float64 array, shape (m,)
         Where along the edge: ``(value - s[lo]) / (s[hi] - s[lo])`` for the cut scalars ``s``.
-    cells : int64 array, shape (n, k)
-        Output cells as output point indices: ``k`` = 3 triangles, 2 segments, 1 points.
-    source : int64 array, shape (n,)
-        The input cell each output cell was cut from.
+    cells : dict of int to int64 array, shape (n_k, k)
+        Output cells as output point indices, by size ``k``: 3 triangles, 2 segments,
+        1 points (a grid of 3-D and 2-D cells gives triangles and segments).
+    source : dict of int to int64 array, shape (n_k,)
+        The input cell each output cell was cut from, by size.
     """
 
     lo: Any
@@ -56,8 +57,7 @@ class EdgeCut:
         Examples
         --------
         >>> import numpy as np
-        >>> EdgeCut(np.zeros(2, int), np.ones(2, int), np.zeros(2), np.zeros((0, 3), int),
-        ...         np.zeros(0, int)).n_points
+        >>> EdgeCut(np.zeros(2, int), np.ones(2, int), np.zeros(2), {}, {}).n_points
         2
         """
         return int(self.lo.shape[0])
@@ -84,8 +84,7 @@ def interpolate(values: Any, cut: EdgeCut) -> Any:
     Examples
     --------
     >>> import numpy as np
-    >>> cut = EdgeCut(np.array([0, 1]), np.array([1, 2]), np.array([0.5, 0.75]),
-    ...               np.zeros((0, 2), np.int64), np.zeros(0, np.int64))
+    >>> cut = EdgeCut(np.array([0, 1]), np.array([1, 2]), np.array([0.5, 0.75]), {}, {})
     >>> interpolate(np.array([0, 10, 20], np.int32), cut).tolist()
     [5, 18]
     """

@@ -379,7 +379,7 @@ def _run_to_new_dataset(dataset, stages, backend: str, fuse: bool, concurrent: b
     arrays it returns on the host.
     """
     *fields, last = stages
-    produced = {stage.output for stage in fields}
+    produced = {name for stage in fields for name in (stage.output,) + stage.filter.outputs()}
     wanted = [name for name in last.inputs if name in produced]
     on_gpu = resolve_backend(backend) == "cuda"
     working, profile = run_in_core(dataset, fields, wanted, backend,

@@ -1,0 +1,191 @@
+"""Marching cells: classify, count, scan and emit, on NumPy or CuPy arrays alike.
+
+The same array program runs on the host (NumPy) and on the device (CuPy), so both
+backends give the same surface in the same order:
+
+1. *classify*: each cell's case, bit ``i`` set where corner ``i`` is at or above
+   the value (as ``vtkCell::Contour``);
+2. *count*: the case's number of output cells (triangles, segments or points),
+   from VTK's tables (:mod:`daxpy.worklets._contour_tables`);
+3. *scan*: each active cell's first output cell, by an exclusive scan; the total
+   is the one number the host must learn (one device-to-host sync on CuPy);
+4. *emit*: each output cell's edges, as global ``(lo, hi)`` point pairs.
+
+Output points are the distinct cut edges in ascending ``(lo, hi)`` order, so an
+edge shared by several cells gives one point (the surface is connected); output
+cells follow their input cell's id, then the table's order.
+
+Examples
+--------
+>>> import numpy as np
+>>> corners = np.array([[0, 1, 2, 3]])          # one tetrahedron
+>>> s = np.array([1.0, 0.0, 0.0, 0.0])           # corner 0 is in at 0.5
+>>> cut = merge({3: march(corners, np.array([0]), s, 0.5, "tetra")}, s, 0.5, 4)
+>>> cut.lo.tolist(), cut.hi.tolist(), cut.t.tolist(), cut.cells[3].tolist()
+([0, 0, 0], [1, 2, 3], [0.5, 0.5, 0.5], [[2, 0, 1]])
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from daxpy.data.arrays import array_module
+
+from ._contour_tables import CASES, EDGES
+from ._edge_cut import EdgeCut
+
+PER_CELL = {"line": 1, "triangle": 2, "quad": 2, "pixel": 2}
+"""Edges per output cell of each kind (points, segments); the 3-D kinds give triangles."""
+
+
+def per_cell(kind: str) -> int:
+    """Points per output cell of a kind: 3 (triangles), 2 (segments) or 1.
+
+    Examples
+    --------
+    >>> per_cell("tetra"), per_cell("quad")
+    (3, 2)
+    """
+    return PER_CELL.get(kind, 3)
+
+
+def _padded(kind: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(counts, table, edges)`` of a kind as arrays: output cells per case, the
+    cases' edges padded to one shape, and the edges' corner pairs."""
+    per = per_cell(kind)
+    cases = CASES[kind]
+    counts = np.array([len(case) // per for case in cases], np.int64)
+    table = np.zeros((len(cases), max(int(counts.max()), 1), per), np.int64)
+    for index, case in enumerate(cases):
+        table[index, :counts[index]] = np.reshape(case, (-1, per))
+    return counts, table, np.array(EDGES[kind], np.int64)
+
+
+TABLES = {kind: _padded(kind) for kind in CASES}
+"""Per kind: output cells per case, the padded case table and the edges' corners."""
+
+
+def classify(values: Any, value: float) -> Any:
+    """Each cell's case from its corners' values, shape (n, k): bit ``i`` set where
+    corner ``i`` is at or above ``value``.
+
+    Examples
+    --------
+    >>> classify(np.array([[0.0, 2.0, 1.0]]), 1.0).tolist()
+    [6]
+    """
+    xp = array_module(values)
+    bits = xp.arange(values.shape[1], dtype=xp.int64)
+    return ((values >= value).astype(xp.int64) << bits).sum(axis=1)
+
+
+def march(corners: Any, cell_ids: Any, scalars: Any, value: float, kind: str,
+          cases: Any = None) -> tuple[Any, Any]:
+    """The output cells of cells of one kind: each as its edges' ``(lo, hi)`` keys.
+
+    Parameters
+    ----------
+    corners : int array, shape (n, k)
+        The cells' corner point ids, in VTK's corner order for ``kind``.
+    cell_ids : int array, shape (n,)
+        The cells' ids in the input (ascending).
+    scalars : float array
+        The point field cut, where ``corners`` lives.
+    value : float
+    kind : str
+        A kind of :data:`daxpy.worklets._contour_tables.CASES`.
+    cases : int array, shape (n,), optional
+        The cells' cases, when already classified.
+
+    Returns
+    -------
+    keys : int64 array, shape (m, per)
+        ``lo * n_points + hi`` of each output cell's edges, ``lo < hi``.
+    source : int64 array, shape (m,)
+        The input cell of each output cell, ascending.
+    """
+    xp = array_module(corners)
+    counts, table, edges = (xp.asarray(a) for a in TABLES[kind])
+    if cases is None:
+        cases = classify(scalars[corners], value)
+    made = counts[cases]
+    active = xp.flatnonzero(made)
+    made = made[active]
+    ends = xp.cumsum(made)                       # the scan: each cell's last output + 1
+    total = int(ends[-1]) if ends.shape[0] else 0  # the one host sync: the output's size
+    made_index = xp.arange(total)
+    owner = xp.searchsorted(ends, made_index, side="right")
+    local = made_index - (ends - made)[owner]
+    cut = table[cases[active][owner], local]     # (m, per) edges of the kind
+    cell = corners[active][owner]
+    a = xp.take_along_axis(cell, edges[cut, 0], axis=1)
+    b = xp.take_along_axis(cell, edges[cut, 1], axis=1)
+    n_points = scalars.shape[0]
+    keys = xp.minimum(a, b).astype(xp.int64) * n_points + xp.maximum(a, b)
+    source = xp.asarray(cell_ids)[active][owner]
+    if keys.shape[1] > 1:
+        # A cell that lists a point twice (a strip turning back) can cut one edge
+        # twice for one output cell: VTK drops such collapsed cells; so does daxpy.
+        distinct = keys[:, 0] != keys[:, -1]
+        for i in range(keys.shape[1] - 1):
+            distinct &= keys[:, i] != keys[:, i + 1]
+        keep = xp.flatnonzero(distinct)
+        keys, source = keys[keep], source[keep]
+    return keys, source
+
+
+def merge(parts: dict[int, tuple[Any, Any]], scalars: Any, value: float,
+          n_points: int) -> EdgeCut:
+    """One output point per distinct edge of every output cell, in ascending
+    ``(lo, hi)`` order; each output cell's points, by cell size; each point's weight
+    along its edge (float64).
+
+    Parameters
+    ----------
+    parts : dict of int to (keys, source)
+        :func:`march`'s results by output cell size, each in input cell order.
+
+    Examples
+    --------
+    >>> keys = np.array([[1 * 3 + 2, 0 * 3 + 1]])   # edges (1, 2) and (0, 1) of 3 points
+    >>> merge({2: (keys, np.array([7]))}, np.array([0.0, 1.0, 3.0]), 2.0, 3).cells[2].tolist()
+    [[1, 0]]
+    """
+    xp = array_module(scalars)
+    sizes = sorted(parts)
+    flat = [parts[k][0].ravel() for k in sizes]
+    every = xp.concatenate(flat) if flat else xp.zeros(0, xp.int64)
+    unique, inverse = xp.unique(every, return_inverse=True)
+    lo, hi = unique // n_points, unique % n_points
+    low = scalars[lo].astype(xp.float64)
+    t = (value - low) / (scalars[hi].astype(xp.float64) - low)
+    cells, source, start = {}, {}, 0
+    for k, piece in zip(sizes, flat):
+        cells[k] = inverse[start:start + piece.shape[0]].reshape(-1, k).astype(xp.int64)
+        source[k] = parts[k][1].astype(xp.int64)
+        start += piece.shape[0]
+    return EdgeCut(lo=lo, hi=hi, t=t, cells=cells, source=source)
+
+
+def in_cell_order(parts: list[tuple[Any, Any]]) -> tuple[Any, Any]:
+    """Join the ``(keys, source)`` of several kinds of cells, ordered by input cell
+    (a stable sort: each cell's output cells keep the table's order).
+
+    Examples
+    --------
+    >>> keys, source = in_cell_order([(np.array([[5, 6]]), np.array([3])),
+    ...                               (np.array([[1, 2]]), np.array([1]))])
+    >>> keys.tolist(), source.tolist()
+    ([[1, 2], [5, 6]], [1, 3])
+    """
+    if len(parts) == 1:
+        return parts[0]
+    xp = array_module(parts[0][0])
+    keys = xp.concatenate([k for k, _ in parts])
+    source = xp.concatenate([s for _, s in parts])
+    # Stable, so each cell's output cells keep the table's order (CuPy's argsort
+    # is a radix sort, stable too).
+    order = xp.argsort(source, kind="stable")
+    return keys[order], source[order]

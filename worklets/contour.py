@@ -1,0 +1,197 @@
+"""Contour: the topology-generating worklet that cuts a point field at one value.
+
+Each implementation takes ``(grid, scalars, value=...)`` and returns an
+:class:`~daxpy.worklets._edge_cut.EdgeCut`. The CPU and CUDA implementations are
+one array program (:mod:`daxpy.worklets._marching`) run on NumPy or CuPy arrays,
+so the two backends give the same points and cells in the same order.
+
+- Structured grids (uniform, rectilinear, curvilinear) are marched as VTK marches
+  their cells: voxels (3-D), pixels (2-D: segments) or lines (1-D: points), classified
+  by slices of the grid's field: no corner table is built, only the cells the
+  value crosses are emitted.
+- Unstructured grids and PolyData are marched one cell shape at a time with
+  VTK's table for that shape (strips as their triangles, polylines as their
+  segments). PolyData polygons of more than four corners are refused.
+
+Examples
+--------
+>>> import numpy as np, daxpy
+>>> g = daxpy.UniformGrid(dims=(3, 2, 1), point_data={"t": np.arange(6.0)})
+>>> cut = contour_structured(g, g.point_data["t"], value=1.5)
+>>> cut.lo.tolist(), cut.hi.tolist(), cut.cells[2].tolist()
+([0, 1, 1], [3, 2, 4], [[0, 2], [2, 1]])
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from daxpy.data.arrays import all_finite, array_module
+from daxpy.data.worklet import GENERATING_KIND, Worklet, register
+from daxpy.errors import ArgumentError
+
+from ._edge_cut import EdgeCut
+from ._marching import classify, in_cell_order, march, merge, per_cell
+
+# Corner offsets, in steps along the grid's axes of more than one point, of a
+# structured cell as VTK's image cells number them (voxel, pixel, line).
+_STRUCTURED = {
+    3: ("voxel", ((0, 0, 0), (1, 0, 0), (0, 1, 0), (1, 1, 0),
+                  (0, 0, 1), (1, 0, 1), (0, 1, 1), (1, 1, 1))),
+    2: ("pixel", ((0, 0), (1, 0), (0, 1), (1, 1))),
+    1: ("line", ((0,), (1,))),
+}
+
+# daxpy's cell shape names -> the kind of VTK's tables they are marched with.
+_SHAPES = {"line": "line", "tri": "triangle", "quad": "quad", "pixel": "pixel", "tet": "tetra",
+           "hex": "hexahedron", "voxel": "voxel", "wedge": "wedge", "pyramid": "pyramid"}
+
+
+def _structured_cases(inside: Any, offsets: tuple) -> Any:
+    """Each cell's case (uint8), from the in/out slices of its corners."""
+    xp = array_module(inside)
+    shape = tuple(n - 1 for n in inside.shape)
+    cases = xp.zeros(shape, xp.uint8)
+    for bit, offset in enumerate(offsets):
+        # Offsets are along (x, y, z); the array is (z, y, x).
+        window = tuple(slice(o, o + n) for o, n in zip(reversed(offset), shape))
+        cases |= inside[window].astype(xp.uint8) << bit
+    return cases.ravel()
+
+
+def contour_structured(grid: Any, scalars: Any, value: float, place=None) -> EdgeCut:
+    """Cut a uniform, rectilinear or curvilinear grid's point field at ``value``.
+
+    Output points: the cut edges by lower point id, then axis (x, y, z); output
+    cells: by input cell id, then VTK's table order. Works where ``scalars`` lives
+    (``place`` is accepted for the signature every family shares; the grid's own
+    arrays are not read).
+
+    Examples
+    --------
+    >>> import numpy as np, daxpy
+    >>> g = daxpy.UniformGrid(dims=(2, 2, 2), point_data={"t": np.arange(8.0)})
+    >>> contour_structured(g, g.point_data["t"], value=3.5).cells[3].tolist()
+    [[1, 0, 3], [3, 0, 2]]
+    """
+    xp = array_module(scalars)
+    dims = tuple(int(d) for d in grid.dims)
+    active = [axis for axis in range(3) if dims[axis] > 1]
+    if not active:  # a single point has no edge to cut
+        return merge({}, scalars, value, scalars.shape[0])
+    kind, offsets = _STRUCTURED[len(active)]
+    sizes = [dims[axis] for axis in active]
+    inside = (scalars.reshape(tuple(reversed(sizes))) >= value)
+    cases = _structured_cases(inside, offsets)
+    full = (1 << len(offsets)) - 1
+    crossed = (cases != 0) & (cases != full)
+    if not all_finite(scalars):
+        # A cell with a NaN or Inf corner cannot place its surface: it makes none.
+        unknown = ~xp.isfinite(scalars.reshape(inside.shape))
+        crossed &= _structured_cases(unknown, offsets) == 0
+    cells = xp.flatnonzero(crossed)
+    # The active cells' corners: their first point plus each corner's offset.
+    strides = np.cumprod([1] + sizes[:-1])
+    cell_sizes = [n - 1 for n in sizes]
+    first = xp.zeros_like(cells)
+    rest = cells
+    for size, stride in zip(cell_sizes, strides):
+        first += (rest % size) * int(stride)
+        rest = rest // size
+    steps = xp.asarray(np.array(offsets, np.int64) @ strides)
+    corners = first[:, None] + steps[None, :]
+    parts = {per_cell(kind): march(corners, cells, scalars, value, kind, cases=cases[cells])}
+    return merge(parts, scalars, value, scalars.shape[0])
+
+
+def _pieces(block) -> list[tuple[str, Any, Any]]:
+    """``(kind, corners, cell_ids)`` to march for one block of cells of one shape."""
+    name = block.shape.name
+    if name in _SHAPES:
+        return [(_SHAPES[name], block.corners, block.cell_ids)]
+    if name.startswith("strip"):
+        # A strip's triangles, as vtkTriangleStrip contours them (orientation does
+        # not change where a triangle is cut).
+        k = block.corners.shape[1]
+        return [("triangle", block.corners[:, i:i + 3], block.cell_ids) for i in range(k - 2)]
+    if name.startswith("polyline"):
+        k = block.corners.shape[1]
+        return [("line", block.corners[:, i:i + 2], block.cell_ids) for i in range(k - 1)]
+    if name.startswith("polygon"):
+        raise ArgumentError(
+            f"contour cuts triangles and quads; cell {int(block.cell_ids[0])} is a polygon "
+            f"of {block.corners.shape[1]} corners (triangulate the surface first, for "
+            "example with pyvista's triangulate())")
+    return []  # vertices and polyvertices: nothing to cut
+
+
+def contour_cells(grid: Any, scalars: Any, value: float, place=None) -> EdgeCut:
+    """Cut an unstructured grid's or PolyData's point field at ``value``.
+
+    Output points: the cut edges in ascending ``(lo, hi)`` order; output cells: by
+    input cell id, then VTK's table order. Works where ``scalars`` lives; ``place``
+    puts the grid's host arrays there too (by default ``asarray`` of its module).
+
+    Raises
+    ------
+    ArgumentError
+        On PolyData polygons of more than four corners.
+
+    Examples
+    --------
+    >>> import numpy as np, daxpy
+    >>> from daxpy.data.celltypes import TETRA
+    >>> tet = daxpy.UnstructuredGrid(np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1.]]),
+    ...                              [0, 1, 2, 3], [0, 4], [TETRA])
+    >>> contour_cells(tet, np.array([1.0, 0, 0, 0]), value=0.5).cells[3].tolist()
+    [[2, 0, 1]]
+    """
+    xp = array_module(scalars)
+    place = place or xp.asarray
+    finite = all_finite(scalars)
+    by_size: dict[int, list] = {}
+    for block in grid.cell_blocks().values():
+        for kind, corners, ids in _pieces(block):
+            on = place(corners)
+            corner_values = scalars[on]
+            cases = classify(corner_values, value)
+            if not finite:  # cells with a NaN or Inf corner make no output
+                cases = xp.where(xp.isfinite(corner_values).all(axis=1), cases, 0)
+            by_size.setdefault(per_cell(kind), []).append(
+                march(on, place(ids), scalars, value, kind, cases))
+    parts = {k: in_cell_order(found) for k, found in by_size.items()}
+    return merge(parts, scalars, value, scalars.shape[0])
+
+
+def _on_device(impl):
+    """``impl`` run on the device: the field and the grid's arrays copied there
+    once per dataset (cached with it), the array program then run by CuPy."""
+
+    def run(grid: Any, scalars: Any, value: float) -> EdgeCut:
+        from daxpy.cuda.device import to_device
+
+        return impl(grid, to_device(scalars, grid), value,
+                    place=lambda array: to_device(array, grid))
+
+    run.__name__ = run.__qualname__ = f"{impl.__name__}_cuda"
+    run.__doc__ = f"{impl.__name__} with its arrays on the GPU (CuPy)."
+    return run
+
+
+_FAMILIES = {"uniform": contour_structured, "rectilinear": contour_structured,
+             "curvilinear": contour_structured, "unstructured": contour_cells,
+             "polydata": contour_cells}
+
+register(Worklet(
+    name="contour",
+    input_association="points",
+    output_association=None,
+    halo=1,
+    numpy=_FAMILIES,
+    cuda={family: _on_device(impl) for family, impl in _FAMILIES.items()},
+    kind=GENERATING_KIND,
+    doc="points where a point field crosses a value, joined into triangles, segments "
+        "or points",
+))
