@@ -40,6 +40,18 @@ class GeometryFilter(Filter):
     """The grid family of the dataset made (``"polydata"``, ``"unstructured"``), which
     ``daxpy run`` checks the output file's format against before computing."""
 
+    def made_family(self, dataset: DataSet) -> str:
+        """The grid family of what :meth:`make` gives for ``dataset`` (``daxpy run``
+        checks the output file's format against it before computing).
+
+        Examples
+        --------
+        >>> import daxpy
+        >>> GeometryFilter().made_family(daxpy.UniformGrid(dims=(2,)))
+        ''
+        """
+        return self.makes_family
+
     def make(self, dataset: DataSet) -> DataSet:
         """Return the new dataset made from ``dataset``; implemented by each filter."""
         raise NotImplementedError

@@ -145,8 +145,9 @@ def _made_family(pipe) -> str | None:
     """The grid family of the dataset the run's last stage makes (a geometry
     filter's), or None when the run writes fields into its input."""
     last = pipe.stages[-1].filter if pipe.stages else None
-    return getattr(last, "makes_family", None) if getattr(last, "makes_dataset", False) \
-        else None
+    if not getattr(last, "makes_dataset", False):
+        return None
+    return last.made_family(pipe.dataset)
 
 
 def _outputs(pipe) -> list[str]:
@@ -201,14 +202,14 @@ def _run(args: argparse.Namespace) -> int:
 
             pipe = pipeline(dataset)
             last = chain_steps(pipe.field(args.field), args.step)
-            made = _made_family(pipe) is not None
             result = pipe.run(backend=args.backend,
-                              outputs=[last] if made else _outputs(pipe) or [last])
+                              outputs=[last] if _made_family(pipe) else _outputs(pipe) or [last])
             where = "this process"
+    made = _made_family(pipe) is not None
     elapsed = time.perf_counter() - start
     print(f"daxpy run: {len(args.step)} step(s) on {dataset.n_points:,} points in {where}: "
           f"{elapsed:.3f} s")
-    if not args.dask and made:
+    if made:
         return _report_made(result, args)
     names = [name for name in _outputs(pipe) if name != last.name] + [last.name]
     for name in names:  # the chain's last result last

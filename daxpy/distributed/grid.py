@@ -296,6 +296,12 @@ class DaskPipeline(Pipeline):
         """
         if chunks is not None and not isinstance(chunks, (str, tuple, int)):
             raise ArgumentError(f"chunks must be 'auto', None, a tuple or an int, got {chunks!r}")
+        if self.stages and getattr(self.stages[-1].filter, "makes_dataset", False):
+            # Each block would make its own piece of the new dataset, with the
+            # pieces' shared borders cut twice: not joined on Dask yet.
+            raise ArgumentError(
+                f"{self.stages[-1].verb} makes a new dataset, which daxpy.dask does not "
+                "assemble from blocks; run the pipeline with daxpy.pipeline instead")
         return _execute(self.dask_grid, self.stages, self._output_names(outputs), backend,
                         to, chunks)
 
