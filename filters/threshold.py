@@ -1,0 +1,221 @@
+"""Threshold: keep the cells whose scalars lie in a range (vtkThreshold).
+
+Examples
+--------
+>>> import numpy as np, daxpy
+>>> from daxpy.filters import Threshold
+>>> g = daxpy.UniformGrid(dims=(3, 3), cell_data={"c": np.array([0.0, 1, 2, 3])})
+>>> Threshold("c", lower=1.5, backend="cpu")(g).cell_data["c"].tolist()
+[2.0, 3.0]
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from daxpy.data.arrays import array_module, is_device_array, to_host
+from daxpy.data.dataset import DataSet
+from daxpy.data.unstructured import UnstructuredGrid
+from daxpy.engine.dispatch import execute
+from daxpy.errors import ArgumentError, FieldError
+
+from ._geometry import GeometryFilter
+
+__all__ = ["Threshold"]
+
+METHODS = ("between", "lower", "upper", "outside")
+"""``between``: lower <= v <= upper; ``lower``: v <= lower; ``upper``: v >= upper;
+``outside``: not between (vtkThreshold's functions, and its Invert for outside)."""
+
+COMPONENT_MODES = ("selected", "magnitude", "any", "all")
+
+
+class Threshold(GeometryFilter):
+    """The cells whose scalars lie in a range, as an unstructured grid.
+
+    Parameters
+    ----------
+    field : str
+        The scalars: a point or cell field.
+    lower, upper : float, optional
+        The range's ends (both included). ``method`` says which are used.
+    method : {"between", "lower", "upper", "outside"}
+        ``"between"`` (default): ``lower <= v <= upper``; ``"lower"``: ``v <= lower``;
+        ``"upper"``: ``v >= upper``; ``"outside"``: not between.
+    all_scalars : bool
+        Point scalars: keep a cell when all its points are in range (True, VTK's
+        default), or when any is (False; PyVista's default).
+    continuous : bool
+        Point scalars with ``all_scalars=False``: keep a cell when the range of its
+        points' values meets the threshold's range (vtkThreshold's
+        UseContinuousCellRange; ``all_scalars=True`` wins over it, as in VTK).
+    component : int or {"magnitude", "any", "all"}
+        For vector scalars: one component (default 0), the magnitude, or any/all
+        components in range.
+    invert : bool
+        Keep the cells that would be dropped.
+    original_ids : bool
+        Add ``vtkOriginalPointIds`` and ``vtkOriginalCellIds`` (int64), as VTK names them.
+    association : {"points", "cells"}, optional
+        Where to find ``field``.
+    backend, nan_policy
+        As for every filter (:class:`~daxpy.filters.Filter`).
+
+    Raises
+    ------
+    ArgumentError
+        On an unknown method or component, a missing or NaN bound, or
+        ``lower > upper``.
+    FieldError
+        If the component does not exist.
+
+    Notes
+    -----
+    Kept cells keep their type and order (structured grids give hexahedra, quads
+    or lines: VTK gives voxels and pixels for image and rectilinear data, which
+    daxpy's unstructured grids hold as hexahedra and quads); the points
+    kept are those the kept cells use, in ascending input order (VTK orders them
+    by first use). A NaN scalar is in no range (comparisons with NaN are false),
+    so ``invert`` keeps its cells. Every point and cell field comes along.
+    With ``continuous``, VTK 9.7 compares the cell's range with both thresholds
+    whatever the method, reads one component instead of the magnitude, and
+    starts its maximum at ``DBL_MIN`` (a cell of negative values reaches 0);
+    daxpy compares with the method's own range, and the magnitude.
+
+    Examples
+    --------
+    >>> import numpy as np, daxpy
+    >>> g = daxpy.UniformGrid(dims=(4,), point_data={"t": np.array([0.0, 1, 2, 3])})
+    >>> out = Threshold("t", 0.5, 2.5, original_ids=True, backend="cpu")(g)
+    >>> out.n_cells, out.point_data["vtkOriginalPointIds"].tolist()
+    (1, [1, 2])
+    """
+
+    verb = "threshold"
+    makes_family = "unstructured"
+
+    def __init__(self, field: str, lower: float | None = None, upper: float | None = None, *,
+                 method: str = "between", all_scalars: bool = True, continuous: bool = False,
+                 component: int | str = 0, invert: bool = False, original_ids: bool = False,
+                 association: str | None = None, backend: str = "auto",
+                 nan_policy: str = "propagate"):
+        super().__init__(backend=backend, nan_policy=nan_policy)
+        if not isinstance(field, str) or not field:
+            raise ArgumentError(f"field must be a non-empty field name, got {field!r}")
+        if method not in METHODS:
+            raise ArgumentError(f"method must be one of {METHODS}, got {method!r}")
+        if not (isinstance(component, (int, np.integer)) and not isinstance(component, bool)
+                and component >= 0) and component not in COMPONENT_MODES[1:]:
+            raise ArgumentError(f"component must be a component number or one of "
+                                f"{COMPONENT_MODES[1:]}, got {component!r}")
+        self.field, self.association, self.method = field, association, method
+        self.lower, self.upper = _bounds(method, lower, upper)
+        self.all_scalars, self.continuous = bool(all_scalars), bool(continuous)
+        self.component, self.invert = component, bool(invert) != (method == "outside")
+        self.original_ids = bool(original_ids)
+
+    def reads(self) -> dict[str, str | None]:
+        return {self.field: self.association}
+
+    def make(self, dataset: DataSet) -> UnstructuredGrid:
+        if dataset.family == "polydata":
+            raise ArgumentError("Threshold makes an unstructured grid; daxpy's holds no "
+                                "polygons or strips, so PolyData is not thresholded yet")
+        values, association = dataset.field(self.field, self.association)
+        values = self.checked(self.field, values)
+        params = dict(at=association, lower=self.lower, upper=self.upper,
+                      all_points=self.all_scalars, continuous=self.continuous,
+                      invert=self.invert)
+        components = values.shape[1] if values.ndim > 1 else 1
+        if self.component in ("any", "all") and components > 1:
+            return self._output(dataset, self._by_components(dataset, values, params))
+        scalars = _component(values, self.component, self.field)
+        made = execute("threshold", dataset, scalars, association, backend=self.backend,
+                       **params)
+        return self._output(dataset, made)
+
+    def _by_components(self, dataset: DataSet, values: Any, params: dict) -> Any:
+        """vtkThreshold's any/all component modes: each point's (or cell's) components
+        combined first; with a continuous range, each component's cells instead."""
+        xp = array_module(values)
+        combine = xp.any if self.component == "any" else xp.all
+        if not (params["continuous"] and params["at"] == "points" and not self.all_scalars):
+            inside = (values >= self.lower) & (values <= self.upper)
+            passing = combine(inside, axis=1).astype(xp.float64)
+            return execute("threshold", dataset, passing, params["at"], backend=self.backend,
+                           **{**params, "lower": 0.5, "upper": 1.5})
+        kept = [to_host(execute("threshold", dataset, values[:, k], params["at"],
+                                backend=self.backend, **{**params, "invert": False}).cell_ids)
+                for k in range(values.shape[1])]
+        keep = np.zeros((len(kept), dataset.n_cells), dtype=bool)
+        for row, ids in zip(keep, kept):
+            row[ids] = True
+        chosen = (keep.any(axis=0) if self.component == "any" else keep.all(axis=0))
+        return execute("threshold", dataset, chosen.astype(np.float64), "cells", backend="cpu",
+                       **{**params, "at": "cells", "lower": 0.5, "upper": 1.5})
+
+    def _output(self, dataset: DataSet, made: Any) -> UnstructuredGrid:
+        cells, used = to_host(made.cell_ids), to_host(made.point_ids)
+        point_data = {n: _taken(v, used) for n, v in dataset.point_data.items()}
+        cell_data = {n: _taken(v, cells) for n, v in dataset.cell_data.items()}
+        if self.original_ids:
+            point_data["vtkOriginalPointIds"] = used
+            cell_data["vtkOriginalCellIds"] = cells
+        return UnstructuredGrid(_points(dataset, used), to_host(made.connectivity),
+                                to_host(made.offsets), to_host(made.cell_types),
+                                point_data=point_data, cell_data=cell_data,
+                                name=f"threshold of {dataset.name}")
+
+
+def _bounds(method: str, lower: Any, upper: Any) -> tuple[float, float]:
+    needed = {"between": ("lower", "upper"), "outside": ("lower", "upper"),
+              "lower": ("lower",), "upper": ("upper",)}[method]
+    given = {"lower": lower, "upper": upper}
+    for name in needed:
+        value = given[name]
+        if value is None or not np.isfinite(float(value)):
+            raise ArgumentError(f"method={method!r} needs a finite {name} bound, got {value!r}")
+    if method == "lower":
+        return -np.inf, float(lower)
+    if method == "upper":
+        return float(upper), np.inf
+    if float(lower) > float(upper):
+        raise ArgumentError(f"lower ({lower}) is above upper ({upper})")
+    return float(lower), float(upper)
+
+
+def _component(values: Any, component: int | str, name: str) -> Any:
+    if values.ndim == 1:
+        if isinstance(component, int) and component > 0:
+            raise FieldError(f"{name!r} has 1 component; component {component} does not exist")
+        return values
+    if component == "magnitude":
+        xp = array_module(values)
+        return xp.sqrt((values.astype(xp.float64) ** 2).sum(axis=1))
+    if component in ("any", "all"):
+        return values[:, 0]
+    if component >= values.shape[1]:
+        raise FieldError(f"{name!r} has {values.shape[1]} components; component "
+                         f"{component} does not exist")
+    return values[:, component]
+
+
+def _taken(values: Any, ids: np.ndarray) -> np.ndarray:
+    if is_device_array(values):
+        import cupy
+
+        return to_host(values[cupy.asarray(ids)])
+    return np.asarray(values)[ids]
+
+
+def _points(dataset: DataSet, ids: np.ndarray) -> np.ndarray:
+    """The coordinates of the points ``ids`` (uniform and rectilinear grids from their
+    axes, as float32 as VTK gives them)."""
+    if dataset.family in ("uniform", "rectilinear"):
+        dims = tuple(int(d) for d in dataset.dims)
+        axes = [dataset.axis_coordinates(a) for a in range(3)]
+        i, j, k = ids % dims[0], ids // dims[0] % dims[1], ids // (dims[0] * dims[1])
+        return np.stack([axes[0][i], axes[1][j], axes[2][k]], axis=1).astype(np.float32)
+    return to_host(dataset.points())[ids]

@@ -1,0 +1,187 @@
+"""Threshold: the topology-generating worklet that keeps the cells whose scalars lie
+in a range, as vtkThreshold does.
+
+One array program runs on NumPy (CPU) or CuPy (CUDA): classify each cell (its
+value, or its corners' values: all, any, or their range), count the kept cells and
+their corners, scan (one host sync learns the sizes), and emit the kept cells'
+corners with the points they use renumbered in ascending id order.
+
+Examples
+--------
+>>> import numpy as np, daxpy
+>>> g = daxpy.UniformGrid(dims=(4,), point_data={"t": np.array([0.0, 1, 2, 3])})
+>>> kept = threshold_cells(g, g.point_data["t"], at="points", lower=0.5,
+...                        upper=2.5)
+>>> kept.cell_ids.tolist(), kept.point_ids.tolist(), kept.connectivity.tolist()
+([1], [1, 2], [0, 1])
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from daxpy.data.arrays import array_module
+from daxpy.data.celltypes import HEXAHEDRON, LINE, QUAD
+from daxpy.data.worklet import GENERATING_KIND, Worklet, register
+
+
+@dataclass(frozen=True)
+class Kept:
+    """The cells a threshold keeps, where the scalars live (NumPy or CuPy).
+
+    Attributes
+    ----------
+    cell_ids : int64 array
+        Kept input cells, ascending.
+    point_ids : int64 array
+        Input points the kept cells use, ascending (the output's points).
+    connectivity, offsets, cell_types : arrays
+        The kept cells as output point ids, in vtkCellArray's form.
+    """
+
+    cell_ids: Any
+    point_ids: Any
+    connectivity: Any
+    offsets: Any
+    cell_types: Any
+
+
+def _in_range(values: Any, lower: float, upper: float) -> Any:
+    # A comparison with NaN is false: NaN is in no range (the README's NaN rule).
+    return (values >= lower) & (values <= upper)
+
+
+def _structured_corners(grid: Any, xp) -> tuple[Any, int]:
+    """Every structured cell's corners (hexahedron, quad or line order) and its VTK type."""
+    dims = tuple(int(d) for d in grid.dims)
+    active = [a for a in range(3) if dims[a] > 1]
+    sizes = [dims[a] for a in active]
+    strides = np.cumprod([1] + sizes[:-1])
+    offsets = {3: ((0, 0, 0), (1, 0, 0), (0, 1, 0), (1, 1, 0),
+                   (0, 0, 1), (1, 0, 1), (0, 1, 1), (1, 1, 1)),
+               2: ((0, 0), (1, 0), (0, 1), (1, 1)), 1: ((0,), (1,))}[len(active)]
+    cells = xp.arange(int(np.prod([n - 1 for n in sizes])), dtype=xp.int64)
+    first = xp.zeros_like(cells)
+    rest = cells
+    for size, stride in zip([n - 1 for n in sizes], strides):
+        first += (rest % (size)) * int(stride)
+        rest = rest // size
+    corners = first[:, None] + xp.asarray(np.array(offsets, np.int64) @ strides)[None, :]
+    # daxpy's unstructured grids hold VTK's voxels and pixels as hexahedra and quads:
+    # their corner order.
+    order = {3: (0, 1, 3, 2, 4, 5, 7, 6), 2: (0, 1, 3, 2), 1: (0, 1)}[len(active)]
+    corners = corners[:, list(order)]
+    kind = {3: HEXAHEDRON, 2: QUAD, 1: LINE}[len(active)]
+    return corners, kind
+
+
+def _blocks(grid: Any, xp) -> list[tuple[Any, Any, int]]:
+    """``(cell ids, corners, VTK type)`` per shape of an unstructured grid."""
+    return [(xp.asarray(b.cell_ids), xp.asarray(b.corners), b.shape.vtk_id)
+            for b in grid.cell_blocks().values()]
+
+
+def threshold_cells(grid: Any, values: Any, *, at: str, lower: float,
+                    upper: float, all_points: bool = True, continuous: bool = False,
+                    invert: bool = False) -> Kept:
+    """The cells of ``grid`` whose scalars lie in ``[lower, upper]``.
+
+    Parameters
+    ----------
+    grid : UniformGrid, RectilinearGrid, CurvilinearGrid or UnstructuredGrid
+    values : array, shape (n,)
+        Scalars at ``at`` (one per point or per cell), where they live.
+    at : {"points", "cells"}
+    lower, upper : float
+        The range, ends included (infinite for one-sided thresholds).
+    all_points : bool
+        Point scalars: a cell is kept when all its corners are in range (False:
+        any corner), as vtkThreshold's AllScalars.
+    continuous : bool
+        Point scalars, with ``all_points`` False: a cell is kept when the range
+        of its corners' values meets ``[lower, upper]`` (vtkThreshold's
+        UseContinuousCellRange).
+    invert : bool
+        Keep the cells that would not be kept.
+
+    Returns
+    -------
+    Kept
+    """
+    xp = array_module(values)
+    if grid.family == "unstructured":
+        pieces = _blocks(grid, xp)
+    else:
+        corners, kind = _structured_corners(grid, xp)
+        pieces = [(xp.arange(corners.shape[0], dtype=xp.int64), corners, kind)]
+    n_cells = sum(int(ids.shape[0]) for ids, _, _ in pieces)
+    keep = xp.zeros(n_cells, dtype=bool)
+    for ids, corners, _ in pieces:
+        if at == "cells":
+            keep[ids] = _in_range(values[ids], lower, upper)
+        elif continuous and not all_points:
+            # As vtkThreshold: AllScalars wins over the continuous range.
+            corner_values = values[corners]
+            keep[ids] = ((corner_values.max(axis=1) >= lower)
+                         & (corner_values.min(axis=1) <= upper))
+        else:
+            inside = _in_range(values[corners], lower, upper)
+            keep[ids] = inside.all(axis=1) if all_points else inside.any(axis=1)
+    if invert:
+        keep = ~keep
+    return _emit(pieces, keep, grid.n_points, xp)
+
+
+def _emit(pieces: list, keep: Any, n_points: int, xp) -> Kept:
+    """The kept cells' corners in cell id order, their points renumbered."""
+    kept = xp.flatnonzero(keep)
+    sizes = xp.zeros(keep.shape[0], dtype=xp.int64)
+    types = xp.zeros(keep.shape[0], dtype=xp.uint8)
+    for ids, corners, kind in pieces:
+        sizes[ids] = corners.shape[1]
+        types[ids] = kind
+    counts = sizes[kept]
+    ends = xp.cumsum(counts)
+    total = int(ends[-1]) if ends.shape[0] else 0   # the one host sync: the output's size
+    connectivity = xp.zeros(total, dtype=xp.int64)
+    # Where each kept cell sits among the kept ones: its corners' first slot.
+    slot = xp.full(keep.shape[0], -1, dtype=xp.int64)
+    slot[kept] = ends - counts
+    for ids, corners, _ in pieces:
+        chosen = keep[ids]
+        where = slot[ids][chosen]
+        width = corners.shape[1]
+        connectivity[(where[:, None] + xp.arange(width)[None, :]).ravel()] = \
+            corners[chosen].ravel()
+    used = xp.zeros(n_points, dtype=bool)
+    used[connectivity] = True
+    point_ids = xp.flatnonzero(used)
+    renumber = xp.cumsum(used) - 1
+    offsets = xp.concatenate([xp.zeros(1, xp.int64), ends])
+    return Kept(kept.astype(xp.int64), point_ids.astype(xp.int64),
+                renumber[connectivity].astype(xp.int64), offsets, types[kept])
+
+
+def _on_device(grid: Any, values: Any, **params: Any) -> Kept:
+    """:func:`threshold_cells` on the GPU (CuPy): the scalars copied there once per
+    dataset; the grid's cell blocks follow."""
+    from daxpy.cuda.device import to_device
+
+    return threshold_cells(grid, to_device(values, grid), **params)
+
+
+_FAMILIES = ("uniform", "rectilinear", "curvilinear", "unstructured")
+
+register(Worklet(
+    name="threshold",
+    input_association="any",
+    output_association=None,
+    halo=0,
+    numpy={family: threshold_cells for family in _FAMILIES},
+    cuda={family: _on_device for family in _FAMILIES},
+    kind=GENERATING_KIND,
+    doc="the cells whose scalars lie in a range, with the points they use",
+))
