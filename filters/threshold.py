@@ -5,7 +5,7 @@ Examples
 >>> import numpy as np, daxpy
 >>> from daxpy.filters import Threshold
 >>> g = daxpy.UniformGrid(dims=(3, 3), cell_data={"c": np.array([0.0, 1, 2, 3])})
->>> Threshold("c", lower=1.5, backend="cpu")(g).cell_data["c"].tolist()
+>>> Threshold("c", upper=1.5, method="upper", backend="cpu")(g).cell_data["c"].tolist()
 [2.0, 3.0]
 """
 
