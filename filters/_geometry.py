@@ -100,3 +100,16 @@ class GeometryFilter(Filter):
         return (made, report) if profile else made
 
     __call__ = execute
+
+
+def no_result_name(verb: str, result: str | None) -> None:
+    """Refuse a result name for a geometry step (``contour=1:NAME``): its output is a
+    dataset, not a field.
+
+    Examples
+    --------
+    >>> no_result_name("contour", None)
+    """
+    if result is not None:
+        raise ArgumentError(f"{verb} makes a new dataset, not a field: it takes no result "
+                            f"name (drop ':{result}')")

@@ -96,3 +96,36 @@ def _only(dataset: DataSet, association: str, name: str) -> DataSet:
             if data is not single.fields(association) or other != name:
                 del data[other]
     return single
+
+
+def array_name(mesh: Any, scalars: str | None, preference: str) -> tuple[str, str]:
+    """``(name, association)`` of the array a PyVista filter reads: ``scalars``, or
+    the active scalars as PyVista picks them; association ``"points"`` or ``"cells"``.
+
+    Examples
+    --------
+    >>> import pyvista as pv
+    >>> mesh = pv.ImageData(dimensions=(2, 2, 1))
+    >>> mesh.cell_data["c"] = [1.0]
+    >>> array_name(mesh, None, "point")
+    ('c', 'cells')
+    """
+    from pyvista.core.utilities.arrays import (get_array_association,
+                                               set_default_active_scalars)
+
+    from daxpy.errors import ArgumentError
+
+    name = set_default_active_scalars(mesh).name if scalars is None else scalars
+    if not isinstance(name, str):
+        raise ArgumentError(f"scalars must be an array name, got {name!r}")
+    found = get_array_association(mesh, name, preference=preference)
+    return name, "points" if found.name == "POINT" else "cells"
+
+
+def geometry_result(made: Any, progress_bar: bool, what: str) -> Any:
+    """A daxpy dataset made by a geometry filter, as the PyVista object that shares
+    its arrays."""
+    with progress(what, enabled=progress_bar, delay=0) as report:
+        mesh = made.to_pyvista()
+        report(1.0)
+    return mesh

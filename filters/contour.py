@@ -23,8 +23,9 @@ from daxpy.data.polydata import PolyData
 from daxpy.data.verbs import Verb, register_verb
 from daxpy.engine.dispatch import execute
 from daxpy.errors import ArgumentError, FieldError
+from daxpy.io.interop import from_vtk
 
-from ._geometry import GeometryFilter
+from ._geometry import GeometryFilter, no_result_name
 from ._surface import cut_to_polydata
 
 __all__ = ["Contour"]
@@ -80,9 +81,10 @@ class Contour(GeometryFilter):
     Values outside the field's range give an empty PolyData, not an error. A cell
     with a NaN or Inf corner value makes no output (its surface cannot be placed);
     with ``nan_policy="raise"`` such a field is refused. Where a grid value equals
-    a contour value exactly, daxpy keeps the coinciding points of the edges that
-    meet there, as vtkFlyingEdges3D does; vtkContourFilter merges them and drops
-    the triangles that collapse. On 2-D image data, vtkContourFilter resolves one
+    a contour value exactly, the edges that meet there give one point, and the
+    triangles that collapse are dropped, as vtkContourFilter does
+    (vtkFlyingEdges3D keeps the coinciding points apart). On 2-D image data,
+    vtkContourFilter resolves one
     saddle case (corners 1 and 2 in) the other way than vtkFlyingEdges2D, whose
     choice daxpy follows.
 
@@ -178,7 +180,8 @@ def _finite_range(scalars: Any) -> tuple[float, float]:
     return float(finite.min()), float(finite.max())
 
 
-def contour(node: Any, values: float | Sequence[float] | None = None, **options: Any) -> Any:
+def contour(node: Any, values: float | Sequence[float] | None = None,
+            result: str | None = None, **options: Any) -> Any:
     """Contour this scalar field: the pipeline's last stage, making a PolyData.
 
     Examples
@@ -190,6 +193,7 @@ def contour(node: Any, values: float | Sequence[float] | None = None, **options:
     >>> pipe.run(backend="cpu").n_points
     13
     """
+    no_result_name("contour", result)
     return node._then("contour", lambda src, out: Contour(src, values, **options), None)
 
 
@@ -209,6 +213,69 @@ def _parse_contour(step: str, argument: str) -> dict:
         raise ArgumentError(f"step {step!r}: contour takes its values, numbers separated "
                             "by commas (contour=0.5,1.5)")
     return {"values": values}
+
+
+def pyvista_contour(mesh: Any, isosurfaces: int | Sequence[float] = 10,
+                    scalars: str | None = None, compute_normals: bool = False,
+                    compute_gradients: bool = False, compute_scalars: bool = True,
+                    rng: Sequence[float] | None = None, preference: str = "point",
+                    method: str = "contour", progress_bar: bool = False, *,
+                    backend: str = "auto") -> Any:
+    """Isosurfaces (3-D cells) or isolines (2-D cells) of a scalar array.
+
+    As :meth:`pyvista.DataSetFilters.contour` (vtkContourFilter), computed by
+    :class:`daxpy.filters.Contour`: ``isosurfaces`` values evenly spread over
+    ``rng`` (default: the array's range), or the values given.
+
+    Parameters
+    ----------
+    isosurfaces : int or sequence of float
+    scalars : str, optional
+        The array; by default the active scalars. Cell arrays are averaged to
+        the points first, as VTK does.
+    compute_normals, compute_scalars : bool
+        Add ``Normals``, and the array itself (each point's value).
+    compute_gradients : bool
+        Refused when True (use ``compute_normals``, or
+        ``mesh.daxpy.compute_derivative()`` before contouring).
+    rng : (float, float), optional
+    preference : {"point", "cell"}
+    method : {"contour", "marching_cubes", "flying_edges"}
+        Accepted for PyVista's signature: daxpy's surfaces are the same for all.
+    progress_bar : bool
+    backend : {"auto", "cpu", "cuda"}
+
+    Returns
+    -------
+    pyvista.PolyData
+
+    Examples
+    --------
+    >>> import pyvista as pv
+    >>> import daxpy.accessor
+    >>> mesh = pv.ImageData(dimensions=(3, 3, 3))
+    >>> mesh.point_data["d"] = mesh.points[:, 0]
+    >>> mesh.daxpy.contour([0.5]).n_cells
+    8
+    """
+    from ._pyvista import array_name, geometry_result
+
+    if compute_gradients:
+        raise ArgumentError("compute_gradients=True is not a daxpy output; use "
+                            "compute_normals, or mesh.daxpy.compute_derivative() first")
+    if method not in ("contour", "marching_cubes", "flying_edges"):
+        raise ArgumentError(f"method must be 'contour', 'marching_cubes' or 'flying_edges', "
+                            f"got {method!r}")
+    name, association = array_name(mesh, scalars, preference)
+    count = isinstance(isosurfaces, (int, np.integer)) and not isinstance(isosurfaces, bool)
+    make = Contour(name, None if count else isosurfaces, n_values=int(isosurfaces) if count
+                   else None, rng=rng, compute_normals=compute_normals,
+                   compute_scalars=compute_scalars, association=association, backend=backend)
+    return geometry_result(make(from_vtk(mesh)), progress_bar, "Computing Contour")
+
+
+register_verb(Verb("contour", pyvista_contour, 60,
+                   "PyVista's contour (vtkContourFilter)", on="pyvista"))
 
 
 register_verb(Verb("contour", contour, 60,

@@ -22,7 +22,7 @@ from daxpy.engine.dispatch import execute
 from daxpy.errors import ArgumentError
 
 from ._axis_slice import axis_slice
-from ._geometry import GeometryFilter
+from ._geometry import GeometryFilter, no_result_name
 from ._surface import cut_to_polydata
 
 __all__ = ["Slice"]
@@ -170,7 +170,8 @@ def _signed_distance(dataset: DataSet, origin: np.ndarray, normal: np.ndarray,
 
 
 def slice_verb(node: Any, normal: str | Sequence[float] = "x",
-               origin: Sequence[float] | None = None, **options: Any) -> Any:
+               origin: Sequence[float] | None = None, result: str | None = None,
+               **options: Any) -> Any:
     """Slice the grid by a plane: the pipeline's last stage (the node's field is
     interpolated with the others).
 
@@ -183,6 +184,7 @@ def slice_verb(node: Any, normal: str | Sequence[float] = "x",
     >>> pipe.run(backend="cpu").point_data["magnitude_1"][:3].tolist()
     [4.5, 5.5, 6.5]
     """
+    no_result_name("slice", result)
     return node._then("slice", lambda src, out: _SliceOf(src, normal, origin, **options), None)
 
 
@@ -222,3 +224,53 @@ register_verb(Verb("slice", slice_verb, 61,
                    "cut by a plane through ORIGIN (default: the centre) normal to x, y, z or "
                    "NX,NY,NZ; the last step: writes a surface, or a grid for an axis plane",
                    argument="NORMAL[,X,Y,Z]", required=True, parse=_parse_slice))
+
+
+def pyvista_slice(mesh: Any, normal: str | Sequence[float] | None = None,
+                  origin: Sequence[float] | None = None, generate_triangles: bool = False,
+                  contour: bool = False, progress_bar: bool = False, *,
+                  backend: str = "auto") -> Any:
+    """Cut by a plane into a surface with every array interpolated.
+
+    As :meth:`pyvista.DataObjectFilters.slice` (vtkCutter), computed by
+    :class:`daxpy.filters.Slice`; the result is always a PolyData of triangles
+    (3-D cells) or segments (2-D cells), as with ``generate_triangles=True``.
+
+    Parameters
+    ----------
+    normal : {"x", "y", "z"} or (3,) floats, optional
+        Default ``"x"``.
+    origin : (3,) floats, optional
+        Default: the centre of the bounds.
+    generate_triangles : bool
+        Accepted: daxpy's cut is triangles either way.
+    contour : bool
+        Refused when True (contour the slice with ``.daxpy.contour()``).
+    progress_bar : bool
+    backend : {"auto", "cpu", "cuda"}
+
+    Returns
+    -------
+    pyvista.PolyData
+
+    Examples
+    --------
+    >>> import pyvista as pv
+    >>> import daxpy.accessor
+    >>> mesh = pv.ImageData(dimensions=(3, 3, 3))
+    >>> mesh.daxpy.slice("z").n_points
+    9
+    """
+    from daxpy.io.interop import from_vtk
+
+    from ._pyvista import geometry_result
+
+    if contour:
+        raise ArgumentError("contour=True is not part of daxpy's slice; contour the "
+                            "result with .daxpy.contour()")
+    make = Slice(normal if normal is not None else "x", origin, structured=False,
+                 backend=backend)
+    return geometry_result(make(from_vtk(mesh)), progress_bar, "Slicing")
+
+
+register_verb(Verb("slice", pyvista_slice, 61, "PyVista's slice (vtkCutter)", on="pyvista"))

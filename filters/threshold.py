@@ -11,17 +11,18 @@ Examples
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
 from daxpy.data.arrays import array_module, is_device_array, to_host
 from daxpy.data.dataset import DataSet
 from daxpy.data.unstructured import UnstructuredGrid
+from daxpy.data.verbs import Verb, register_verb
 from daxpy.engine.dispatch import execute
 from daxpy.errors import ArgumentError, FieldError
 
-from ._geometry import GeometryFilter
+from ._geometry import GeometryFilter, no_result_name
 
 __all__ = ["Threshold"]
 
@@ -219,3 +220,124 @@ def _points(dataset: DataSet, ids: np.ndarray) -> np.ndarray:
         i, j, k = ids % dims[0], ids // dims[0] % dims[1], ids // (dims[0] * dims[1])
         return np.stack([axes[0][i], axes[1][j], axes[2][k]], axis=1).astype(np.float32)
     return to_host(dataset.points())[ids]
+
+
+def threshold(node: Any, lower: float | None = None, upper: float | None = None,
+              result: str | None = None, **options: Any) -> Any:
+    """Keep the cells whose values of this field lie in a range: the pipeline's last
+    stage, making an unstructured grid.
+
+    Examples
+    --------
+    >>> import numpy as np, daxpy
+    >>> g = daxpy.UniformGrid(dims=(4,), point_data={"t": np.array([0.0, 1, 2, 3])})
+    >>> pipe = daxpy.pipeline(g)
+    >>> _ = pipe.field("t").threshold(0.5, 3.5)
+    >>> pipe.run(backend="cpu").n_cells
+    2
+    """
+    no_result_name("threshold", result)
+    return node._then("threshold", lambda src, out: Threshold(src, lower, upper, **options),
+                      None)
+
+
+def _parse_threshold(step: str, argument: str) -> dict:
+    """``threshold=LOW,HIGH`` (between), ``threshold=LOW,`` (at least LOW) or
+    ``threshold=,HIGH`` (at most HIGH).
+
+    Examples
+    --------
+    >>> _parse_threshold("threshold=1,", "1,")
+    {'upper': 1.0, 'method': 'upper'}
+    """
+    low, comma, high = argument.partition(",")
+    try:
+        bounds = [float(v) if v.strip() else None for v in (low, high)]
+    except ValueError:
+        bounds = [None, None]
+    if not comma or bounds == [None, None] or not all(
+            np.isfinite(b) for b in bounds if b is not None):
+        raise ArgumentError(f"step {step!r}: threshold takes LOW,HIGH, LOW, (at least LOW) "
+                            "or ,HIGH (at most HIGH)")
+    if bounds[1] is None:
+        return {"upper": bounds[0], "method": "upper"}
+    if bounds[0] is None:
+        return {"lower": bounds[1], "method": "lower"}
+    if bounds[0] > bounds[1]:
+        raise ArgumentError(f"step {step!r}: LOW is above HIGH")
+    return {"lower": bounds[0], "upper": bounds[1]}
+
+
+register_verb(Verb("threshold", threshold, 62,
+                   "cells whose values lie in LOW,HIGH (or LOW, or ,HIGH); the last step: "
+                   "writes an unstructured grid (.vtu)", argument="LOW,HIGH", required=True,
+                   parse=_parse_threshold))
+
+
+def pyvista_threshold(mesh: Any, value: float | Sequence[float] | None = None,
+                      scalars: str | None = None, invert: bool = False,
+                      continuous: bool = False, preference: str = "cell",
+                      all_scalars: bool = False, component_mode: str = "all",
+                      component: int = 0, method: str = "upper", progress_bar: bool = False,
+                      *, backend: str = "auto") -> Any:
+    """Keep the cells whose values lie in a range.
+
+    As :meth:`pyvista.DataSetFilters.threshold` (vtkThreshold), computed by
+    :class:`daxpy.filters.Threshold`: a single ``value`` keeps values at or above it
+    (``method="upper"``) or at or below it (``"lower"``); a pair keeps those between;
+    None keeps the array's finite range (dropping NaN).
+
+    Parameters
+    ----------
+    value : float or (float, float), optional
+    scalars : str, optional
+    invert, continuous, all_scalars : bool
+    preference : {"cell", "point"}
+    component_mode : {"all", "any", "component"}
+    component : int
+    method : {"upper", "lower"}
+    progress_bar : bool
+    backend : {"auto", "cpu", "cuda"}
+
+    Returns
+    -------
+    pyvista.UnstructuredGrid
+
+    Examples
+    --------
+    >>> import numpy as np, pyvista as pv
+    >>> import daxpy.accessor
+    >>> mesh = pv.ImageData(dimensions=(3, 3, 1))
+    >>> mesh.cell_data["c"] = [0.0, 1.0, 2.0, 3.0]
+    >>> mesh.daxpy.threshold(1.5).n_cells
+    2
+    """
+    from daxpy.io.interop import from_vtk
+
+    from ._pyvista import array_name, geometry_result
+
+    name, association = array_name(mesh, scalars, preference)
+    if component_mode not in ("all", "any", "component"):
+        raise ArgumentError(f"component_mode must be 'all', 'any' or 'component', got "
+                            f"{component_mode!r}")
+    dataset = from_vtk(mesh)
+    if value is None:
+        values = np.asarray(dataset.field(name, association)[0], dtype=np.float64)
+        finite = values[np.isfinite(values)]
+        value = (float(finite.min()), float(finite.max())) if finite.size else (0.0, -1.0)
+    if np.ndim(value) == 0:
+        if method not in ("upper", "lower"):
+            raise ArgumentError(f"method must be 'upper' or 'lower', got {method!r}")
+        bounds = {"upper" if method == "upper" else "lower": float(value), "method": method}
+    else:
+        if len(value) != 2:
+            raise ArgumentError(f"value must be one number or (min, max), got {value!r}")
+        bounds = {"lower": float(value[0]), "upper": float(value[1])}
+    make = Threshold(name, **bounds, all_scalars=all_scalars, continuous=continuous,
+                     component=component if component_mode == "component" else component_mode,
+                     invert=invert, association=association, backend=backend)
+    return geometry_result(make(dataset), progress_bar, "Thresholding")
+
+
+register_verb(Verb("threshold", pyvista_threshold, 62, "PyVista's threshold (vtkThreshold)",
+                   on="pyvista"))

@@ -12,8 +12,11 @@ backends give the same surface in the same order:
 4. *emit*: each output cell's edges, as global ``(lo, hi)`` point pairs.
 
 Output points are the distinct cut edges in ascending ``(lo, hi)`` order, so an
-edge shared by several cells gives one point (the surface is connected); output
-cells follow their input cell's id, then the table's order.
+edge shared by several cells gives one point (the surface is connected); a grid
+point whose value equals the value exactly is one output point for all the edges
+that meet there, and output cells that collapse on it are dropped (as VTK's
+vtkContourFilter and vtkCutter do). Output cells follow their input cell's id,
+then the table's order.
 
 Examples
 --------
@@ -124,16 +127,9 @@ def march(corners: Any, cell_ids: Any, scalars: Any, value: float, kind: str,
     b = xp.take_along_axis(cell, edges[cut, 1], axis=1)
     n_points = scalars.shape[0]
     keys = xp.minimum(a, b).astype(xp.int64) * n_points + xp.maximum(a, b)
-    source = xp.asarray(cell_ids)[active][owner]
-    if keys.shape[1] > 1:
-        # A cell that lists a point twice (a strip turning back) can cut one edge
-        # twice for one output cell: VTK drops such collapsed cells; so does daxpy.
-        distinct = keys[:, 0] != keys[:, -1]
-        for i in range(keys.shape[1] - 1):
-            distinct &= keys[:, i] != keys[:, i + 1]
-        keep = xp.flatnonzero(distinct)
-        keys, source = keys[keep], source[keep]
-    return keys, source
+    # A cell listing a point twice (a strip turning back) may cut one edge twice
+    # for one output cell: merge() drops such collapsed cells.
+    return keys, xp.asarray(cell_ids)[active][owner]
 
 
 def merge(parts: dict[int, tuple[Any, Any]], scalars: Any, value: float,
@@ -161,12 +157,36 @@ def merge(parts: dict[int, tuple[Any, Any]], scalars: Any, value: float,
     lo, hi = unique // n_points, unique % n_points
     low = scalars[lo].astype(xp.float64)
     t = (value - low) / (scalars[hi].astype(xp.float64) - low)
+    # A grid point exactly at the value is cut by every edge that meets there:
+    # those cuts are one point (the point itself, keyed as the edge (p, p)).
+    at_point = xp.where(t == 0, lo, xp.where(t == 1, hi, -1))
+    if bool((at_point >= 0).any()):  # a host sync, only where values equal the value
+        snapped = xp.where(at_point >= 0, at_point * n_points + at_point, unique)
+        unique, again = xp.unique(snapped, return_inverse=True)
+        inverse = again[inverse]
+        lo, hi = unique // n_points, unique % n_points
+        low = scalars[lo].astype(xp.float64)
+        span = scalars[hi].astype(xp.float64) - low
+        t = xp.where(lo == hi, 0.0, (value - low) / xp.where(lo == hi, 1.0, span))
     cells, source, start = {}, {}, 0
     for k, piece in zip(sizes, flat):
-        cells[k] = inverse[start:start + piece.shape[0]].reshape(-1, k).astype(xp.int64)
-        source[k] = parts[k][1].astype(xp.int64)
+        made = inverse[start:start + piece.shape[0]].reshape(-1, k).astype(xp.int64)
+        cells[k], source[k] = _uncollapsed(made, parts[k][1].astype(xp.int64))
         start += piece.shape[0]
     return EdgeCut(lo=lo, hi=hi, t=t, cells=cells, source=source)
+
+
+def _uncollapsed(cells: Any, source: Any) -> tuple[Any, Any]:
+    """Drop the output cells that list a point twice (collapsed where a grid value
+    equals the value exactly), as VTK's contouring of cells does."""
+    if cells.shape[1] == 1:
+        return cells, source
+    xp = array_module(cells)
+    distinct = cells[:, 0] != cells[:, -1]
+    for i in range(cells.shape[1] - 1):
+        distinct &= cells[:, i] != cells[:, i + 1]
+    keep = xp.flatnonzero(distinct)
+    return cells[keep], source[keep]
 
 
 def in_cell_order(parts: list[tuple[Any, Any]]) -> tuple[Any, Any]:

@@ -88,7 +88,7 @@ class Verb:
         return self.name + (written if self.required else f"[{written}]")
 
 
-_VERBS: dict[str, Verb] = {}
+_VERBS: dict[tuple[str, str], Verb] = {}
 
 
 def register_verb(verb: Verb) -> Verb:
@@ -106,10 +106,11 @@ def register_verb(verb: Verb) -> Verb:
     >>> register_verb(verb) is verb
     True
     """
-    known = _VERBS.get(verb.name)
+    # A node verb and a PyVista method may share a name (contour): one per kind.
+    known = _VERBS.get((verb.on, verb.name))
     if known is not None and known != verb:
         raise ArgumentError(f"verb {verb.name!r} is already declared")
-    _VERBS[verb.name] = verb
+    _VERBS[(verb.on, verb.name)] = verb
     return verb
 
 
