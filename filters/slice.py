@@ -88,7 +88,7 @@ class Slice(GeometryFilter):
     >>> g = daxpy.UniformGrid(dims=(3, 3, 3), point_data={"t": np.arange(27.0)})
     >>> cut = Slice(normal=(1, 1, 0), origin=(1, 1, 1), backend="cpu")(g)
     >>> type(cut).__name__, cut.n_cells_of("polys")
-    ('PolyData', 12)
+    ('PolyData', 8)
     """
 
     verb = "slice"
