@@ -58,6 +58,7 @@ def _run_demo(args: argparse.Namespace) -> int:
           f"({grid.n_points:,} points, {grid.n_cells:,} cells), backend {result.backend}")
     print(result.table())
     print(f"wrote {result.vti_path}")
+    print(f"wrote {result.vtp_path}")
     if result.png_path is not None:
         print(f"wrote {result.png_path}")
     elif result.render_error is not None:

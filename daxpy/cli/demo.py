@@ -1,8 +1,10 @@
-"""The ``daxpy demo`` pipeline: wavelet -> gradient -> magnitude -> point-to-cell.
+"""The ``daxpy demo`` pipeline: wavelet -> gradient -> magnitude -> point-to-cell,
+and an isosurface of the wavelet.
 
 It builds the field of VTK's ``vtkRTAnalyticSource`` (the "wavelet") with NumPy
-on a ``size``³ uniform grid, runs three filters, writes a ``.vti`` file,
-renders a PNG off-screen with PyVista and prints how long each filter took.
+on a ``size``³ uniform grid, runs three filters and a contour, writes a ``.vti``
+and a ``.vtp`` file, renders a PNG off-screen with PyVista and prints how long
+each filter took.
 
 Examples
 --------
@@ -126,6 +128,8 @@ class DemoResult:
         Wall time of each filter, in pipeline order.
     vti_path : pathlib.Path
         The written dataset.
+    vtp_path : pathlib.Path or None
+        The written isosurface.
     png_path : pathlib.Path or None
         The rendered image, or None when rendering failed.
     render_error : str or None
@@ -136,6 +140,7 @@ class DemoResult:
     backend: str
     timings_ms: dict[str, float] = field(default_factory=dict)
     vti_path: Path | None = None
+    vtp_path: Path | None = None
     png_path: Path | None = None
     render_error: str | None = None
 
@@ -175,19 +180,24 @@ def _wait_for_device(backend: str) -> None:
         cupy.cuda.Device().synchronize()
 
 
-# What the PNG shows: the pipeline's final output, a cell field.
+# What the PNG shows: the pipeline's final output, a cell field, and the isosurface.
 SHOWN_FIELD = "GradientMagnitudeCells"
 SHOWN_TITLE = ("GradientMagnitudeCells\n"
                "the magnitude of RTData's gradient, averaged onto the cells")
+ISOVALUE = 180.0
+"""The value of RTData the demo's isosurface is drawn at."""
 
 
-def render_png(dataset: UniformGrid, path: Path, window_size=(800, 600)) -> None:
-    """Render three orthogonal slices of the pipeline's final output, off-screen.
+def render_png(dataset: UniformGrid, path: Path, window_size=(800, 600),
+               surface=None) -> None:
+    """Render three orthogonal slices of the pipeline's final output, off-screen,
+    and beside them the isosurface when given.
 
     The slices show the cell field :data:`SHOWN_FIELD` unlit (flat colours),
     so that every pixel's colour is the colour bar's colour for its cell's
-    value; the title names the field. Needs no display: VTK falls back to EGL
-    or OSMesa off-screen rendering.
+    value; the title names the field. The isosurface (lit, one colour) sits in
+    its own view, so that it hides no slice. Needs no display: VTK falls back to
+    EGL or OSMesa off-screen rendering.
 
     Parameters
     ----------
@@ -196,7 +206,9 @@ def render_png(dataset: UniformGrid, path: Path, window_size=(800, 600)) -> None
     path : pathlib.Path
         The PNG file to write.
     window_size : tuple of int
-        Image width and height in pixels.
+        Image width and height in pixels (twice as wide with a surface).
+    surface : PolyData, optional
+        The isosurface of RTData at :data:`ISOVALUE`.
 
     Examples
     --------
@@ -214,8 +226,22 @@ def render_png(dataset: UniformGrid, path: Path, window_size=(800, 600)) -> None
 
     pyvista.OFF_SCREEN = True
     mesh = dataset.to_pyvista()
-    plotter = pyvista.Plotter(off_screen=True, window_size=list(window_size))
+    width, height = window_size
+    shape = (1, 2) if surface is not None else (1, 1)
+    plotter = pyvista.Plotter(off_screen=True, shape=shape,
+                              window_size=[width * shape[1], height])
     try:
+        if surface is not None:
+            plotter.subplot(0, 1)
+            plotter.add_mesh(mesh.outline(), color="black")
+            plotter.add_mesh(surface.to_pyvista(), color="tan", smooth_shading=True)
+            plotter.add_text(f"daxpy Contour: RTData = {ISOVALUE:g}\n"
+                             f"{surface.n_cells:,} triangles", position="upper_left",
+                             font_size=11, color="black")
+            plotter.set_background("white")
+            plotter.camera_position = "iso"
+            plotter.camera.zoom(0.9)
+            plotter.subplot(0, 0)
         plotter.add_mesh(mesh.outline(), color="black")
         # Unlit: shading would darken or brighten the colours away from the bar's.
         plotter.add_mesh(mesh.slice_orthogonal(), scalars=SHOWN_FIELD, preference="cell",
@@ -263,7 +289,7 @@ def run_demo(size: int = 128, out_dir: str | os.PathLike = "daxpy-demo",
     >>> from daxpy.cli.demo import run_demo
     >>> result = run_demo(size=8, out_dir=tempfile.mkdtemp(), backend="cpu", render=False)
     >>> list(result.timings_ms)
-    ['Gradient', 'Magnitude', 'PointToCell']
+    ['Gradient', 'Magnitude', 'PointToCell', 'Contour']
     >>> result.vti_path.name
     'wavelet.vti'
     """
@@ -279,30 +305,44 @@ def run_demo(size: int = 128, out_dir: str | os.PathLike = "daxpy-demo",
         dataset = step(dataset)
         _wait_for_device(chosen)
         result.timings_ms[type(step).__name__] = (time.perf_counter() - start) * 1e3
+    start = time.perf_counter()
+    surface = _isosurface(chosen)(dataset)
+    result.timings_ms["Contour"] = (time.perf_counter() - start) * 1e3
     result.dataset = dataset
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     result.vti_path = out / "wavelet.vti"
     write(dataset, result.vti_path)
+    result.vtp_path = out / "wavelet-isosurface.vtp"
+    write(surface, result.vtp_path)
     if render:
         result.png_path, result.render_error = _render_in_child(
-            result.vti_path, out / "wavelet.png")
+            result.vti_path, result.vtp_path, out / "wavelet.png")
     return result
+
+
+def _isosurface(backend: str):
+    """The demo's contour (imported here as the filters import the control layer)."""
+    from ..filters import Contour
+
+    return Contour("RTData", values=[ISOVALUE], compute_normals=True, backend=backend)
 
 
 # A child process renders, because a machine without a usable OpenGL stack can
 # crash VTK outright (a segfault while probing OSMesa, for instance): the
 # demo's computed results must survive that, and the failure must be reported.
 _RENDER_CODE = ("import sys; from daxpy.io import read; from daxpy.cli.demo import render_png; "
-                "render_png(read(sys.argv[1]), sys.argv[2])")
+                "render_png(read(sys.argv[1]), sys.argv[3], surface=read(sys.argv[2]))")
 
 
-def _render_in_child(vti_path: Path, png_path: Path, timeout_s: float = 300):
-    """Render ``vti_path`` to ``png_path`` in a child process; return (png or None, error)."""
+def _render_in_child(vti_path: Path, vtp_path: Path, png_path: Path, timeout_s: float = 300):
+    """Render ``vti_path`` and the surface ``vtp_path`` to ``png_path`` in a child
+    process; return (png or None, error)."""
     png_path.unlink(missing_ok=True)
     try:
         child = subprocess.run([sys.executable, "-c", _RENDER_CODE, os.fspath(vti_path),
-                                os.fspath(png_path)], capture_output=True, text=True,
+                                os.fspath(vtp_path), os.fspath(png_path)],
+                               capture_output=True, text=True,
                                timeout=timeout_s)
     except subprocess.TimeoutExpired:
         return None, f"the renderer did not finish within {timeout_s:.0f} s"
