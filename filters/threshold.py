@@ -20,6 +20,7 @@ from daxpy.data.dataset import DataSet
 from daxpy.data.unstructured import UnstructuredGrid
 from daxpy.data.verbs import Verb, register_verb
 from daxpy.engine.dispatch import execute
+from daxpy.worklets._marching import at_least, at_most
 from daxpy.errors import ArgumentError, FieldError
 
 from ._geometry import GeometryFilter, no_result_name
@@ -143,7 +144,7 @@ class Threshold(GeometryFilter):
         xp = array_module(values)
         combine = xp.any if self.component == "any" else xp.all
         if not (params["continuous"] and params["at"] == "points" and not self.all_scalars):
-            inside = (values >= self.lower) & (values <= self.upper)
+            inside = at_least(values, self.lower) & at_most(values, self.upper)
             passing = combine(inside, axis=1).astype(xp.float64)
             return execute("threshold", dataset, passing, params["at"], backend=self.backend,
                            **{**params, "lower": 0.5, "upper": 1.5})

@@ -70,6 +70,44 @@ TABLES = {kind: _padded(kind) for kind in CASES}
 """Per kind: output cells per case, the padded case table and the edges' corners."""
 
 
+def at_least(values: Any, value: float) -> Any:
+    """``values >= value`` as if compared in float64, without converting ``values``:
+    a float32 field is compared with the smallest float32 at or above ``value``
+    (NumPy and CuPy would otherwise round ``value`` to float32 first).
+
+    Examples
+    --------
+    >>> at_least(np.array([0.1], np.float32), 0.1).tolist()   # float32(0.1) > 0.1
+    [True]
+    >>> at_least(np.array([np.nextafter(np.float32(1), 0)]), 1.0 - 1e-9).tolist()
+    [False]
+    """
+    xp = array_module(values)
+    if values.dtype == np.float32:
+        bound = np.float32(value)
+        if float(bound) < value:
+            bound = np.nextafter(bound, np.float32(np.inf))
+        return values >= xp.float32(bound)
+    return values >= value
+
+
+def at_most(values: Any, value: float) -> Any:
+    """``values <= value`` as if compared in float64 (see :func:`at_least`).
+
+    Examples
+    --------
+    >>> at_most(np.array([0.1], np.float32), 0.1).tolist()   # float32(0.1) > 0.1
+    [False]
+    """
+    xp = array_module(values)
+    if values.dtype == np.float32:
+        bound = np.float32(value)
+        if float(bound) > value:
+            bound = np.nextafter(bound, np.float32(-np.inf))
+        return values <= xp.float32(bound)
+    return values <= value
+
+
 def classify(values: Any, value: float) -> Any:
     """Each cell's case from its corners' values, shape (n, k): bit ``i`` set where
     corner ``i`` is at or above ``value``.
@@ -81,7 +119,7 @@ def classify(values: Any, value: float) -> Any:
     """
     xp = array_module(values)
     bits = xp.arange(values.shape[1], dtype=xp.int64)
-    return ((values >= value).astype(xp.int64) << bits).sum(axis=1)
+    return (at_least(values, value).astype(xp.int64) << bits).sum(axis=1)
 
 
 def march(corners: Any, cell_ids: Any, scalars: Any, value: float, kind: str,
@@ -155,11 +193,11 @@ def merge(parts: dict[int, tuple[Any, Any]], scalars: Any, value: float,
     every = xp.concatenate(flat) if flat else xp.zeros(0, xp.int64)
     unique, inverse = xp.unique(every, return_inverse=True)
     lo, hi = unique // n_points, unique % n_points
-    low = scalars[lo].astype(xp.float64)
-    t = (value - low) / (scalars[hi].astype(xp.float64) - low)
+    low, high = scalars[lo].astype(xp.float64), scalars[hi].astype(xp.float64)
+    t = (value - low) / (high - low)
     # A grid point exactly at the value is cut by every edge that meets there:
     # those cuts are one point (the point itself, keyed as the edge (p, p)).
-    at_point = xp.where(t == 0, lo, xp.where(t == 1, hi, -1))
+    at_point = xp.where(low == value, lo, xp.where(high == value, hi, -1))
     if bool((at_point >= 0).any()):  # a host sync, only where values equal the value
         snapped = xp.where(at_point >= 0, at_point * n_points + at_point, unique)
         unique, again = xp.unique(snapped, return_inverse=True)

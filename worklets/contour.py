@@ -33,7 +33,7 @@ from daxpy.data.worklet import GENERATING_KIND, Worklet, register
 from daxpy.errors import ArgumentError
 
 from ._edge_cut import EdgeCut
-from ._marching import classify, in_cell_order, march, merge, per_cell
+from ._marching import at_least, classify, in_cell_order, march, merge, per_cell
 
 # Corner offsets, in steps along the grid's axes of more than one point, of a
 # structured cell as VTK's image cells number them (voxel, pixel, line).
@@ -83,7 +83,7 @@ def contour_structured(grid: Any, scalars: Any, value: float, place=None) -> Edg
         return merge({}, scalars, value, scalars.shape[0])
     kind, offsets = _STRUCTURED[len(active)]
     sizes = [dims[axis] for axis in active]
-    inside = (scalars.reshape(tuple(reversed(sizes))) >= value)
+    inside = at_least(scalars.reshape(tuple(reversed(sizes))), value)
     cases = _structured_cases(inside, offsets)
     full = (1 << len(offsets)) - 1
     crossed = (cases != 0) & (cases != full)

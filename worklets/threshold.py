@@ -27,6 +27,8 @@ from daxpy.data.arrays import array_module
 from daxpy.data.celltypes import HEXAHEDRON, LINE, QUAD
 from daxpy.data.worklet import GENERATING_KIND, Worklet, register
 
+from ._marching import at_least, at_most
+
 
 @dataclass(frozen=True)
 class Kept:
@@ -50,8 +52,9 @@ class Kept:
 
 
 def _in_range(values: Any, lower: float, upper: float) -> Any:
-    # A comparison with NaN is false: NaN is in no range (the README's NaN rule).
-    return (values >= lower) & (values <= upper)
+    # Compared as VTK compares, in float64. A comparison with NaN is false: NaN is
+    # in no range (the README's NaN rule).
+    return at_least(values, lower) & at_most(values, upper)
 
 
 def _structured_corners(grid: Any, xp) -> tuple[Any, int]:
@@ -125,8 +128,8 @@ def threshold_cells(grid: Any, values: Any, *, at: str, lower: float,
         elif continuous and not all_points:
             # As vtkThreshold: AllScalars wins over the continuous range.
             corner_values = values[corners]
-            keep[ids] = ((corner_values.max(axis=1) >= lower)
-                         & (corner_values.min(axis=1) <= upper))
+            keep[ids] = (at_least(corner_values.max(axis=1), lower)
+                         & at_most(corner_values.min(axis=1), upper))
         else:
             inside = _in_range(values[corners], lower, upper)
             keep[ids] = inside.all(axis=1) if all_points else inside.any(axis=1)

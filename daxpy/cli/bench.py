@@ -45,6 +45,8 @@ SUITES = {
     "scale-out": ("scale_out", "Dask strong and weak scaling over GPUs (or --cpu)"),
     "dask-overhead": ("dask_overhead", "Dask's cost per slab on a CPU LocalCluster"),
     "cuda-quick": ("cuda_quick", "compile times and a few kernel bandwidths (GPU)"),
+    "contour": ("contour", "isosurfaces vs VTK, scikit-image and Warp; the Q-criterion "
+                "isosurface vs PyVista (GPU rows on a GPU)"),
 }
 """Suite name -> (module of ``benchmarks/``, one line on what it measures)."""
 

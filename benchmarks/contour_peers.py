@@ -1,0 +1,222 @@
+"""The contour benchmark's implementations: each returns a runner that makes the
+surface and gives back its triangle count and area (:class:`Surface`).
+
+Examples
+--------
+>>> pts = np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0]], float)
+>>> triangle_area(pts, np.array([[0, 1, 2]]))
+0.5
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+import daxpy
+from daxpy.filters import Contour
+
+from . import vtk_runs as vr
+
+
+@dataclass(frozen=True)
+class Surface:
+    """What the benchmark compares: the number of triangles and their total area."""
+
+    triangles: int
+    area: float
+
+
+def triangle_area(points: np.ndarray, triangles: np.ndarray) -> float:
+    """Total area of ``triangles`` (rows of three point ids), in float64."""
+    p = np.asarray(points, np.float64)
+    a, b, c = (p[triangles[:, k]] for k in range(3))
+    return float(0.5 * np.linalg.norm(np.cross(b - a, c - a), axis=1).sum())
+
+
+def of_polydata(surface: daxpy.PolyData) -> Surface:
+    """The :class:`Surface` of a daxpy PolyData made of triangles."""
+    offsets, connectivity = surface.cell_array("polys")
+    triangles = connectivity.reshape(-1, 3)
+    return Surface(int(triangles.shape[0]), triangle_area(surface.points(), triangles))
+
+
+def have(module: str) -> bool:
+    """Whether ``module`` can be imported here.
+
+    Examples
+    --------
+    >>> have("numpy")
+    True
+    """
+    return importlib.util.find_spec(module) is not None
+
+
+def vtk_contour(grid, values: list[float], algorithm: str, smp: str) -> Callable[[], Surface]:
+    """vtkFlyingEdges3D (``"flying-edges"``) or vtkContourFilter (``"contour"``) under
+    the SMP backend ``smp``."""
+    import vtk
+    from vtk.util.numpy_support import vtk_to_numpy
+
+    from daxpy.io.interop import to_vtk
+
+    data = to_vtk(grid)
+    make = vtk.vtkFlyingEdges3D if algorithm == "flying-edges" else vtk.vtkContourFilter
+    flt = make()
+    flt.SetInputData(data)
+    flt.SetInputArrayToProcess(0, 0, 0, 0, "RTData")
+    flt.SetNumberOfContours(len(values))
+    for i, value in enumerate(values):
+        flt.SetValue(i, value)
+    if algorithm == "contour":
+        flt.SetComputeScalars(True)
+
+    def run() -> Surface:
+        with vr.smp_backend(smp):
+            flt.Modified()
+            flt.Update()
+        out = flt.GetOutput()
+        triangles = vtk_to_numpy(out.GetPolys().GetConnectivityArray()).reshape(-1, 3)
+        return Surface(int(triangles.shape[0]),
+                       triangle_area(vtk_to_numpy(out.GetPoints().GetData()), triangles))
+
+    return run
+
+
+def daxpy_contour(grid, values: list[float], backend: str) -> Callable[[], Surface]:
+    """daxpy's Contour filter, host to host, on ``backend``."""
+    flt = Contour("RTData", values=values, compute_scalars=False, interpolate=False,
+                  backend=backend)
+    return lambda: of_polydata(flt(grid))
+
+
+def daxpy_device_ms(grid, values: list[float], repeat: int) -> float:
+    """Device time of the contour, field on the device to the surface's points and
+    triangles on the device (median of CUDA-event times)."""
+    import statistics
+
+    import cupy
+
+    from daxpy.engine.dispatch import execute
+
+    field = cupy.asarray(grid.point_data["RTData"])
+    axes = [cupy.asarray(grid.axis_coordinates(a)) for a in range(3)]
+    nx, ny, _ = grid.dims
+
+    def coordinates(ids):
+        return cupy.stack([axes[0][ids % nx], axes[1][ids // nx % ny],
+                           axes[2][ids // (nx * ny)]], axis=1)
+
+    def once():
+        for value in values:
+            cut = execute("contour", grid, field, "points", backend="cuda", value=value)
+            low, high = coordinates(cut.lo), coordinates(cut.hi)
+            (low + cut.t[:, None] * (high - low)).astype(cupy.float32)
+
+    once()
+    samples = []
+    for _ in range(max(repeat, 3)):
+        start, stop = cupy.cuda.Event(), cupy.cuda.Event()
+        start.record()
+        once()
+        stop.record()
+        stop.synchronize()
+        samples.append(cupy.cuda.get_elapsed_time(start, stop))
+    return statistics.median(samples)
+
+
+def upload_floor_ms(field: np.ndarray) -> float:
+    """The field's bytes host->device from pinned memory (median of CUDA-event times)."""
+    import cupy
+
+    from .timing import time_gpu
+
+    pinned = cupy.cuda.alloc_pinned_memory(field.nbytes)
+    staged = np.frombuffer(pinned, field.dtype, field.size)
+    staged[:] = field.ravel()
+    device = cupy.empty(field.size, field.dtype)
+    return time_gpu(lambda: device.set(staged), repeat=10)
+
+
+def skimage_contour(grid, value: float) -> Callable[[], Surface]:
+    """``skimage.measure.marching_cubes`` (Lorensen's cases, as VTK) on the wavelet."""
+    from skimage.measure import marching_cubes
+
+    volume = np.asarray(grid.point_data["RTData"]).reshape(grid.dims[::-1])
+
+    def run() -> Surface:
+        verts, faces, _, _ = marching_cubes(volume, value, spacing=grid.spacing[::-1],
+                                            method="lorensen")
+        return Surface(int(faces.shape[0]), triangle_area(verts, faces))
+
+    return run
+
+
+def warp_contour(grid, values: list[float]) -> Callable[[], Surface]:
+    """Warp's ``MarchingCubes`` on the GPU, surfaces of every value (host copy of the
+    result included, as daxpy's host-to-host time does)."""
+    import warp as wp
+
+    wp.init()
+    nx, ny, nz = grid.dims
+    field = wp.array(np.asarray(grid.point_data["RTData"]).reshape(nz, ny, nx).transpose(2, 1, 0)
+                     .copy(), dtype=wp.float32, device="cuda")
+    cubes = wp.MarchingCubes(nx, ny, nz, device="cuda")
+    spacing = np.asarray(grid.spacing, np.float64)
+
+    def run() -> Surface:
+        triangles, area = 0, 0.0
+        for value in values:
+            cubes.surface(field, value)
+            verts = cubes.verts.numpy() * spacing
+            faces = cubes.indices.numpy().reshape(-1, 3)
+            triangles += int(faces.shape[0])
+            area += triangle_area(verts, faces)
+        return Surface(triangles, area)
+
+    return run
+
+
+def vortex_grid(n_points: int) -> tuple[Any, float]:
+    """A Taylor-Green vortex velocity (float32) on a uniform cube of about
+    ``n_points`` points, and a Q-criterion isovalue that cuts its vortex tubes."""
+    size = max(int(round(n_points ** (1 / 3))), 8)
+    spacing = 2 * np.pi / (size - 1)
+    grid = daxpy.UniformGrid(dims=(size,) * 3, spacing=(spacing,) * 3)
+    axis = grid.axis_coordinates(0).astype(np.float32)
+    x, y, z = axis, axis[:, None], axis[:, None, None]
+    velocity = np.empty((size, size, size, 3), np.float32)
+    velocity[..., 0] = np.sin(x) * np.cos(y) * np.cos(z)
+    velocity[..., 1] = -np.cos(x) * np.sin(y) * np.cos(z)
+    velocity[..., 2] = 0.0
+    grid.point_data["velocity"] = velocity.reshape(-1, 3)
+    return grid, 0.1
+
+
+def pyvista_qcriterion(grid, value: float) -> Callable[[], Surface]:
+    """PyVista: ``compute_derivative(qcriterion=True)`` then ``contour``, on STDThread."""
+    mesh = grid.to_pyvista()
+
+    def run() -> Surface:
+        with vr.smp_backend("STDThread"):
+            q = mesh.compute_derivative(scalars="velocity", gradient=False, qcriterion=True)
+            surface = q.contour([value], scalars="qcriterion")
+        faces = surface.faces.reshape(-1, 4)[:, 1:]
+        return Surface(int(faces.shape[0]), triangle_area(surface.points, faces))
+
+    return run
+
+
+def daxpy_qcriterion(grid, value: float, backend: str) -> Callable[[], Surface]:
+    """daxpy's pipeline: gradient -> Q-criterion -> contour, host to host."""
+
+    def run() -> Surface:
+        pipe = daxpy.pipeline(grid)
+        q = pipe.gradient("velocity", qcriterion=True, compute_gradient=False)
+        q.contour(values=[value], compute_scalars=False, interpolate=False)
+        return of_polydata(pipe.run(backend=backend))
+
+    return run
