@@ -45,10 +45,13 @@ def _png_size(path):
 def test_demo_writes_vti_png_and_table(tmp_path, capsys):
     assert main(["demo", "--size", "16", "--out", str(tmp_path), "--backend", "cpu"]) == 0
     out = capsys.readouterr().out
-    for row in ("Gradient", "Magnitude", "PointToCell", "total", "backend cpu",
-                "16^3", "4,096 points"):
+    for row in ("Gradient", "Magnitude", "PointToCell", "Contour", "total", "backend cpu",
+                "16^3", "4,096 points", "wavelet-isosurface.vtp"):
         assert row in out
-    assert _png_size(tmp_path / "wavelet.png") == (800, 600)
+    # The slices' view and the isosurface's, side by side.
+    assert _png_size(tmp_path / "wavelet.png") == (1600, 600)
+    surface = read(tmp_path / "wavelet-isosurface.vtp")
+    assert surface.n_cells > 0 and "Normals" in surface.point_data
     grid = read(tmp_path / "wavelet.vti")
     assert grid.dims == (16, 16, 16)
     assert grid.point_data["Gradient"].shape == (16**3, 3)
@@ -77,7 +80,7 @@ def test_demo_without_render(tmp_path):
     result = daxpy.cli.demo.run_demo(size=4, out_dir=tmp_path / "new", backend="cpu",
                                  render=False)
     assert result.png_path is None and result.render_error is None
-    assert list(result.timings_ms) == ["Gradient", "Magnitude", "PointToCell"]
+    assert list(result.timings_ms) == ["Gradient", "Magnitude", "PointToCell", "Contour"]
     assert result.vti_path == tmp_path / "new" / "wavelet.vti"
 
 

@@ -20,7 +20,7 @@ import daxpy
 from daxpy.cli.source import GRID_NAMES, example_grid
 from daxpy.cuda.codegen import BASE_HEADERS, read_header
 from daxpy.cuda.plan import make_plan
-from daxpy.data.worklet import registered_worklets
+from daxpy.data.worklet import FIELD_KIND, registered_worklets
 
 ARCHS = ("sm_80", "sm_90")
 PARAMS = {"pass_through": [{}, {"dtype": "float64"}, {"dtype": "int32"}],
@@ -62,7 +62,9 @@ def specializations(name):
     return kernels
 
 
-CUDA_WORKLETS = sorted(n for n, w in registered_worklets().items() if w.cuda is not None)
+# Topology-generating worklets run CuPy array programs, not generated kernels.
+CUDA_WORKLETS = sorted(n for n, w in registered_worklets().items()
+                       if w.cuda is not None and w.kind == FIELD_KIND)
 
 
 def _compile_ptx(source: str, arch: str, workdir) -> str:
