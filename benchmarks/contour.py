@@ -34,14 +34,12 @@ Examples
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from typing import Callable
 
 import numpy as np
 
 from daxpy.cli.demo import wavelet
-from daxpy.filters import Contour
 
 from .common import (AgreementError, SuiteParser, add_output_options, gpu_name, make_row,
                      output_dir, write_results)

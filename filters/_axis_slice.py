@@ -101,7 +101,7 @@ def axis_slice(grid: UniformGrid | RectilinearGrid, axis: int, at: float) -> Any
                            point_data=points, cell_data=cells, name=f"slice of {grid.name}")
     axes = [np.asarray(c) for c in grid.coordinates]
     axes[axis] = np.array([at], dtype=axes[axis].dtype)
-    return RectilinearGrid(*axes, point_data=points, cell_data=cells,
+    return RectilinearGrid(axes[0], axes[1], axes[2], point_data=points, cell_data=cells,
                            name=f"slice of {grid.name}")
 
 

@@ -113,3 +113,25 @@ def no_result_name(verb: str, result: str | None) -> None:
     if result is not None:
         raise ArgumentError(f"{verb} makes a new dataset, not a field: it takes no result "
                             f"name (drop ':{result}')")
+
+
+def point_coordinates(dataset: Any, ids: Any) -> Any:
+    """The coordinates of the points ``ids`` (host int array): uniform and rectilinear
+    grids from their axes (as float32, as VTK gives them), never materialized.
+
+    Examples
+    --------
+    >>> import numpy as np, daxpy
+    >>> point_coordinates(daxpy.UniformGrid(dims=(3, 2)), np.array([4])).tolist()
+    [[1.0, 1.0, 0.0]]
+    """
+    import numpy as np
+
+    from daxpy.data.arrays import to_host
+
+    if dataset.family in ("uniform", "rectilinear"):
+        dims = tuple(int(d) for d in dataset.dims)
+        axes = [dataset.axis_coordinates(a) for a in range(3)]
+        i, j, k = ids % dims[0], ids // dims[0] % dims[1], ids // (dims[0] * dims[1])
+        return np.stack([axes[0][i], axes[1][j], axes[2][k]], axis=1).astype(np.float32)
+    return to_host(dataset.points())[ids]

@@ -19,7 +19,7 @@ Examples
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 from daxpy.data.dataset import DataSet
 from daxpy.io.interop import from_vtk
@@ -118,7 +118,7 @@ def array_name(mesh: Any, scalars: str | None, preference: str) -> tuple[str, st
     name = set_default_active_scalars(mesh).name if scalars is None else scalars
     if not isinstance(name, str):
         raise ArgumentError(f"scalars must be an array name, got {name!r}")
-    found = get_array_association(mesh, name, preference=preference)
+    found = get_array_association(mesh, name, preference=cast(Any, preference))
     return name, "points" if found.name == "POINT" else "cells"
 
 

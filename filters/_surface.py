@@ -44,7 +44,7 @@ def _gathered(values: Any, cut: EdgeCut) -> np.ndarray:
     return interpolate(np.asarray(values), cut)
 
 
-def coordinates(dataset: DataSet, cut: EdgeCut) -> np.ndarray:
+def coordinates(dataset: Any, cut: EdgeCut) -> np.ndarray:
     """The cut's points: each edge's end points interpolated in float64, stored in the
     dtype of the grid's points (float32 for image and rectilinear grids, as VTK's).
 
@@ -64,7 +64,8 @@ def coordinates(dataset: DataSet, cut: EdgeCut) -> np.ndarray:
             i, j, k = ids % dims[0], ids // dims[0] % dims[1], ids // (dims[0] * dims[1])
             return np.stack([axes[0][i], axes[1][j], axes[2][k]], axis=1)
 
-        low, high, dtype = at(cut.lo), at(cut.hi), np.float32
+        low, high = at(cut.lo), at(cut.hi)
+        dtype: Any = np.float32
     else:
         points = to_host(dataset.points())
         low, high = points[cut.lo].astype(np.float64), points[cut.hi].astype(np.float64)
@@ -119,7 +120,10 @@ def cut_to_polydata(dataset: DataSet, cuts: list[EdgeCut], values: Sequence[floa
     """
     cuts = [_on_host(cut) for cut in cuts]
     point_names, cell_names = _field_names(dataset, fields)
-    points, point_data, cells, cell_data = [], {}, {k: [] for k in _KINDS}, {}
+    points: list = []
+    point_data: dict[str, list] = {}
+    cells: dict[int, list] = {k: [] for k in _KINDS}
+    cell_data: dict[str, list] = {}
     for k in _KINDS:  # VTK's cell order: verts, lines, polys
         for name in cell_names:
             values_of = dataset.cell_data[name]

@@ -13,7 +13,7 @@ Examples
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Sequence, cast
 
 import numpy as np
 
@@ -136,7 +136,7 @@ class Contour(GeometryFilter):
         if self.values is not None:
             return self.values
         low, high = self.rng or _finite_range(scalars)
-        return [float(v) for v in np.linspace(low, high, self.n_values)]
+        return [float(v) for v in np.linspace(low, high, int(self.n_values or 1))]
 
     def make(self, dataset: DataSet) -> PolyData:
         scalars = self._scalars(dataset)
@@ -268,8 +268,8 @@ def pyvista_contour(mesh: Any, isosurfaces: int | Sequence[float] = 10,
                             f"got {method!r}")
     name, association = array_name(mesh, scalars, preference)
     count = isinstance(isosurfaces, (int, np.integer)) and not isinstance(isosurfaces, bool)
-    make = Contour(name, None if count else isosurfaces, n_values=int(isosurfaces) if count
-                   else None, rng=rng, compute_normals=compute_normals,
+    make = Contour(name, None if count else isosurfaces,
+                   n_values=int(cast(int, isosurfaces)) if count else None, rng=rng, compute_normals=compute_normals,
                    compute_scalars=compute_scalars, association=association, backend=backend)
     return geometry_result(make(from_vtk(mesh)), progress_bar, "Computing Contour")
 

@@ -16,7 +16,6 @@ from typing import Any, Sequence
 import numpy as np
 
 from daxpy.data.arrays import array_module, to_host
-from daxpy.data.dataset import DataSet
 from daxpy.data.verbs import Verb, register_verb
 from daxpy.engine.dispatch import execute
 from daxpy.errors import ArgumentError
@@ -109,7 +108,7 @@ class Slice(GeometryFilter):
     def reads(self) -> dict[str, str | None]:
         return {}
 
-    def made_family(self, dataset: DataSet) -> str:
+    def made_family(self, dataset: Any) -> str:
         """The grid family :meth:`make` gives for ``dataset``.
 
         Examples
@@ -120,7 +119,7 @@ class Slice(GeometryFilter):
         """
         return dataset.family if self._axis(dataset) is not None else "polydata"
 
-    def _axis(self, dataset: DataSet) -> int | None:
+    def _axis(self, dataset: Any) -> int | None:
         """The axis of a single axis-aligned plane sliced as a structured grid."""
         if not (self.structured and len(self.planes) == 1
                 and dataset.family in ("uniform", "rectilinear") and min(dataset.dims) > 1):
@@ -129,7 +128,7 @@ class Slice(GeometryFilter):
         axes = np.flatnonzero(normal)
         return int(axes[0]) if axes.size == 1 else None
 
-    def _origin(self, dataset: DataSet, origin: np.ndarray | None) -> np.ndarray:
+    def _origin(self, dataset: Any, origin: np.ndarray | None) -> np.ndarray:
         if origin is not None:
             return origin
         if dataset.family in ("uniform", "rectilinear"):
@@ -140,7 +139,7 @@ class Slice(GeometryFilter):
             return np.zeros(3)
         return (points.min(axis=0) + points.max(axis=0)).astype(np.float64) / 2
 
-    def make(self, dataset: DataSet) -> Any:
+    def make(self, dataset: Any) -> Any:
         axis = self._axis(dataset)
         if axis is not None:
             return axis_slice(dataset, axis, float(self._origin(dataset, self.planes[0][0])[axis]))
@@ -155,7 +154,7 @@ class Slice(GeometryFilter):
         return surface
 
 
-def _signed_distance(dataset: DataSet, origin: np.ndarray, normal: np.ndarray,
+def _signed_distance(dataset: Any, origin: np.ndarray, normal: np.ndarray,
                      backend: str) -> Any:
     """``(p - origin) . normal`` at every point, float64, computed where the grid's
     points are (uniform and rectilinear grids from their axes, never materialized)."""

@@ -11,7 +11,7 @@ Examples
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Sequence, cast
 
 import numpy as np
 
@@ -23,7 +23,7 @@ from daxpy.engine.dispatch import execute
 from daxpy.worklets._marching import at_least, at_most
 from daxpy.errors import ArgumentError, FieldError
 
-from ._geometry import GeometryFilter, no_result_name
+from ._geometry import GeometryFilter, no_result_name, point_coordinates
 
 __all__ = ["Threshold"]
 
@@ -165,7 +165,7 @@ class Threshold(GeometryFilter):
         if self.original_ids:
             point_data["vtkOriginalPointIds"] = used
             cell_data["vtkOriginalCellIds"] = cells
-        return UnstructuredGrid(_points(dataset, used), to_host(made.connectivity),
+        return UnstructuredGrid(point_coordinates(dataset, used), to_host(made.connectivity),
                                 to_host(made.offsets), to_host(made.cell_types),
                                 point_data=point_data, cell_data=cell_data,
                                 name=f"threshold of {dataset.name}")
@@ -210,17 +210,6 @@ def _taken(values: Any, ids: np.ndarray) -> np.ndarray:
 
         return to_host(values[cupy.asarray(ids)])
     return np.asarray(values)[ids]
-
-
-def _points(dataset: DataSet, ids: np.ndarray) -> np.ndarray:
-    """The coordinates of the points ``ids`` (uniform and rectilinear grids from their
-    axes, as float32 as VTK gives them)."""
-    if dataset.family in ("uniform", "rectilinear"):
-        dims = tuple(int(d) for d in dataset.dims)
-        axes = [dataset.axis_coordinates(a) for a in range(3)]
-        i, j, k = ids % dims[0], ids // dims[0] % dims[1], ids // (dims[0] * dims[1])
-        return np.stack([axes[0][i], axes[1][j], axes[2][k]], axis=1).astype(np.float32)
-    return to_host(dataset.points())[ids]
 
 
 def threshold(node: Any, lower: float | None = None, upper: float | None = None,
@@ -326,14 +315,17 @@ def pyvista_threshold(mesh: Any, value: float | Sequence[float] | None = None,
         values = np.asarray(dataset.field(name, association)[0], dtype=np.float64)
         finite = values[np.isfinite(values)]
         value = (float(finite.min()), float(finite.max())) if finite.size else (0.0, -1.0)
+    bounds: dict[str, Any]
     if np.ndim(value) == 0:
         if method not in ("upper", "lower"):
             raise ArgumentError(f"method must be 'upper' or 'lower', got {method!r}")
-        bounds = {"upper" if method == "upper" else "lower": float(value), "method": method}
+        bounds = {"upper" if method == "upper" else "lower": float(cast(float, value)),
+                  "method": method}
     else:
-        if len(value) != 2:
+        pair = list(cast(Sequence[float], value))
+        if len(pair) != 2:
             raise ArgumentError(f"value must be one number or (min, max), got {value!r}")
-        bounds = {"lower": float(value[0]), "upper": float(value[1])}
+        bounds = {"lower": float(pair[0]), "upper": float(pair[1])}
     make = Threshold(name, **bounds, all_scalars=all_scalars, continuous=continuous,
                      component=component if component_mode == "component" else component_mode,
                      invert=invert, association=association, backend=backend)

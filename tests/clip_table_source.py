@@ -15,13 +15,15 @@ import numpy as np
 
 from contour_table_source import CORNERS
 
-CLIP_KINDS = ("line", "triangle", "quad", "tetra", "hexahedron", "wedge", "pyramid")
+CLIP_KINDS = ("line", "triangle", "quad", "pixel", "tetra", "hexahedron", "voxel", "wedge",
+              "pyramid")
 
 
-def _clip_once(vtk, kind, corners, scalars):
+def _clip_once(vtk, kind, corners, scalars, inside_out=False):
     from vtk.util.numpy_support import numpy_to_vtk, vtk_to_numpy
 
     types = {"line": vtk.VTK_LINE, "triangle": vtk.VTK_TRIANGLE, "quad": vtk.VTK_QUAD,
+             "pixel": vtk.VTK_PIXEL, "voxel": vtk.VTK_VOXEL,
              "tetra": vtk.VTK_TETRA, "hexahedron": vtk.VTK_HEXAHEDRON,
              "wedge": vtk.VTK_WEDGE, "pyramid": vtk.VTK_PYRAMID}
     grid = vtk.vtkUnstructuredGrid()
@@ -40,6 +42,7 @@ def _clip_once(vtk, kind, corners, scalars):
     clip = vtk.vtkTableBasedClipDataSet()
     clip.SetInputData(grid)
     clip.SetValue(0.5)
+    clip.SetInsideOut(inside_out)
     clip.Update()
     out = clip.GetOutput()
     xyz = vtk_to_numpy(out.GetPoints().GetData()) if out.GetNumberOfPoints() else None
@@ -51,7 +54,7 @@ def _clip_once(vtk, kind, corners, scalars):
     return xyz, cells
 
 
-def derive_case(vtk, kind, case, edges, trials=24, seed=0):
+def derive_case(vtk, kind, case, edges, trials=24, seed=0, inside_out=False):
     """``(cells, centres)`` of one case: each output cell as ``(vtk type, codes)``,
     a code being a corner (``i``), a cut edge (``100 + e``) or a centre point
     (``-1 - j``: ``centres[j]`` lists ``(code, numerator, denominator)``, its
@@ -64,8 +67,10 @@ def derive_case(vtk, kind, case, edges, trials=24, seed=0):
     runs = []
     for trial in range(trials):
         corners = base + (rng.uniform(-0.05, 0.05, base.shape) if trial else 0.0)
-        scalars = np.where(inside, rng.uniform(0.6, 1.0, n), rng.uniform(0.0, 0.4, n))
-        xyz, cells = _clip_once(vtk, kind, corners, scalars)
+        high, low = rng.uniform(0.6, 1.0, n), rng.uniform(0.0, 0.4, n)
+        # The case's corners are the kept ones: above the value, or below it inside out.
+        scalars = np.where(inside, low, high) if inside_out else np.where(inside, high, low)
+        xyz, cells = _clip_once(vtk, kind, corners, scalars, inside_out)
         candidates = [corners[i] for i in range(n)]
         for e in cut:
             a, b = edges[e]
@@ -97,11 +102,12 @@ def derive_case(vtk, kind, case, edges, trials=24, seed=0):
             tuple(centres))
 
 
-def derive(kind):
-    """Every case of a kind: ``((cells, centres), ...)`` by case number."""
+def derive(kind, inside_out=False):
+    """Every case of a kind: ``((cells, centres), ...)`` by case number (the case's
+    bits are the kept corners; ``inside_out``: VTK's InsideOut clip)."""
     import vtk
 
     from daxpy.worklets._contour_tables import EDGES
 
-    return tuple(derive_case(vtk, kind, case, EDGES[kind])
+    return tuple(derive_case(vtk, kind, case, EDGES[kind], inside_out=inside_out)
                  for case in range(2 ** len(CORNERS[kind])))

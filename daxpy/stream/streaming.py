@@ -388,7 +388,8 @@ def _run_to_new_dataset(dataset, stages, backend: str, fuse: bool, concurrent: b
     start = time.perf_counter()
     made = configured(last, backend).apply(working)
     elapsed = (time.perf_counter() - start) * 1e3
-    written = sum(int(values.nbytes) for data in (made.point_data, made.cell_data)
-                  for values in data.values())
+    # A filter may make several datasets (a clip's two halves).
+    written = sum(int(values.nbytes) for one in (made if isinstance(made, tuple) else (made,))
+                  for data in (one.point_data, one.cell_data) for values in data.values())
     profile.stages.append(StageRecord(last.index, last.verb, last.output, elapsed, written))
     return made, profile

@@ -1,0 +1,290 @@
+"""Clip: the topology-generating worklet that keeps the part of each cell on one
+side of a scalar's value, cut as vtkTableBasedClipDataSet cuts it.
+
+One array program runs on NumPy (CPU) or CuPy (CUDA): classify each cell (its
+case: which corners are kept), count its output cells from VTK's tables
+(:mod:`daxpy.worklets._clip_tables`), scan (one host sync learns the sizes), and
+emit. Every output point is a weighted sum of input points: a kept corner, a cut
+edge's two ends, or a centre point's terms; the weights interpolate every field.
+
+Output points, in order: the kept corners in ascending input id, then the cut
+edges in ascending ``(lo, hi)`` order (one point per edge, shared by the cells
+that cut it), then the centre points in input cell order. Output cells follow
+their input cell, then the table's order.
+
+Examples
+--------
+>>> import numpy as np, daxpy
+>>> g = daxpy.UniformGrid(dims=(3,), point_data={"t": np.array([0.0, 1, 2])})
+>>> made = clip_cells(g, g.point_data["t"], value=0.5)
+>>> made.ids.tolist(), made.weights.tolist(), made.connectivity.tolist()
+([[1, 1], [2, 2], [0, 1]], [[1.0, 0.0], [1.0, 0.0], [0.5, 0.5]], [2, 0, 0, 1])
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from daxpy.data.arrays import array_module
+from daxpy.data.worklet import GENERATING_KIND, Worklet, register
+
+from ._clip_tables import CLIP, CLIP_INSIDE_OUT
+from ._contour_tables import EDGES
+from ._marching import at_least
+
+_EDGE_CODE = 100
+_SHAPES = {"vertex": "vertex", "line": "line", "tri": "triangle", "quad": "quad",
+           "tet": "tetra", "hex": "hexahedron", "wedge": "wedge", "pyramid": "pyramid"}
+# Structured cells are clipped as VTK clips image cells: voxels, pixels, lines.
+_STRUCTURED = {3: ("voxel", ((0, 0, 0), (1, 0, 0), (0, 1, 0), (1, 1, 0),
+                             (0, 0, 1), (1, 0, 1), (0, 1, 1), (1, 1, 1))),
+               2: ("pixel", ((0, 0), (1, 0), (0, 1), (1, 1))), 1: ("line", ((0,), (1,)))}
+
+
+@dataclass(frozen=True)
+class Clipped:
+    """A clip's output, where the scalars live.
+
+    Attributes
+    ----------
+    ids, weights : arrays, shape (m, k)
+        Output point ``p`` is ``sum(weights[p] * x[ids[p]])`` for every point field
+        ``x`` (coordinates included).
+    connectivity, offsets, cell_types : arrays
+        The output cells, in vtkCellArray's form.
+    source : int64 array
+        The input cell of each output cell.
+    """
+
+    ids: Any
+    weights: Any
+    connectivity: Any
+    offsets: Any
+    cell_types: Any
+    source: Any
+
+
+def _table(kind: str, cases: tuple) -> dict[str, np.ndarray]:
+    """A kind's cases as padded arrays: per case its first output cell and count,
+    per output cell its type, size and codes, per centre its terms."""
+    starts, counts, types, sizes, codes = [], [], [], [], []
+    centre_starts, terms = [], []
+    for cells, centres in cases:
+        starts.append(len(types))
+        counts.append(len(cells))
+        centre_starts.append(len(terms))
+        for cell_type, cell_codes in cells:
+            types.append(cell_type)
+            sizes.append(len(cell_codes))
+            codes.append(list(cell_codes) + [0] * (8 - len(cell_codes)))
+        terms += [[(c, n / d) for c, n, d in centre] for centre in centres]
+    width = max([len(t) for t in terms] + [1])
+    term_codes = np.zeros((max(len(terms), 1), width), np.int64)
+    term_weights = np.zeros((max(len(terms), 1), width))
+    for j, centre in enumerate(terms):
+        for k, (code, weight) in enumerate(centre):
+            term_codes[j, k], term_weights[j, k] = code, weight
+    return {"start": np.array(starts), "count": np.array(counts),
+            "type": np.array(types or [0], np.uint8), "size": np.array(sizes or [0]),
+            "codes": np.array(codes or [[0] * 8], np.int64),
+            "centre_start": np.array(centre_starts), "term_codes": term_codes,
+            "term_weights": term_weights,
+            "edges": np.array(EDGES.get(kind, ((0, 0),)), np.int64)}
+
+
+TABLES = {(kind, inside_out): _table(kind, tables[kind])
+          for inside_out, tables in ((False, CLIP), (True, CLIP_INSIDE_OUT)) for kind in CLIP}
+"""Per (kind, InsideOut): the case tables as arrays."""
+
+
+def _structured_pieces(grid: Any, xp) -> list:
+    dims = tuple(int(d) for d in grid.dims)
+    active = [a for a in range(3) if dims[a] > 1]
+    if not active:
+        return []
+    sizes = [dims[a] for a in active]
+    strides = np.cumprod([1] + sizes[:-1])
+    kind, offsets = _STRUCTURED[len(active)]
+    cells = xp.arange(int(np.prod([n - 1 for n in sizes])), dtype=xp.int64)
+    first, rest = xp.zeros_like(cells), cells
+    for size, stride in zip([n - 1 for n in sizes], strides):
+        first += (rest % size) * int(stride)
+        rest = rest // size
+    steps = xp.asarray(np.array(offsets, np.int64) @ strides)
+    return [(kind, first[:, None] + steps[None, :], cells)]
+
+
+def _unstructured_pieces(grid: Any, xp) -> list:
+    return [(_SHAPES[b.shape.name], xp.asarray(b.corners), xp.asarray(b.cell_ids))
+            for b in grid.cell_blocks().values()]
+
+
+def clip_cells(grid: Any, scalars: Any, value: float, invert: bool = False,
+               place=None) -> Clipped:
+    """Clip ``grid`` where its point ``scalars`` are at or above ``value`` (below
+    it with ``invert``), as vtkTableBasedClipDataSet (``InsideOut`` for ``invert``).
+
+    Parameters
+    ----------
+    grid : UniformGrid, RectilinearGrid, CurvilinearGrid or UnstructuredGrid
+    scalars : array, shape (n_points,)
+        Where they live (NumPy or CuPy).
+    value : float
+    invert : bool
+    place : callable, optional
+        Puts the grid's host arrays where ``scalars`` live.
+
+    Returns
+    -------
+    Clipped
+    """
+    xp = array_module(scalars)
+    place = place or xp.asarray
+    pieces = (_unstructured_pieces(grid, place) if grid.family == "unstructured"
+              else _structured_pieces(grid, xp))
+    kept_point = at_least(scalars, value) != invert
+    emitted = [(_vertices if kind == "vertex" else _emit)(
+        (kind, invert), corners, cell_ids, kept_point[corners], scalars, value, xp)
+        for kind, corners, cell_ids in pieces]
+    return _assemble([e for e in emitted if e is not None], xp)
+
+
+def _vertices(kind: tuple, corners: Any, cell_ids: Any, kept: Any, scalars: Any, value: float,
+              xp):
+    """Vertices have no edge to cut: a kept vertex stays, whole."""
+    keep = xp.flatnonzero(kept[:, 0])
+    if keep.shape[0] == 0:
+        return None
+    count = keep.shape[0]
+    keys = xp.full((count, 8), -1, xp.int64)
+    keys[:, 0] = corners[keep, 0]
+    ids = xp.zeros((count, 8, 2), xp.int64)
+    ids[:, 0, :] = corners[keep, :1]
+    weights = xp.zeros((count, 8, 2))
+    weights[:, 0, 0] = 1.0
+    return (keys, cell_ids[keep], xp.full(count, 1, xp.uint8), xp.ones(count, xp.int64),
+            ids, weights)
+
+
+def _unstructured_pieces(grid: Any, place) -> list:
+    return [(_SHAPES[b.shape.name], place(b.corners), place(b.cell_ids))
+            for b in grid.cell_blocks().values()]
+
+
+def _resolve(codes: Any, cell: Any, edges: Any, scalars: Any, value: float, xp):
+    """Point codes of cells (``cell``: their corners) as keys, input ids and weights.
+
+    Keys sort corners, then edges, then centres: a corner ``id``, an edge
+    ``n + lo * n + hi``; centre codes are resolved by the caller."""
+    n_points = scalars.shape[0]
+    edge = codes >= _EDGE_CODE
+    corner_ids = xp.take_along_axis(cell, xp.where(edge | (codes < 0), 0, codes), axis=1)
+    e = xp.where(edge, codes - _EDGE_CODE, 0)
+    a = xp.take_along_axis(cell, edges[e, 0], axis=1)
+    b = xp.take_along_axis(cell, edges[e, 1], axis=1)
+    lo, hi = xp.minimum(a, b), xp.maximum(a, b)
+    low, high = scalars[lo].astype(xp.float64), scalars[hi].astype(xp.float64)
+    cut = edge & (high != low)  # codes that are no edge read some edge: masked out
+    t = xp.where(cut, (value - low) / xp.where(cut, high - low, 1.0), 0.0)
+    keys = xp.where(edge, n_points + lo * n_points + hi, corner_ids)
+    ids = xp.stack([xp.where(edge, lo, corner_ids), xp.where(edge, hi, corner_ids)], axis=-1)
+    weights = xp.stack([1.0 - t, t], axis=-1)
+    return keys, ids, weights
+
+
+def _emit(kind: tuple, corners: Any, cell_ids: Any, kept: Any, scalars: Any, value: float,
+          xp):
+    """One kind's output cells: point keys (padded to 8), types, sizes and input
+    cells, with every point's input ids and weights."""
+    t = {name: xp.asarray(array) for name, array in TABLES[kind].items()}
+    bits = xp.arange(kept.shape[1], dtype=xp.int64)
+    cases = (kept.astype(xp.int64) << bits).sum(axis=1)
+    made = t["count"][cases]
+    ends = xp.cumsum(made)
+    total = int(ends[-1]) if ends.shape[0] else 0  # the one host sync: the output's size
+    if total == 0:
+        return None
+    index = xp.arange(total)
+    owner = xp.searchsorted(ends, index, side="right")
+    row = t["start"][cases[owner]] + (index - (ends - made)[owner])
+    codes = t["codes"][row]
+    cell = corners[owner]
+    keys, ids, weights = _resolve(codes, cell, t["edges"], scalars, value, xp)
+    # Centre points: one per (input cell, centre of its case), their terms resolved.
+    centre = codes < 0
+    j = xp.where(centre, -1 - codes, 0)
+    # Codes that are no centre read a valid row, masked out below.
+    term = xp.where(centre, t["centre_start"][cases[owner]][:, None] + j, 0)
+    term_keys, term_ids, term_weights = _resolve(
+        t["term_codes"][term.reshape(-1)].reshape(term.shape + (-1,)).reshape(
+            codes.shape[0], -1), cell, t["edges"], scalars, value, xp)
+    width = t["term_codes"].shape[1]
+    share = t["term_weights"][term.reshape(-1)].reshape(codes.shape + (width,))
+    term_ids = term_ids.reshape(codes.shape + (width, 2))
+    term_weights = term_weights.reshape(codes.shape + (width, 2)) * share[..., None]
+    n = scalars.shape[0]
+    centre_key = n + n * n + cell_ids[owner][:, None] * 64 + j
+    keys = xp.where(centre, centre_key, keys)
+    all_ids = xp.zeros(codes.shape + (2 * width,), xp.int64)
+    all_weights = xp.zeros(codes.shape + (2 * width,))
+    all_ids[..., :2], all_weights[..., :2] = ids, weights
+    flat_ids = term_ids.reshape(codes.shape + (2 * width,))
+    flat_weights = term_weights.reshape(codes.shape + (2 * width,))
+    all_ids = xp.where(centre[..., None], flat_ids, all_ids)
+    all_weights = xp.where(centre[..., None], flat_weights, all_weights)
+    del term_keys
+    return (keys, cell_ids[owner], t["type"][row], t["size"][row], all_ids, all_weights)
+
+
+def _assemble(emitted: list, xp) -> Clipped:
+    """Join the kinds in input cell order; number the points; give each its weights."""
+    if not emitted:
+        none = xp.zeros(0, xp.int64)
+        return Clipped(xp.zeros((0, 1), xp.int64), xp.zeros((0, 1)), none,
+                       xp.zeros(1, xp.int64), xp.zeros(0, xp.uint8), none)
+    width = max(e[4].shape[-1] for e in emitted)
+    source = xp.concatenate([e[1] for e in emitted])
+    order = xp.argsort(source, kind="stable")
+    sizes = xp.concatenate([e[3] for e in emitted])[order]
+    types = xp.concatenate([e[2] for e in emitted])[order]
+    keys = xp.concatenate([e[0] for e in emitted])[order]
+    ids = xp.concatenate([_wide(e[4], width, xp) for e in emitted])[order]
+    weights = xp.concatenate([_wide(e[5], width, xp) for e in emitted])[order]
+    valid = xp.arange(keys.shape[1])[None, :] < sizes[:, None]
+    flat = keys[valid]
+    unique, first, inverse = xp.unique(flat, return_index=True, return_inverse=True)
+    offsets = xp.concatenate([xp.zeros(1, xp.int64), xp.cumsum(sizes)])
+    return Clipped(ids[valid][first], weights[valid][first], inverse.astype(xp.int64),
+                   offsets, types, source[order].astype(xp.int64))
+
+
+def _wide(array: Any, width: int, xp) -> Any:
+    pad = xp.zeros(array.shape[:-1] + (width - array.shape[-1],), array.dtype)
+    return xp.concatenate([array, pad], axis=-1)
+
+
+def _on_device(grid: Any, scalars: Any, **params: Any) -> Clipped:
+    """:func:`clip_cells` on the GPU (CuPy): the scalars and the grid's cell arrays
+    copied there once per dataset."""
+    from daxpy.cuda.device import to_device
+
+    return clip_cells(grid, to_device(scalars, grid), place=lambda a: to_device(a, grid),
+                      **params)
+
+
+_FAMILIES = ("uniform", "rectilinear", "curvilinear", "unstructured")
+
+register(Worklet(
+    name="clip",
+    input_association="points",
+    output_association=None,
+    halo=0,
+    numpy={family: clip_cells for family in _FAMILIES},
+    cuda={family: _on_device for family in _FAMILIES},
+    kind=GENERATING_KIND,
+    doc="the part of each cell on one side of a point field's value, cut as VTK's "
+        "table-based clip",
+))
