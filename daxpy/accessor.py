@@ -8,7 +8,7 @@ this module the first time ``mesh.daxpy`` is used.
 Its methods are the filters' PyVista verbs (declared with ``on="pyvista"`` in
 their modules, :class:`daxpy.data.verbs.Verb`): ``compute_derivative``,
 ``point_data_to_cell_data``, ``cell_data_to_point_data``, ``contour``,
-``threshold`` and ``slice``. Each takes the arguments, defaults and output
+``threshold``, ``slice``, ``clip`` and ``clip_scalar``. Each takes the arguments, defaults and output
 names of the PyVista filter it stands for, plus ``backend=`` (``"auto"``,
 ``"cpu"`` or ``"cuda"``), and returns a dataset of the input's type whose arrays
 are shared with the input (the new arrays are daxpy's results, wrapped without
@@ -70,7 +70,8 @@ class DaxpyAccessor:
     >>> import daxpy.accessor
     >>> sorted(name for name in dir(pv.ImageData(dimensions=(2, 2, 2)).daxpy)
     ...        if not name.startswith("_"))
-    ['cell_data_to_point_data', 'compute_derivative', 'contour', 'point_data_to_cell_data', 'slice', 'threshold']
+    ['cell_data_to_point_data', 'clip', 'clip_scalar', 'compute_derivative', 'contour',
+     'point_data_to_cell_data', 'slice', 'threshold']
     """
 
     def __init__(self, mesh: Any) -> None:

@@ -19,12 +19,13 @@ import numpy as np
 from daxpy.data.arrays import to_host
 from daxpy.data.dataset import DataSet
 from daxpy.data.unstructured import UnstructuredGrid
+from daxpy.data.verbs import Verb, register_verb
 from daxpy.engine.dispatch import execute
 from daxpy.errors import ArgumentError, FieldError
 
 from daxpy.worklets._marching import at_least
 
-from ._geometry import GeometryFilter, point_coordinates
+from ._geometry import GeometryFilter, no_result_name, point_coordinates
 
 __all__ = ["Clip"]
 
@@ -214,3 +215,157 @@ def _whole_cells(dataset: DataSet, made: Any) -> UnstructuredGrid:
                             point_data={n: to_host(v)[used] for n, v in dataset.point_data.items()},
                             cell_data={n: to_host(v)[cells] for n, v in dataset.cell_data.items()},
                             name=f"clip of {dataset.name}")
+
+
+def clip(node: Any, value: float = 0.0, result: str | None = None, **options: Any) -> Any:
+    """Keep where this field is at or above ``value``: the pipeline's last stage,
+    making an unstructured grid.
+
+    Examples
+    --------
+    >>> import numpy as np, daxpy
+    >>> g = daxpy.UniformGrid(dims=(3,), point_data={"t": np.array([0.0, 1, 2])})
+    >>> pipe = daxpy.pipeline(g)
+    >>> _ = pipe.field("t").clip(0.5)
+    >>> pipe.run(backend="cpu").n_cells
+    2
+    """
+    no_result_name("clip", result)
+    return node._then("clip", lambda src, out: Clip(src, value, **options), None)
+
+
+def _parse_clip(step: str, argument: str) -> dict:
+    """``clip=VALUE`` (keep at or above) or ``clip=-VALUE,invert`` (keep below).
+
+    Examples
+    --------
+    >>> _parse_clip("clip=2.5,invert", "2.5,invert")
+    {'value': 2.5, 'invert': True}
+    """
+    value, comma, flag = argument.partition(",")
+    try:
+        number = float(value)
+    except ValueError:
+        number = float("nan")
+    if not np.isfinite(number) or (comma and flag != "invert"):
+        raise ArgumentError(f"step {step!r}: clip takes a value, then ',invert' to keep "
+                            "what lies below it (clip=0.5 or clip=0.5,invert)")
+    return {"value": number, "invert": True} if comma else {"value": number}
+
+
+register_verb(Verb("clip", clip, 63,
+                   "keep where the field is at or above VALUE (,invert: below), cells cut "
+                   "as VTK's table-based clip; the last step: writes an unstructured grid",
+                   argument="VALUE[,invert]", required=True, parse=_parse_clip))
+
+
+def _pyvista_clip_result(mesh: Any, make: Clip, progress_bar: bool) -> Any:
+    from daxpy.io.interop import from_vtk
+
+    from ._pyvista import geometry_result
+
+    made = make(from_vtk(mesh))
+    if isinstance(made, tuple):
+        return tuple(geometry_result(m, progress_bar, "Clipping") for m in made)
+    return geometry_result(made, progress_bar, "Clipping")
+
+
+def pyvista_clip(mesh: Any, normal: str | Sequence[float] | None = None,
+                 origin: Sequence[float] | None = None, invert: bool = True,
+                 value: float = 0.0, inplace: bool = False, return_clipped: bool = False,
+                 progress_bar: bool = False, crinkle: bool = False, *,
+                 backend: str = "auto") -> Any:
+    """Clip by a plane.
+
+    As :meth:`pyvista.DataObjectFilters.clip` (vtkTableBasedClipDataSet), computed by
+    :class:`daxpy.filters.Clip`: ``invert=True`` (PyVista's default) keeps the side
+    the normal points away from.
+
+    Parameters
+    ----------
+    normal : {"x", "y", "z", "-x", "-y", "-z"} or (3,) floats, optional
+        Default ``"x"``.
+    origin : (3,) floats, optional
+        Default: the centre of the bounds.
+    invert, return_clipped, crinkle, progress_bar : bool
+    value : float
+        The plane is moved by ``value`` along its normal.
+    inplace : bool
+        Refused when True (daxpy makes a new dataset).
+    backend : {"auto", "cpu", "cuda"}
+
+    Returns
+    -------
+    pyvista.UnstructuredGrid, or two with ``return_clipped``
+
+    Examples
+    --------
+    >>> import pyvista as pv
+    >>> import daxpy.accessor
+    >>> mesh = pv.ImageData(dimensions=(3, 3, 3))
+    >>> mesh.daxpy.clip("x").n_cells
+    4
+    """
+    if inplace:
+        raise ArgumentError("inplace=True is not supported: daxpy makes a new dataset")
+    axes = {"x": (1, 0, 0), "y": (0, 1, 0), "z": (0, 0, 1)}
+    if normal is None:
+        normal = "x"
+    if isinstance(normal, str):
+        sign = -1.0 if normal.startswith("-") else 1.0
+        if normal.lstrip("-") not in axes:
+            raise ArgumentError(f"normal must be x, y, z, -x, -y, -z or three numbers, "
+                                f"got {normal!r}")
+        normal = tuple(sign * c for c in axes[normal.lstrip("-")])
+    centre = np.asarray(mesh.center if origin is None else origin, dtype=np.float64)
+    make = Clip(plane=(centre, normal), value=value, invert=invert, both=return_clipped,
+                crinkle=crinkle, backend=backend)
+    return _pyvista_clip_result(mesh, make, progress_bar)
+
+
+register_verb(Verb("clip", pyvista_clip, 63, "PyVista's clip (vtkTableBasedClipDataSet)",
+                   on="pyvista"))
+
+
+def pyvista_clip_scalar(mesh: Any, scalars: str | None = None, invert: bool = True,
+                        value: float = 0.0, inplace: bool = False, progress_bar: bool = False,
+                        both: bool = False, *, backend: str = "auto") -> Any:
+    """Clip by a scalar array.
+
+    As :meth:`pyvista.DataSetFilters.clip_scalar`, computed by :class:`daxpy.filters.Clip`:
+    ``invert=True`` (PyVista's default) keeps the values below ``value``.
+
+    Parameters
+    ----------
+    scalars : str, optional
+    invert, both, progress_bar : bool
+    value : float
+    inplace : bool
+        Refused when True.
+    backend : {"auto", "cpu", "cuda"}
+
+    Returns
+    -------
+    pyvista.UnstructuredGrid, or two with ``both``
+
+    Examples
+    --------
+    >>> import pyvista as pv
+    >>> import daxpy.accessor
+    >>> mesh = pv.ImageData(dimensions=(3, 3, 3))
+    >>> mesh.point_data["x"] = mesh.points[:, 0]
+    >>> mesh.daxpy.clip_scalar("x", value=1.0).n_cells
+    4
+    """
+    from ._pyvista import array_name
+
+    if inplace:
+        raise ArgumentError("inplace=True is not supported: daxpy makes a new dataset")
+    name, association = array_name(mesh, scalars, "point")
+    make = Clip(name, value, invert=invert, both=both, association=association,
+                backend=backend)
+    return _pyvista_clip_result(mesh, make, progress_bar)
+
+
+register_verb(Verb("clip_scalar", pyvista_clip_scalar, 64,
+                   "PyVista's clip_scalar (vtkTableBasedClipDataSet)", on="pyvista"))

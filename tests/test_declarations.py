@@ -23,6 +23,8 @@ HARD_WIRED = {
     "cli/demo.py": "the demo is an application of the library: a fixed "
                    "Gradient -> Magnitude -> PointToCell chain and a Contour that it shows",
     "cli/bench.py": "a benchmark suite is named 'contour', after the filter it measures",
+    "cuda/expression.py": "the expression language's clip(x, lo, hi), not the Clip filter",
+    "data/expressions.py": "the expression language's clip(x, lo, hi), not the Clip filter",
 }
 
 
