@@ -23,6 +23,7 @@ from daxpy.io.progress import progress
 from daxpy.data.verbs import Verb, register_verb
 
 from ._base import FieldFilter
+from ._cell_centres import cell_centre_grid
 from ._names import output_name, result_name
 from ._pyvista import pyvista_result
 
@@ -117,7 +118,8 @@ class Gradient(FieldFilter):
         return super().outputs() + tuple(self.derived.values())
 
     def output_association(self, association: str) -> str:
-        return _KINDS[self.kind][1]
+        # A cell field's gradient lives at the cells, whatever the kind (as VTK's).
+        return "cells" if association == "cells" else _KINDS[self.kind][1]
 
     def fusion_steps(self, association: str, dataset: DataSet) -> list[tuple[str, dict]] | None:
         # The gradient alone, or exactly one derived quantity computed on store.
@@ -133,11 +135,6 @@ class Gradient(FieldFilter):
                 "derivatives of its 2-D cells are not implemented yet; PyVista's "
                 "compute_derivative does it (to_pyvista() shares the arrays)")
         values, association = self.input_field(dataset)
-        if association != "points":
-            raise FieldError(
-                f"Gradient reads point fields; field {self.field!r} is associated with "
-                f"{association}"
-            )
         components = 1 if values.ndim == 1 else values.shape[1]
         if self.derived and components != 3:
             *others, last = self.derived
@@ -149,12 +146,27 @@ class Gradient(FieldFilter):
         if np.dtype(values.dtype).kind != "f":
             values = values.astype(np.float64)
         worklet, target = _KINDS[self.kind]
-        gradient = execute(worklet, dataset, values, "points", backend=self.backend)
+        if association == "cells":
+            gradient, target = _cell_field_gradient(dataset, values, self.backend), "cells"
+        else:
+            gradient = execute(worklet, dataset, values, "points", backend=self.backend)
         new = {self.result: gradient} if self.compute_gradient else {}
         for derived, name in self.derived.items():
             new[name] = execute(derived, dataset, gradient, target, backend=self.backend,
                                 field_name=f"gradient of {self.field!r}")
         return {target: new}
+
+
+def _cell_field_gradient(dataset: Any, values: Any, backend: str) -> Any:
+    """The gradient of a cell field at the cells, as vtkGradientFilter computes it:
+    on structured grids, finite differences between neighbouring cell centres (the
+    point gradient of the grid of cell centres); on unstructured grids, each cell's
+    derivative at its centre of the field averaged to the points."""
+    if dataset.family in ("uniform", "rectilinear", "curvilinear"):
+        centres = cell_centre_grid(dataset)
+        return execute("point_gradient", centres, values, "points", backend=backend)
+    averaged = execute("cell_to_point", dataset, values, "cells", backend=backend)
+    return execute("cell_gradient", dataset, averaged, "points", backend=backend)
 
 
 def gradient(node: Any, result: str | None = None, **options: Any) -> Any:

@@ -322,8 +322,9 @@ def test_filter_rejects_bad_arguments():
         Gradient("t", result="")
 
 
-def test_filter_rejects_cell_fields():
-    grid = daxpy.UniformGrid(dims=(2, 2), cell_data={"c": np.ones(1)})
-    with pytest.raises(FieldError, match="Gradient reads point fields; field 'c' is associated "
-                                         "with cells"):
-        Gradient("c", backend="cpu")(grid)
+def test_a_cell_field_gives_its_gradient_at_the_cells():
+    # Checked against vtkGradientFilter in test_gradient_cells.py.
+    grid = daxpy.UniformGrid(dims=(4, 2), cell_data={"c": np.array([1.0, 3.0, 7.0])})
+    out = Gradient("c", backend="cpu")(grid)
+    assert "Gradient" not in out.point_data
+    assert out.cell_data["Gradient"][:, 0].tolist() == [2.0, 3.0, 4.0]
