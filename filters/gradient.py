@@ -45,7 +45,11 @@ class Gradient(FieldFilter):
     Parameters
     ----------
     field : str
-        Input field; must live at the points.
+        Input field, at the points or at the cells. A cell field's gradient is
+        written to cell data, as vtkGradientFilter computes it: on structured
+        grids by finite differences between neighbouring cell centres, on
+        unstructured grids as each cell's derivative of the field averaged to
+        the points (``kind`` is then not used).
     result : str
         Name of the gradient field (default ``"Gradient"``).
     kind : {"point", "cell"}
@@ -60,7 +64,7 @@ class Gradient(FieldFilter):
         Keep the gradient itself in the output (False when only the derived
         quantities are wanted).
     association : {"points", "cells"}, optional
-        Where to find ``field``; cell fields are refused.
+        Where to find ``field`` (by default points, then cells).
     backend, nan_policy
         As for every filter (:class:`~daxpy.filters.Filter`).
 
@@ -69,8 +73,8 @@ class Gradient(FieldFilter):
     ArgumentError
         For an unknown ``kind`` or a bad output option.
     FieldError
-        If the field lives at the cells, or if a derived quantity is asked
-        of a field that does not have 3 components.
+        If a derived quantity is asked of a field that does not have 3
+        components.
 
     See Also
     --------
