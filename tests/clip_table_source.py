@@ -111,3 +111,15 @@ def derive(kind, inside_out=False):
 
     return tuple(derive_case(vtk, kind, case, EDGES[kind], inside_out=inside_out)
                  for case in range(2 ** len(CORNERS[kind])))
+
+
+def write_json(path):
+    """Write the tables :mod:`daxpy.worklets._clip_tables` loads (``clip_cases.json``):
+    ``python -c "import clip_table_source as c; c.write_json('../worklets/clip_cases.json')"``
+    from ``tests/``."""
+    import json
+
+    tables = {"CLIP": {k: derive(k) for k in CLIP_KINDS},
+              "CLIP_INSIDE_OUT": {k: derive(k, True) for k in CLIP_KINDS}}
+    with open(path, "w") as out:
+        json.dump(tables, out, separators=(",", ":"))
