@@ -247,3 +247,26 @@ def in_cell_order(parts: list[tuple[Any, Any]]) -> tuple[Any, Any]:
     # is a radix sort, stable too).
     order = xp.argsort(source, kind="stable")
     return keys[order], source[order]
+
+
+def on_device(impl):
+    """A topology-generating implementation run on the GPU: its scalars copied there
+    and the grid's host arrays placed there (both once per dataset, cached with it
+    by :func:`daxpy.cuda.device.to_device`); the array program then runs on CuPy.
+
+    Examples
+    --------
+    >>> def contour_cells(grid, scalars, place=None, **params): ...
+    >>> on_device(contour_cells).__name__
+    'contour_cells_cuda'
+    """
+
+    def run(grid: Any, scalars: Any, **params: Any) -> Any:
+        from daxpy.cuda.device import to_device
+
+        return impl(grid, to_device(scalars, grid), place=lambda array: to_device(array, grid),
+                    **params)
+
+    run.__name__ = run.__qualname__ = f"{impl.__name__}_cuda"
+    run.__doc__ = f"{impl.__name__} with its arrays on the GPU (CuPy)."
+    return run

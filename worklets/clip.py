@@ -33,7 +33,7 @@ from daxpy.data.worklet import GENERATING_KIND, Worklet, register
 
 from ._clip_tables import CLIP, CLIP_INSIDE_OUT
 from ._contour_tables import EDGES
-from ._marching import at_least
+from ._marching import at_least, on_device
 
 _EDGE_CODE = 100
 _SHAPES = {"vertex": "vertex", "line": "line", "tri": "triangle", "quad": "quad",
@@ -266,15 +266,6 @@ def _wide(array: Any, width: int, xp) -> Any:
     return xp.concatenate([array, pad], axis=-1)
 
 
-def _on_device(grid: Any, scalars: Any, **params: Any) -> Clipped:
-    """:func:`clip_cells` on the GPU (CuPy): the scalars and the grid's cell arrays
-    copied there once per dataset."""
-    from daxpy.cuda.device import to_device
-
-    return clip_cells(grid, to_device(scalars, grid), place=lambda a: to_device(a, grid),
-                      **params)
-
-
 _FAMILIES = ("uniform", "rectilinear", "curvilinear", "unstructured")
 
 register(Worklet(
@@ -283,7 +274,7 @@ register(Worklet(
     output_association=None,
     halo=0,
     numpy={family: clip_cells for family in _FAMILIES},
-    cuda={family: _on_device for family in _FAMILIES},
+    cuda={family: on_device(clip_cells) for family in _FAMILIES},
     kind=GENERATING_KIND,
     doc="the part of each cell on one side of a point field's value, cut as VTK's "
         "table-based clip",

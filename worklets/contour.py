@@ -33,7 +33,7 @@ from daxpy.data.worklet import GENERATING_KIND, Worklet, register
 from daxpy.errors import ArgumentError
 
 from ._edge_cut import EdgeCut
-from ._marching import at_least, classify, in_cell_order, march, merge, per_cell
+from ._marching import at_least, classify, in_cell_order, march, merge, on_device, per_cell
 
 # Corner offsets, in steps along the grid's axes of more than one point, of a
 # structured cell as VTK's image cells number them (voxel, pixel, line).
@@ -165,21 +165,6 @@ def contour_cells(grid: Any, scalars: Any, value: float, place=None) -> EdgeCut:
     return merge(parts, scalars, value, scalars.shape[0])
 
 
-def _on_device(impl):
-    """``impl`` run on the device: the field and the grid's arrays copied there
-    once per dataset (cached with it), the array program then run by CuPy."""
-
-    def run(grid: Any, scalars: Any, value: float) -> EdgeCut:
-        from daxpy.cuda.device import to_device
-
-        return impl(grid, to_device(scalars, grid), value,
-                    place=lambda array: to_device(array, grid))
-
-    run.__name__ = run.__qualname__ = f"{impl.__name__}_cuda"
-    run.__doc__ = f"{impl.__name__} with its arrays on the GPU (CuPy)."
-    return run
-
-
 _FAMILIES = {"uniform": contour_structured, "rectilinear": contour_structured,
              "curvilinear": contour_structured, "unstructured": contour_cells,
              "polydata": contour_cells}
@@ -190,7 +175,7 @@ register(Worklet(
     output_association=None,
     halo=1,
     numpy=_FAMILIES,
-    cuda={family: _on_device(impl) for family, impl in _FAMILIES.items()},
+    cuda={family: on_device(impl) for family, impl in _FAMILIES.items()},
     kind=GENERATING_KIND,
     doc="points where a point field crosses a value, joined into triangles, segments "
         "or points",

@@ -27,7 +27,7 @@ from daxpy.data.arrays import array_module
 from daxpy.data.celltypes import HEXAHEDRON, LINE, QUAD
 from daxpy.data.worklet import GENERATING_KIND, Worklet, register
 
-from ._marching import at_least, at_most
+from ._marching import at_least, at_most, on_device
 
 
 @dataclass(frozen=True)
@@ -81,15 +81,15 @@ def _structured_corners(grid: Any, xp) -> tuple[Any, int]:
     return corners, kind
 
 
-def _blocks(grid: Any, xp) -> list[tuple[Any, Any, int]]:
+def _blocks(grid: Any, place) -> list[tuple[Any, Any, int]]:
     """``(cell ids, corners, VTK type)`` per shape of an unstructured grid."""
-    return [(xp.asarray(b.cell_ids), xp.asarray(b.corners), b.shape.vtk_id)
+    return [(place(b.cell_ids), place(b.corners), b.shape.vtk_id)
             for b in grid.cell_blocks().values()]
 
 
 def threshold_cells(grid: Any, values: Any, *, at: str, lower: float,
                     upper: float, all_points: bool = True, continuous: bool = False,
-                    invert: bool = False) -> Kept:
+                    invert: bool = False, place=None) -> Kept:
     """The cells of ``grid`` whose scalars lie in ``[lower, upper]``.
 
     Parameters
@@ -109,6 +109,8 @@ def threshold_cells(grid: Any, values: Any, *, at: str, lower: float,
         UseContinuousCellRange).
     invert : bool
         Keep the cells that would not be kept.
+    place : callable, optional
+        Puts the grid's host arrays where ``values`` live.
 
     Returns
     -------
@@ -116,7 +118,7 @@ def threshold_cells(grid: Any, values: Any, *, at: str, lower: float,
     """
     xp = array_module(values)
     if grid.family == "unstructured":
-        pieces = _blocks(grid, xp)
+        pieces = _blocks(grid, place or xp.asarray)
     else:
         corners, kind = _structured_corners(grid, xp)
         pieces = [(xp.arange(corners.shape[0], dtype=xp.int64), corners, kind)]
@@ -168,14 +170,6 @@ def _emit(pieces: list, keep: Any, n_points: int, xp) -> Kept:
                 renumber[connectivity].astype(xp.int64), offsets, types[kept])
 
 
-def _on_device(grid: Any, values: Any, **params: Any) -> Kept:
-    """:func:`threshold_cells` on the GPU (CuPy): the scalars copied there once per
-    dataset; the grid's cell blocks follow."""
-    from daxpy.cuda.device import to_device
-
-    return threshold_cells(grid, to_device(values, grid), **params)
-
-
 _FAMILIES = ("uniform", "rectilinear", "curvilinear", "unstructured")
 
 register(Worklet(
@@ -184,7 +178,7 @@ register(Worklet(
     output_association=None,
     halo=0,
     numpy={family: threshold_cells for family in _FAMILIES},
-    cuda={family: _on_device for family in _FAMILIES},
+    cuda={family: on_device(threshold_cells) for family in _FAMILIES},
     kind=GENERATING_KIND,
     doc="the cells whose scalars lie in a range, with the points they use",
 ))
