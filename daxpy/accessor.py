@@ -18,11 +18,11 @@ Differences from PyVista's filters, refused or documented rather than silently
 different:
 
 - daxpy reads uniform (``ImageData``), rectilinear, structured and unstructured
-  grids and ``PolyData`` (averages only: ``compute_derivative`` refuses
-  ``PolyData`` for now); other datasets are refused with
+  grids and ``PolyData`` (``compute_derivative`` and ``threshold``/``clip``
+  refuse ``PolyData`` for now); other datasets are refused with
   :class:`~daxpy.errors.ArgumentError`.
-- ``compute_derivative`` differentiates point arrays (a cell array is refused:
-  convert it with ``cell_data_to_point_data`` first); ``faster=True`` is
+- ``compute_derivative`` differentiates point and cell arrays (a cell array's
+  derivatives are written to the cells, as PyVista's); ``faster=True`` is
   accepted and computes the exact result, which is what PyVista returns with
   ``faster=False``.
 - Averages of integer arrays are float64 (VTK gives float32);

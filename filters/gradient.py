@@ -283,15 +283,14 @@ def compute_derivative(mesh: Any, scalars: str | None = None, gradient: bool | s
     -------
     pyvista.DataSet
         A dataset of the input's type with every input array and the new
-        point arrays.
+        arrays (point arrays, or cell arrays for a cell array's derivatives).
 
     Raises
     ------
     ArgumentError
         If nothing is asked, or the dataset's type is not one daxpy reads.
     FieldError
-        If ``scalars`` is a cell array, or a derived quantity is asked of an
-        array without 3 components.
+        If a derived quantity is asked of an array without 3 components.
 
     See Also
     --------
@@ -316,20 +315,19 @@ def compute_derivative(mesh: Any, scalars: str | None = None, gradient: bool | s
     if not any((gradient, divergence, vorticity, qcriterion)):
         raise ArgumentError("must set at least one of gradient, divergence, "
                             "vorticity, or qcriterion")
-    association = get_array_association(mesh, name, preference=preference)
-    if association.name != "POINT":
-        raise FieldError(
-            f"mesh.daxpy.compute_derivative reads point arrays; {name!r} is a "
-            f"{association.name.lower()} array: convert it with "
-            "mesh.daxpy.cell_data_to_point_data() first, or use mesh.compute_derivative()")
+    found = get_array_association(mesh, name, preference=preference)
+    if found.name not in ("POINT", "CELL"):
+        raise FieldError(f"mesh.daxpy.compute_derivative reads point or cell arrays; "
+                         f"{name!r} is a {found.name.lower()} array")
+    where = "points" if found.name == "POINT" else "cells"
     make = Gradient(name, gradient if isinstance(gradient, str) and gradient else "gradient",
-                    compute_gradient=bool(gradient), association="points",
+                    compute_gradient=bool(gradient), association=where,
                     divergence=_pyvista_name(divergence, "divergence"),
                     vorticity=_pyvista_name(vorticity, "vorticity"),
                     qcriterion=_pyvista_name(qcriterion, "qcriterion"), backend=backend)
     with progress("Computing Derivative", enabled=progress_bar, fractions=False, delay=0):
         out = make(from_vtk(mesh))
-    return pyvista_result(mesh, out.point_data, make.outputs(), "point")
+    return pyvista_result(mesh, out.fields(where), make.outputs(), where[:-1])
 
 
 register_verb(Verb("compute_derivative", compute_derivative, 10,

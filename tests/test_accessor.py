@@ -108,6 +108,10 @@ def test_random_grids_match_pyvista(mesh):
     assert_same_mesh(mesh.daxpy.point_data_to_cell_data(), mesh.point_data_to_cell_data())
     assert_same_mesh(mesh.daxpy.cell_data_to_point_data(), mesh.cell_data_to_point_data())
     assert_same_mesh(mesh.daxpy.compute_derivative(), mesh.compute_derivative())
+    assert_same_mesh(mesh.daxpy.compute_derivative(scalars="c" if "c" in mesh.cell_data else "p",
+                                                   preference="cell"),
+                     mesh.compute_derivative(scalars="c" if "c" in mesh.cell_data else "p",
+                                             preference="cell"))
 
 
 def test_results_share_the_input_arrays_and_leave_the_input_as_it_was():
@@ -123,10 +127,14 @@ def test_results_share_the_input_arrays_and_leave_the_input_as_it_was():
         np.testing.assert_array_equal(mesh[name], values)
 
 
+def test_a_cell_arrays_derivative_is_written_to_the_cells_as_pyvistas():
+    mesh, _ = _shipped("uniform")
+    assert_same_mesh(mesh.daxpy.compute_derivative(scalars="Spatial Cell Data"),
+                     mesh.compute_derivative(scalars="Spatial Cell Data"))
+
+
 def test_refusals():
     mesh, _ = _shipped("uniform")
-    with pytest.raises(FieldError, match="reads point arrays; 'Spatial Cell Data' is a cell"):
-        mesh.daxpy.compute_derivative(scalars="Spatial Cell Data")
     with pytest.raises(ArgumentError, match="must set at least one of"):
         mesh.daxpy.compute_derivative(gradient=False)
     with pytest.raises(ArgumentError, match="categorical=True"):
