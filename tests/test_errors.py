@@ -95,9 +95,9 @@ CASES = [
     ("ambiguous field", lambda: _uniform(point_data={"t": np.zeros(9)},
                                          cell_data={"t": np.zeros(4)}).field("t"),
      errors.FieldError, [MESH, "'t'", "association='points' or 'cells'"]),
-    ("gradient of cells", lambda: Gradient("c", backend="cpu")(
+    ("point-to-cell of cells", lambda: PointToCell("c", backend="cpu")(
         _uniform(cell_data={"c": np.zeros(4)})),
-     errors.FieldError, ["Gradient", "'c'", "point fields", "cells"]),
+     errors.FieldError, ["point field 'c'", "cell field", "wrong association"]),
     ("derived needs 3", lambda: Gradient("t", vorticity=True, backend="cpu")(
         _uniform(point_data={"t": np.zeros(9)})),
      errors.FieldError, ["vorticity", "'t'", "3-component", "1 component"]),
