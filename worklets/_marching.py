@@ -270,3 +270,31 @@ def on_device(impl):
     run.__name__ = run.__qualname__ = f"{impl.__name__}_cuda"
     run.__doc__ = f"{impl.__name__} with its arrays on the GPU (CuPy)."
     return run
+
+
+IMAGE_CELL_CORNERS = {
+    3: ((0, 0, 0), (1, 0, 0), (0, 1, 0), (1, 1, 0), (0, 0, 1), (1, 0, 1), (0, 1, 1), (1, 1, 1)),
+    2: ((0, 0), (1, 0), (0, 1), (1, 1)),
+    1: ((0,), (1,)),
+}
+"""Corner offsets of a structured cell along the grid's axes of more than one point,
+in VTK's image cell order (voxel, pixel, line), by the grid's dimension."""
+
+
+def structured_corners(dims: tuple, cells: Any, offsets: tuple) -> Any:
+    """The corner point ids of structured cells (ids in VTK's cell order) for corner
+    ``offsets`` along the axes of more than one point.
+
+    Examples
+    --------
+    >>> structured_corners((3, 2, 1), np.array([1]), IMAGE_CELL_CORNERS[2]).tolist()
+    [[1, 2, 4, 5]]
+    """
+    xp = array_module(cells)
+    sizes = [int(d) for d in dims if d > 1]
+    strides = np.cumprod([1] + sizes[:-1])
+    first, rest = xp.zeros_like(cells), cells
+    for size, stride in zip([n - 1 for n in sizes], strides):
+        first += (rest % size) * int(stride)
+        rest = rest // size
+    return first[:, None] + xp.asarray(np.array(offsets, np.int64) @ strides)[None, :]

@@ -33,15 +33,13 @@ from daxpy.data.worklet import GENERATING_KIND, Worklet, register
 
 from ._clip_tables import CLIP, CLIP_INSIDE_OUT
 from ._contour_tables import EDGES
-from ._marching import at_least, on_device
+from ._marching import IMAGE_CELL_CORNERS, at_least, on_device, structured_corners
 
 _EDGE_CODE = 100
 _SHAPES = {"vertex": "vertex", "line": "line", "tri": "triangle", "quad": "quad",
            "tet": "tetra", "hex": "hexahedron", "wedge": "wedge", "pyramid": "pyramid"}
 # Structured cells are clipped as VTK clips image cells: voxels, pixels, lines.
-_STRUCTURED = {3: ("voxel", ((0, 0, 0), (1, 0, 0), (0, 1, 0), (1, 1, 0),
-                             (0, 0, 1), (1, 0, 1), (0, 1, 1), (1, 1, 1))),
-               2: ("pixel", ((0, 0), (1, 0), (0, 1), (1, 1))), 1: ("line", ((0,), (1,)))}
+_STRUCTURED = {3: "voxel", 2: "pixel", 1: "line"}
 
 
 @dataclass(frozen=True)
@@ -105,17 +103,10 @@ def _structured_pieces(grid: Any, xp) -> list:
     active = [a for a in range(3) if dims[a] > 1]
     if not active:
         return []
-    sizes = [dims[a] for a in active]
-    strides = np.cumprod([1] + sizes[:-1])
-    kind, offsets = _STRUCTURED[len(active)]
-    cells = xp.arange(int(np.prod([n - 1 for n in sizes])), dtype=xp.int64)
-    first, rest = xp.zeros_like(cells), cells
-    for size, stride in zip([n - 1 for n in sizes], strides):
-        first += (rest % size) * int(stride)
-        rest = rest // size
-    steps = xp.asarray(np.array(offsets, np.int64) @ strides)
-    return [(kind, first[:, None] + steps[None, :], cells)]
-
+    cells = xp.arange(int(np.prod([dims[a] - 1 for a in active])), dtype=xp.int64)
+    return [(_STRUCTURED[len(active)], structured_corners(dims, cells,
+                                                          IMAGE_CELL_CORNERS[len(active)]),
+             cells)]
 
 def _unstructured_pieces(grid: Any, xp) -> list:
     return [(_SHAPES[b.shape.name], xp.asarray(b.corners), xp.asarray(b.cell_ids))

@@ -26,23 +26,17 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 
 from daxpy.data.arrays import all_finite, array_module
 from daxpy.data.worklet import GENERATING_KIND, Worklet, register
 from daxpy.errors import ArgumentError
 
 from ._edge_cut import EdgeCut
-from ._marching import at_least, classify, in_cell_order, march, merge, on_device, per_cell
+from ._marching import (IMAGE_CELL_CORNERS, at_least, classify, in_cell_order, march, merge,
+                        on_device, per_cell, structured_corners)
 
-# Corner offsets, in steps along the grid's axes of more than one point, of a
-# structured cell as VTK's image cells number them (voxel, pixel, line).
-_STRUCTURED = {
-    3: ("voxel", ((0, 0, 0), (1, 0, 0), (0, 1, 0), (1, 1, 0),
-                  (0, 0, 1), (1, 0, 1), (0, 1, 1), (1, 1, 1))),
-    2: ("pixel", ((0, 0), (1, 0), (0, 1), (1, 1))),
-    1: ("line", ((0,), (1,))),
-}
+# Structured cells are marched as VTK's image cells: voxels, pixels, lines.
+_STRUCTURED = {3: "voxel", 2: "pixel", 1: "line"}
 
 # daxpy's cell shape names -> the kind of VTK's tables they are marched with.
 _SHAPES = {"line": "line", "tri": "triangle", "quad": "quad", "pixel": "pixel", "tet": "tetra",
@@ -81,7 +75,7 @@ def contour_structured(grid: Any, scalars: Any, value: float, place=None) -> Edg
     active = [axis for axis in range(3) if dims[axis] > 1]
     if not active:  # a single point has no edge to cut
         return merge({}, scalars, value, scalars.shape[0])
-    kind, offsets = _STRUCTURED[len(active)]
+    kind, offsets = _STRUCTURED[len(active)], IMAGE_CELL_CORNERS[len(active)]
     sizes = [dims[axis] for axis in active]
     inside = at_least(scalars.reshape(tuple(reversed(sizes))), value)
     cases = _structured_cases(inside, offsets)
@@ -92,16 +86,7 @@ def contour_structured(grid: Any, scalars: Any, value: float, place=None) -> Edg
         unknown = ~xp.isfinite(scalars.reshape(inside.shape))
         crossed &= _structured_cases(unknown, offsets) == 0
     cells = xp.flatnonzero(crossed)
-    # The active cells' corners: their first point plus each corner's offset.
-    strides = np.cumprod([1] + sizes[:-1])
-    cell_sizes = [n - 1 for n in sizes]
-    first = xp.zeros_like(cells)
-    rest = cells
-    for size, stride in zip(cell_sizes, strides):
-        first += (rest % size) * int(stride)
-        rest = rest // size
-    steps = xp.asarray(np.array(offsets, np.int64) @ strides)
-    corners = first[:, None] + steps[None, :]
+    corners = structured_corners(dims, cells, offsets)
     parts = {per_cell(kind): march(corners, cells, scalars, value, kind, cases=cases[cells])}
     return merge(parts, scalars, value, scalars.shape[0])
 

@@ -27,7 +27,7 @@ from daxpy.data.arrays import array_module
 from daxpy.data.celltypes import HEXAHEDRON, LINE, QUAD
 from daxpy.data.worklet import GENERATING_KIND, Worklet, register
 
-from ._marching import at_least, at_most, on_device
+from ._marching import IMAGE_CELL_CORNERS, at_least, at_most, on_device, structured_corners
 
 
 @dataclass(frozen=True)
@@ -61,18 +61,8 @@ def _structured_corners(grid: Any, xp) -> tuple[Any, int]:
     """Every structured cell's corners (hexahedron, quad or line order) and its VTK type."""
     dims = tuple(int(d) for d in grid.dims)
     active = [a for a in range(3) if dims[a] > 1]
-    sizes = [dims[a] for a in active]
-    strides = np.cumprod([1] + sizes[:-1])
-    offsets = {3: ((0, 0, 0), (1, 0, 0), (0, 1, 0), (1, 1, 0),
-                   (0, 0, 1), (1, 0, 1), (0, 1, 1), (1, 1, 1)),
-               2: ((0, 0), (1, 0), (0, 1), (1, 1)), 1: ((0,), (1,))}[len(active)]
-    cells = xp.arange(int(np.prod([n - 1 for n in sizes])), dtype=xp.int64)
-    first = xp.zeros_like(cells)
-    rest = cells
-    for size, stride in zip([n - 1 for n in sizes], strides):
-        first += (rest % (size)) * int(stride)
-        rest = rest // size
-    corners = first[:, None] + xp.asarray(np.array(offsets, np.int64) @ strides)[None, :]
+    cells = xp.arange(int(np.prod([dims[a] - 1 for a in active])), dtype=xp.int64)
+    corners = structured_corners(dims, cells, IMAGE_CELL_CORNERS[len(active)])
     # daxpy's unstructured grids hold VTK's voxels and pixels as hexahedra and quads:
     # their corner order.
     order = {3: (0, 1, 3, 2, 4, 5, 7, 6), 2: (0, 1, 3, 2), 1: (0, 1)}[len(active)]
