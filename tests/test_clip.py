@@ -1,5 +1,5 @@
 """Clip against vtkTableBasedClipDataSet on random grids, fields and implicit
-functions; crinkle, both, errors; CPU == CUDA."""
+functions; crinkle, both, errors (CPU == CUDA: test_geometry_gpu.py)."""
 
 import numpy as np
 import pytest
@@ -147,16 +147,3 @@ def test_bad_input_is_refused_clearly():
         Clip("v", backend="cpu")(grid)
     empty = Clip(plane=((10, 0, 0), (1, 0, 0)), backend="cpu")(grid)
     assert empty.n_cells == 0 and empty.n_points == 0
-
-
-@pytest.mark.gpu
-@settings(max_examples=25, deadline=None)
-@given(grid=st.one_of(structured_grids(max_side=5), unstructured_grids()), seed=seeds)
-def test_cuda_clips_as_the_cpu(grid, seed):
-    rng = np.random.default_rng(seed)
-    grid = grid.with_fields(point_data={"s": rng.uniform(-1, 1, grid.n_points)})
-    cpu = Clip("s", 0.1, backend="cpu")(grid)
-    gpu = Clip("s", 0.1, backend="cuda")(grid)
-    np.testing.assert_array_equal(cpu.connectivity, gpu.connectivity)
-    np.testing.assert_array_equal(cpu.cell_types, gpu.cell_types)
-    np.testing.assert_allclose(cpu.points(), gpu.points(), rtol=1e-12)

@@ -1,5 +1,5 @@
 """Contour against VTK (vtkFlyingEdges3D/2D on image data, vtkContourFilter on every
-grid type), on random grids and fields; errors; pipelines; CPU == CUDA."""
+grid type), on random grids and fields; errors; pipelines (CPU == CUDA: test_geometry_gpu.py)."""
 
 import numpy as np
 import pytest
@@ -262,23 +262,3 @@ def test_qcriterion_isosurface_in_a_pipeline_equals_the_filters():
     np.testing.assert_array_equal(ran.points(), direct.points())
     with pytest.raises(ArgumentError, match="ends at"):
         pipe.field("QCriterion").magnitude()
-
-
-@pytest.mark.gpu
-@settings(max_examples=25, deadline=None)
-@given(grid=st.one_of(uniform_grids(min_dimension=2, max_side=6),
-                      curvilinear_grids(min_dimension=2, max_side=5),
-                      unstructured_grids()), seed=seeds)
-def test_cuda_gives_the_cpus_surface(grid, seed):
-    rng = np.random.default_rng(seed)
-    values = rng.uniform(-1, 1, grid.n_points).astype(np.float32)
-    grid = grid.with_fields(point_data={"s": values, "w": rng.random(grid.n_points)})
-    value = _between(values, rng)
-    cpu = Contour("s", values=[value], compute_normals=True, backend="cpu")(grid)
-    gpu = Contour("s", values=[value], compute_normals=True, backend="cuda")(grid)
-    for kind in ("verts", "lines", "polys"):
-        for a, b in zip(cpu.cell_array(kind), gpu.cell_array(kind)):
-            np.testing.assert_array_equal(a, b)
-    np.testing.assert_array_equal(cpu.points(), gpu.points())
-    np.testing.assert_array_equal(cpu.point_data["w"], gpu.point_data["w"])
-    np.testing.assert_allclose(cpu.point_data["Normals"], gpu.point_data["Normals"], atol=1e-5)

@@ -88,12 +88,3 @@ def test_bad_planes_are_refused():
         Slice("x", (7.0, 0, 0), backend="cpu")(grid)
     empty = Slice("x", (7.0, 0, 0), structured=False, backend="cpu")(grid)
     assert empty.n_points == 0
-
-
-@pytest.mark.gpu
-def test_cuda_slices_as_the_cpu():
-    grid = daxpy.UniformGrid(dims=(9, 8, 7), point_data={"t": np.arange(504.0)})
-    cpu = Slice((1, 2, 3), (4, 3, 3), backend="cpu")(grid)
-    gpu = Slice((1, 2, 3), (4, 3, 3), backend="cuda")(grid)
-    np.testing.assert_array_equal(cpu.points(), gpu.points())
-    np.testing.assert_array_equal(cpu.point_data["t"], gpu.point_data["t"])

@@ -1,4 +1,4 @@
-"""Threshold against vtkThreshold on random grids and fields; errors; CPU == CUDA."""
+"""Threshold against vtkThreshold on random grids and fields; errors (CPU == CUDA: test_geometry_gpu.py)."""
 
 import numpy as np
 import pytest
@@ -109,16 +109,3 @@ def test_nan_is_in_no_range():
     grid = daxpy.UniformGrid(dims=(3, 3), point_data={"t": values})
     assert Threshold("t", -1, 100, backend="cpu")(grid).n_cells == 0
     assert Threshold("t", -1, 100, invert=True, backend="cpu")(grid).n_cells == 4
-
-
-@pytest.mark.gpu
-@settings(max_examples=25, deadline=None)
-@given(grid=st.one_of(structured_grids(max_side=5), unstructured_grids()), seed=seeds)
-def test_cuda_keeps_the_cpus_cells(grid, seed):
-    rng = np.random.default_rng(seed)
-    grid = grid.with_fields(point_data={"t": rng.random(grid.n_points)})
-    cpu = Threshold("t", 0.3, 0.8, all_scalars=False, backend="cpu")(grid)
-    gpu = Threshold("t", 0.3, 0.8, all_scalars=False, backend="cuda")(grid)
-    np.testing.assert_array_equal(cpu.connectivity, gpu.connectivity)
-    np.testing.assert_array_equal(cpu.points(), gpu.points())
-    np.testing.assert_array_equal(cpu.point_data["t"], gpu.point_data["t"])

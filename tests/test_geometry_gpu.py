@@ -1,0 +1,145 @@
+"""The CUDA backend's contour, threshold, clip and slice against the CPU backend's, on
+random grids of every type (the CPU backend is checked against VTK in test_contour.py,
+test_threshold.py, test_clip.py and test_slice.py). No VTK needed: these run on the GPU
+machine as they are."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import daxpy
+from daxpy.filters import Clip, Contour, Slice, Threshold
+
+from strategies import (curvilinear_grids, seeds, structured_grids, uniform_grids,
+                        unstructured_grids)
+
+pytestmark = pytest.mark.gpu
+
+
+def _between(values, rng):
+    """An isovalue strictly between two of the field's values (never equal to one)."""
+    ordered = np.unique(values.astype(np.float64))
+    if ordered.size < 2:
+        return float(ordered[0]) + 0.5
+    i = int(rng.integers(0, ordered.size - 1))
+    return float((ordered[i] + ordered[i + 1]) / 2)
+
+
+def _host(array):
+    import cupy
+    return cupy.asnumpy(array) if isinstance(array, cupy.ndarray) else np.asarray(array)
+
+
+def _same_surface(cpu, gpu, atol=0.0):
+    for kind in ("verts", "lines", "polys"):
+        for a, b in zip(cpu.cell_array(kind), gpu.cell_array(kind)):
+            np.testing.assert_array_equal(_host(a), _host(b))
+    np.testing.assert_allclose(_host(gpu.points()), _host(cpu.points()), rtol=0, atol=atol)
+
+
+def _same_cells(cpu, gpu):
+    np.testing.assert_array_equal(_host(cpu.connectivity), _host(gpu.connectivity))
+    np.testing.assert_array_equal(_host(cpu.cell_types), _host(gpu.cell_types))
+    np.testing.assert_allclose(_host(gpu.points()), _host(cpu.points()), rtol=1e-12)
+
+
+@settings(max_examples=25, deadline=None)
+@given(grid=st.one_of(uniform_grids(min_dimension=2, max_side=6),
+                      curvilinear_grids(min_dimension=2, max_side=5),
+                      unstructured_grids()), seed=seeds)
+def test_cuda_gives_the_cpus_surface(grid, seed):
+    rng = np.random.default_rng(seed)
+    values = rng.uniform(-1, 1, grid.n_points).astype(np.float32)
+    grid = grid.with_fields(point_data={"s": values, "w": rng.random(grid.n_points)})
+    value = _between(values, rng)
+    cpu = Contour("s", values=[value], compute_normals=True, backend="cpu")(grid)
+    gpu = Contour("s", values=[value], compute_normals=True, backend="cuda")(grid)
+    _same_surface(cpu, gpu)
+    np.testing.assert_array_equal(cpu.point_data["w"], _host(gpu.point_data["w"]))
+    np.testing.assert_allclose(cpu.point_data["Normals"], _host(gpu.point_data["Normals"]),
+                               atol=1e-5)
+
+
+def test_device_resident_contour_stays_on_the_device():
+    import cupy
+    grid = daxpy.UniformGrid(dims=(24, 20, 18))
+    p = grid.points()
+    field = np.sin(p[:, 0] / 3) + np.cos(p[:, 1] / 4) * p[:, 2] / 9
+    cpu = Contour("s", values=[0.2, 0.7], backend="cpu")(
+        grid.with_fields(point_data={"s": field}))
+    gpu = Contour("s", values=[0.2, 0.7], backend="cuda")(
+        grid.with_fields(point_data={"s": cupy.asarray(field)}))
+    assert cpu.n_cells > 100
+    _same_surface(cpu, gpu)
+
+
+def test_gradient_then_contour_pipeline_on_the_gpu():
+    grid = daxpy.UniformGrid(dims=(20, 20, 20), spacing=(0.3, 0.3, 0.3))
+    p = grid.points()
+    grid.point_data["v"] = np.stack([np.sin(p[:, 0]) * np.cos(p[:, 1]),
+                                     -np.cos(p[:, 0]) * np.sin(p[:, 1]), 0 * p[:, 2]], axis=1)
+    results = []
+    for backend in ("cpu", "cuda"):
+        pipe = daxpy.pipeline(grid)
+        pipe.gradient("v", qcriterion=True, compute_gradient=False).contour(values=[0.1])
+        results.append(pipe.run(backend=backend))
+    assert results[0].n_cells > 100
+    # The Q field is computed in float64 on both; the isosurface's points agree to
+    # rounding, and its cells exactly where no Q value sits within rounding of 0.1.
+    np.testing.assert_allclose(_host(results[1].points()), results[0].points(), atol=1e-9)
+
+
+@settings(max_examples=25, deadline=None)
+@given(grid=st.one_of(structured_grids(max_side=5), unstructured_grids()), seed=seeds)
+def test_cuda_keeps_the_cpus_cells(grid, seed):
+    rng = np.random.default_rng(seed)
+    grid = grid.with_fields(point_data={"t": rng.random(grid.n_points)},
+                            cell_data={"c": rng.random(grid.n_cells)})
+    for options in ({"field": "t", "lower": 0.3, "upper": 0.8, "all_scalars": False},
+                    {"field": "t", "lower": 0.3, "upper": 0.8, "invert": True},
+                    {"field": "c", "lower": 0.5, "upper": 2.0}):
+        cpu = Threshold(**options, backend="cpu")(grid)
+        gpu = Threshold(**options, backend="cuda")(grid)
+        _same_cells(cpu, gpu)
+        np.testing.assert_array_equal(cpu.point_data["t"], _host(gpu.point_data["t"]))
+        np.testing.assert_array_equal(cpu.cell_data["c"], _host(gpu.cell_data["c"]))
+
+
+@settings(max_examples=25, deadline=None)
+@given(grid=st.one_of(structured_grids(max_side=5), unstructured_grids()), seed=seeds)
+def test_cuda_clips_as_the_cpu(grid, seed):
+    rng = np.random.default_rng(seed)
+    grid = grid.with_fields(point_data={"s": rng.uniform(-1, 1, grid.n_points)})
+    centre = tuple(grid.points().mean(axis=0))
+    for options in ({"field": "s", "value": 0.1},
+                    {"field": "s", "value": 0.1, "invert": True},
+                    {"plane": (centre, (1.0, 0.5, 0.25))},
+                    {"sphere": (centre, 1.0)},
+                    {"field": "s", "value": 0.0, "crinkle": True}):
+        cpu = Clip(**options, backend="cpu")(grid)
+        gpu = Clip(**options, backend="cuda")(grid)
+        _same_cells(cpu, gpu)
+
+
+@settings(max_examples=15, deadline=None)
+@given(grid=st.one_of(structured_grids(max_side=5), unstructured_grids()), seed=seeds)
+def test_cuda_slices_as_the_cpu(grid, seed):
+    rng = np.random.default_rng(seed)
+    grid = grid.with_fields(point_data={"t": rng.random(grid.n_points)})
+    centre = tuple(grid.points().mean(axis=0))
+    normal = tuple(rng.uniform(-1, 1, 3) + (0, 0, 1e-3))
+    cpu = Slice(normal, centre, backend="cpu")(grid)
+    gpu = Slice(normal, centre, backend="cuda")(grid)
+    _same_surface(cpu, gpu, atol=1e-12)
+    np.testing.assert_allclose(_host(gpu.point_data["t"]), cpu.point_data["t"], atol=1e-12)
+
+
+def test_cuda_axis_slice_is_the_cpus_grid():
+    grid = daxpy.UniformGrid(dims=(9, 8, 7), point_data={"t": np.arange(504.0)})
+    cpu = Slice((1, 2, 3), (4, 3, 3), backend="cpu")(grid)
+    gpu = Slice((1, 2, 3), (4, 3, 3), backend="cuda")(grid)
+    np.testing.assert_array_equal(cpu.points(), _host(gpu.points()))
+    np.testing.assert_array_equal(cpu.point_data["t"], _host(gpu.point_data["t"]))
+    axis = Slice("z", (4, 3, 3), backend="cuda")(grid)
+    np.testing.assert_array_equal(_host(axis.point_data["t"]),
+                                  Slice("z", (4, 3, 3), backend="cpu")(grid).point_data["t"])
