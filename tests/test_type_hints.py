@@ -6,13 +6,14 @@ import inspect
 import pytest
 
 import daxpy
-import daxpy.dask
 import daxpy.filters
 import daxpy.io
 from daxpy.pipeline import Node, Pipeline
 
 pytest.importorskip("pyvista")
+pytest.importorskip("dask")
 import daxpy.accessor  # noqa: E402
+import daxpy.dask  # noqa: E402
 
 
 def _public_callables():

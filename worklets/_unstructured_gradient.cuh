@@ -89,27 +89,29 @@ __device__ __forceinline__ Tuple<V3<R>, Src::C> shape_point_sum(
   return g;
 }
 
-// The mean over the point's cells: the sum g times scale (1 / count), grown
-// by `grow` after a redo. Shapes after the first add to the partial sums in
-// the output, so only a single-shape grid (First and Last) may map its
-// output on store.
+// The mean over the point's cells: each shape adds its sum g times scale
+// (1 / count), grown by `grow` after a redo, to the partial mean in the
+// output, so only a single-shape grid (First and Last) may map its output on
+// store. Scaling before adding keeps every partial result within the largest
+// cell gradient's magnitude: an unscaled partial sum of float values near
+// float's maximum could overflow where the mean does not.
 template <bool First, bool Last, int C, typename I, typename R, class Dst>
 __device__ __forceinline__ void store_point_gradient(V3<R> (&g)[C], I p, R scale, R grow,
                                                      const Dst& dst) {
-  if constexpr (First && Last) {
 #pragma unroll
-    for (int c = 0; c < C; ++c) g[c] = grow * (scale * g[c]);
+  for (int c = 0; c < C; ++c) g[c] = grow * (scale * g[c]);
+  if constexpr (First && Last) {
     store_gradient<C>(g, p, dst);
   } else {
     typedef typename Dst::T Out;
     Out* row = dst.data() + p * I(3 * C);
 #pragma unroll
     for (int c = 0; c < C; ++c) {
-      V3<R> total = grow * g[c];
+      V3<R> total = g[c];
       if constexpr (!First) total = total + V3<R>{R(row[3 * c]), R(row[3 * c + 1]), R(row[3 * c + 2])};
-      row[3 * c] = Out(total.x * scale);
-      row[3 * c + 1] = Out(total.y * scale);
-      row[3 * c + 2] = Out(total.z * scale);
+      row[3 * c] = Out(total.x);
+      row[3 * c + 1] = Out(total.y);
+      row[3 * c + 2] = Out(total.z);
     }
   }
 }
@@ -126,11 +128,8 @@ template <class S, typename I, typename R, bool First, bool Last, class Src, cla
 __device__ __forceinline__ void point_gradient(const ShapeLinks<S, I, R, First, Last>& topo, I p,
                                                const Src& src, const Dst& dst) {
   static_assert(Dst::C == 3 * Src::C, "a gradient has three values per input component");
-  R scale = R(1);
-  if constexpr (Last) {
-    const I count = load(topo.counts + p);
-    scale = R(1) / R(count > 0 ? count : 1);
-  }
+  const I count = load(topo.counts + p);
+  const R scale = R(1) / R(count > 0 ? count : 1);
   bool ok;
   auto g = shape_point_sum<false>(topo, p, src, R(1), ok);
   if (ok) store_point_gradient<First, Last, Src::C>(g.v, p, scale, R(1), dst);

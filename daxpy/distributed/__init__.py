@@ -1,5 +1,3 @@
-"""Distributed runs on Dask: blocks, halos and the task graph (Dask comes with the ``dask`` extra)."""
-
-from ..data.extras import require
-
-require("dask.array", "dask", "daxpy.dask")
+"""Distributed runs: pieces with ghost levels (NumPy only) and, on Dask (the ``dask``
+extra, checked where :mod:`daxpy.distributed.grid` first imports it), blocks, halos and
+the task graph."""

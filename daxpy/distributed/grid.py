@@ -41,9 +41,13 @@ from __future__ import annotations
 import math
 from typing import Any, Iterator, Mapping, Sequence
 
-import dask
-import dask.array as da
-import numpy as np
+from ..data.extras import require
+
+# Before the first dask import, so that a missing extra is a MissingExtraError naming it.
+require("dask.array", "dask", "daxpy.dask")
+import dask  # noqa: E402
+import dask.array as da  # noqa: E402
+import numpy as np  # noqa: E402
 
 from ..data.arrays import is_device_array, to_host
 from ..data.dataset import DataSet
