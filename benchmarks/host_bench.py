@@ -138,8 +138,11 @@ def time_host(run, repeat: int, slow_s: float, keep=lambda result: result,
     The first run's result is handed to ``keep`` and dropped before the timed
     runs, and each timed run's result before the next, so pinned output
     buffers go back to their pool as a caller's would. A first run over
-    ``slow_s`` is the only sample, unless ``warm_runs`` asks for that many
-    more (GPU implementations, whose first run builds plans and kernels).
+    ``slow_s`` is the only sample unless ``warm_runs`` asks for warm-up runs
+    (GPU implementations, whose first run builds plans and compiles kernels):
+    those run untimed, and when the last of them is under ``slow_s`` the
+    ``repeat`` timed runs follow as for a fast first run (a median over two
+    runs just after a compile would be half a warm-up).
     """
     start = time.perf_counter()
     result, kernel = run()
@@ -147,15 +150,23 @@ def time_host(run, repeat: int, slow_s: float, keep=lambda result: result,
     kept = keep(result)
     del result
     gc.collect()
-    samples, kernels = [], []
-    runs = repeat if first <= slow_s * 1e3 else min(warm_runs, repeat)
-    if runs:
-        for _ in range(runs):
+    runs = repeat
+    if first > slow_s * 1e3:
+        runs, warm = 0, first
+        for _ in range(warm_runs):
             start = time.perf_counter()
-            value, kernel_ms = run()
-            samples.append((time.perf_counter() - start) * 1e3)
-            kernels.append(kernel_ms)
+            value, _ = run()
+            warm = (time.perf_counter() - start) * 1e3
             del value
+        if warm_runs and warm <= slow_s * 1e3:
+            runs = repeat
+    samples, kernels = [], []
+    for _ in range(runs):
+        start = time.perf_counter()
+        value, kernel_ms = run()
+        samples.append((time.perf_counter() - start) * 1e3)
+        kernels.append(kernel_ms)
+        del value
     if not samples:
         return kept, first, first, 1, kernel
     kernel = statistics.median(kernels) if kernels[0] is not None else None
