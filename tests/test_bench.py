@@ -112,6 +112,19 @@ def test_the_cpu_suite_writes_its_rows(tmp_path, capsys):
     capsys.readouterr()
 
 
+def test_the_geometry_suite_checks_every_case_against_vtk(tmp_path, capsys):
+    assert main(["bench", "geometry", "--quick", "--out", str(tmp_path)]) == 0
+    (path,) = tmp_path.glob("geometry-cpu-*core.json")
+    rows = _document(path)["rows"]
+    assert {r["case"] for r in rows} == {"threshold", "clip_scalar", "clip_plane",
+                                        "slice_plane"}
+    assert {r["grid"] for r in rows} == {"uniform3d", "unstructured_hex"}
+    assert {"daxpy-cpu", "vtk-seq", "vtk-stdthread"} <= {r["impl"] for r in rows}
+    assert all(r["agrees"] and r["cells"] > 0 for r in rows)
+    assert main(["bench", "geometry", "--cases", "cut"]) == 2
+    capsys.readouterr()
+
+
 def test_a_run_writes_to_the_user_folder_unless_saved(tmp_path, monkeypatch, capsys):
     suite_module("bias")  # the checkout's benchmarks package, wherever pytest runs from
     from benchmarks.common import RESULTS_DIR, output_dir

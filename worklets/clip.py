@@ -108,9 +108,6 @@ def _structured_pieces(grid: Any, xp) -> list:
                                                           IMAGE_CELL_CORNERS[len(active)]),
              cells)]
 
-def _unstructured_pieces(grid: Any, xp) -> list:
-    return [(_SHAPES[b.shape.name], xp.asarray(b.corners), xp.asarray(b.cell_ids))
-            for b in grid.cell_blocks().values()]
 
 
 def clip_cells(grid: Any, scalars: Any, value: float, invert: bool = False,
@@ -156,8 +153,9 @@ def _vertices(kind: tuple, corners: Any, cell_ids: Any, kept: Any, scalars: Any,
     ids[:, 0, :] = corners[keep, :1]
     weights = xp.zeros((count, 8, 2))
     weights[:, 0, 0] = 1.0
+    none = (xp.zeros(0, xp.int64), xp.zeros((0, 2), xp.int64), xp.zeros((0, 2)))
     return (keys, cell_ids[keep], xp.full(count, 1, xp.uint8), xp.ones(count, xp.int64),
-            ids, weights)
+            ids, weights, none)
 
 
 def _unstructured_pieces(grid: Any, place) -> list:
@@ -204,57 +202,52 @@ def _emit(kind: tuple, corners: Any, cell_ids: Any, kept: Any, scalars: Any, val
     codes = t["codes"][row]
     cell = corners[owner]
     keys, ids, weights = _resolve(codes, cell, t["edges"], scalars, value, xp)
-    # Centre points: one per (input cell, centre of its case), their terms resolved.
-    centre = codes < 0
-    j = xp.where(centre, -1 - codes, 0)
-    # Codes that are no centre read a valid row, masked out below.
-    term = xp.where(centre, t["centre_start"][cases[owner]][:, None] + j, 0)
-    term_keys, term_ids, term_weights = _resolve(
-        t["term_codes"][term.reshape(-1)].reshape(term.shape + (-1,)).reshape(
-            codes.shape[0], -1), cell, t["edges"], scalars, value, xp)
-    width = t["term_codes"].shape[1]
-    share = t["term_weights"][term.reshape(-1)].reshape(codes.shape + (width,))
-    term_ids = term_ids.reshape(codes.shape + (width, 2))
-    term_weights = term_weights.reshape(codes.shape + (width, 2)) * share[..., None]
-    n = scalars.shape[0]
-    centre_key = n + n * n + cell_ids[owner][:, None] * 64 + j
-    keys = xp.where(centre, centre_key, keys)
-    all_ids = xp.zeros(codes.shape + (2 * width,), xp.int64)
-    all_weights = xp.zeros(codes.shape + (2 * width,))
-    all_ids[..., :2], all_weights[..., :2] = ids, weights
-    flat_ids = term_ids.reshape(codes.shape + (2 * width,))
-    flat_weights = term_weights.reshape(codes.shape + (2 * width,))
-    all_ids = xp.where(centre[..., None], flat_ids, all_ids)
-    all_weights = xp.where(centre[..., None], flat_weights, all_weights)
+    # Centre points: one per (input cell, centre of its case), resolved only where a
+    # slot holds one (few cases make them).
+    slot, place = xp.nonzero(codes < 0)
+    j = -1 - codes[slot, place]
+    term = t["centre_start"][cases[owner[slot]]] + j
+    term_keys, term_ids, term_weights = _resolve(t["term_codes"][term], cell[slot],
+                                                 t["edges"], scalars, value, xp)
     del term_keys
-    return (keys, cell_ids[owner], t["type"][row], t["size"][row], all_ids, all_weights)
+    n = scalars.shape[0]
+    centre_keys = n + n * n + cell_ids[owner[slot]] * 64 + j
+    keys[slot, place] = centre_keys
+    share = t["term_weights"][term][..., None]
+    width = 2 * t["term_codes"].shape[1]
+    centres = (centre_keys, term_ids.reshape(slot.shape[0], width),
+               (term_weights * share).reshape(slot.shape[0], width))
+    return (keys, cell_ids[owner], t["type"][row], t["size"][row], ids, weights, centres)
 
 
 def _assemble(emitted: list, xp) -> Clipped:
-    """Join the kinds in input cell order; number the points; give each its weights."""
+    """Join the kinds in input cell order; number the points; give each its weights
+    (a corner or an edge point two terms, a centre point its own)."""
     if not emitted:
         none = xp.zeros(0, xp.int64)
         return Clipped(xp.zeros((0, 1), xp.int64), xp.zeros((0, 1)), none,
                        xp.zeros(1, xp.int64), xp.zeros(0, xp.uint8), none)
-    width = max(e[4].shape[-1] for e in emitted)
     source = xp.concatenate([e[1] for e in emitted])
     order = xp.argsort(source, kind="stable")
     sizes = xp.concatenate([e[3] for e in emitted])[order]
     types = xp.concatenate([e[2] for e in emitted])[order]
     keys = xp.concatenate([e[0] for e in emitted])[order]
-    ids = xp.concatenate([_wide(e[4], width, xp) for e in emitted])[order]
-    weights = xp.concatenate([_wide(e[5], width, xp) for e in emitted])[order]
     valid = xp.arange(keys.shape[1])[None, :] < sizes[:, None]
-    flat = keys[valid]
-    unique, first, inverse = xp.unique(flat, return_index=True, return_inverse=True)
+    unique, first, inverse = xp.unique(keys[valid], return_index=True, return_inverse=True)
+    width = max([2] + [e[6][1].shape[1] for e in emitted])
+    ids = xp.zeros((unique.shape[0], width), xp.int64)
+    weights = xp.zeros((unique.shape[0], width))
+    ids[:, :2] = xp.concatenate([e[4] for e in emitted])[order][valid][first]
+    weights[:, :2] = xp.concatenate([e[5] for e in emitted])[order][valid][first]
+    for centre_keys, centre_ids, centre_weights in (e[6] for e in emitted):
+        if centre_keys.shape[0]:
+            at = xp.searchsorted(unique, centre_keys)
+            k = centre_ids.shape[1]
+            ids[at, :k], weights[at, :k] = centre_ids, centre_weights
+            ids[at, k:], weights[at, k:] = 0, 0.0
     offsets = xp.concatenate([xp.zeros(1, xp.int64), xp.cumsum(sizes)])
-    return Clipped(ids[valid][first], weights[valid][first], inverse.astype(xp.int64),
-                   offsets, types, source[order].astype(xp.int64))
-
-
-def _wide(array: Any, width: int, xp) -> Any:
-    pad = xp.zeros(array.shape[:-1] + (width - array.shape[-1],), array.dtype)
-    return xp.concatenate([array, pad], axis=-1)
+    return Clipped(ids, weights, inverse.astype(xp.int64), offsets, types,
+                   source[order].astype(xp.int64))
 
 
 _FAMILIES = ("uniform", "rectilinear", "curvilinear", "unstructured")

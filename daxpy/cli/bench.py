@@ -47,6 +47,8 @@ SUITES = {
     "cuda-quick": ("cuda_quick", "compile times and a few kernel bandwidths (GPU)"),
     "contour": ("contour", "isosurfaces vs VTK, scikit-image and Warp; the Q-criterion "
                 "isosurface vs PyVista (GPU rows on a GPU)"),
+    "geometry": ("geometry", "threshold, clip and slice vs VTK Sequential and STDThread "
+                 "(GPU rows on a GPU)"),
 }
 """Suite name -> (module of ``benchmarks/``, one line on what it measures)."""
 
