@@ -149,13 +149,9 @@ def _vertices(kind: tuple, corners: Any, cell_ids: Any, kept: Any, scalars: Any,
     count = keep.shape[0]
     keys = xp.full((count, 8), -1, xp.int64)
     keys[:, 0] = corners[keep, 0]
-    ids = xp.zeros((count, 8, 2), xp.int64)
-    ids[:, 0, :] = corners[keep, :1]
-    weights = xp.zeros((count, 8, 2))
-    weights[:, 0, 0] = 1.0
     none = (xp.zeros(0, xp.int64), xp.zeros((0, 2), xp.int64), xp.zeros((0, 2)))
     return (keys, cell_ids[keep], xp.full(count, 1, xp.uint8), xp.ones(count, xp.int64),
-            ids, weights, none)
+            (keys, keys, xp.zeros((count, 8))), none)
 
 
 def _unstructured_pieces(grid: Any, place) -> list:
@@ -164,24 +160,26 @@ def _unstructured_pieces(grid: Any, place) -> list:
 
 
 def _resolve(codes: Any, cell: Any, edges: Any, scalars: Any, value: float, xp):
-    """Point codes of cells (``cell``: their corners) as keys, input ids and weights.
+    """Point codes of cells (``cell``: their corners) as keys and terms: a point is
+    ``(1 - t) * x[a] + t * x[b]`` (a corner: ``a == b``, ``t == 0``).
 
     Keys sort corners, then edges, then centres: a corner ``id``, an edge
     ``n + lo * n + hi``; centre codes are resolved by the caller."""
     n_points = scalars.shape[0]
     edge = codes >= _EDGE_CODE
-    corner_ids = xp.take_along_axis(cell, xp.where(edge | (codes < 0), 0, codes), axis=1)
-    e = xp.where(edge, codes - _EDGE_CODE, 0)
-    a = xp.take_along_axis(cell, edges[e, 0], axis=1)
-    b = xp.take_along_axis(cell, edges[e, 1], axis=1)
-    lo, hi = xp.minimum(a, b), xp.maximum(a, b)
+    keys = xp.take_along_axis(cell, xp.where(edge | (codes < 0), 0, codes), axis=1)
+    a, b, t = keys.copy(), keys.copy(), xp.zeros(codes.shape)
+    # Only cut cells have edge slots: interpolate those alone.
+    rows, slots = xp.nonzero(edge)
+    e = codes[rows, slots] - _EDGE_CODE
+    one, other = cell[rows, edges[e, 0]], cell[rows, edges[e, 1]]
+    lo, hi = xp.minimum(one, other), xp.maximum(one, other)
     low, high = scalars[lo].astype(xp.float64), scalars[hi].astype(xp.float64)
-    cut = edge & (high != low)  # codes that are no edge read some edge: masked out
-    t = xp.where(cut, (value - low) / xp.where(cut, high - low, 1.0), 0.0)
-    keys = xp.where(edge, n_points + lo * n_points + hi, corner_ids)
-    ids = xp.stack([xp.where(edge, lo, corner_ids), xp.where(edge, hi, corner_ids)], axis=-1)
-    weights = xp.stack([1.0 - t, t], axis=-1)
-    return keys, ids, weights
+    cut = high != low
+    t[rows, slots] = xp.where(cut, (value - low) / xp.where(cut, high - low, 1.0), 0.0)
+    keys[rows, slots] = n_points + lo * n_points + hi
+    a[rows, slots], b[rows, slots] = lo, hi
+    return keys, (a, b, t)
 
 
 def _emit(kind: tuple, corners: Any, cell_ids: Any, kept: Any, scalars: Any, value: float,
@@ -201,23 +199,22 @@ def _emit(kind: tuple, corners: Any, cell_ids: Any, kept: Any, scalars: Any, val
     row = t["start"][cases[owner]] + (index - (ends - made)[owner])
     codes = t["codes"][row]
     cell = corners[owner]
-    keys, ids, weights = _resolve(codes, cell, t["edges"], scalars, value, xp)
+    keys, terms = _resolve(codes, cell, t["edges"], scalars, value, xp)
     # Centre points: one per (input cell, centre of its case), resolved only where a
     # slot holds one (few cases make them).
     slot, place = xp.nonzero(codes < 0)
     j = -1 - codes[slot, place]
     term = t["centre_start"][cases[owner[slot]]] + j
-    term_keys, term_ids, term_weights = _resolve(t["term_codes"][term], cell[slot],
-                                                 t["edges"], scalars, value, xp)
-    del term_keys
+    _, (a, b, s) = _resolve(t["term_codes"][term], cell[slot], t["edges"], scalars, value, xp)
     n = scalars.shape[0]
     centre_keys = n + n * n + cell_ids[owner[slot]] * 64 + j
     keys[slot, place] = centre_keys
-    share = t["term_weights"][term][..., None]
+    share = t["term_weights"][term]
+    # Each term's two ends side by side: ids a0 b0 a1 b1 ..., weights to match.
     width = 2 * t["term_codes"].shape[1]
-    centres = (centre_keys, term_ids.reshape(slot.shape[0], width),
-               (term_weights * share).reshape(slot.shape[0], width))
-    return (keys, cell_ids[owner], t["type"][row], t["size"][row], ids, weights, centres)
+    centres = (centre_keys, xp.stack([a, b], axis=-1).reshape(a.shape[0], width),
+               xp.stack([(1.0 - s) * share, s * share], axis=-1).reshape(a.shape[0], width))
+    return (keys, cell_ids[owner], t["type"][row], t["size"][row], terms, centres)
 
 
 def _assemble(emitted: list, xp) -> Clipped:
@@ -231,15 +228,22 @@ def _assemble(emitted: list, xp) -> Clipped:
     order = xp.argsort(source, kind="stable")
     sizes = xp.concatenate([e[3] for e in emitted])[order]
     types = xp.concatenate([e[2] for e in emitted])[order]
-    keys = xp.concatenate([e[0] for e in emitted])[order]
-    valid = xp.arange(keys.shape[1])[None, :] < sizes[:, None]
-    unique, first, inverse = xp.unique(keys[valid], return_index=True, return_inverse=True)
-    width = max([2] + [e[6][1].shape[1] for e in emitted])
+    keys = xp.concatenate([e[0] for e in emitted])
+    # Slots in output order, as flat indices into the unsorted arrays: only the
+    # keys move, and each point's terms are read once, from its first slot.
+    slots = keys.shape[1]
+    valid = xp.arange(slots)[None, :] < sizes[:, None]
+    flat = (order[:, None] * slots + xp.arange(slots)[None, :])[valid]
+    unique, first, inverse = xp.unique(keys.reshape(-1)[flat], return_index=True,
+                                       return_inverse=True)
+    at_first = flat[first]
+    width = max([2] + [e[5][1].shape[1] for e in emitted])
     ids = xp.zeros((unique.shape[0], width), xp.int64)
     weights = xp.zeros((unique.shape[0], width))
-    ids[:, :2] = xp.concatenate([e[4] for e in emitted])[order][valid][first]
-    weights[:, :2] = xp.concatenate([e[5] for e in emitted])[order][valid][first]
-    for centre_keys, centre_ids, centre_weights in (e[6] for e in emitted):
+    a, b, t = (xp.concatenate([e[4][k] for e in emitted]).reshape(-1)[at_first]
+               for k in range(3))
+    ids[:, 0], ids[:, 1], weights[:, 0], weights[:, 1] = a, b, 1.0 - t, t
+    for centre_keys, centre_ids, centre_weights in (e[5] for e in emitted):
         if centre_keys.shape[0]:
             at = xp.searchsorted(unique, centre_keys)
             k = centre_ids.shape[1]
