@@ -19,7 +19,7 @@ default); clips keep the upper side of the scalar's middle value or of an obliqu
 through the grid's centre; the slice cuts that plane. Every result is checked before it
 is timed: the same number of cells and points as the first implementation, and, where
 VTK is installed, the same total volume (area for slices) to ``--rtol``. VTK rows are
-skipped (an ``absent`` row) above ``--vtk-up-to`` points.
+skipped (an ``absent`` row) above ``--vtk-up-to`` points, daxpy-cpu rows above ``--cpu-up-to``.
 
 Run: ``daxpy bench geometry`` (``--quick`` for a small check; ``--sizes 256,512``).
 
@@ -66,6 +66,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--vtk-up-to", type=float, default=2e7,
                    help="no VTK rows on grids with more points (they take minutes)")
+    p.add_argument("--cpu-up-to", type=float, default=float("inf"),
+                   help="no daxpy-cpu rows on grids with more points")
     p.add_argument("--rtol", type=float, default=1e-5, help="total size agreement")
     p.add_argument("--quick", action="store_true", help="a 16^3 wavelet and 4096 hex points")
     add_output_options(p)
@@ -108,12 +110,13 @@ def _check(impl: str, got: peers.Summary, reference: peers.Summary, rtol: float,
                                  f"reference {reference.size!r} (rtol {rtol:g})")
 
 
-def _implementations(grid, spec, vtk_data, gpu: bool) -> list[tuple[str, object]]:
+def _implementations(grid, spec, vtk_data, gpu: bool, cpu: bool) -> list[tuple[str, object]]:
     impls = []
     if vtk_data is not None:
         impls += [("vtk-seq", peers.vtk_runner(vtk_data, spec, FIELD, "Sequential")),
                   ("vtk-stdthread", peers.vtk_runner(vtk_data, spec, FIELD, "STDThread"))]
-    impls.append(("daxpy-cpu", peers.daxpy_runner(grid, spec, FIELD, "cpu")))
+    if cpu:
+        impls.append(("daxpy-cpu", peers.daxpy_runner(grid, spec, FIELD, "cpu")))
     if gpu:
         impls.append(("daxpy", peers.daxpy_runner(grid, spec, FIELD, "cuda")))
     return impls
@@ -128,14 +131,21 @@ def _case_rows(grid, label: str, case: str, vtk_data, args, gpu: bool, copy,
     spec = peers.case_spec(case, centre, (low + high) / 2, high)
     what = f"{case} on {label} ({grid.n_points:,} points)"
     rows, reference = [], None
+    skipped = []
     if vtk_data is None and peers_have_vtk() and grid.n_points > args.vtk_up_to:
-        for impl in ("vtk-seq", "vtk-stdthread"):
-            rows.append({"case": case, "grid": label, "dtype": "float32",
-                         "n_points": grid.n_points, "impl": impl, "time_ms": None,
-                         "agrees": None, "absent": f"VTK rows run up to {args.vtk_up_to:g} "
-                         "points (--vtk-up-to)"})
-    for impl, run in _implementations(grid, spec, vtk_data, gpu):
-        got = peers.summary(run(), with_size=peers_have_vtk())
+        skipped += [(impl, f"--vtk-up-to {args.vtk_up_to:g}") for impl in ("vtk-seq",
+                                                                           "vtk-stdthread")]
+    cpu = grid.n_points <= args.cpu_up_to
+    if not cpu:
+        skipped.append(("daxpy-cpu", f"--cpu-up-to {args.cpu_up_to:g}"))
+    rows += [{"case": case, "grid": label, "dtype": "float32", "n_points": grid.n_points,
+              "impl": impl, "time_ms": None, "agrees": None,
+              "absent": f"skipped: {why} points"} for impl, why in skipped]
+    impls = _implementations(grid, spec, vtk_data, gpu, cpu)
+    for impl, run in impls:
+        # The total size needs VTK, and is only worth its time when there is a second
+        # implementation to compare with.
+        got = peers.summary(run(), with_size=peers_have_vtk() and len(impls) > 1)
         reference = reference or got
         try:
             _check(impl, got, reference, args.rtol, what)
