@@ -116,8 +116,9 @@ def no_result_name(verb: str, result: str | None) -> None:
 
 
 def point_coordinates(dataset: Any, ids: Any) -> Any:
-    """The coordinates of the points ``ids`` (host int array): uniform and rectilinear
-    grids from their axes (as float32, as VTK gives them), never materialized.
+    """The coordinates of the points ``ids``, where ``ids`` live (NumPy or CuPy):
+    uniform and rectilinear grids from their axes (as float32, as VTK gives them),
+    never materialized.
 
     Examples
     --------
@@ -125,13 +126,96 @@ def point_coordinates(dataset: Any, ids: Any) -> Any:
     >>> point_coordinates(daxpy.UniformGrid(dims=(3, 2)), np.array([4])).tolist()
     [[1.0, 1.0, 0.0]]
     """
-    import numpy as np
+    from daxpy.data.arrays import array_module
 
-    from daxpy.data.arrays import to_host
-
+    xp = array_module(ids)
     if dataset.family in ("uniform", "rectilinear"):
         dims = tuple(int(d) for d in dataset.dims)
-        axes = [dataset.axis_coordinates(a) for a in range(3)]
+        axes = [xp.asarray(dataset.axis_coordinates(a)) for a in range(3)]
         i, j, k = ids % dims[0], ids // dims[0] % dims[1], ids // (dims[0] * dims[1])
-        return np.stack([axes[0][i], axes[1][j], axes[2][k]], axis=1).astype(np.float32)
-    return to_host(dataset.points())[ids]
+        return xp.stack([axes[0][i], axes[1][j], axes[2][k]], axis=1).astype(xp.float32)
+    return xp.asarray(dataset.points())[ids]
+
+
+def weighted_sum(gather: Any, ids: Any, weights: Any) -> Any:
+    """``sum_j weights[:, j] * gather(ids[:, j])`` in float64, where ``ids`` live.
+
+    ``gather`` maps point ids to rows (a field's values, or coordinates computed from a
+    grid's axes). The first two columns hold every point's terms (a corner, or a cut
+    edge's ends); later ones only a few centre points', so those rows alone read them.
+    Columns are added one at a time, in order, so NumPy and CuPy give the same bits.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> values = np.array([0.0, 10.0, 20.0])
+    >>> weighted_sum(lambda i: values[i], np.array([[0, 1, 2], [2, 2, 0]]),
+    ...              np.array([[0.5, 0.25, 0.25], [1.0, 0.0, 0.0]])).tolist()
+    [7.5, 20.0]
+    """
+    from daxpy.data.arrays import array_module
+
+    xp = array_module(ids)
+
+    def term(rows, j):
+        rows_values = gather(ids[rows, j]).astype(xp.float64)
+        return rows_values * weights[rows, j].reshape((-1,) + (1,) * (rows_values.ndim - 1))
+
+    every = slice(None)
+    total = term(every, 0)
+    if ids.shape[1] > 1:
+        total = total + term(every, 1)
+    if ids.shape[1] > 2:
+        rows = xp.flatnonzero((weights[:, 2:] != 0).any(axis=1))
+        if rows.shape[0]:
+            extra = term(rows, 2)
+            for j in range(3, ids.shape[1]):
+                extra = extra + term(rows, j)
+            total[rows] = total[rows] + extra
+    return total
+
+
+def taken(values: Any, ids: Any) -> Any:
+    """``values[ids]`` gathered where ``ids`` live, brought to the host.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> taken(np.array([5, 6, 7]), np.array([2, 0])).tolist()
+    [7, 5]
+    """
+    from daxpy.data.arrays import array_module, to_host
+
+    return to_host(array_module(ids).asarray(values)[ids])
+
+
+def whole_cells(dataset: Any, made: Any, name: str, original_ids: bool = False) -> Any:
+    """The grid of whole input cells a threshold kept (``made``: its cells, the points
+    they use and their renumbered topology), gathered where ``made`` lives.
+
+    The cells are the input's own (validated, or made by a structured grid), so the
+    grid is built without checking them again.
+
+    Examples
+    --------
+    >>> import numpy as np, daxpy
+    >>> from daxpy.engine.dispatch import execute
+    >>> g = daxpy.UniformGrid(dims=(3,), point_data={"t": np.array([0.0, 1, 2])})
+    >>> made = execute("threshold", g, g.point_data["t"], "points", backend="cpu",
+    ...                at="points", lower=1.5, upper=3.0, all_points=False)
+    >>> whole_cells(g, made, "kept").points().tolist()
+    [[1.0, 0.0, 0.0], [2.0, 0.0, 0.0]]
+    """
+    from daxpy.data.arrays import to_host
+    from daxpy.data.unstructured import UnstructuredGrid
+
+    cells, used = made.cell_ids, made.point_ids
+    point_data = {n: taken(v, used) for n, v in dataset.point_data.items()}
+    cell_data = {n: taken(v, cells) for n, v in dataset.cell_data.items()}
+    if original_ids:
+        point_data["vtkOriginalPointIds"] = to_host(used)
+        cell_data["vtkOriginalCellIds"] = to_host(cells)
+    return UnstructuredGrid.from_checked(
+        to_host(point_coordinates(dataset, used)), to_host(made.connectivity),
+        to_host(made.offsets), to_host(made.cell_types), point_data=point_data,
+        cell_data=cell_data, name=name)

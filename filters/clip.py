@@ -16,7 +16,7 @@ from typing import Any, Sequence, cast
 
 import numpy as np
 
-from daxpy.data.arrays import to_host
+from daxpy.data.arrays import array_module, to_host
 from daxpy.data.dataset import DataSet
 from daxpy.data.unstructured import UnstructuredGrid
 from daxpy.data.verbs import Verb, register_verb
@@ -25,7 +25,8 @@ from daxpy.errors import ArgumentError, FieldError
 
 from daxpy.worklets._marching import at_least
 
-from ._geometry import GeometryFilter, no_result_name, point_coordinates
+from ._geometry import (GeometryFilter, no_result_name, point_coordinates, taken,
+                        weighted_sum, whole_cells)
 
 __all__ = ["Clip"]
 
@@ -128,7 +129,7 @@ class Clip(GeometryFilter):
             made = execute("threshold", dataset, inside.astype(np.float64), "points",
                            backend=self.backend, at="points", lower=0.5, upper=1.5,
                            all_points=False)
-            return _whole_cells(dataset, made)
+            return whole_cells(dataset, made, f"clip of {dataset.name}")
         made = execute("clip", dataset, scalars, "points", backend=self.backend,
                        value=self.value, invert=invert)
         return _clipped(dataset, made)
@@ -182,39 +183,29 @@ def _box_distance(p: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarra
 
 
 def _clipped(dataset: Any, made: Any) -> UnstructuredGrid:
-    ids, weights = to_host(made.ids), to_host(made.weights)
-    points = (point_coordinates(dataset, ids.reshape(-1)).reshape(ids.shape + (3,))
-              .astype(np.float64) * weights[..., None]).sum(axis=1)
+    # Points and fields are interpolated where the clip ran; only the results move.
+    ids, weights = made.ids, made.weights
+    points = weighted_sum(lambda i: point_coordinates(dataset, i), ids, weights)
     dtype = np.float32 if dataset.family in ("uniform", "rectilinear") \
         else to_host(dataset.points()).dtype
     point_data = {n: _weighted(v, ids, weights) for n, v in dataset.point_data.items()}
-    source = to_host(made.source)
-    cell_data = {n: to_host(v)[source] for n, v in dataset.cell_data.items()}
-    return UnstructuredGrid(points.astype(dtype), to_host(made.connectivity),
-                            to_host(made.offsets), to_host(made.cell_types),
-                            point_data=point_data, cell_data=cell_data,
-                            name=f"clip of {dataset.name}")
+    cell_data = {n: taken(v, made.source) for n, v in dataset.cell_data.items()}
+    # The clip's own cells: ids in range, known types, no repeated point.
+    return UnstructuredGrid.from_checked(to_host(points.astype(dtype)),
+                                         to_host(made.connectivity), to_host(made.offsets),
+                                         to_host(made.cell_types), point_data=point_data,
+                                         cell_data=cell_data, name=f"clip of {dataset.name}")
 
 
-def _weighted(values: Any, ids: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """A point field at the output points: weights over input points (dtype kept;
-    integers rounded, as VTK's interpolation)."""
-    values = to_host(values)
-    gathered = values[ids]  # (m, k) or (m, k, c)
-    w = weights.reshape(weights.shape + (1,) * (values.ndim - 1))
-    mixed = (gathered.astype(np.float64) * w).sum(axis=1)
+def _weighted(values: Any, ids: Any, weights: Any) -> np.ndarray:
+    """A point field at the output points, on the host: weights over input points
+    (dtype kept; integers rounded, as VTK's interpolation)."""
+    xp = array_module(ids)
+    values = xp.asarray(values)
+    mixed = weighted_sum(lambda i: values[i], ids, weights)
     if np.issubdtype(values.dtype, np.floating):
-        return mixed.astype(values.dtype)
-    return np.rint(mixed).astype(values.dtype)
-
-
-def _whole_cells(dataset: DataSet, made: Any) -> UnstructuredGrid:
-    cells, used = to_host(made.cell_ids), to_host(made.point_ids)
-    return UnstructuredGrid(point_coordinates(dataset, used), to_host(made.connectivity),
-                            to_host(made.offsets), to_host(made.cell_types),
-                            point_data={n: to_host(v)[used] for n, v in dataset.point_data.items()},
-                            cell_data={n: to_host(v)[cells] for n, v in dataset.cell_data.items()},
-                            name=f"clip of {dataset.name}")
+        return to_host(mixed.astype(values.dtype))
+    return to_host(xp.rint(mixed).astype(values.dtype))
 
 
 def clip(node: Any, value: float = 0.0, result: str | None = None, **options: Any) -> Any:

@@ -15,7 +15,7 @@ from typing import Any, Sequence, cast
 
 import numpy as np
 
-from daxpy.data.arrays import array_module, is_device_array, to_host
+from daxpy.data.arrays import array_module, to_host
 from daxpy.data.dataset import DataSet
 from daxpy.data.unstructured import UnstructuredGrid
 from daxpy.data.verbs import Verb, register_verb
@@ -23,7 +23,7 @@ from daxpy.engine.dispatch import execute
 from daxpy.worklets._marching import at_least, at_most
 from daxpy.errors import ArgumentError, FieldError
 
-from ._geometry import GeometryFilter, no_result_name, point_coordinates
+from ._geometry import GeometryFilter, no_result_name, whole_cells
 
 __all__ = ["Threshold"]
 
@@ -159,16 +159,7 @@ class Threshold(GeometryFilter):
                        **{**params, "at": "cells", "lower": 0.5, "upper": 1.5})
 
     def _output(self, dataset: DataSet, made: Any) -> UnstructuredGrid:
-        cells, used = to_host(made.cell_ids), to_host(made.point_ids)
-        point_data = {n: _taken(v, used) for n, v in dataset.point_data.items()}
-        cell_data = {n: _taken(v, cells) for n, v in dataset.cell_data.items()}
-        if self.original_ids:
-            point_data["vtkOriginalPointIds"] = used
-            cell_data["vtkOriginalCellIds"] = cells
-        return UnstructuredGrid(point_coordinates(dataset, used), to_host(made.connectivity),
-                                to_host(made.offsets), to_host(made.cell_types),
-                                point_data=point_data, cell_data=cell_data,
-                                name=f"threshold of {dataset.name}")
+        return whole_cells(dataset, made, f"threshold of {dataset.name}", self.original_ids)
 
 
 def _bounds(method: str, lower: Any, upper: Any) -> tuple[float, float]:
@@ -202,14 +193,6 @@ def _component(values: Any, component: int | str, name: str) -> Any:
         raise FieldError(f"{name!r} has {values.shape[1]} components; component "
                          f"{component} does not exist")
     return values[:, component]
-
-
-def _taken(values: Any, ids: np.ndarray) -> np.ndarray:
-    if is_device_array(values):
-        import cupy
-
-        return to_host(values[cupy.asarray(ids)])
-    return np.asarray(values)[ids]
 
 
 def threshold(node: Any, lower: float | None = None, upper: float | None = None,
