@@ -96,11 +96,11 @@ def daxpy_contour(grid, values: list[float], backend: str) -> Callable[[], Surfa
 def daxpy_device_ms(grid, values: list[float], repeat: int) -> float:
     """Device time of the contour, field on the device to the surface's points and
     triangles on the device (median of CUDA-event times)."""
-    import statistics
-
     import cupy
 
     from daxpy.engine.dispatch import execute
+
+    from .timing import time_events
 
     field = cupy.asarray(grid.point_data["RTData"])
     axes = [cupy.asarray(grid.axis_coordinates(a)) for a in range(3)]
@@ -117,15 +117,7 @@ def daxpy_device_ms(grid, values: list[float], repeat: int) -> float:
             (low + cut.t[:, None] * (high - low)).astype(cupy.float32)
 
     once()
-    samples = []
-    for _ in range(max(repeat, 3)):
-        start, stop = cupy.cuda.Event(), cupy.cuda.Event()
-        start.record()
-        once()
-        stop.record()
-        stop.synchronize()
-        samples.append(cupy.cuda.get_elapsed_time(start, stop))
-    return statistics.median(samples)
+    return time_events(once, repeat=max(repeat, 3))
 
 
 def upload_floor_ms(field: np.ndarray) -> float:

@@ -155,19 +155,15 @@ def device_ms(grid, spec: CaseSpec, field: str, repeat: int) -> tuple[float, Any
     """Device time of the CUDA filter, field and result on the device (median of
     CUDA-event times around the call, its host syncs for output sizes included), and
     the last output."""
-    import statistics
-
     import cupy
+
+    from .timing import time_events
 
     resident = grid.with_fields(point_data={field: cupy.asarray(grid.point_data[field])})
     flt = daxpy_filter(spec, field, "cuda")
-    out = flt(resident)
-    samples = []
-    for _ in range(max(repeat, 3)):
-        start, stop = cupy.cuda.Event(), cupy.cuda.Event()
-        start.record()
-        out = flt(resident)
-        stop.record()
-        stop.synchronize()
-        samples.append(cupy.cuda.get_elapsed_time(start, stop))
-    return statistics.median(samples), out
+    made = [flt(resident)]
+
+    def once():
+        made[0] = flt(resident)
+
+    return time_events(once, repeat=max(repeat, 3)), made[0]

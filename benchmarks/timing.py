@@ -84,10 +84,23 @@ def time_gpu(fn: Callable[[], Any], *, repeat: int = 20, warmup: int = 3,
     for _ in range(warmup):
         fn()
     cupy.cuda.get_current_stream().synchronize()
+    return time_events(fn, repeat=repeat, before=lambda: _spin(spin_us))
+
+
+def time_events(fn: Callable[[], Any], *, repeat: int = 5,
+                before: Callable[[], Any] | None = None) -> float:
+    """Median time in ms between CUDA events recorded around ``fn()`` on the current
+    stream (``before()`` runs first each time). Unlike :func:`time_gpu`, ``fn`` may
+    wait on the device itself (an output size read back): its host work between
+    kernels is part of the time.
+    """
+    import cupy
+
     start, stop = cupy.cuda.Event(), cupy.cuda.Event()
     samples = []
     for _ in range(repeat):
-        _spin(spin_us)
+        if before is not None:
+            before()
         start.record()
         fn()
         stop.record()

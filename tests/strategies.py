@@ -235,3 +235,13 @@ def polydata_surfaces(draw, max_points=10, max_cells=4):
         draw(st.integers(least, min(least + 3, n_points)))
         for _ in range(draw(st.integers(0, max_cells)))], repeats) for kind, least in POLY_KINDS}
     return daxpy.PolyData(rng.uniform(-1, 1, (n_points, 3)), **arrays)
+
+
+def value_between(values, rng) -> float:
+    """A value strictly between two of ``values`` (never equal to one), for cuts whose
+    result must not depend on ties."""
+    ordered = np.unique(np.asarray(values, np.float64))
+    if ordered.size < 2:
+        return float(ordered[0]) + 0.5
+    i = int(rng.integers(0, ordered.size - 1))
+    return float((ordered[i] + ordered[i + 1]) / 2)

@@ -10,19 +10,10 @@ from daxpy.errors import ArgumentError, FieldError, NaNPolicyError
 from daxpy.filters import Contour, Gradient
 
 from strategies import (curvilinear_grids, polydata_surfaces, rectilinear_grids, seeds,
-                        uniform_grids, unstructured_grids)
+                        uniform_grids, unstructured_grids, value_between)
 
 vtk = pytest.importorskip("vtk")
 from vtk.util.numpy_support import vtk_to_numpy  # noqa: E402
-
-
-def _between(values, rng):
-    """An isovalue strictly between two of the field's values (never equal to one)."""
-    ordered = np.unique(values.astype(np.float64))
-    if ordered.size < 2:
-        return float(ordered[0]) + 0.5
-    i = int(rng.integers(0, ordered.size - 1))
-    return float((ordered[i] + ordered[i + 1]) / 2)
 
 
 def _vtk_output(dataset, name, values, algorithm):
@@ -92,7 +83,7 @@ def test_image_data_matches_flying_edges(grid, seed, dtype):
     rng = np.random.default_rng(seed)
     values = rng.uniform(-1, 1, grid.n_points).astype(dtype)
     grid = grid.with_fields(point_data={"s": values, "w": rng.random((grid.n_points, 2))})
-    value = _between(values, rng)
+    value = value_between(values, rng)
     ours = Contour("s", values=[value], backend="cpu")(grid)
     three_d = min(grid.dims) > 1
     algorithm = vtk.vtkFlyingEdges3D if three_d else vtk.vtkFlyingEdges2D
@@ -109,7 +100,7 @@ def test_rectilinear_and_curvilinear_match_vtk_contour_filter(grid, seed):
     rng = np.random.default_rng(seed)
     values = rng.uniform(-1, 1, grid.n_points)
     grid = grid.with_fields(point_data={"s": values, "w": rng.random(grid.n_points)})
-    value = _between(values, rng)
+    value = value_between(values, rng)
     ours = Contour("s", values=[value], backend="cpu")(grid)
     poly = _vtk_output(grid, "s", [value], vtk.vtkContourFilter)
     # On 2-D grids vtkContourFilter resolves one saddle case the other way than
@@ -133,7 +124,7 @@ def test_unstructured_grids_match_vtk_contour_filter(grid, seed):
     rng = np.random.default_rng(seed)
     values = rng.uniform(-1, 1, grid.n_points)
     grid = grid.with_fields(point_data={"s": values}, cell_data={"c": rng.random(grid.n_cells)})
-    value = _between(values, rng)
+    value = value_between(values, rng)
     ours = Contour("s", values=[value], backend="cpu")(grid)
     poly = _vtk_output(grid, "s", [value], vtk.vtkContourFilter)
     _compare(ours, poly, _scale(grid))
@@ -156,7 +147,7 @@ def test_surfaces_give_the_lines_vtk_gives(surface, seed):
         return
     values = rng.uniform(-1, 1, surface.n_points)
     surface = surface.with_fields(point_data={"s": values})
-    value = _between(values, rng)
+    value = value_between(values, rng)
     ours = Contour("s", values=[value], backend="cpu")(surface)
     poly = _vtk_output(surface, "s", [value], vtk.vtkContourFilter)
     _compare(ours, poly, 2.0)

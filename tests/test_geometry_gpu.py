@@ -11,18 +11,9 @@ import daxpy
 from daxpy.filters import Clip, Contour, Slice, Threshold
 
 from strategies import (curvilinear_grids, seeds, structured_grids, uniform_grids,
-                        unstructured_grids)
+                        unstructured_grids, value_between)
 
 pytestmark = pytest.mark.gpu
-
-
-def _between(values, rng):
-    """An isovalue strictly between two of the field's values (never equal to one)."""
-    ordered = np.unique(values.astype(np.float64))
-    if ordered.size < 2:
-        return float(ordered[0]) + 0.5
-    i = int(rng.integers(0, ordered.size - 1))
-    return float((ordered[i] + ordered[i + 1]) / 2)
 
 
 def _host(array):
@@ -51,7 +42,7 @@ def test_cuda_gives_the_cpus_surface(grid, seed):
     rng = np.random.default_rng(seed)
     values = rng.uniform(-1, 1, grid.n_points).astype(np.float32)
     grid = grid.with_fields(point_data={"s": values, "w": rng.random(grid.n_points)})
-    value = _between(values, rng)
+    value = value_between(values, rng)
     cpu = Contour("s", values=[value], compute_normals=True, backend="cpu")(grid)
     gpu = Contour("s", values=[value], compute_normals=True, backend="cuda")(grid)
     _same_surface(cpu, gpu)
