@@ -184,9 +184,10 @@ def taken(values: Any, ids: Any) -> Any:
     >>> taken(np.array([5, 6, 7]), np.array([2, 0])).tolist()
     [7, 5]
     """
-    from daxpy.data.arrays import array_module, to_host
+    from daxpy.data.arrays import array_module
+    from daxpy.stream.transfer import download
 
-    return to_host(array_module(ids).asarray(values)[ids])
+    return download(array_module(ids).asarray(values)[ids])
 
 
 def whole_cells(dataset: Any, made: Any, name: str, original_ids: bool = False) -> Any:
@@ -206,16 +207,16 @@ def whole_cells(dataset: Any, made: Any, name: str, original_ids: bool = False) 
     >>> whole_cells(g, made, "kept").points().tolist()
     [[1.0, 0.0, 0.0], [2.0, 0.0, 0.0]]
     """
-    from daxpy.data.arrays import to_host
     from daxpy.data.unstructured import UnstructuredGrid
+    from daxpy.stream.transfer import download
 
     cells, used = made.cell_ids, made.point_ids
     point_data = {n: taken(v, used) for n, v in dataset.point_data.items()}
     cell_data = {n: taken(v, cells) for n, v in dataset.cell_data.items()}
     if original_ids:
-        point_data["vtkOriginalPointIds"] = to_host(used)
-        cell_data["vtkOriginalCellIds"] = to_host(cells)
+        point_data["vtkOriginalPointIds"] = download(used)
+        cell_data["vtkOriginalCellIds"] = download(cells)
     return UnstructuredGrid.from_checked(
-        to_host(point_coordinates(dataset, used)), to_host(made.connectivity),
-        to_host(made.offsets), to_host(made.cell_types), point_data=point_data,
+        download(point_coordinates(dataset, used)), download(made.connectivity),
+        download(made.offsets), download(made.cell_types), point_data=point_data,
         cell_data=cell_data, name=name)

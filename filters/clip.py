@@ -21,6 +21,7 @@ from daxpy.data.dataset import DataSet
 from daxpy.data.unstructured import UnstructuredGrid
 from daxpy.data.verbs import Verb, register_verb
 from daxpy.engine.dispatch import execute
+from daxpy.stream.transfer import download
 from daxpy.errors import ArgumentError, FieldError
 
 from daxpy.worklets._marching import at_least
@@ -191,9 +192,9 @@ def _clipped(dataset: Any, made: Any) -> UnstructuredGrid:
     point_data = {n: _weighted(v, ids, weights) for n, v in dataset.point_data.items()}
     cell_data = {n: taken(v, made.source) for n, v in dataset.cell_data.items()}
     # The clip's own cells: ids in range, known types, no repeated point.
-    return UnstructuredGrid.from_checked(to_host(points.astype(dtype)),
-                                         to_host(made.connectivity), to_host(made.offsets),
-                                         to_host(made.cell_types), point_data=point_data,
+    return UnstructuredGrid.from_checked(download(points.astype(dtype)),
+                                         download(made.connectivity), download(made.offsets),
+                                         download(made.cell_types), point_data=point_data,
                                          cell_data=cell_data, name=f"clip of {dataset.name}")
 
 
@@ -204,8 +205,8 @@ def _weighted(values: Any, ids: Any, weights: Any) -> np.ndarray:
     values = xp.asarray(values)
     mixed = weighted_sum(lambda i: values[i], ids, weights)
     if np.issubdtype(values.dtype, np.floating):
-        return to_host(mixed.astype(values.dtype))
-    return to_host(xp.rint(mixed).astype(values.dtype))
+        return download(mixed.astype(values.dtype))
+    return download(xp.rint(mixed).astype(values.dtype))
 
 
 def clip(node: Any, value: float = 0.0, result: str | None = None, **options: Any) -> Any:

@@ -98,6 +98,33 @@ def pinned_empty(shape, dtype) -> np.ndarray:
     return np.frombuffer(block, dtype=np.uint8, count=nbytes).view(dtype).reshape(shape)
 
 
+def download(array: Any) -> np.ndarray:
+    """``array`` on the host: a device array copied into pinned memory from
+    :func:`pinned_pool` (device to host at the bus's rate, where a fresh pageable
+    array is written at the rate its pages fault in), a host array as it is.
+
+    Examples
+    --------
+    >>> download([1, 2]).tolist()
+    [1, 2]
+    """
+    from ..data.arrays import is_device_array
+
+    if not is_device_array(array) or array.nbytes < DOWNLOAD_PINNED_BYTES:
+        from ..data.arrays import to_host
+
+        return to_host(array)
+    import cupy
+
+    host = pinned_empty(array.shape, array.dtype)
+    cupy.ascontiguousarray(array).get(out=host)
+    return host
+
+
+DOWNLOAD_PINNED_BYTES = 1 << 20
+"""Below this, a device array comes back through CuPy's own copy (no pool block)."""
+
+
 def release_pool() -> None:
     """Free the pinned blocks the pool holds for reuse (not those in use).
 
