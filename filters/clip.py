@@ -20,6 +20,7 @@ from daxpy.data.arrays import array_module, to_host
 from daxpy.data.dataset import DataSet
 from daxpy.data.unstructured import UnstructuredGrid
 from daxpy.data.verbs import Verb, register_verb
+from daxpy.engine.backend import resolve_backend
 from daxpy.engine.dispatch import execute
 from daxpy.stream.transfer import download
 from daxpy.errors import ArgumentError, FieldError
@@ -137,8 +138,8 @@ class Clip(GeometryFilter):
 
     def _scalars(self, dataset: DataSet) -> Any:
         if self.function is not None:
-            points = to_host(cast(Any, dataset).points()).astype(np.float64)
-            return self.function(points)
+            # Evaluated where the clip runs: no host pass over every point for a GPU clip.
+            return self.function(*_coordinate_columns(dataset, resolve_backend(self.backend)))
         field = cast(str, self.field)  # exactly one of field and function is given
         values, association = dataset.field(field, self.association)
         if values.ndim > 1 and values.shape[1] != 1:
@@ -150,37 +151,61 @@ class Clip(GeometryFilter):
         return values
 
 
+def _coordinate_columns(dataset: Any, backend: str) -> tuple:
+    """Every point's x, y and z in float64, on the backend's device (image and
+    rectilinear grids from their axes)."""
+    xp: Any = np
+    if backend == "cuda":
+        import cupy
+
+        xp = cupy
+    if dataset.family in ("uniform", "rectilinear"):
+        dims = tuple(int(d) for d in dataset.dims)
+        ids = xp.arange(int(np.prod(dims)), dtype=xp.int64)
+        index = (ids % dims[0], ids // dims[0] % dims[1], ids // (dims[0] * dims[1]))
+        return tuple(xp.asarray(dataset.axis_coordinates(a)).astype(xp.float64)[index[a]]
+                     for a in range(3))
+    points = xp.asarray(dataset.points()).astype(xp.float64)
+    return points[:, 0], points[:, 1], points[:, 2]
+
+
 def _function(plane: Any, box: Any, sphere: Any):
-    """The implicit function's values at points, as VTK's vtkPlane, vtkBox, vtkSphere."""
+    """The implicit function's values at points (x, y, z columns, NumPy or CuPy), as
+    VTK's vtkPlane, vtkBox and vtkSphere evaluate them, term by term (the same bits
+    on either backend)."""
     if plane is not None:
         origin, normal = _triple(plane[0], "the plane's origin"), _triple(plane[1],
                                                                          "the plane's normal")
         if not np.linalg.norm(normal):
             raise ArgumentError("the plane's normal must not be zero")
-        unit = normal / np.linalg.norm(normal)
-        return lambda p: (p - origin) @ unit
+        (o0, o1, o2), (n0, n1, n2) = origin.tolist(), (normal / np.linalg.norm(normal)).tolist()
+        return lambda x, y, z: (x - o0) * n0 + (y - o1) * n1 + (z - o2) * n2
     if sphere is not None:
         center, radius = _triple(sphere[0], "the sphere's center"), float(sphere[1])
         if not radius > 0:
             raise ArgumentError(f"the sphere's radius must be positive, got {sphere[1]!r}")
-        return lambda p: ((p - center) ** 2).sum(axis=1) - radius ** 2
+        c0, c1, c2 = center.tolist()
+        return lambda x, y, z: (x - c0) ** 2 + (y - c1) ** 2 + (z - c2) ** 2 - radius ** 2
     if box is not None:
         bounds = np.asarray(box, dtype=np.float64).reshape(-1)
         if bounds.shape != (6,) or not np.isfinite(bounds).all() or \
                 (bounds[0::2] > bounds[1::2]).any():
             raise ArgumentError(f"box must be (xmin, xmax, ymin, ymax, zmin, zmax) with each "
                                 f"min <= max, got {box!r}")
-        return lambda p: _box_distance(p, bounds[0::2], bounds[1::2])
+        return lambda x, y, z: _box_distance((x, y, z), bounds.tolist())
     return None
 
 
-def _box_distance(p: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
+def _box_distance(columns: tuple, bounds: list) -> Any:
     """vtkBox's function: minus the distance to the nearest face inside, the distance
     to the box outside."""
-    beyond = np.maximum(low - p, p - high)
-    inside = (beyond <= 0).all(axis=1)
-    outside = np.linalg.norm(np.maximum(beyond, 0.0), axis=1)
-    return np.where(inside, beyond.max(axis=1), outside)
+    xp = array_module(columns[0])
+    beyond = [xp.maximum(bounds[2 * a] - c, c - bounds[2 * a + 1])
+              for a, c in enumerate(columns)]
+    inside = (beyond[0] <= 0) & (beyond[1] <= 0) & (beyond[2] <= 0)
+    out = [xp.maximum(b, 0.0) for b in beyond]
+    outside = xp.sqrt(out[0] * out[0] + out[1] * out[1] + out[2] * out[2])
+    return xp.where(inside, xp.maximum(xp.maximum(beyond[0], beyond[1]), beyond[2]), outside)
 
 
 def _clipped(dataset: Any, made: Any) -> UnstructuredGrid:
