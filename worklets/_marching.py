@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from daxpy.data.arrays import array_module
+from daxpy.data.worklet import GENERATING_KIND, Worklet, register
 
 from ._contour_tables import CASES, EDGES
 from ._edge_cut import EdgeCut
@@ -270,6 +271,27 @@ def on_device(impl):
     run.__name__ = run.__qualname__ = f"{impl.__name__}_cuda"
     run.__doc__ = f"{impl.__name__} with its arrays on the GPU (CuPy)."
     return run
+
+
+def register_generating(name: str, impls: dict, *, input_association: str, halo: int,
+                        doc: str) -> None:
+    """Declare a topology-generating worklet: ``impls`` maps grid families to its
+    array program, which runs on NumPy as it is and on CuPy through :func:`on_device`.
+
+    Examples
+    --------
+    >>> from daxpy.data.worklet import get_worklet
+    >>> get_worklet("clip").kind == get_worklet("threshold").kind
+    True
+    """
+    register(Worklet(name=name, input_association=input_association,
+                     output_association=None, halo=halo, numpy=dict(impls),
+                     cuda={family: on_device(impl) for family, impl in impls.items()},
+                     kind=GENERATING_KIND, doc=doc))
+
+
+GRID_FAMILIES = ("uniform", "rectilinear", "curvilinear", "unstructured")
+"""The grid families every topology-generating worklet takes (contour adds PolyData)."""
 
 
 IMAGE_CELL_CORNERS = {

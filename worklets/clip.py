@@ -29,11 +29,11 @@ from typing import Any
 import numpy as np
 
 from daxpy.data.arrays import array_module
-from daxpy.data.worklet import GENERATING_KIND, Worklet, register
 
 from ._clip_tables import CLIP, CLIP_INSIDE_OUT
 from ._contour_tables import EDGES
-from ._marching import IMAGE_CELL_CORNERS, at_least, on_device, structured_corners
+from ._marching import (GRID_FAMILIES, IMAGE_CELL_CORNERS, at_least, register_generating,
+                        structured_corners)
 
 _EDGE_CODE = 100
 _SHAPES = {"vertex": "vertex", "line": "line", "tri": "triangle", "quad": "quad",
@@ -254,16 +254,7 @@ def _assemble(emitted: list, xp) -> Clipped:
                    source[order].astype(xp.int64))
 
 
-_FAMILIES = ("uniform", "rectilinear", "curvilinear", "unstructured")
-
-register(Worklet(
-    name="clip",
-    input_association="points",
-    output_association=None,
-    halo=0,
-    numpy={family: clip_cells for family in _FAMILIES},
-    cuda={family: on_device(clip_cells) for family in _FAMILIES},
-    kind=GENERATING_KIND,
-    doc="the part of each cell on one side of a point field's value, cut as VTK's "
-        "table-based clip",
-))
+register_generating("clip", {family: clip_cells for family in GRID_FAMILIES},
+                    input_association="points", halo=0,
+                    doc="the part of each cell on one side of a point field's value, cut as "
+                        "VTK's table-based clip")

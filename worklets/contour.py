@@ -28,12 +28,11 @@ from typing import Any
 
 
 from daxpy.data.arrays import all_finite, array_module
-from daxpy.data.worklet import GENERATING_KIND, Worklet, register
 from daxpy.errors import ArgumentError
 
 from ._edge_cut import EdgeCut
 from ._marching import (IMAGE_CELL_CORNERS, at_least, classify, in_cell_order, march, merge,
-                        on_device, per_cell, structured_corners)
+                        per_cell, register_generating, structured_corners)
 
 # Structured cells are marched as VTK's image cells: voxels, pixels, lines.
 _STRUCTURED = {3: "voxel", 2: "pixel", 1: "line"}
@@ -154,14 +153,6 @@ _FAMILIES = {"uniform": contour_structured, "rectilinear": contour_structured,
              "curvilinear": contour_structured, "unstructured": contour_cells,
              "polydata": contour_cells}
 
-register(Worklet(
-    name="contour",
-    input_association="points",
-    output_association=None,
-    halo=1,
-    numpy=_FAMILIES,
-    cuda={family: on_device(impl) for family, impl in _FAMILIES.items()},
-    kind=GENERATING_KIND,
-    doc="points where a point field crosses a value, joined into triangles, segments "
-        "or points",
-))
+register_generating("contour", _FAMILIES, input_association="points", halo=1,
+                    doc="points where a point field crosses a value, joined into triangles, "
+                        "segments or points")

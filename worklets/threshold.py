@@ -25,9 +25,9 @@ import numpy as np
 
 from daxpy.data.arrays import array_module
 from daxpy.data.celltypes import HEXAHEDRON, LINE, QUAD
-from daxpy.data.worklet import GENERATING_KIND, Worklet, register
 
-from ._marching import IMAGE_CELL_CORNERS, at_least, at_most, on_device, structured_corners
+from ._marching import (GRID_FAMILIES, IMAGE_CELL_CORNERS, at_least, at_most,
+                        register_generating, structured_corners)
 
 
 @dataclass(frozen=True)
@@ -160,15 +160,6 @@ def _emit(pieces: list, keep: Any, n_points: int, xp) -> Kept:
                 renumber[connectivity].astype(xp.int64), offsets, types[kept])
 
 
-_FAMILIES = ("uniform", "rectilinear", "curvilinear", "unstructured")
-
-register(Worklet(
-    name="threshold",
-    input_association="any",
-    output_association=None,
-    halo=0,
-    numpy={family: threshold_cells for family in _FAMILIES},
-    cuda={family: on_device(threshold_cells) for family in _FAMILIES},
-    kind=GENERATING_KIND,
-    doc="the cells whose scalars lie in a range, with the points they use",
-))
+register_generating("threshold", {family: threshold_cells for family in GRID_FAMILIES},
+                    input_association="any", halo=0,
+                    doc="the cells whose scalars lie in a range, with the points they use")
