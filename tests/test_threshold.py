@@ -103,6 +103,17 @@ def test_bad_input_is_refused_clearly():
     assert empty.n_cells == 0 and empty.n_points == 0
 
 
+@pytest.mark.parametrize("bounds", [(0.0, 2.0), (3.0, 4.0)])
+def test_a_one_point_grid_is_one_vertex_cell_as_in_vtk(bounds):
+    grid = daxpy.UniformGrid(dims=(1, 1, 1), point_data={"t": np.array([1.0])})
+    ours = Threshold("t", *bounds, backend="cpu")(grid)
+    theirs = _vtk_threshold(grid, "t", "points", *bounds, "between", True, False, 0)
+    assert (ours.n_cells, ours.n_points) == (theirs.GetNumberOfCells(),
+                                             theirs.GetNumberOfPoints())
+    assert ours.cell_types.tolist() == [theirs.GetCellType(i)
+                                        for i in range(theirs.GetNumberOfCells())]
+
+
 def test_nan_is_in_no_range():
     values = np.arange(9.0)
     values[4] = np.nan

@@ -21,10 +21,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 
 from daxpy.data.arrays import array_module
-from daxpy.data.celltypes import HEXAHEDRON, LINE, QUAD
+from daxpy.data.celltypes import HEXAHEDRON, LINE, QUAD, VERTEX
 
 from ._marching import (GRID_FAMILIES, IMAGE_CELL_CORNERS, at_least, at_most,
                         register_generating, structured_corners)
@@ -57,11 +56,11 @@ def _in_range(values: Any, lower: float, upper: float) -> Any:
     return at_least(values, lower) & at_most(values, upper)
 
 
-def _structured_corners(grid: Any, xp) -> tuple[Any, int]:
-    """Every structured cell's corners (hexahedron, quad or line order) and its VTK type."""
+def _structured_corners(grid: Any, xp, cells: Any) -> tuple[Any, int]:
+    """The corners of structured ``cells`` (hexahedron, quad or line order) and their
+    VTK type."""
     dims = tuple(int(d) for d in grid.dims)
     active = [a for a in range(3) if dims[a] > 1]
-    cells = xp.arange(int(np.prod([dims[a] - 1 for a in active])), dtype=xp.int64)
     corners = structured_corners(dims, cells, IMAGE_CELL_CORNERS[len(active)])
     # daxpy's unstructured grids hold VTK's voxels and pixels as hexahedra and quads:
     # their corner order.
@@ -107,11 +106,10 @@ def threshold_cells(grid: Any, values: Any, *, at: str, lower: float,
     Kept
     """
     xp = array_module(values)
-    if grid.family == "unstructured":
-        pieces = _blocks(grid, place or xp.asarray)
-    else:
-        corners, kind = _structured_corners(grid, xp)
-        pieces = [(xp.arange(corners.shape[0], dtype=xp.int64), corners, kind)]
+    if grid.family != "unstructured":
+        return _threshold_structured(grid, values, at, lower, upper, all_points, continuous,
+                                     invert, xp)
+    pieces = _blocks(grid, place or xp.asarray)
     n_cells = sum(int(ids.shape[0]) for ids, _, _ in pieces)
     keep = xp.zeros(n_cells, dtype=bool)
     for ids, corners, _ in pieces:
@@ -128,6 +126,60 @@ def threshold_cells(grid: Any, values: Any, *, at: str, lower: float,
     if invert:
         keep = ~keep
     return _emit(pieces, keep, grid.n_points, xp)
+
+
+def _corner_views(grid: Any, values: Any) -> list:
+    """Per corner of a structured cell, the point values at that corner of every cell:
+    the point array shifted along the active axes (no corner table is built)."""
+    dims = tuple(int(d) for d in grid.dims)
+    grid_values = values.reshape(dims[::-1])  # (z, y, x): x varies fastest
+    active = [a for a in range(3) if dims[a] > 1]
+    views = []
+    for offset in IMAGE_CELL_CORNERS[len(active)]:
+        index = [slice(None)] * 3
+        for a, d in zip(active, offset):
+            index[2 - a] = slice(d, d + dims[a] - 1)
+        views.append(grid_values[tuple(index)])
+    return views
+
+
+def _threshold_structured(grid: Any, values: Any, at: str, lower: float, upper: float,
+                          all_points: bool, continuous: bool, invert: bool, xp) -> Kept:
+    """Structured grids: cells classified from shifted views of the point values, and
+    corners built for the kept cells only. A grid of one point has one vertex cell."""
+    if all(int(d) == 1 for d in grid.dims):
+        keep = _in_range(values[:1], lower, upper) != invert
+        kept = xp.flatnonzero(keep).astype(xp.int64)
+        return Kept(kept, kept, xp.zeros_like(kept), xp.arange(kept.shape[0] + 1, dtype=xp.int64),
+                    xp.full(kept.shape[0], VERTEX, dtype=xp.uint8))
+    if at == "cells":
+        keep = _in_range(values, lower, upper)
+    elif continuous and not all_points:
+        views = [v.astype(xp.float64) for v in _corner_views(grid, values)]
+        high, low = views[0], views[0]
+        for view in views[1:]:
+            high, low = xp.maximum(high, view), xp.minimum(low, view)
+        keep = (at_least(high, lower) & at_most(low, upper)).reshape(-1)
+    else:
+        inside = _in_range(values, lower, upper)
+        views = _corner_views(grid, inside)
+        keep = views[0].copy()
+        for view in views[1:]:
+            keep = keep & view if all_points else keep | view
+        keep = keep.reshape(-1)
+    if invert:
+        keep = ~keep
+    kept = xp.flatnonzero(keep).astype(xp.int64)
+    corners, kind = _structured_corners(grid, xp, kept)
+    width = corners.shape[1]
+    connectivity = corners.reshape(-1)
+    used = xp.zeros(grid.n_points, dtype=bool)
+    used[connectivity] = True
+    point_ids = xp.flatnonzero(used)
+    renumber = xp.cumsum(used) - 1
+    offsets = xp.arange(0, connectivity.shape[0] + 1, width, dtype=xp.int64)
+    return Kept(kept, point_ids.astype(xp.int64), renumber[connectivity].astype(xp.int64),
+                offsets, xp.full(kept.shape[0], kind, dtype=xp.uint8))
 
 
 def _emit(pieces: list, keep: Any, n_points: int, xp) -> Kept:
