@@ -137,7 +137,7 @@ def clip_cells(grid: Any, scalars: Any, value: float, invert: bool = False,
     emitted = [(_vertices if kind == "vertex" else _emit)(
         (kind, invert), corners, cell_ids, kept_point[corners], scalars, value, xp)
         for kind, corners, cell_ids in pieces]
-    return _assemble([e for e in emitted if e is not None], xp)
+    return _assemble([e for e in emitted if e is not None], scalars.shape[0], xp)
 
 
 def _vertices(kind: tuple, corners: Any, cell_ids: Any, kept: Any, scalars: Any, value: float,
@@ -217,7 +217,7 @@ def _emit(kind: tuple, corners: Any, cell_ids: Any, kept: Any, scalars: Any, val
     return (keys, cell_ids[owner], t["type"][row], t["size"][row], terms, centres)
 
 
-def _assemble(emitted: list, xp) -> Clipped:
+def _assemble(emitted: list, n_points: int, xp) -> Clipped:
     """Join the kinds in input cell order; number the points; give each its weights
     (a corner or an edge point two terms, a centre point its own)."""
     if not emitted:
@@ -225,7 +225,9 @@ def _assemble(emitted: list, xp) -> Clipped:
         return Clipped(xp.zeros((0, 1), xp.int64), xp.zeros((0, 1)), none,
                        xp.zeros(1, xp.int64), xp.zeros(0, xp.uint8), none)
     source = xp.concatenate([e[1] for e in emitted])
-    order = xp.argsort(source, kind="stable")
+    # One kind's cells already come in ascending input cell order.
+    order = (xp.arange(source.shape[0]) if len(emitted) == 1
+             else xp.argsort(source, kind="stable"))
     sizes = xp.concatenate([e[3] for e in emitted])[order]
     types = xp.concatenate([e[2] for e in emitted])[order]
     keys = xp.concatenate([e[0] for e in emitted])
@@ -234,15 +236,17 @@ def _assemble(emitted: list, xp) -> Clipped:
     slots = keys.shape[1]
     valid = xp.arange(slots)[None, :] < sizes[:, None]
     flat = (order[:, None] * slots + xp.arange(slots)[None, :])[valid]
-    unique, first, inverse = xp.unique(keys.reshape(-1)[flat], return_index=True,
-                                       return_inverse=True)
-    at_first = flat[first]
+    unique, corners, cut_first, inverse = _numbered(keys.reshape(-1)[flat], n_points, xp)
     width = max([2] + [e[5][1].shape[1] for e in emitted])
     ids = xp.zeros((unique.shape[0], width), xp.int64)
     weights = xp.zeros((unique.shape[0], width))
-    a, b, t = (xp.concatenate([e[4][k] for e in emitted]).reshape(-1)[at_first]
+    # A corner is itself; a cut point's terms are read from its first slot.
+    ids[:corners, 0], ids[:corners, 1], weights[:corners, 0] = unique[:corners], \
+        unique[:corners], 1.0
+    a, b, t = (xp.concatenate([e[4][k] for e in emitted]).reshape(-1)[flat[cut_first]]
                for k in range(3))
-    ids[:, 0], ids[:, 1], weights[:, 0], weights[:, 1] = a, b, 1.0 - t, t
+    ids[corners:, 0], ids[corners:, 1] = a, b
+    weights[corners:, 0], weights[corners:, 1] = 1.0 - t, t
     for centre_keys, centre_ids, centre_weights in (e[5] for e in emitted):
         if centre_keys.shape[0]:
             at = xp.searchsorted(unique, centre_keys)
@@ -252,6 +256,27 @@ def _assemble(emitted: list, xp) -> Clipped:
     offsets = xp.concatenate([xp.zeros(1, xp.int64), xp.cumsum(sizes)])
     return Clipped(ids, weights, inverse.astype(xp.int64), offsets, types,
                    source[order].astype(xp.int64))
+
+
+def _numbered(keys: Any, n_points: int, xp) -> tuple:
+    """The output points of slot ``keys``: their sorted keys, how many are kept corners
+    (they come first), each cut point's first slot, and each slot's point.
+
+    A kept corner's key is its input id (below ``n_points``), so a mask numbers the
+    corners without a sort; only the edge and centre keys (cut cells' few) are sorted.
+    """
+    corner = keys < n_points
+    used = xp.zeros(n_points, dtype=bool)
+    used[keys[corner]] = True
+    corner_ids = xp.flatnonzero(used)
+    renumber = xp.cumsum(used) - 1
+    others = xp.flatnonzero(~corner)
+    cut_keys, cut_first = xp.unique(keys[others], return_index=True)
+    inverse = xp.empty(keys.shape[0], dtype=xp.int64)
+    inverse[corner] = renumber[keys[corner]]
+    inverse[others] = corner_ids.shape[0] + xp.searchsorted(cut_keys, keys[others])
+    return (xp.concatenate([corner_ids, cut_keys]), int(corner_ids.shape[0]),
+            others[cut_first], inverse)
 
 
 register_generating("clip", {family: clip_cells for family in GRID_FAMILIES},
