@@ -25,6 +25,7 @@ from daxpy.data.verbs import Verb, register_verb
 from ._base import FieldFilter
 from ._cell_centres import cell_centre_grid
 from ._names import output_name, result_name
+from ._surface_cells import as_unstructured
 from ._pyvista import pyvista_result
 
 __all__ = ["Gradient"]
@@ -134,10 +135,9 @@ class Gradient(FieldFilter):
 
     def compute(self, dataset: DataSet) -> dict[str, dict[str, Any]]:
         if dataset.family == "polydata":
-            raise ArgumentError(
-                f"Gradient does not run on PolyData yet ({dataset.name!r}): the "
-                "derivatives of its 2-D cells are not implemented yet; PyVista's "
-                "compute_derivative does it (to_pyvista() shares the arrays)")
+            # As VTK: the same cells' derivatives as on an unstructured grid; points
+            # and cells keep their order, so the results are the surface's.
+            dataset = as_unstructured(dataset, "Gradient")
         values, association = self.input_field(dataset)
         components = 1 if values.ndim == 1 else values.shape[1]
         if self.derived and components != 3:

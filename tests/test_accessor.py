@@ -133,6 +133,15 @@ def test_a_cell_arrays_derivative_is_written_to_the_cells_as_pyvistas():
                      mesh.compute_derivative(scalars="Spatial Cell Data"))
 
 
+def test_a_surface_derivative_is_pyvistas():
+    sphere = pv.Sphere()
+    ours = sphere.daxpy.compute_derivative(scalars="Normals", vorticity=True, backend="cpu")
+    theirs = sphere.compute_derivative(scalars="Normals", vorticity=True)
+    assert isinstance(ours, pv.PolyData)
+    for name in ("gradient", "vorticity"):
+        np.testing.assert_allclose(ours[name], theirs[name], rtol=1e-6, atol=1e-6)
+
+
 def test_refusals():
     mesh, _ = _shipped("uniform")
     with pytest.raises(ArgumentError, match="must set at least one of"):
@@ -141,8 +150,10 @@ def test_refusals():
         mesh.daxpy.point_data_to_cell_data(categorical=True)
     with pytest.raises(FieldError, match="3-component"):
         mesh.daxpy.compute_derivative(scalars="Spatial Point Data", vorticity=True)
-    with pytest.raises(ArgumentError, match="Gradient does not run on PolyData"):
-        pv.Sphere().daxpy.compute_derivative(scalars="Normals", backend="cpu")
+    with pytest.raises(ArgumentError, match="polys of 5 points"):
+        pentagon = pv.PolyData(np.eye(5, 3), faces=[5, 0, 1, 2, 3, 4])
+        pentagon.point_data["t"] = np.arange(5.0)
+        pentagon.daxpy.compute_derivative(scalars="t", backend="cpu")
     with pytest.raises(ArgumentError, match="got vtkTable"):
         _method_of(pv.Table(), "point_data_to_cell_data")
 

@@ -174,11 +174,12 @@ def test_a_pipeline_of_averages_and_maps_runs_on_polydata():
     np.testing.assert_allclose(result.cell_data[out.name], np.sqrt(3))
 
 
-def test_gradient_is_refused_naming_polydata():
+def test_gradient_refuses_cells_it_does_not_differentiate_yet_by_name():
+    # Vertices, lines, triangles and quads are differentiated (test_gradient_surfaces.py).
     surface = _every_kind(point_data={"t": np.arange(5.0)})
-    with pytest.raises(ArgumentError, match="Gradient does not run on PolyData"):
+    with pytest.raises(ArgumentError, match="Gradient runs on PolyData of vertices"):
         Gradient("t", backend="cpu")(surface)
-    with pytest.raises(ArgumentError, match="Gradient does not run on PolyData"):
+    with pytest.raises(ArgumentError, match="Gradient runs on PolyData of vertices"):
         pipe = daxpy.pipeline(surface)
         pipe.run(backend="cpu", outputs=[pipe.gradient("t")])
 
