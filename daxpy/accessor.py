@@ -18,8 +18,9 @@ Differences from PyVista's filters, refused or documented rather than silently
 different:
 
 - daxpy reads uniform (``ImageData``), rectilinear, structured and unstructured
-  grids and ``PolyData`` (``compute_derivative`` and ``threshold``/``clip``
-  refuse ``PolyData`` for now); other datasets are refused with
+  grids and ``PolyData`` (``compute_derivative`` on its vertices, lines,
+  triangles and quads; ``threshold``/``clip`` refuse ``PolyData`` for now); other
+  datasets are refused with
   :class:`~daxpy.errors.ArgumentError`.
 - ``compute_derivative`` differentiates point and cell arrays (a cell array's
   derivatives are written to the cells, as PyVista's); ``faster=True`` is
