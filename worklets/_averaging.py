@@ -100,6 +100,24 @@ def output_array(out: np.ndarray | None, shape: tuple, dtype: np.dtype) -> np.nd
     return out
 
 
+def average_output(grid, values: np.ndarray, source: str, out: np.ndarray | None) -> np.ndarray:
+    """Check ``values`` as a field over the ``source`` ("point" or "cell") of
+    ``grid``, and return the output of its average onto the other association:
+    ``out`` after checking it, or a new array.
+
+    Examples
+    --------
+    >>> import numpy as np, daxpy
+    >>> g = daxpy.UniformGrid(dims=(3,))
+    >>> average_output(g, np.zeros((3, 2), np.int32), "point", None).shape
+    (2, 2)
+    """
+    n_in, n_out = ((grid.n_points, grid.n_cells) if source == "point"
+                   else (grid.n_cells, grid.n_points))
+    check_tuples(values, n_in, source, grid.name)
+    return output_array(out, (n_out,) + values.shape[1:], float_dtype(values.dtype))
+
+
 def id_dtype(n: int) -> np.dtype:
     """The narrowest of int32 and int64 that holds the ids ``0 .. n - 1``.
 

@@ -33,8 +33,8 @@ from daxpy.data.worklet import Worklet, register
 from ._cuda_specs import CUDA
 from ._numba import compiled
 
-from ._averaging import (check_tuples, float_dtype, gather, id_dtype, output_array, sum_dtype,
-                         sum_rows, run_slabs, slab_planes, structured_view)
+from ._averaging import (average_output, gather, id_dtype, sum_dtype, sum_rows, run_slabs,
+                         slab_planes, structured_view)
 
 LINKS_BLOCK = 1 << 18
 """Point-cell links gathered at a time on unstructured grids: their values stay
@@ -103,9 +103,7 @@ def cell_to_point_structured(grid, values: np.ndarray, out: np.ndarray | None = 
     >>> cell_to_point_structured(g, np.array([2.0, 4.0])).tolist()
     [2.0, 3.0, 4.0, 2.0, 3.0, 4.0]
     """
-    check_tuples(values, grid.n_cells, "cell", grid.name)
-    dtype = float_dtype(values.dtype)
-    out = output_array(out, (grid.n_points,) + values.shape[1:], dtype)
+    out = average_output(grid, values, "cell", out)
     src = structured_view(grid, values, "cells")
     dst = structured_view(grid, out, "points")
     if src.ndim == 1:  # a single point is a single vertex cell
@@ -163,9 +161,7 @@ def cell_to_point_unstructured(grid, values: np.ndarray, out: np.ndarray | None 
     >>> cell_to_point_unstructured(g, np.array([2.0, 4.0])).tolist()
     [2.0, 3.0, 4.0, 0.0]
     """
-    check_tuples(values, grid.n_cells, "cell", grid.name)
-    dtype = float_dtype(values.dtype)
-    out = output_array(out, (grid.n_points,) + values.shape[1:], dtype)
+    out = average_output(grid, values, "cell", out)
     for group in point_cells(grid):
         if group.n_cells == 0:
             out[group.points] = 0

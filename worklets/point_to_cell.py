@@ -29,8 +29,8 @@ from daxpy.data.worklet import Worklet, register
 from ._cuda_specs import CUDA
 from ._numba import compiled
 
-from ._averaging import (check_tuples, float_dtype, gather, id_dtype, output_array, sum_dtype,
-                         sum_rows, run_slabs, slab_planes, structured_view)
+from ._averaging import (average_output, gather, id_dtype, sum_dtype, sum_rows, run_slabs,
+                         slab_planes, structured_view)
 
 CELL_BLOCK = 1 << 14
 """Cells gathered at a time on unstructured grids: their corner values stay in cache."""
@@ -68,9 +68,7 @@ def point_to_cell_structured(grid, values: np.ndarray, out: np.ndarray | None = 
     >>> point_to_cell_structured(g, np.arange(8, dtype=np.float32)).tolist()
     [3.5]
     """
-    check_tuples(values, grid.n_points, "point", grid.name)
-    dtype = float_dtype(values.dtype)
-    out = output_array(out, (grid.n_cells,) + values.shape[1:], dtype)
+    out = average_output(grid, values, "point", out)
     src = structured_view(grid, values, "points")
     dst = structured_view(grid, out, "cells")
     if src.ndim == 1:  # a single point is a single vertex cell
@@ -135,9 +133,7 @@ def point_to_cell_unstructured(grid, values: np.ndarray, out: np.ndarray | None 
     >>> point_to_cell_unstructured(g, np.array([3.0, 6.0, 9.0])).tolist()
     [4.5, 6.0]
     """
-    check_tuples(values, grid.n_points, "point", grid.name)
-    dtype = float_dtype(values.dtype)
-    out = output_array(out, (grid.n_cells,) + values.shape[1:], dtype)
+    out = average_output(grid, values, "point", out)
     for block in grid.cell_blocks().values():
         rows = corner_rows(grid, block)
         run_slabs(lambda starts: _average_corners(values, block, rows, starts, out),
