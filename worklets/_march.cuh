@@ -75,6 +75,39 @@ __device__ __forceinline__ void store_staged(T* stage, const T (&x)[N], T* dst, 
   __syncwarp();
 }
 
+// The averaging marches' output for one plane: each of the group's V means
+// (mean(v, avg) writes the v-th) goes through dst.apply into the warp's
+// staged segment of the row of n_items items from first, stored as one;
+// then the items whose mean needs the redo (see no_redo) are handed to
+// redo(item), which writes them again.
+template <int V, int W, class Dst, typename I, class Mean, class Redo>
+__device__ __forceinline__ void store_means(typename Dst::Final* stage, const Dst& dst,
+                                            const Tile<V, I>& t, I first, I n_items, Mean mean,
+                                            Redo redo) {
+  typedef typename Dst::Final F;
+  constexpr int FC = Dst::final_c;
+  F o[V * FC];
+  unsigned redo_mask = 0;
+#pragma unroll
+  for (int v = 0; v < V; ++v) {
+    typename Dst::T avg[Dst::C];
+    mean(v, avg);
+    redo_mask |= no_redo(avg) ? 0u : 1u << v;
+    F fin[FC];
+    dst.apply(first + t.x0 + v, avg, fin);
+#pragma unroll
+    for (int c = 0; c < FC; ++c) o[v * FC + c] = fin[c];
+  }
+  store_staged<V * FC, W>(stage, o, dst.data() + (first + t.first()) * I(FC),
+                          FC * t.valid(n_items));
+  // After store_staged's __syncwarp: these stores come after the group's.
+  if (redo_mask) {
+#pragma unroll 1
+    for (int v = 0; v < V; ++v)
+      if (((redo_mask >> v) & 1u) && t.x0 + v < n_items) redo(first + t.x0 + v);
+  }
+}
+
 }  // namespace dax
 
 #endif  // DAXPY_MARCH_CUH

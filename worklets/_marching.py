@@ -320,3 +320,19 @@ def structured_corners(dims: tuple, cells: Any, offsets: tuple) -> Any:
         first += (rest % size) * int(stride)
         rest = rest // size
     return first[:, None] + xp.asarray(np.array(offsets, np.int64) @ strides)[None, :]
+
+
+def used_points(ids: Any, n_points: int) -> tuple[Any, Any]:
+    """The points that ``ids`` name, ascending, and each point's number among them
+    (meaningful at those points only): a mask and a scan, no sort.
+
+    Examples
+    --------
+    >>> point_ids, renumber = used_points(np.array([4, 1, 4]), 6)
+    >>> point_ids.tolist(), renumber[[1, 4]].tolist()
+    ([1, 4], [0, 1])
+    """
+    xp = array_module(ids)
+    used = xp.zeros(n_points, dtype=bool)
+    used[ids] = True
+    return xp.flatnonzero(used), xp.cumsum(used) - 1

@@ -121,28 +121,14 @@ __device__ __forceinline__ void cell_to_point_march(const G& topo, const Src& sr
     const I kc = k < nz - 1 ? k : nz - 2;
     xy_means<V>(src, kc * cxy + j0 * cx, kc * cxy + j1 * cx, single_row, t.x0, nx, t.lane, above);
     const I first_point = k * plane + t.j * nx;
-    F o[V * FC];
-    unsigned redo = 0;
+    store_means<V, W>(stage[threadIdx.y], dst, t, first_point, nx,
+                      [&](int v, R (&avg)[C]) {
 #pragma unroll
-    for (int v = 0; v < V; ++v) {
-      R avg[C];
-#pragma unroll
-      for (int c = 0; c < C; ++c)
-        avg[c] = k == 0 ? above[v][c] : mean_of(k == nz - 1, below[v][c], above[v][c]);
-      redo |= no_redo(avg) ? 0u : 1u << v;
-      F fin[FC];
-      dst.apply(first_point + t.x0 + v, avg, fin);
-#pragma unroll
-      for (int c = 0; c < FC; ++c) o[v * FC + c] = fin[c];
-    }
-    store_staged<V * FC, W>(stage[threadIdx.y], o, dst.data() + (first_point + t.first()) * I(FC),
-                            FC * t.valid(nx));
-    // After store_staged's __syncwarp: these stores come after the group's.
-    if (redo) {
-#pragma unroll 1
-      for (int v = 0; v < V; ++v)
-        if (((redo >> v) & 1u) && t.x0 + v < nx) cell_mean_redo(topo, first_point + t.x0 + v, src, dst);
-    }
+                        for (int c = 0; c < C; ++c)
+                          avg[c] = k == 0 ? above[v][c]
+                                          : mean_of(k == nz - 1, below[v][c], above[v][c]);
+                      },
+                      [&](I p) { cell_mean_redo(topo, p, src, dst); });
 #pragma unroll
     for (int v = 0; v < V; ++v) {
 #pragma unroll

@@ -33,7 +33,7 @@ from daxpy.data.arrays import array_module
 from ._clip_tables import CLIP, CLIP_INSIDE_OUT
 from ._contour_tables import EDGES
 from ._marching import (GRID_FAMILIES, IMAGE_CELL_CORNERS, at_least, register_generating,
-                        structured_corners)
+                        structured_corners, used_points)
 
 _EDGE_CODE = 100
 _SHAPES = {"vertex": "vertex", "line": "line", "tri": "triangle", "quad": "quad",
@@ -266,10 +266,7 @@ def _numbered(keys: Any, n_points: int, xp) -> tuple:
     corners without a sort; only the edge and centre keys (cut cells' few) are sorted.
     """
     corner = keys < n_points
-    used = xp.zeros(n_points, dtype=bool)
-    used[keys[corner]] = True
-    corner_ids = xp.flatnonzero(used)
-    renumber = xp.cumsum(used) - 1
+    corner_ids, renumber = used_points(keys[corner], n_points)
     others = xp.flatnonzero(~corner)
     cut_keys, cut_first = xp.unique(keys[others], return_index=True)
     inverse = xp.empty(keys.shape[0], dtype=xp.int64)

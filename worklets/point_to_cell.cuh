@@ -99,28 +99,14 @@ __device__ __forceinline__ void point_to_cell_march(const G& topo, const Src& sr
   for (I k = t.k0; k < t.k1; ++k) {
     plane_pair_sums<V>(src, (k + 1) * plane + r0, (k + 1) * plane + r1, t.x0, nx, t.lane, cur);
     const I first_cell = k * cxy + t.j * cx;
-    F o[V * FC];
-    unsigned redo = 0;
+    store_means<V, W>(stage[threadIdx.y], dst, t, first_cell, cx,
+                      [&](int v, R (&avg)[C]) {
 #pragma unroll
-    for (int v = 0; v < V; ++v) {
-      R avg[C];
-#pragma unroll
-      for (int c = 0; c < C; ++c)
-        avg[c] = ((prev[v][c] + prev[v + 1][c]) + (cur[v][c] + cur[v + 1][c])) * R(0.125);
-      redo |= no_redo(avg) ? 0u : 1u << v;
-      F fin[FC];
-      dst.apply(first_cell + t.x0 + v, avg, fin);
-#pragma unroll
-      for (int c = 0; c < FC; ++c) o[v * FC + c] = fin[c];
-    }
-    store_staged<V * FC, W>(stage[threadIdx.y], o, dst.data() + (first_cell + t.first()) * I(FC),
-                            FC * t.valid(cx));
-    // After store_staged's __syncwarp: these stores come after the group's.
-    if (redo) {
-#pragma unroll 1
-      for (int v = 0; v < V; ++v)
-        if (((redo >> v) & 1u) && t.x0 + v < cx) corner_mean_redo(topo, first_cell + t.x0 + v, src, dst);
-    }
+                        for (int c = 0; c < C; ++c)
+                          avg[c] = ((prev[v][c] + prev[v + 1][c]) + (cur[v][c] + cur[v + 1][c]))
+                                   * R(0.125);
+                      },
+                      [&](I item) { corner_mean_redo(topo, item, src, dst); });
 #pragma unroll
     for (int v = 0; v <= V; ++v) {
 #pragma unroll

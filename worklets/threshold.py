@@ -26,7 +26,7 @@ from daxpy.data.arrays import array_module
 from daxpy.data.celltypes import HEXAHEDRON, LINE, QUAD, VERTEX
 
 from ._marching import (GRID_FAMILIES, IMAGE_CELL_CORNERS, at_least, at_most,
-                        register_generating, structured_corners)
+                        register_generating, structured_corners, used_points)
 
 
 @dataclass(frozen=True)
@@ -173,10 +173,7 @@ def _threshold_structured(grid: Any, values: Any, at: str, lower: float, upper: 
     corners, kind = _structured_corners(grid, xp, kept)
     width = corners.shape[1]
     connectivity = corners.reshape(-1)
-    used = xp.zeros(grid.n_points, dtype=bool)
-    used[connectivity] = True
-    point_ids = xp.flatnonzero(used)
-    renumber = xp.cumsum(used) - 1
+    point_ids, renumber = used_points(connectivity, grid.n_points)
     offsets = xp.arange(0, connectivity.shape[0] + 1, width, dtype=xp.int64)
     return Kept(kept, point_ids.astype(xp.int64), renumber[connectivity].astype(xp.int64),
                 offsets, xp.full(kept.shape[0], kind, dtype=xp.uint8))
@@ -203,10 +200,7 @@ def _emit(pieces: list, keep: Any, n_points: int, xp) -> Kept:
         width = corners.shape[1]
         connectivity[(where[:, None] + xp.arange(width)[None, :]).ravel()] = \
             corners[chosen].ravel()
-    used = xp.zeros(n_points, dtype=bool)
-    used[connectivity] = True
-    point_ids = xp.flatnonzero(used)
-    renumber = xp.cumsum(used) - 1
+    point_ids, renumber = used_points(connectivity, n_points)
     offsets = xp.concatenate([xp.zeros(1, xp.int64), ends])
     return Kept(kept.astype(xp.int64), point_ids.astype(xp.int64),
                 renumber[connectivity].astype(xp.int64), offsets, types[kept])
