@@ -81,11 +81,11 @@ __device__ __forceinline__ void store_staged(T* stage, const T (&x)[N], T* dst, 
 // then the items whose mean needs the redo (see no_redo) are handed to
 // redo(item), which writes them again.
 template <int V, int W, class Dst, typename I, class Mean, class Redo>
-__device__ __forceinline__ void store_means(typename Dst::Final* stage, const Dst& dst,
-                                            const Tile<V, I>& t, I first, I n_items, Mean mean,
-                                            Redo redo) {
+__device__ __forceinline__ void store_means(const Dst& dst, const Tile<V, I>& t, I first,
+                                            I n_items, Mean mean, Redo redo) {
   typedef typename Dst::Final F;
   constexpr int FC = Dst::final_c;
+  __shared__ F stage[kMarchRows][32 * V * FC];
   F o[V * FC];
   unsigned redo_mask = 0;
 #pragma unroll
@@ -98,7 +98,7 @@ __device__ __forceinline__ void store_means(typename Dst::Final* stage, const Ds
 #pragma unroll
     for (int c = 0; c < FC; ++c) o[v * FC + c] = fin[c];
   }
-  store_staged<V * FC, W>(stage, o, dst.data() + (first + t.first()) * I(FC),
+  store_staged<V * FC, W>(stage[threadIdx.y], o, dst.data() + (first + t.first()) * I(FC),
                           FC * t.valid(n_items));
   // After store_staged's __syncwarp: these stores come after the group's.
   if (redo_mask) {

@@ -104,10 +104,8 @@ __device__ __forceinline__ void cell_to_point_march(const G& topo, const Src& sr
                                                     int zc) {
   typedef typename G::Index I;
   typedef typename Dst::T R;
-  typedef typename Dst::Final F;
-  constexpr int C = Src::C, FC = Dst::final_c;
+  constexpr int C = Src::C;
   static_assert(Dst::C == C, "cell_to_point keeps the components");
-  __shared__ F stage[kMarchRows][32 * V * FC];
   const I nx = topo.n[0], ny = topo.n[1], nz = topo.n[2];
   const I cx = nx - 1, cy = ny - 1, cxy = (nx - 1) * (ny - 1), plane = nx * ny;
   const Tile<V, I> t((nx + V - 1) / V, nz, zc);
@@ -121,7 +119,7 @@ __device__ __forceinline__ void cell_to_point_march(const G& topo, const Src& sr
     const I kc = k < nz - 1 ? k : nz - 2;
     xy_means<V>(src, kc * cxy + j0 * cx, kc * cxy + j1 * cx, single_row, t.x0, nx, t.lane, above);
     const I first_point = k * plane + t.j * nx;
-    store_means<V, W>(stage[threadIdx.y], dst, t, first_point, nx,
+    store_means<V, W>(dst, t, first_point, nx,
                       [&](int v, R (&avg)[C]) {
 #pragma unroll
                         for (int c = 0; c < C; ++c)

@@ -85,10 +85,8 @@ __device__ __forceinline__ void point_to_cell_march(const G& topo, const Src& sr
                                                     int zc) {
   typedef typename G::Index I;
   typedef typename Dst::T R;
-  typedef typename Dst::Final F;
-  constexpr int C = Src::C, FC = Dst::final_c;
+  constexpr int C = Src::C;
   static_assert(Dst::C == C, "point_to_cell keeps the components");
-  __shared__ F stage[kMarchRows][32 * V * FC];
   const I nx = topo.n[0], ny = topo.n[1], nz = topo.n[2];
   const I cx = nx - 1, cxy = (nx - 1) * (ny - 1), plane = nx * ny;
   const Tile<V, I> t(nx / V, nz - 1, zc);
@@ -99,7 +97,7 @@ __device__ __forceinline__ void point_to_cell_march(const G& topo, const Src& sr
   for (I k = t.k0; k < t.k1; ++k) {
     plane_pair_sums<V>(src, (k + 1) * plane + r0, (k + 1) * plane + r1, t.x0, nx, t.lane, cur);
     const I first_cell = k * cxy + t.j * cx;
-    store_means<V, W>(stage[threadIdx.y], dst, t, first_cell, cx,
+    store_means<V, W>(dst, t, first_cell, cx,
                       [&](int v, R (&avg)[C]) {
 #pragma unroll
                         for (int c = 0; c < C; ++c)
