@@ -145,6 +145,28 @@ __device__ __forceinline__ void shrink(T (&x)[N], T by) {
   }
 }
 
+// One term of a mean's sum: src's tuple at item, in Out, shrunk for a redo.
+template <bool Redo, class Src, typename I, typename Out>
+__device__ __forceinline__ void add_shrunk(const Src& src, I item, Out (&sum)[Src::C]) {
+  constexpr int C = Src::C;
+  typename Src::T x[C];
+  src.one(item, x);
+  Out y[C];
+#pragma unroll
+  for (int c = 0; c < C; ++c) y[c] = Out(x[c]);
+  shrink<Redo>(y, Out(kShrink));
+#pragma unroll
+  for (int c = 0; c < C; ++c) sum[c] += y[c];
+}
+
+// The mean from add_shrunk's sum: times scale (one over the count), grown back
+// after a redo.
+template <bool Redo, int C, typename Out>
+__device__ __forceinline__ void scale_shrunk(Out (&sum)[C], Out scale) {
+#pragma unroll
+  for (int c = 0; c < C; ++c) sum[c] = Redo ? Out(1 / kShrink) * (sum[c] * scale) : sum[c] * scale;
+}
+
 }  // namespace dax
 
 #endif  // DAXPY_WIDE_CUH

@@ -23,18 +23,9 @@ __device__ __forceinline__ Tuple<Out, Src::C> cell_mean(const Topo& topo, typena
   int count = 0;
   topo.for_each_cell_of_point(p, [&](I cell) {
     ++count;
-    typename Src::T x[C];
-    src.one(cell, x);
-    Out y[C];
-#pragma unroll
-    for (int c = 0; c < C; ++c) y[c] = Out(x[c]);
-    shrink<Redo>(y, Out(kShrink));
-#pragma unroll
-    for (int c = 0; c < C; ++c) sum.v[c] += y[c];
+    add_shrunk<Redo>(src, cell, sum.v);
   });
-  const Out scale = count > 0 ? Out(1) / Out(count) : Out(0);
-#pragma unroll
-  for (int c = 0; c < C; ++c) sum.v[c] = Redo ? Out(1 / kShrink) * (sum.v[c] * scale) : sum.v[c] * scale;
+  scale_shrunk<Redo>(sum.v, count > 0 ? Out(1) / Out(count) : Out(0));
   return sum;
 }
 

@@ -21,19 +21,8 @@ __device__ __forceinline__ Tuple<Out, Src::C> corner_mean(const Topo& topo,
 #pragma unroll
   for (int c = 0; c < C; ++c) sum.v[c] = Out(0);
 #pragma unroll
-  for (int k = 0; k < Topo::n_corners; ++k) {
-    typename Src::T x[C];
-    src.one(cell.point(k), x);
-    Out y[C];
-#pragma unroll
-    for (int c = 0; c < C; ++c) y[c] = Out(x[c]);
-    shrink<Redo>(y, Out(kShrink));
-#pragma unroll
-    for (int c = 0; c < C; ++c) sum.v[c] += y[c];
-  }
-  const Out scale = Out(1) / Out(Topo::n_corners);
-#pragma unroll
-  for (int c = 0; c < C; ++c) sum.v[c] = Redo ? Out(1 / kShrink) * (sum.v[c] * scale) : sum.v[c] * scale;
+  for (int k = 0; k < Topo::n_corners; ++k) add_shrunk<Redo>(src, cell.point(k), sum.v);
+  scale_shrunk<Redo>(sum.v, Out(1) / Out(Topo::n_corners));
   return sum;
 }
 
