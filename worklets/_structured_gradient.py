@@ -75,21 +75,12 @@ def _differences(field, target, axis: int, x: np.ndarray, lo: int, hi: int) -> N
 
 def axis_aligned_point_gradient(grid, values: np.ndarray, out: np.ndarray | None = None
                                 ) -> np.ndarray:
-    """Point gradient on a uniform or rectilinear grid (vtkGradientFilter's).
+    """Point gradient on a uniform or rectilinear grid (vtkGradientFilter's);
+    parameters and result as :func:`daxpy.worklets.gradient.point_gradient`'s.
 
     The grid is walked in slabs of z-planes small enough that each slab of the
     output stays in cache while its three derivatives are written, so the
     output travels to memory once.
-
-    Parameters
-    ----------
-    grid : UniformGrid or RectilinearGrid
-    values : numpy.ndarray, shape (n_points,) or (n_points, c)
-    out : numpy.ndarray, shape (n_points, 3 * c), optional
-
-    Returns
-    -------
-    numpy.ndarray, shape (n_points, 3 * c)
 
     Examples
     --------
@@ -149,18 +140,9 @@ def _redo_nonfinite(field, target, coordinates, k0: int, k1: int) -> None:
 
 def curvilinear_point_gradient(grid, values: np.ndarray, out: np.ndarray | None = None
                                ) -> np.ndarray:
-    """Point gradient on a curvilinear grid, through the index-space Jacobian.
-
-    Parameters
-    ----------
-    grid : CurvilinearGrid
-    values : numpy.ndarray, shape (n_points,) or (n_points, c)
-    out : numpy.ndarray, shape (n_points, 3 * c), optional
-
-    Returns
-    -------
-    numpy.ndarray, shape (n_points, 3 * c)
-        Zero where the Jacobian is singular, as in VTK.
+    """Point gradient on a curvilinear grid, through the index-space Jacobian;
+    parameters and result as :func:`daxpy.worklets.gradient.point_gradient`'s,
+    zero where the Jacobian is singular, as in VTK.
 
     Examples
     --------
@@ -204,21 +186,12 @@ def curvilinear_point_gradient(grid, values: np.ndarray, out: np.ndarray | None 
 
 def axis_aligned_cell_gradient(grid, values: np.ndarray, out: np.ndarray | None = None
                                ) -> np.ndarray:
-    """Cell gradient on a uniform or rectilinear grid: derivatives at cell centres.
+    """Cell gradient on a uniform or rectilinear grid: derivatives at cell centres;
+    parameters and result as :func:`daxpy.worklets.gradient.cell_gradient`'s.
 
     A pixel's or voxel's derivative along an axis is the mean of the
     differences over its edges along that axis, divided by the edge length
     (VTK's vtkVoxel, vtkPixel and vtkLine give the same).
-
-    Parameters
-    ----------
-    grid : UniformGrid or RectilinearGrid
-    values : numpy.ndarray, shape (n_points,) or (n_points, c)
-    out : numpy.ndarray, shape (n_cells, 3 * c), optional
-
-    Returns
-    -------
-    numpy.ndarray, shape (n_cells, 3 * c)
 
     Examples
     --------

@@ -49,17 +49,8 @@ def _cells_per_point(grid) -> np.ndarray:
 
 def unstructured_point_gradient(grid, values: np.ndarray, out: np.ndarray | None = None
                                 ) -> np.ndarray:
-    """Point gradient on an unstructured grid, as vtkGradientFilter computes it.
-
-    Parameters
-    ----------
-    grid : UnstructuredGrid
-    values : numpy.ndarray, shape (n_points,) or (n_points, c)
-    out : numpy.ndarray, shape (n_points, 3 * c), optional
-
-    Returns
-    -------
-    numpy.ndarray, shape (n_points, 3 * c)
+    """Point gradient on an unstructured grid, as vtkGradientFilter computes it
+    (parameters and result as :func:`point_gradient`'s).
 
     Examples
     --------
