@@ -1,5 +1,5 @@
 """What the averaging and norm worklets share: result dtype, input and output
-checks; for structured averages, the view of a field over the cell axes and
+checks; the averages' declaration; for structured averages, the view of a field over the cell axes and
 the slabs that the passes run over, on several threads; for unstructured
 averages, narrow id arrays and the gathers that read them.
 
@@ -18,7 +18,11 @@ from typing import Callable
 
 import numpy as np
 
+from daxpy.data.worklet import Worklet, register
 from daxpy.errors import ArgumentError, FieldError
+
+from ._cuda_specs import CUDA
+from ._numba import compiled
 
 SLAB_BYTES = 4 << 20
 """Target size of one slab's temporaries: small enough to stay in cache, so each
@@ -244,3 +248,34 @@ def run_slabs(work: Callable[[list[int]], None], n_planes: int, planes: int) -> 
     runs = [starts[i:i + per] for i in range(0, len(starts), per)]
     for _ in _POOL.map(work, runs):  # iterating re-raises a worker's exception
         pass
+
+
+def register_average(name: str, input_association: str, structured: Callable,
+                     unstructured: Callable, doc: str) -> Worklet:
+    """Declare and register the average of a field over ``input_association``
+    ("points" or "cells") onto the other association: ``structured`` on the
+    structured families, ``unstructured`` on unstructured grids and PolyData,
+    and there on the CPU backend its compiled twin, of the same name in
+    ``<name>_cpu``.
+
+    Examples
+    --------
+    >>> from daxpy.data.worklet import registered_worklets
+    >>> registered_worklets()["point_to_cell"].numpy_impl("polydata").__name__
+    'point_to_cell_unstructured'
+    """
+    unstructured_families = ("unstructured", "polydata")
+    return register(Worklet(
+        name=name,
+        input_association=input_association,
+        output_association="cells" if input_association == "points" else "points",
+        halo=1,
+        # PolyData cells are blocks of corners as an unstructured grid's are
+        # (daxpy.data.polydata.cell_shape): the same kernels average them.
+        numpy={**dict.fromkeys(("uniform", "rectilinear", "curvilinear"), structured),
+               **dict.fromkeys(unstructured_families, unstructured)},
+        cpu=dict.fromkeys(unstructured_families,
+                          compiled(f"{name}_cpu", unstructured.__name__, unstructured)),
+        cuda=CUDA[name],
+        doc=doc,
+    ))

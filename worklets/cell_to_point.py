@@ -28,13 +28,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from daxpy.data.worklet import Worklet, register
-
-from ._cuda_specs import CUDA
-from ._numba import compiled
-
-from ._averaging import (average_output, gather, id_dtype, sum_dtype, sum_rows, run_slabs,
-                         slab_planes, structured_view)
+from ._averaging import (average_output, gather, id_dtype, register_average, sum_dtype,
+                         sum_rows, run_slabs, slab_planes, structured_view)
 
 LINKS_BLOCK = 1 << 18
 """Point-cell links gathered at a time on unstructured grids: their values stay
@@ -256,22 +251,6 @@ def _average_group(values: np.ndarray, group: PointCells, block: int, starts: li
         out[group.points[start:stop]] = means[:stop - start]
 
 
-_STRUCTURED = {family: cell_to_point_structured
-               for family in ("uniform", "rectilinear", "curvilinear")}
-
-_COMPILED = dict.fromkeys(("unstructured", "polydata"), compiled(
-    "cell_to_point_cpu", "cell_to_point_unstructured", cell_to_point_unstructured))
-
-CELL_TO_POINT = register(Worklet(
-    name="cell_to_point",
-    input_association="cells",
-    output_association="points",
-    halo=1,
-    # PolyData cells are blocks of corners as an unstructured grid's are
-    # (daxpy.data.polydata.cell_shape): the same kernels average them.
-    numpy={**_STRUCTURED, "unstructured": cell_to_point_unstructured,
-           "polydata": cell_to_point_unstructured},
-    cpu=_COMPILED,
-    cuda=CUDA["cell_to_point"],
-    doc="Mean over the cells that use each point (vtkCellDataToPointData).",
-))
+CELL_TO_POINT = register_average(
+    "cell_to_point", "cells", cell_to_point_structured, cell_to_point_unstructured,
+    doc="Mean over the cells that use each point (vtkCellDataToPointData).")

@@ -24,13 +24,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from daxpy.data.worklet import Worklet, register
-
-from ._cuda_specs import CUDA
-from ._numba import compiled
-
-from ._averaging import (average_output, gather, id_dtype, sum_dtype, sum_rows, run_slabs,
-                         slab_planes, structured_view)
+from ._averaging import (average_output, gather, id_dtype, register_average, sum_dtype,
+                         sum_rows, run_slabs, slab_planes, structured_view)
 
 CELL_BLOCK = 1 << 14
 """Cells gathered at a time on unstructured grids: their corner values stay in cache."""
@@ -191,22 +186,6 @@ def _average_corners(values: np.ndarray, block, rows: np.ndarray, starts: list[i
             out[block.cell_ids[start:stop] if not in_order else slice(start, stop)] = total
 
 
-_STRUCTURED = {family: point_to_cell_structured
-               for family in ("uniform", "rectilinear", "curvilinear")}
-
-_COMPILED = dict.fromkeys(("unstructured", "polydata"), compiled(
-    "point_to_cell_cpu", "point_to_cell_unstructured", point_to_cell_unstructured))
-
-POINT_TO_CELL = register(Worklet(
-    name="point_to_cell",
-    input_association="points",
-    output_association="cells",
-    halo=1,
-    # PolyData cells are blocks of corners as an unstructured grid's are
-    # (daxpy.data.polydata.cell_shape): the same kernels average them.
-    numpy={**_STRUCTURED, "unstructured": point_to_cell_unstructured,
-           "polydata": point_to_cell_unstructured},
-    cpu=_COMPILED,
-    cuda=CUDA["point_to_cell"],
-    doc="Mean of each cell's corner values (vtkPointDataToCellData).",
-))
+POINT_TO_CELL = register_average(
+    "point_to_cell", "points", point_to_cell_structured, point_to_cell_unstructured,
+    doc="Mean of each cell's corner values (vtkPointDataToCellData).")
