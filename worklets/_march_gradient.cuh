@@ -49,15 +49,17 @@ __device__ __forceinline__ void load_samples(const G& topo, const Src& src, I p0
   }
 }
 
-// Cold: every point of a thread's march redone, after its last store (one
-// of them came out non-finite or with a Jacobian float could not invert);
-// not inlined, so the march keeps its registers and its loop.
+// Cold: a thread's march again point by point, after its last store (one of
+// its points came out non-finite or with a Jacobian float could not invert).
+// Each point takes the fast path first, whose metrics and sums are the
+// march's, so only the points that need it are redone: the others keep
+// their bits, and a value depends on its own stencil alone. Not inlined, so
+// the march keeps its registers and its loop.
 template <int V, class G, class Src, class Dst, typename I>
 __device__ __noinline__ void march_gradient_redo(G topo, Src src, Dst dst, I first, I k0, I k1) {
   const I plane = topo.n[0] * topo.n[1];
   for (I k = k0; k < k1; ++k)
-    for (int v = 0; v < V; ++v)
-      redo_gradient_noinline<StructuredPoint>(topo, k * plane + first + v, src, dst);
+    for (int v = 0; v < V; ++v) gradient_at<StructuredPoint>(topo, k * plane + first + v, src, dst);
 }
 
 template <int V, int W, class G, class Src, class Dst>

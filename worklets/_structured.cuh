@@ -148,6 +148,21 @@ struct RectilinearGrid : AxisAlignedGrid<RectilinearGrid<D, I, T>, D, I, T> {
     for (int d = 0; d < 3; ++d) m[d] = load(inv[d] + at[d]) * e[d];
     return true;
   }
+  // From inv as well (not 1 / span in T): a march's redo recomputes its
+  // points one by one, and the finite ones must keep the march's bits. The
+  // stencil [lo, hi] is index lo + 1's inside, index 0's or hi's at an end
+  // (on two points both ends share one inverse).
+  template <bool Scaled = false>
+  __device__ __forceinline__ bool point_metric(const I (&lo) DAX_AXES(D), const I (&hi) DAX_AXES(D),
+                                               const I (&) DAX_AXES(D), const I (&) DAX_AXES(D),
+                                               V3<T> (&m) DAX_AXES(D)) const {
+#pragma unroll
+    for (int d = 0; d < D; ++d) {
+      const I at = hi[d] - lo[d] == 2 ? lo[d] + 1 : (lo[d] == 0 ? I(0) : hi[d]);
+      m[d] = load(inv[d] + at) * e[d];
+    }
+    return true;
+  }
   template <bool Scaled = false>
   __device__ __forceinline__ bool cell_metric(const typename StructuredIndex<D, I>::Cell& c,
                                               V3<T> (&m) DAX_AXES(D)) const {
