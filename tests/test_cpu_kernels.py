@@ -18,13 +18,14 @@ from daxpy.data.worklet import ANY_FAMILY, registered_worklets
 from daxpy.errors import ArgumentError
 from daxpy.worklets._numba import threads
 
-from strategies import (_SOLIDS, _lattice_hexes, _lattice_points, _solid_cells, field_arrays,
-                        polydata_of_every_kind, unstructured_grids)
+from strategies import (_SOLIDS, _axis, _lattice_hexes, _lattice_points, _solid_cells,
+                        field_arrays, polydata_of_every_kind, rectilinear_grids, uniform_grids,
+                        unstructured_grids)
 
 # Where the compiled kernel's arithmetic is the NumPy one in the same order.
 # The unstructured point gradient sums each point's cells in float64 in cell
 # order; NumPy scatters them in its output dtype: equal within rounding.
-NOT_BITWISE = {"point_gradient"}
+NOT_BITWISE = {("point_gradient", "unstructured")}
 
 PARAMS = {"bias_add": lambda c: {"bias": np.arange(1.0, c + 1)}}
 
@@ -38,9 +39,11 @@ def compiled_cases():
 def _grid_for(family, shapes=_SOLIDS):
     """Every solid shape (every kind of PolyData cell), and enough cells and
     points for several blocks per thread."""
+    rng = np.random.default_rng(5)
+    if family == "rectilinear":
+        return daxpy.RectilinearGrid(*[_axis(rng, n) for n in (14, 13, 12)])
     if family not in ("unstructured", "polydata", ANY_FAMILY):
         return daxpy.UniformGrid(dims=(14, 13, 12))
-    rng = np.random.default_rng(5)
     dims = (12, 11, 10)
     points = _lattice_points(rng, dims, 0.04)
     if family == "polydata":
@@ -50,9 +53,9 @@ def _grid_for(family, shapes=_SOLIDS):
     return daxpy.UnstructuredGrid.from_blocks(np.concatenate([points] + extra), merged)
 
 
-def _assert_matches(worklet, ours, reference, rtol=1e-12):
+def _assert_matches(worklet, family, ours, reference, rtol=1e-12):
     assert ours.dtype == reference.dtype and ours.shape == reference.shape
-    if worklet.name in NOT_BITWISE:
+    if (worklet.name, family) in NOT_BITWISE:
         scale = np.abs(reference[np.isfinite(reference)]).max(initial=0.0)
         np.testing.assert_allclose(ours, reference, rtol=rtol, atol=rtol * scale)
     else:
@@ -97,7 +100,7 @@ def test_compiled_matches_numpy_on_every_shape(worklet, family):
     values = _inputs(worklet, grid, _field)
     ours, reference = _run(worklet, family, grid, values), _run(worklet, family, grid, values,
                                                                 numpy=True)
-    _assert_matches(worklet, ours, reference)
+    _assert_matches(worklet, family, ours, reference)
 
 
 @pytest.mark.parametrize("worklet,family", compiled_cases(),
@@ -110,7 +113,7 @@ def test_nan_rule_holds(worklet, family):
                                                                 numpy=True)
     np.testing.assert_array_equal(np.isnan(ours), np.isnan(reference))
     assert np.isnan(ours).any()
-    _assert_matches(worklet, ours, reference)
+    _assert_matches(worklet, family, ours, reference)
 
 
 @pytest.mark.parametrize("worklet,family", compiled_cases(),
@@ -120,7 +123,7 @@ def test_other_dtypes_run_the_numpy_reference(worklet, family):
     values = _inputs(worklet, grid, lambda n: np.arange(n, dtype=np.int16) % 7)
     ours, reference = _run(worklet, family, grid, values), _run(worklet, family, grid, values,
                                                                 numpy=True)
-    _assert_matches(worklet, ours, reference)
+    _assert_matches(worklet, family, ours, reference)
 
 
 @settings(max_examples=15, deadline=None)
@@ -133,7 +136,22 @@ def test_unstructured_kernels_match_numpy(data):
     values = data.draw(field_arrays(n))
     ours, reference = _run(worklet, family, grid, values), _run(worklet, family, grid, values,
                                                                 numpy=True)
-    _assert_matches(worklet, ours, reference, rtol=1e-5 if values.dtype == np.float32 else 1e-12)
+    _assert_matches(worklet, family, ours, reference,
+                    rtol=1e-5 if values.dtype == np.float32 else 1e-12)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.data())
+def test_structured_kernels_match_numpy_bitwise(data):
+    grid = data.draw(st.one_of(uniform_grids(max_side=7), rectilinear_grids(max_side=7)))
+    cases = [(w, f) for w, f in compiled_cases() if f == grid.family]
+    assert cases, f"no compiled kernel for {grid.family}"
+    worklet, family = data.draw(st.sampled_from(cases), label="worklet")
+    n = grid.n_cells if worklet.input_association == "cells" else grid.n_points
+    values = data.draw(field_arrays(n))
+    ours, reference = _run(worklet, family, grid, values), _run(worklet, family, grid, values,
+                                                                numpy=True)
+    np.testing.assert_array_equal(ours, reference)
 
 
 @pytest.mark.parametrize("bad", [0, -2, True, 1.5, "2"])

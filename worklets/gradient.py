@@ -109,7 +109,11 @@ POINT_GRADIENT = register(Worklet(
            "rectilinear": axis_aligned_point_gradient,
            "curvilinear": curvilinear_point_gradient,
            "unstructured": unstructured_point_gradient},
-    cpu={"unstructured": compiled("gradient_cpu", "unstructured_point_gradient",
+    cpu={"uniform": compiled("gradient_structured_cpu", "axis_aligned_point_gradient",
+                             axis_aligned_point_gradient),
+         "rectilinear": compiled("gradient_structured_cpu", "axis_aligned_point_gradient",
+                                 axis_aligned_point_gradient),
+         "unstructured": compiled("gradient_cpu", "unstructured_point_gradient",
                                   unstructured_point_gradient)},
     cuda=CUDA["point_gradient"],
 ))
