@@ -94,7 +94,7 @@ def axis_aligned_point_gradient(grid, values: np.ndarray, out: np.ndarray | None
     --------
     >>> import numpy as np, daxpy
     >>> g = daxpy.RectilinearGrid([0.0, 1.0, 3.0])
-    >>> f = np.array([0.0, 1.0, 5.0], np.float32)
+    >>> f = np.array([0.0, 1.0, 5.0])
     >>> ours = axis_aligned_point_gradient(g, f)
     >>> ours[:, 0].round(4).tolist(), np.array_equal(ours, reference.axis_aligned_point_gradient(g, f))
     ([1.0, 1.6667, 2.0], True)
