@@ -245,3 +245,50 @@ def value_between(values, rng) -> float:
         return float(ordered[0]) + 0.5
     i = int(rng.integers(0, ordered.size - 1))
     return float((ordered[i] + ordered[i + 1]) / 2)
+
+
+SPECIAL = [np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 0.5, 3.0, -2.5, 1e-30, 7.0]
+LEAF_FUNCTIONS = ["sin", "cos", "exp", "log", "sqrt", "abs", "floor", "ceil", "tanh", "atan",
+                  "log2"]
+LEAF_BINARY = ["*", "/", "%", "**", "atan2", "hypot", "minimum"]
+CONTINUOUS = ["+", "-", "minimum", "maximum"]
+LEAVES = st.sampled_from(["a", "b", "a", "b", "2", "0.5", "-1"])
+
+
+@st.composite
+def leaf_terms(draw):
+    """A field, a constant, or one function of them: the functions that are not
+    correctly rounded, or not continuous, see only exact inputs."""
+    kind = draw(st.integers(0, 2))
+    if kind == 0:
+        return draw(LEAVES)
+    if kind == 1:
+        return f"{draw(st.sampled_from(LEAF_FUNCTIONS))}({draw(LEAVES)})"
+    op = draw(st.sampled_from(LEAF_BINARY))
+    x, y = draw(LEAVES), draw(LEAVES)
+    return f"{op}({x}, {y})" if op[0].isalpha() else f"({x} {op} {y})"
+
+
+@st.composite
+def expressions(draw, depth=3):
+    """A random whitelisted expression over fields a and b. Above the leaves only
+    continuous operations without products compose, and comparisons read only
+    fields and constants: a fused multiply-add (GPU) against separate rounding
+    (NumPy), or an ulp of difference in sin or exp, then moves a result by
+    ulps, never across a jump."""
+    if depth == 0 or draw(st.integers(0, 3)) == 0:
+        return draw(leaf_terms())
+    inner = expressions(depth=depth - 1)
+    kind = draw(st.sampled_from(["neg", "abs", "binary", "where", "clip"]))
+    if kind == "neg":
+        return f"-({draw(inner)})"
+    if kind == "abs":
+        return f"abs({draw(inner)})"
+    if kind == "binary":
+        op = draw(st.sampled_from(CONTINUOUS))
+        x, y = draw(inner), draw(inner)
+        return f"({x} {op} {y})" if len(op) == 1 else f"{op}({x}, {y})"
+    if kind == "where":
+        cmp = draw(st.sampled_from(["<", "<=", ">", ">=", "==", "!="]))
+        return f"where({draw(LEAVES)} {cmp} {draw(LEAVES)}, {draw(inner)}, {draw(inner)})"
+    return f"clip({draw(inner)}, -1, {draw(st.sampled_from(['1', 'b']))})"

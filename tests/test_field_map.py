@@ -2,15 +2,19 @@
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import daxpy
 from daxpy.errors import ArgumentError, ExpressionError, FieldError, UnknownFieldError
+from daxpy.data.expressions import parse
+from daxpy.data.worklet import get_worklet
 from daxpy.filters import FieldMap
 from daxpy.worklets.field_map import field_map
+from daxpy.worklets.field_map import field_map as numpy_field_map
+from daxpy.worklets.field_map_cpu import kernel_source
 
-from strategies import field_arrays, located_grids, with_fields_at
+from strategies import SPECIAL, expressions, field_arrays, located_grids, with_fields_at
 
 CASES = [
     ("a * b + 2.5", lambda a, b: a * b + 2.5),
@@ -129,3 +133,38 @@ REFUSED = {
 def test_bad_arguments_are_refused_when_the_filter_is_made(source, options, error, message):
     with pytest.raises(error, match=message):
         FieldMap(source, **options)
+
+
+@settings(max_examples=60, deadline=None)
+@given(source=expressions(), dtype=st.sampled_from([np.float32, np.float64]),
+       wide=st.booleans(), seed=st.integers(0, 2**32 - 1))
+def test_compiled_map_matches_numpy_special_values_included(source, dtype, wide, seed):
+    # The compiled kernel's sin, exp, ... are LLVM's, NumPy's its own: equal
+    # within rounding; NaN and infinities at the same places.
+    assume(parse(source).fields)
+    rng = np.random.default_rng(seed)
+    a = rng.choice(SPECIAL, (64, 3) if wide else 64).astype(dtype)
+    b = rng.choice(SPECIAL, 64).astype(dtype)
+    given_fields = {"a": a, "b": b}
+    first = given_fields[parse(source).fields[0]]
+    compiled = get_worklet("field_map").cpu_impl("uniform")
+    with np.errstate(all="ignore"):
+        expected = numpy_field_map(None, first, source, fields=given_fields)
+    got = compiled(None, first, expression=source, fields=given_fields)
+    assert got.dtype == expected.dtype and got.shape == expected.shape
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(expected), err_msg=source)
+    np.testing.assert_array_equal(np.isinf(got), np.isinf(expected), err_msg=source)
+    np.testing.assert_array_equal(np.sign(got[np.isinf(got)]),
+                                  np.sign(expected[np.isinf(expected)]), err_msg=source)
+    finite = np.isfinite(expected)
+    tolerance = 1e-5 if dtype == np.float32 else 1e-12
+    scale = max(float(np.abs(expected[finite]).max(initial=0.0)), 1.0)
+    np.testing.assert_allclose(got[finite], expected[finite], rtol=tolerance,
+                               atol=tolerance * scale, err_msg=source)
+
+
+def test_compiled_map_source_holds_no_user_text():
+    parsed = parse("zqspeed * 2 + sin(zqother)")
+    source = kernel_source(parsed, np.dtype(np.float32), (False, False), 1)
+    assert "zq" not in source
+    assert "np.sin(x1)" in source

@@ -25,6 +25,8 @@ from daxpy.data.expressions import Expression, evaluate, parse, working_dtype
 from daxpy.data.worklet import ANY_FAMILY, Worklet, register
 from daxpy.errors import ExpressionError, FieldError, UnknownFieldError
 
+from ._numba import compiled
+
 
 def as_expression(expression: str | Expression) -> Expression:
     """Parse ``expression`` unless it already is parsed; require it to read a field.
@@ -94,6 +96,32 @@ def aligned_fields(arrays: Mapping[str, Any], n_tuples: int) -> tuple[dict, tupl
     return fields, shape
 
 
+def bound_fields(parsed: Expression, values: np.ndarray, fields: Mapping[str, Any] | None
+                 ) -> tuple[dict, tuple]:
+    """The fields ``parsed`` reads, ``values`` being its first, lined up by
+    :func:`aligned_fields`: (fields by name, shape of the result).
+
+    Raises
+    ------
+    UnknownFieldError
+        If it reads a field that is not given.
+
+    Examples
+    --------
+    >>> aligned, shape = bound_fields(as_expression("a + b"), np.zeros(2), {"b": np.ones(2)})
+    >>> sorted(aligned), shape
+    (['a', 'b'], (2,))
+    """
+    given = {parsed.fields[0]: values, **(fields or {})}
+    missing = [name for name in parsed.fields if name not in given]
+    if missing:
+        raise UnknownFieldError(
+            f"expression {parsed.source!r} reads field {missing[0]!r}, which is not given; "
+            f"given fields: {sorted(given)}"
+        )
+    return aligned_fields({name: given[name] for name in parsed.fields}, values.shape[0])
+
+
 def field_map(grid, values: np.ndarray, expression: str | Expression,
               fields: Mapping[str, Any] | None = None) -> np.ndarray:
     """Evaluate ``expression`` for every tuple of the fields it reads.
@@ -132,17 +160,10 @@ def field_map(grid, values: np.ndarray, expression: str | Expression,
     array([[6., 8.]], dtype=float32)
     """
     parsed = as_expression(expression)
-    given = {parsed.fields[0]: values, **(fields or {})}
-    missing = [name for name in parsed.fields if name not in given]
-    if missing:
-        raise UnknownFieldError(
-            f"expression {parsed.source!r} reads field {missing[0]!r}, which is not given; "
-            f"given fields: {sorted(given)}"
-        )
-    aligned, shape = aligned_fields({name: given[name] for name in parsed.fields},
-                                    values.shape[0])
+    aligned, shape = bound_fields(parsed, values, fields)
     result = evaluate(parsed, aligned)
-    is_input = any(result is array for array in [*aligned.values(), *given.values()])
+    given = [values, *(fields or {}).values()]
+    is_input = any(result is array for array in [*aligned.values(), *given])
     if isinstance(result, np.ndarray) and result.shape == shape and result.flags.owndata \
             and not is_input:
         return result
@@ -253,6 +274,7 @@ FIELD_MAP = register(Worklet(
     output_association=None,
     halo=0,
     numpy={ANY_FAMILY: field_map},
+    cpu={ANY_FAMILY: compiled("field_map_cpu", "field_map", field_map)},
     cuda=CUDA_SPEC,
     doc="Elementwise expression over one or more fields (see daxpy.data.expressions).",
 ))
