@@ -63,10 +63,8 @@ class Clip(GeometryFilter):
         Return ``(kept, clipped away)``.
     crinkle : bool
         Keep whole cells: every cell with a kept corner, uncut.
-    association : {"points", "cells"}, optional
-        Where to find ``field``.
-    backend, nan_policy
-        As for every filter (:class:`~daxpy.filters.Filter`).
+    association, backend, nan_policy
+        As for every filter that reads a field (:class:`~daxpy.filters.FieldFilter`).
 
     Raises
     ------

@@ -63,10 +63,8 @@ class Contour(GeometryFilter):
     merge_points : bool
         True (default): one point per cut edge. False: every output cell has its own
         points (VTK without a locator).
-    association : {"points", "cells"}, optional
-        Where to find ``field``.
-    backend, nan_policy
-        As for every filter (:class:`~daxpy.filters.Filter`).
+    association, backend, nan_policy
+        As for every filter that reads a field (:class:`~daxpy.filters.FieldFilter`).
 
     Raises
     ------

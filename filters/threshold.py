@@ -60,10 +60,8 @@ class Threshold(GeometryFilter):
         Keep the cells that would be dropped.
     original_ids : bool
         Add ``vtkOriginalPointIds`` and ``vtkOriginalCellIds`` (int64), as VTK names them.
-    association : {"points", "cells"}, optional
-        Where to find ``field``.
-    backend, nan_policy
-        As for every filter (:class:`~daxpy.filters.Filter`).
+    association, backend, nan_policy
+        As for every filter that reads a field (:class:`~daxpy.filters.FieldFilter`).
 
     Raises
     ------
