@@ -9,7 +9,7 @@ False
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from daxpy.data.dataset import DataSet
 from daxpy.errors import ArgumentError
@@ -102,17 +102,31 @@ class GeometryFilter(Filter):
     __call__ = execute
 
 
-def no_result_name(verb: str, result: str | None) -> None:
-    """Refuse a result name for a geometry step (``contour=1:NAME``): its output is a
-    dataset, not a field.
+def last_step(node: Any, verb: str, result: str | None,
+              make: Callable[[str], GeometryFilter]) -> Any:
+    """Add the geometry filter ``make(field)`` on ``node``'s field as a pipeline step
+    (the pipeline's last: it makes a new dataset, not a field).
+
+    Raises
+    ------
+    ArgumentError
+        If the step is given a ``result`` name (``contour=1:NAME``).
 
     Examples
     --------
-    >>> no_result_name("contour", None)
+    >>> import numpy as np, daxpy
+    >>> from daxpy.filters import Contour
+    >>> pipe = daxpy.pipeline(daxpy.UniformGrid(dims=(2,), point_data={"t": np.zeros(2)}))
+    >>> try:
+    ...     last_step(pipe.field("t"), "contour", "iso", lambda field: Contour(field, 0.5))
+    ... except ArgumentError as err:
+    ...     print(err)
+    contour makes a new dataset, not a field: it takes no result name (drop ':iso')
     """
     if result is not None:
         raise ArgumentError(f"{verb} makes a new dataset, not a field: it takes no result "
                             f"name (drop ':{result}')")
+    return node._then(verb, lambda src, out: make(src), None)
 
 
 def point_coordinates(dataset: Any, ids: Any) -> Any:

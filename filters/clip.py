@@ -27,7 +27,7 @@ from daxpy.errors import ArgumentError, FieldError
 
 from daxpy.worklets._marching import at_least
 
-from ._geometry import (GeometryFilter, no_result_name, point_coordinates, taken,
+from ._geometry import (GeometryFilter, last_step, point_coordinates, taken,
                         weighted_sum, whole_cells)
 
 __all__ = ["Clip"]
@@ -63,10 +63,8 @@ class Clip(GeometryFilter):
         Return ``(kept, clipped away)``.
     crinkle : bool
         Keep whole cells: every cell with a kept corner, uncut.
-    association : {"points", "cells"}, optional
-        Where to find ``field``.
-    backend, nan_policy
-        As for every filter (:class:`~daxpy.filters.Filter`).
+    association, backend, nan_policy
+        As for every filter that reads a field (:class:`~daxpy.filters.FieldFilter`).
 
     Raises
     ------
@@ -247,8 +245,7 @@ def clip(node: Any, value: float = 0.0, result: str | None = None, **options: An
     >>> pipe.run(backend="cpu").n_cells
     2
     """
-    no_result_name("clip", result)
-    return node._then("clip", lambda src, out: Clip(src, value, **options), None)
+    return last_step(node, "clip", result, lambda field: Clip(field, value, **options))
 
 
 def _parse_clip(step: str, argument: str) -> dict:

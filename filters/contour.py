@@ -25,7 +25,7 @@ from daxpy.engine.dispatch import execute
 from daxpy.errors import ArgumentError, FieldError
 from daxpy.io.interop import from_vtk
 
-from ._geometry import GeometryFilter, no_result_name
+from ._geometry import GeometryFilter, last_step
 from ._surface import cut_to_polydata
 
 __all__ = ["Contour"]
@@ -63,10 +63,8 @@ class Contour(GeometryFilter):
     merge_points : bool
         True (default): one point per cut edge. False: every output cell has its own
         points (VTK without a locator).
-    association : {"points", "cells"}, optional
-        Where to find ``field``.
-    backend, nan_policy
-        As for every filter (:class:`~daxpy.filters.Filter`).
+    association, backend, nan_policy
+        As for every filter that reads a field (:class:`~daxpy.filters.FieldFilter`).
 
     Raises
     ------
@@ -193,8 +191,7 @@ def contour(node: Any, values: float | Sequence[float] | None = None,
     >>> pipe.run(backend="cpu").n_points
     13
     """
-    no_result_name("contour", result)
-    return node._then("contour", lambda src, out: Contour(src, values, **options), None)
+    return last_step(node, "contour", result, lambda field: Contour(field, values, **options))
 
 
 def _parse_contour(step: str, argument: str) -> dict:

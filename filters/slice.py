@@ -21,7 +21,7 @@ from daxpy.engine.dispatch import execute
 from daxpy.errors import ArgumentError
 
 from ._axis_slice import axis_slice
-from ._geometry import GeometryFilter, no_result_name
+from ._geometry import GeometryFilter, last_step
 from ._surface import cut_to_polydata
 
 __all__ = ["Slice"]
@@ -183,8 +183,8 @@ def slice_verb(node: Any, normal: str | Sequence[float] = "x",
     >>> pipe.run(backend="cpu").point_data["magnitude_1"][:3].tolist()
     [4.5, 5.5, 6.5]
     """
-    no_result_name("slice", result)
-    return node._then("slice", lambda src, out: _SliceOf(src, normal, origin, **options), None)
+    return last_step(node, "slice", result,
+                     lambda field: _SliceOf(field, normal, origin, **options))
 
 
 class _SliceOf(Slice):

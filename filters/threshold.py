@@ -23,7 +23,7 @@ from daxpy.engine.dispatch import execute
 from daxpy.worklets._marching import at_least, at_most
 from daxpy.errors import ArgumentError, FieldError
 
-from ._geometry import GeometryFilter, no_result_name, whole_cells
+from ._geometry import GeometryFilter, last_step, whole_cells
 
 __all__ = ["Threshold"]
 
@@ -60,10 +60,8 @@ class Threshold(GeometryFilter):
         Keep the cells that would be dropped.
     original_ids : bool
         Add ``vtkOriginalPointIds`` and ``vtkOriginalCellIds`` (int64), as VTK names them.
-    association : {"points", "cells"}, optional
-        Where to find ``field``.
-    backend, nan_policy
-        As for every filter (:class:`~daxpy.filters.Filter`).
+    association, backend, nan_policy
+        As for every filter that reads a field (:class:`~daxpy.filters.FieldFilter`).
 
     Raises
     ------
@@ -209,9 +207,8 @@ def threshold(node: Any, lower: float | None = None, upper: float | None = None,
     >>> pipe.run(backend="cpu").n_cells
     2
     """
-    no_result_name("threshold", result)
-    return node._then("threshold", lambda src, out: Threshold(src, lower, upper, **options),
-                      None)
+    return last_step(node, "threshold", result,
+                     lambda field: Threshold(field, lower, upper, **options))
 
 
 def _parse_threshold(step: str, argument: str) -> dict:

@@ -1,7 +1,7 @@
 """What the averaging and norm worklets share: result dtype, input and output
-checks; the averages' declaration; for structured averages, the view of a field over the cell axes and
-the slabs that the passes run over, on several threads; for unstructured
-averages, narrow id arrays and the gathers that read them.
+checks; the averages' declaration; for structured averages, the view of a field over
+the cell axes and the slabs that the passes run over, on several threads; for
+unstructured averages, narrow id arrays and the gathers that read them.
 
 Examples
 --------
@@ -250,13 +250,53 @@ def run_slabs(work: Callable[[list[int]], None], n_planes: int, planes: int) -> 
         pass
 
 
+def structured_average(grid, values: np.ndarray, out: np.ndarray | None, source: str,
+                       slabs: Callable) -> np.ndarray:
+    """Average ``values``, a field over the ``source`` ("point" or "cell") of a
+    structured ``grid``, onto the other association: views over the cell axes, then
+    ``slabs(src, dst, starts, planes)`` on every thread, for slabs of the point view
+    sized to stay in cache.
+
+    Examples
+    --------
+    >>> import numpy as np, daxpy
+    >>> g = daxpy.UniformGrid(dims=(3, 2))
+    >>> fill = lambda src, dst, starts, planes: dst.fill(src.max())
+    >>> structured_average(g, np.arange(6.0), None, "point", fill).tolist()
+    [5.0, 5.0]
+    """
+    out = average_output(grid, values, source, out)
+    point_field = values if source == "point" else out
+    src = structured_view(grid, values, source + "s")
+    dst = structured_view(grid, out, "cells" if source == "point" else "points")
+    if src.ndim == 1:  # a single point is a single vertex cell
+        np.copyto(out, values)
+        return out
+    planes = slab_planes(structured_view(grid, point_field, "points"))
+    run_slabs(lambda starts: slabs(src, dst, starts, planes), dst.shape[0], planes)
+    return out
+
+
 def register_average(name: str, input_association: str, structured: Callable,
                      unstructured: Callable, doc: str) -> Worklet:
     """Declare and register the average of a field over ``input_association``
     ("points" or "cells") onto the other association: ``structured`` on the
     structured families, ``unstructured`` on unstructured grids and PolyData,
     and there on the CPU backend its compiled twin, of the same name in
-    ``<name>_cpu``.
+    ``<name>_cpu`` (the same bits). The NumPy ``unstructured`` stays as the
+    twin's reference, for other dtypes and without Numba; ``structured``'s slab
+    passes already run threaded near memory bandwidth.
+
+    Both are called as ``impl(grid, values, out=None)``:
+
+    - ``grid``: a grid of their families (only its topology matters);
+    - ``values``: a :class:`numpy.ndarray` of shape ``(n_in,)`` or ``(n_in, c)``,
+      the field over ``input_association``;
+    - ``out``: optionally, the C-contiguous output, of shape
+      ``(n_out,) + values.shape[1:]``;
+
+    and return the averaged field over the other association: float dtypes are
+    kept, integers give float64.
 
     Examples
     --------

@@ -278,6 +278,11 @@ def register_generating(name: str, impls: dict, *, input_association: str, halo:
     """Declare a topology-generating worklet: ``impls`` maps grid families to its
     array program, which runs on NumPy as it is and on CuPy through :func:`on_device`.
 
+    Each program is called as ``impl(grid, scalars, **params, place=None)``: ``grid``
+    one of its families, ``scalars`` an array (NumPy or CuPy) that it works where it
+    lives, and ``place`` a callable that puts the grid's host arrays there too (by
+    default ``asarray`` of the scalars' module).
+
     Examples
     --------
     >>> from daxpy.data.worklet import get_worklet

@@ -4,9 +4,7 @@ BiasAdd (NHWC): ``out.flat[i] = values.flat[i] + bias[i % len(bias)]``.
 For a field of shape ``(n, c)`` and a bias of ``c`` entries this is the usual
 per-component bias.
 
-For float32 and float64 fields the CPU backend runs the compiled, threaded
-pass of :mod:`daxpy.worklets.bias_add_cpu` (the same bits); this NumPy code stays
-as its reference and for integer fields.
+Float fields run, on the CPU backend, its compiled twin: :mod:`daxpy.worklets.bias_add_cpu`.
 
 Examples
 --------
@@ -22,11 +20,10 @@ import numpy as np
 from daxpy.cuda.codegen import ctype
 from daxpy.cuda.spec import CudaSpec, KernelOptions
 from daxpy.data.arrays import to_host
-from daxpy.data.worklet import ANY_FAMILY, Worklet, register
 from daxpy.errors import ArgumentError
 
-from ._numba import compiled
 from ._averaging import output_array
+from ._maps import register_map
 
 
 def as_bias(bias) -> np.ndarray:
@@ -107,18 +104,15 @@ def bias_add(grid, values: np.ndarray, bias, out: np.ndarray | None = None):
 
     Parameters
     ----------
-    grid : DataSet or None
-        Unused: the map does not depend on the topology.
-    values : numpy.ndarray, shape (n,) or (n, c)
-        Field values; the output keeps their dtype and shape.
+    grid, values, out
+        As for every map (:func:`~daxpy.worklets._maps.register_map`).
     bias : array-like, 1-D
         Bias; cast to the field's dtype. Its length must divide ``values.size``.
-    out : numpy.ndarray, optional
-        C-contiguous output of ``values``' shape and dtype.
 
     Returns
     -------
     numpy.ndarray
+        Of ``values``' shape and dtype.
 
     Examples
     --------
@@ -171,13 +165,6 @@ CUDA_SPEC = CudaSpec("bias_add.cuh", "bias_add", "flat", out_dtype=_same_dtype,
                      options=_bias_options, accepted_params=("bias",), map="BiasAddMap")
 
 
-BIAS_ADD = register(Worklet(
-    name="bias_add",
-    input_association="any",
-    output_association=None,
-    halo=0,
-    numpy={ANY_FAMILY: bias_add},
-    cpu={ANY_FAMILY: compiled("bias_add_cpu", "bias_add", bias_add)},
-    cuda=CUDA_SPEC,
-    doc="values + bias repeated along the flat last axis (TensorFlow BiasAdd).",
-))
+BIAS_ADD = register_map(
+    bias_add, CUDA_SPEC, compiled_cpu=True,
+    doc="values + bias repeated along the flat last axis (TensorFlow BiasAdd).")

@@ -9,10 +9,8 @@ grids go through each point's cells, listed once per grid with the points
 grouped by their number of cells: over blocks of a group's points, on several
 threads, a gather of the cells' values, sums row by row, a division.
 
-On unstructured grids the CPU backend runs the compiled kernel of
-:mod:`daxpy.worklets.cell_to_point_cpu` (the same bits); the NumPy code here
-stays as its reference, for other dtypes and without Numba, and serves
-structured grids, whose slab passes already run threaded near memory bandwidth.
+On unstructured grids the CPU backend runs the compiled twin,
+:mod:`daxpy.worklets.cell_to_point_cpu` (see :func:`~daxpy.worklets._averaging.register_average`).
 
 Examples
 --------
@@ -28,8 +26,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._averaging import (average_output, gather, id_dtype, register_average, sum_dtype,
-                         sum_rows, run_slabs, slab_planes, structured_view)
+from ._averaging import (average_output, gather, id_dtype, register_average,
+                         structured_average, sum_dtype, sum_rows, run_slabs)
 
 LINKS_BLOCK = 1 << 18
 """Point-cell links gathered at a time on unstructured grids: their values stay
@@ -75,21 +73,9 @@ def _spread_slab(cells: np.ndarray, lo: int, k0: int, k1: int, dst: np.ndarray) 
 
 
 def cell_to_point_structured(grid, values: np.ndarray, out: np.ndarray | None = None):
-    """Average a cell field onto the points of a structured grid.
-
-    Parameters
-    ----------
-    grid : UniformGrid, RectilinearGrid or CurvilinearGrid
-        Only the dims matter: the average does not depend on coordinates.
-    values : numpy.ndarray, shape (n_cells,) or (n_cells, c)
-        Cell field.
-    out : numpy.ndarray, optional
-        C-contiguous output of shape ``(n_points,) + values.shape[1:]``.
-
-    Returns
-    -------
-    numpy.ndarray
-        Point field; float dtypes are kept, integers give float64.
+    """Average a cell field onto the points of a uniform, rectilinear or curvilinear
+    grid; parameters and result as every average's
+    (:func:`~daxpy.worklets._averaging.register_average`).
 
     Examples
     --------
@@ -98,15 +84,7 @@ def cell_to_point_structured(grid, values: np.ndarray, out: np.ndarray | None = 
     >>> cell_to_point_structured(g, np.array([2.0, 4.0])).tolist()
     [2.0, 3.0, 4.0, 2.0, 3.0, 4.0]
     """
-    out = average_output(grid, values, "cell", out)
-    src = structured_view(grid, values, "cells")
-    dst = structured_view(grid, out, "points")
-    if src.ndim == 1:  # a single point is a single vertex cell
-        np.copyto(out, values)
-        return out
-    planes = slab_planes(dst)
-    run_slabs(lambda starts: _spread_slabs(src, dst, starts, planes), dst.shape[0], planes)
-    return out
+    return structured_average(grid, values, out, "cell", _spread_slabs)
 
 
 def _spread_slabs(src: np.ndarray, dst: np.ndarray, starts: list[int], planes: int) -> None:
@@ -130,23 +108,12 @@ def _spread_slabs(src: np.ndarray, dst: np.ndarray, starts: list[int], planes: i
 
 
 def cell_to_point_unstructured(grid, values: np.ndarray, out: np.ndarray | None = None):
-    """Average a cell field onto the points of an unstructured grid.
+    """Average a cell field onto the points of an unstructured grid (cells of any
+    supported shapes, one or mixed) or PolyData; parameters and result as every
+    average's (:func:`~daxpy.worklets._averaging.register_average`).
 
-    Parameters
-    ----------
-    grid : UnstructuredGrid
-        Cells of any of the supported shapes, one or mixed.
-    values : numpy.ndarray, shape (n_cells,) or (n_cells, c)
-        Cell field.
-    out : numpy.ndarray, optional
-        C-contiguous output of shape ``(n_points,) + values.shape[1:]``.
-
-    Returns
-    -------
-    numpy.ndarray
-        Point field; float dtypes are kept, integers give float64. Each point
-        sums its cells in float64, in ascending cell order, as VTK does. Points
-        that no cell uses get 0, as in VTK.
+    Each point sums its cells in float64, in ascending cell order, as VTK does.
+    Points that no cell uses get 0, as in VTK.
 
     Examples
     --------

@@ -117,13 +117,12 @@ def clip_cells(grid: Any, scalars: Any, value: float, invert: bool = False,
 
     Parameters
     ----------
-    grid : UniformGrid, RectilinearGrid, CurvilinearGrid or UnstructuredGrid
-    scalars : array, shape (n_points,)
-        Where they live (NumPy or CuPy).
+    grid, scalars, place
+        As for every topology-generating program
+        (:func:`~daxpy.worklets._marching.register_generating`); ``scalars`` of shape
+        ``(n_points,)``.
     value : float
     invert : bool
-    place : callable, optional
-        Puts the grid's host arrays where ``scalars`` live.
 
     Returns
     -------

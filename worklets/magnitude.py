@@ -1,8 +1,6 @@
 """Magnitude: the Euclidean norm of each tuple of a field.
 
-For float32 and float64 fields the CPU backend runs the compiled, threaded
-pass of :mod:`daxpy.worklets.magnitude_cpu` (the same bits); this NumPy code stays
-as its reference and for integer fields.
+Float fields run, on the CPU backend, its compiled twin: :mod:`daxpy.worklets.magnitude_cpu`.
 
 Examples
 --------
@@ -16,11 +14,10 @@ from __future__ import annotations
 import numpy as np
 
 from daxpy.errors import FieldError
-from daxpy.data.worklet import ANY_FAMILY, Worklet, register
 
-from ._numba import compiled
 from ._averaging import float_dtype, output_array
 from ._cuda_specs import CUDA
+from ._maps import register_map
 
 
 def magnitude(grid, values: np.ndarray, out: np.ndarray | None = None):
@@ -28,12 +25,9 @@ def magnitude(grid, values: np.ndarray, out: np.ndarray | None = None):
 
     Parameters
     ----------
-    grid : DataSet or None
-        Unused: the map does not depend on the topology.
-    values : numpy.ndarray, shape (n,) or (n, c)
-        Field values; one component gives its absolute value.
-    out : numpy.ndarray, optional
-        C-contiguous output of shape ``(n,)``.
+    grid, values, out
+        As for every map (:func:`~daxpy.worklets._maps.register_map`); a single
+        component gives its absolute value.
 
     Returns
     -------
@@ -66,13 +60,5 @@ def magnitude(grid, values: np.ndarray, out: np.ndarray | None = None):
     return out
 
 
-MAGNITUDE = register(Worklet(
-    name="magnitude",
-    input_association="any",
-    output_association=None,
-    halo=0,
-    numpy={ANY_FAMILY: magnitude},
-    cpu={ANY_FAMILY: compiled("magnitude_cpu", "magnitude", magnitude)},
-    cuda=CUDA["magnitude"],
-    doc="Euclidean norm over the components of each tuple.",
-))
+MAGNITUDE = register_map(magnitude, CUDA["magnitude"], compiled_cpu=True,
+                         doc="Euclidean norm over the components of each tuple.")

@@ -7,9 +7,7 @@ does with its default (ExprTk) parser (VTK's older vtkFunctionParser and
 NaN gives NaN; one with an Inf has an infinite norm, so its Inf components
 give NaN (``inf / inf``) and its finite ones 0, as in NumPy.
 
-For float32 and float64 fields the CPU backend runs the compiled, threaded
-pass of :mod:`daxpy.worklets.normalize_cpu` (the same bits); this NumPy code stays
-as its reference and for integer fields.
+Float fields run, on the CPU backend, its compiled twin: :mod:`daxpy.worklets.normalize_cpu`.
 
 Examples
 --------
@@ -23,10 +21,9 @@ from __future__ import annotations
 import numpy as np
 
 from daxpy.cuda.spec import CudaSpec
-from daxpy.data.worklet import ANY_FAMILY, Worklet, register
 
-from ._numba import compiled
 from ._averaging import float_dtype, output_array
+from ._maps import register_map
 from .magnitude import magnitude
 
 
@@ -35,12 +32,9 @@ def normalize(grid, values: np.ndarray, out: np.ndarray | None = None):
 
     Parameters
     ----------
-    grid : DataSet or None
-        Unused: the map does not depend on the topology.
-    values : numpy.ndarray, shape (n,) or (n, c)
-        Field values; one component gives its sign (``x / |x|``).
-    out : numpy.ndarray, optional
-        C-contiguous output of the input's shape.
+    grid, values, out
+        As for every map (:func:`~daxpy.worklets._maps.register_map`); a single
+        component gives its sign (``x / |x|``).
 
     Returns
     -------
@@ -61,13 +55,6 @@ def normalize(grid, values: np.ndarray, out: np.ndarray | None = None):
     return out
 
 
-NORMALIZE = register(Worklet(
-    name="normalize",
-    input_association="any",
-    output_association=None,
-    halo=0,
-    numpy={ANY_FAMILY: normalize},
-    cpu={ANY_FAMILY: compiled("normalize_cpu", "normalize", normalize)},
-    cuda=CudaSpec("normalize.cuh", "normalize", "tuples", map="NormalizeMap"),
-    doc="Each tuple divided by its Euclidean norm (a zero tuple gives NaN).",
-))
+NORMALIZE = register_map(
+    normalize, CudaSpec("normalize.cuh", "normalize", "tuples", map="NormalizeMap"),
+    compiled_cpu=True, doc="Each tuple divided by its Euclidean norm (a zero tuple gives NaN).")

@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from daxpy.data.worklet import ANY_FAMILY, Worklet, register
-
 from ._cuda_specs import CUDA
+from ._maps import register_map
 
 
 def pass_through(grid, values: np.ndarray, dtype=None, out: np.ndarray | None = None):
@@ -21,18 +20,16 @@ def pass_through(grid, values: np.ndarray, dtype=None, out: np.ndarray | None = 
 
     Parameters
     ----------
-    grid : DataSet or None
-        Unused: the copy does not depend on the topology.
-    values : numpy.ndarray
-        Field values, any numeric dtype.
+    grid, values, out
+        As for every map (:func:`~daxpy.worklets._maps.register_map`); ``values``
+        of any numeric dtype.
     dtype : dtype-like, optional
         Output dtype (default: the input's).
-    out : numpy.ndarray, optional
-        Preallocated output of the right shape and dtype.
 
     Returns
     -------
     numpy.ndarray
+        Of ``values``' shape, in ``dtype``.
 
     Examples
     --------
@@ -47,11 +44,4 @@ def pass_through(grid, values: np.ndarray, dtype=None, out: np.ndarray | None = 
     return out
 
 
-PASS_THROUGH = register(Worklet(
-    name="pass_through",
-    input_association="any",
-    output_association=None,
-    halo=0,
-    numpy={ANY_FAMILY: pass_through},
-    cuda=CUDA["pass_through"],
-))
+PASS_THROUGH = register_map(pass_through, CUDA["pass_through"])

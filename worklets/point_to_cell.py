@@ -7,10 +7,8 @@ final write stay in cache. Unstructured grids sum corner by corner over blocks
 of cells of one shape, on several threads, reading corner ids from a cached
 corner-major copy of the connectivity.
 
-On unstructured grids the CPU backend runs the compiled kernel of
-:mod:`daxpy.worklets.point_to_cell_cpu` (the same bits); the NumPy code here
-stays as its reference, for other dtypes and without Numba, and serves
-structured grids, whose slab passes already run threaded near memory bandwidth.
+On unstructured grids the CPU backend runs the compiled twin,
+:mod:`daxpy.worklets.point_to_cell_cpu` (see :func:`~daxpy.worklets._averaging.register_average`).
 
 Examples
 --------
@@ -24,8 +22,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._averaging import (average_output, gather, id_dtype, register_average, sum_dtype,
-                         sum_rows, run_slabs, slab_planes, structured_view)
+from ._averaging import (average_output, gather, id_dtype, register_average,
+                         structured_average, sum_dtype, sum_rows, run_slabs)
 
 CELL_BLOCK = 1 << 14
 """Cells gathered at a time on unstructured grids: their corner values stay in cache."""
@@ -40,21 +38,9 @@ def _pair_sum(src: np.ndarray, axis: int, dst: np.ndarray) -> None:
 
 
 def point_to_cell_structured(grid, values: np.ndarray, out: np.ndarray | None = None):
-    """Average a point field over the corners of each cell of a structured grid.
-
-    Parameters
-    ----------
-    grid : UniformGrid, RectilinearGrid or CurvilinearGrid
-        Only the dims matter: the average does not depend on coordinates.
-    values : numpy.ndarray, shape (n_points,) or (n_points, c)
-        Point field.
-    out : numpy.ndarray, optional
-        C-contiguous output of shape ``(n_cells,) + values.shape[1:]``.
-
-    Returns
-    -------
-    numpy.ndarray
-        Cell field; float dtypes are kept, integers give float64.
+    """Average a point field over the corners of each cell of a uniform, rectilinear
+    or curvilinear grid; parameters and result as every average's
+    (:func:`~daxpy.worklets._averaging.register_average`).
 
     Examples
     --------
@@ -63,15 +49,7 @@ def point_to_cell_structured(grid, values: np.ndarray, out: np.ndarray | None = 
     >>> point_to_cell_structured(g, np.arange(8, dtype=np.float32)).tolist()
     [3.5]
     """
-    out = average_output(grid, values, "point", out)
-    src = structured_view(grid, values, "points")
-    dst = structured_view(grid, out, "cells")
-    if src.ndim == 1:  # a single point is a single vertex cell
-        np.copyto(out, values)
-        return out
-    planes = slab_planes(src)
-    run_slabs(lambda starts: _average_slabs(src, dst, starts, planes), dst.shape[0], planes)
-    return out
+    return structured_average(grid, values, out, "point", _average_slabs)
 
 
 def _average_slabs(src: np.ndarray, dst: np.ndarray, starts: list[int], planes: int) -> None:
@@ -102,22 +80,11 @@ def _average_slabs(src: np.ndarray, dst: np.ndarray, starts: list[int], planes: 
 
 
 def point_to_cell_unstructured(grid, values: np.ndarray, out: np.ndarray | None = None):
-    """Average a point field over the corners of each cell of an unstructured grid.
+    """Average a point field over the corners of each cell of an unstructured grid
+    (cells of any supported shapes, one or mixed) or PolyData; parameters and result
+    as every average's (:func:`~daxpy.worklets._averaging.register_average`).
 
-    Parameters
-    ----------
-    grid : UnstructuredGrid
-        Cells of any of the supported shapes, one or mixed.
-    values : numpy.ndarray, shape (n_points,) or (n_points, c)
-        Point field.
-    out : numpy.ndarray, optional
-        C-contiguous output of shape ``(n_cells,) + values.shape[1:]``.
-
-    Returns
-    -------
-    numpy.ndarray
-        Cell field; float dtypes are kept, integers give float64. Each cell
-        sums its corners in corner order in float64 and divides, as VTK does.
+    Each cell sums its corners in corner order in float64 and divides, as VTK does.
 
     Examples
     --------

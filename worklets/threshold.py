@@ -83,9 +83,10 @@ def threshold_cells(grid: Any, values: Any, *, at: str, lower: float,
 
     Parameters
     ----------
-    grid : UniformGrid, RectilinearGrid, CurvilinearGrid or UnstructuredGrid
-    values : array, shape (n,)
-        Scalars at ``at`` (one per point or per cell), where they live.
+    grid, values, place
+        As for every topology-generating program
+        (:func:`~daxpy.worklets._marching.register_generating`); ``values`` of shape
+        ``(n,)``, the scalars at ``at`` (one per point or per cell).
     at : {"points", "cells"}
     lower, upper : float
         The range, ends included (infinite for one-sided thresholds).
@@ -98,8 +99,6 @@ def threshold_cells(grid: Any, values: Any, *, at: str, lower: float,
         UseContinuousCellRange).
     invert : bool
         Keep the cells that would not be kept.
-    place : callable, optional
-        Puts the grid's host arrays where ``values`` live.
 
     Returns
     -------

@@ -18,9 +18,9 @@ from __future__ import annotations
 import numpy as np
 
 from daxpy.errors import FieldError
-from daxpy.data.worklet import ANY_FAMILY, Worklet, register
 
 from ._cuda_specs import CUDA
+from ._maps import register_map
 
 
 def _velocity_gradient(gradient: np.ndarray, name: str, out: np.ndarray | None,
@@ -45,13 +45,12 @@ def divergence(grid, gradient: np.ndarray, field_name: str = "gradient",
 
     Parameters
     ----------
-    grid : DataSet or None
-        Unused: the map is elementwise.
+    grid, out
+        As for every map (:func:`~daxpy.worklets._maps.register_map`).
     gradient : numpy.ndarray, shape (n, 9)
         Gradient of a 3-component field, VTK's layout.
     field_name : str
         What to call the input in error messages.
-    out : numpy.ndarray, shape (n,), optional
 
     Returns
     -------
@@ -76,26 +75,12 @@ def divergence(grid, gradient: np.ndarray, field_name: str = "gradient",
 
 def vorticity(grid, gradient: np.ndarray, field_name: str = "gradient",
               out: np.ndarray | None = None) -> np.ndarray:
-    """Vorticity (curl) ``(dw/dy - dv/dz, du/dz - dw/dx, dv/dx - du/dy)``.
-
-    Parameters
-    ----------
-    grid : DataSet or None
-        Unused: the map is elementwise.
-    gradient : numpy.ndarray, shape (n, 9)
-        Gradient of a 3-component field, VTK's layout.
-    field_name : str
-        What to call the input in error messages.
-    out : numpy.ndarray, shape (n, 3), optional
+    """Vorticity (curl) ``(dw/dy - dv/dz, du/dz - dw/dx, dv/dx - du/dy)``; parameters
+    and errors as :func:`divergence`'s.
 
     Returns
     -------
     numpy.ndarray, shape (n, 3), the gradient's dtype
-
-    Raises
-    ------
-    FieldError
-        If ``gradient`` is not an ``(n, 9)`` float array.
 
     Examples
     --------
@@ -116,26 +101,8 @@ def qcriterion(grid, gradient: np.ndarray, field_name: str = "gradient",
 
     ``Q = -(du/dx^2 + dv/dy^2 + dw/dz^2) / 2
     - (du/dy dv/dx + du/dz dw/dx + dv/dz dw/dy)``, i.e. half the squared
-    norm of the rotation tensor minus that of the strain rate.
-
-    Parameters
-    ----------
-    grid : DataSet or None
-        Unused: the map is elementwise.
-    gradient : numpy.ndarray, shape (n, 9)
-        Gradient of a 3-component field, VTK's layout.
-    field_name : str
-        What to call the input in error messages.
-    out : numpy.ndarray, shape (n,), optional
-
-    Returns
-    -------
-    numpy.ndarray, shape (n,), the gradient's dtype
-
-    Raises
-    ------
-    FieldError
-        If ``gradient`` is not an ``(n, 9)`` float array.
+    norm of the rotation tensor minus that of the strain rate. Parameters, result
+    and errors as :func:`divergence`'s.
 
     Examples
     --------
@@ -155,11 +122,4 @@ def qcriterion(grid, gradient: np.ndarray, field_name: str = "gradient",
 
 
 for _function in (divergence, vorticity, qcriterion):
-    register(Worklet(
-        name=_function.__name__,
-        input_association="any",
-        output_association=None,
-        halo=0,
-        numpy={ANY_FAMILY: _function},
-        cuda=CUDA[_function.__name__],
-    ))
+    register_map(_function, CUDA[_function.__name__])
