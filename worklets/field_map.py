@@ -99,12 +99,8 @@ def aligned_fields(arrays: Mapping[str, Any], n_tuples: int) -> tuple[dict, tupl
 def bound_fields(parsed: Expression, values: np.ndarray, fields: Mapping[str, Any] | None
                  ) -> tuple[dict, tuple]:
     """The fields ``parsed`` reads, ``values`` being its first, lined up by
-    :func:`aligned_fields`: (fields by name, shape of the result).
-
-    Raises
-    ------
-    UnknownFieldError
-        If it reads a field that is not given.
+    :func:`aligned_fields`: (fields by name, shape of the result). A field it
+    reads that is not given raises :class:`~daxpy.errors.UnknownFieldError`.
 
     Examples
     --------

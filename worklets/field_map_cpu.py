@@ -83,11 +83,8 @@ def _constant(value: float) -> str:
 
 def to_python(node, fields: tuple) -> str:
     """Python (Numba) expression computing ``node``; field ``fields[i]`` is ``x{i}``.
-
-    Raises
-    ------
-    ExpressionError
-        For an operation this backend does not know.
+    An operation this backend does not know raises
+    :class:`~daxpy.errors.ExpressionError`.
 
     Examples
     --------
@@ -178,9 +175,8 @@ def field_map(grid, values: np.ndarray, expression: str | Expression,
     Examples
     --------
     >>> import numpy as np
-    >>> v = np.array([[3.0, 4.0]], np.float32)
-    >>> field_map(None, v, "v * s", fields={"s": np.array([2.0], np.float32)})
-    array([[6., 8.]], dtype=float32)
+    >>> field_map(None, np.array([1.0, 4.0], np.float32), "sqrt(t) + 1")
+    array([2., 3.], dtype=float32)
     """
     parsed = as_expression(expression)
     aligned, shape = bound_fields(parsed, values, fields)

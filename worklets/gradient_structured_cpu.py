@@ -11,9 +11,9 @@ them (see :func:`daxpy.worklets._structured_gradient._redo_nonfinite`).
 Examples
 --------
 >>> import numpy as np, daxpy
->>> g = daxpy.UniformGrid(dims=(3,), spacing=(0.5,))
->>> axis_aligned_point_gradient(g, np.array([0.0, 1.0, 4.0])).tolist()
-[[2.0, 0.0, 0.0], [4.0, 0.0, 0.0], [6.0, 0.0, 0.0]]
+>>> g = daxpy.UniformGrid(dims=(2, 2), spacing=(0.5, 2.0))
+>>> axis_aligned_point_gradient(g, np.array([0.0, 1.0, 4.0, 5.0]))[0].tolist()
+[2.0, 2.0, 0.0]
 """
 
 from __future__ import annotations
