@@ -26,16 +26,18 @@ _TYPES = {("verts", 1): VERTEX, ("lines", 2): LINE, ("polys", 3): TRIANGLE,
           ("polys", 4): QUAD}
 
 
-def as_unstructured(surface: Any, verb: str) -> UnstructuredGrid:
+def as_unstructured(surface: Any, verb: str, degenerate: bool = False) -> UnstructuredGrid:
     """The grid of ``surface``'s cells, in PolyData's cell order (verts, lines, polys),
-    sharing its points and fields.
+    sharing its points and fields; ``degenerate``: whether cells that repeat a
+    point may come along (a threshold or clip treats them as VTK does, a
+    gradient does not).
 
     Raises
     ------
     ArgumentError
         For cells no unstructured grid holds yet: poly-vertices, polylines, polygons
-        of more than four corners, triangle strips, and cells that repeat a point
-        (naming ``verb``).
+        of more than four corners, triangle strips, and, unless ``degenerate``,
+        cells that repeat a point (naming ``verb``).
     """
     connectivity, types, counts = [], [], []
     for kind in ("verts", "lines", "polys", "strips"):
@@ -53,7 +55,8 @@ def as_unstructured(surface: Any, verb: str) -> UnstructuredGrid:
                 f"{verb} runs on PolyData of vertices, lines, triangles and quads; "
                 f"{surface.name!r} has {kind} of {int(sizes[kinds < 0][0])} points (polylines, "
                 "polygons and strips are not supported yet)")
-        _refuse_repeated_points(surface, kind, offsets, corners, verb)
+        if not degenerate:
+            _refuse_repeated_points(surface, kind, offsets, corners, verb)
         connectivity.append(corners)
         types.append(kinds.astype(np.uint8))
         counts.append(sizes)

@@ -29,6 +29,7 @@ from daxpy.worklets._marching import at_least
 
 from ._geometry import (GeometryFilter, last_step, point_coordinates, taken,
                         weighted_sum, whole_cells)
+from ._surface_cells import as_unstructured
 
 __all__ = ["Clip"]
 
@@ -116,6 +117,10 @@ class Clip(GeometryFilter):
         return {} if self.field is None else {self.field: self.association}
 
     def make(self, dataset: DataSet) -> Any:
+        if dataset.family == "polydata":
+            # As vtkTableBasedClipDataSet: the surface's cells, clipped into an
+            # unstructured grid of vertices, lines, triangles and quads.
+            dataset = as_unstructured(dataset, "Clip", degenerate=True)
         scalars = self._scalars(dataset)
         kept = self._side(dataset, scalars, self.invert)
         if not self.both:

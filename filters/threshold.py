@@ -11,6 +11,7 @@ Examples
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Sequence, cast
 
 import numpy as np
@@ -24,6 +25,7 @@ from daxpy.worklets._marching import at_least, at_most
 from daxpy.errors import ArgumentError, FieldError
 
 from ._geometry import GeometryFilter, last_step, whole_cells
+from ._surface_cells import as_unstructured
 
 __all__ = ["Threshold"]
 
@@ -121,8 +123,8 @@ class Threshold(GeometryFilter):
 
     def make(self, dataset: DataSet) -> UnstructuredGrid:
         if dataset.family == "polydata":
-            raise ArgumentError("Threshold makes an unstructured grid; daxpy's holds no "
-                                "polygons or strips, so PolyData is not thresholded yet")
+            # vtkThreshold's output is an unstructured grid of the surface's cells too.
+            dataset = as_unstructured(dataset, "Threshold", degenerate=True)
         values, association = dataset.field(self.field, self.association)
         values = self.checked(self.field, values)
         params = dict(at=association, lower=self.lower, upper=self.upper,
@@ -157,6 +159,13 @@ class Threshold(GeometryFilter):
                        **{**params, "at": "cells", "lower": 0.5, "upper": 1.5})
 
     def _output(self, dataset: DataSet, made: Any) -> UnstructuredGrid:
+        n_points = dataset.n_points
+        if made.cell_ids.shape[0] == dataset.n_cells > 0 and made.point_ids.shape[0] < n_points:
+            # vtkThreshold passes its input through when every cell passes: the
+            # points no cell uses stay.
+            xp = array_module(made.point_ids)
+            made = replace(made, connectivity=made.point_ids[made.connectivity],
+                           point_ids=xp.arange(n_points, dtype=xp.int64))
         return whole_cells(dataset, made, f"threshold of {dataset.name}", self.original_ids)
 
 

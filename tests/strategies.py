@@ -237,6 +237,20 @@ def polydata_surfaces(draw, max_points=10, max_cells=4):
     return daxpy.PolyData(rng.uniform(-1, 1, (n_points, 3)), **arrays)
 
 
+@st.composite
+def simple_surfaces(draw):
+    """Vertices, lines, triangles and quads on random points (planar or not)."""
+    rng = np.random.default_rng(draw(seeds))
+    n_points = draw(st.integers(4, 12))
+    polys = [draw(st.sampled_from([3, 4])) for _ in range(draw(st.integers(0, 6)))]
+    cells = {"verts": [1] * draw(st.integers(0, 3)), "lines": [2] * draw(st.integers(0, 4)),
+             "polys": polys}
+    flat = draw(st.booleans())
+    points = rng.uniform(-1, 1, (n_points, 3)) * ([1, 1, 0] if flat else 1)
+    return daxpy.PolyData(points, **{kind: cell_array(rng, n_points, sizes)
+                                     for kind, sizes in cells.items()})
+
+
 def value_between(values, rng) -> float:
     """A value strictly between two of ``values`` (never equal to one), for cuts whose
     result must not depend on ties."""

@@ -9,7 +9,7 @@ import daxpy
 from daxpy.errors import ArgumentError, FieldError
 from daxpy.filters import Clip
 
-from strategies import seeds, structured_grids, unstructured_grids
+from strategies import seeds, simple_surfaces, structured_grids, unstructured_grids
 
 vtk = pytest.importorskip("vtk")
 from vtk.util.numpy_support import vtk_to_numpy  # noqa: E402
@@ -35,7 +35,7 @@ def _types(data):
 def _vtk_clip(grid, function=None, value=0.0, invert=False):
     flt = vtk.vtkTableBasedClipDataSet()
     data = grid.to_vtk()
-    if grid.family != "unstructured" and min(grid.dims) == 1:
+    if grid.family in ("uniform", "rectilinear", "curvilinear") and min(grid.dims) == 1:
         # On 2-D structured grids VTK's own structured path cuts pixels into
         # triangles only; daxpy cuts their quads as VTK's unstructured path does
         # (the same area): compared with that path.
@@ -117,6 +117,24 @@ def test_implicit_functions_match_vtk(grid, seed, kind, invert):
     ours = Clip(**options, invert=invert, backend="cpu")(grid)
     theirs = _vtk_clip(grid, function, invert=invert)
     _compare(ours, theirs)
+
+
+@settings(max_examples=40, deadline=None)
+@given(surface=simple_surfaces(), seed=seeds, invert=st.booleans())
+def test_polydata_clips_match_vtk(surface, seed, invert):
+    # vtkTableBasedClipDataSet on a surface: its cells clipped into an unstructured grid.
+    rng = np.random.default_rng(seed)
+    values = rng.uniform(-1, 1, surface.n_points)
+    surface = surface.with_fields(point_data={"s": values},
+                                  cell_data={"c": rng.random(surface.n_cells)})
+    value = _between(values, rng)
+    ours = Clip("s", value, invert=invert, backend="cpu")(surface)
+    theirs = _vtk_clip(surface, value=value, invert=invert)
+    assert isinstance(ours, daxpy.UnstructuredGrid)
+    _compare(ours, theirs)
+    if theirs.GetNumberOfCells():
+        np.testing.assert_array_equal(np.sort(ours.cell_data["c"]),
+                                      np.sort(vtk_to_numpy(theirs.GetCellData().GetArray("c"))))
 
 
 def test_both_halves_make_the_whole_and_crinkle_keeps_whole_cells():

@@ -9,7 +9,7 @@ import daxpy
 from daxpy.errors import ArgumentError
 from daxpy.filters import Gradient
 
-from strategies import cell_array, seeds
+from strategies import seeds, simple_surfaces
 
 vtk = pytest.importorskip("vtk")
 from vtk.util.numpy_support import vtk_to_numpy  # noqa: E402
@@ -18,22 +18,8 @@ _VTK_NAMES = {"Gradient": "Gradients", "Divergence": "Divergence", "Vorticity": 
               "QCriterion": "Q-criterion"}
 
 
-@st.composite
-def surfaces(draw):
-    """Vertices, lines, triangles and quads on random points (planar or not)."""
-    rng = np.random.default_rng(draw(seeds))
-    n_points = draw(st.integers(4, 12))
-    polys = [draw(st.sampled_from([3, 4])) for _ in range(draw(st.integers(0, 6)))]
-    cells = {"verts": [1] * draw(st.integers(0, 3)), "lines": [2] * draw(st.integers(0, 4)),
-             "polys": polys}
-    flat = draw(st.booleans())
-    points = rng.uniform(-1, 1, (n_points, 3)) * ([1, 1, 0] if flat else 1)
-    return daxpy.PolyData(points, **{kind: cell_array(rng, n_points, sizes)
-                                     for kind, sizes in cells.items()})
-
-
 @settings(max_examples=60, deadline=None)
-@given(surface=surfaces(), seed=seeds, association=st.sampled_from(["points", "cells"]),
+@given(surface=simple_surfaces(), seed=seeds, association=st.sampled_from(["points", "cells"]),
        components=st.sampled_from([1, 3]))
 def test_surface_gradients_match_vtk(surface, seed, association, components):
     rng = np.random.default_rng(seed)

@@ -8,7 +8,7 @@ import daxpy
 from daxpy.errors import ArgumentError, FieldError
 from daxpy.filters import Threshold
 
-from strategies import seeds, structured_grids, unstructured_grids
+from strategies import seeds, simple_surfaces, structured_grids, unstructured_grids
 
 vtk = pytest.importorskip("vtk")
 from vtk.util.numpy_support import vtk_to_numpy  # noqa: E402
@@ -85,6 +85,41 @@ def test_cells_kept_match_vtk_threshold(grid, seed, association, method, all_sca
                                   if theirs.GetNumberOfPoints() else [])
     kept = ours.cell_data["vtkOriginalCellIds"]
     np.testing.assert_array_equal(ours.cell_data["c"], grid.cell_data["c"][kept])
+
+
+@settings(max_examples=40, deadline=None)
+@given(surface=simple_surfaces(), seed=seeds, association=st.sampled_from(["points", "cells"]),
+       method=st.sampled_from(["between", "lower", "upper", "outside"]),
+       all_scalars=st.booleans())
+def test_polydata_thresholds_match_vtk_threshold(surface, seed, association, method,
+                                                 all_scalars):
+    # vtkThreshold on a surface: an unstructured grid of its kept cells.
+    rng = np.random.default_rng(seed)
+    n = surface.n_points if association == "points" else surface.n_cells
+    fields = {"s": rng.uniform(-1, 1, n)}
+    surface = surface.with_fields(point_data=fields if association == "points" else {},
+                                  cell_data=fields if association == "cells" else
+                                  {"c": rng.random(surface.n_cells)})
+    lower, upper = np.sort(rng.uniform(-1, 1, 2))
+    ours = Threshold("s", lower, upper, method=method, all_scalars=all_scalars,
+                     association=association, backend="cpu")(surface)
+    theirs = _vtk_threshold(surface, "s", association, lower, upper, method, all_scalars,
+                            False, 0)
+    assert isinstance(ours, daxpy.UnstructuredGrid)
+    assert ours.n_cells == theirs.GetNumberOfCells()
+    assert ours.n_points == theirs.GetNumberOfPoints()
+    np.testing.assert_allclose(_measure(ours), _measure(theirs), rtol=1e-5, atol=1e-12)
+    kept = "s" if association == "cells" else "c"
+    np.testing.assert_array_equal(np.sort(ours.cell_data[kept]),
+                                  np.sort(vtk_to_numpy(theirs.GetCellData().GetArray(kept)))
+                                  if theirs.GetNumberOfCells() else [])
+
+
+def test_polydata_of_polygons_is_refused_by_name():
+    square = daxpy.PolyData(np.eye(5, 3), polys=([0, 5], [0, 1, 2, 3, 4]),
+                            point_data={"s": np.arange(5.0)})
+    with pytest.raises(ArgumentError, match="Threshold .*polys of 5 points"):
+        Threshold("s", 0.0, 10.0)(square)
 
 
 def test_bad_input_is_refused_clearly():

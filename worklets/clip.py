@@ -33,7 +33,7 @@ from daxpy.data.arrays import array_module
 from ._clip_tables import CLIP, CLIP_INSIDE_OUT
 from ._contour_tables import EDGES
 from ._marching import (GRID_FAMILIES, IMAGE_CELL_CORNERS, at_least, register_generating,
-                        structured_corners, used_points)
+                        structured_corners)
 
 _EDGE_CODE = 100
 _SHAPES = {"vertex": "vertex", "line": "line", "tri": "triangle", "quad": "quad",
@@ -136,7 +136,11 @@ def clip_cells(grid: Any, scalars: Any, value: float, invert: bool = False,
     emitted = [(_vertices if kind == "vertex" else _emit)(
         (kind, invert), corners, cell_ids, kept_point[corners], scalars, value, xp)
         for kind, corners, cell_ids in pieces]
-    return _assemble([e for e in emitted if e is not None], scalars.shape[0], xp)
+    emitted = [e for e in emitted if e is not None]
+    if not emitted and grid.n_cells:
+        # VTK's clip of cells that leaves none gives an empty grid, kept points too.
+        kept_point = xp.zeros_like(kept_point)
+    return _assemble(emitted, kept_point, xp)
 
 
 def _vertices(kind: tuple, corners: Any, cell_ids: Any, kept: Any, scalars: Any, value: float,
@@ -216,12 +220,17 @@ def _emit(kind: tuple, corners: Any, cell_ids: Any, kept: Any, scalars: Any, val
     return (keys, cell_ids[owner], t["type"][row], t["size"][row], terms, centres)
 
 
-def _assemble(emitted: list, n_points: int, xp) -> Clipped:
-    """Join the kinds in input cell order; number the points; give each its weights
-    (a corner or an edge point two terms, a centre point its own)."""
+def _assemble(emitted: list, kept_point: Any, xp) -> Clipped:
+    """Join the kinds in input cell order; number the points (every kept input
+    point first, as VTK keeps those no cell uses too, a grid of no cells
+    included, then the cut points); give each its weights (a corner or an edge
+    point two terms, a centre point its own)."""
     if not emitted:
         none = xp.zeros(0, xp.int64)
-        return Clipped(xp.zeros((0, 1), xp.int64), xp.zeros((0, 1)), none,
+        kept = xp.flatnonzero(kept_point)
+        weights = xp.zeros((kept.shape[0], 2))
+        weights[:, 0] = 1.0
+        return Clipped(xp.stack([kept, kept], axis=1), weights, none,
                        xp.zeros(1, xp.int64), xp.zeros(0, xp.uint8), none)
     source = xp.concatenate([e[1] for e in emitted])
     # One kind's cells already come in ascending input cell order.
@@ -235,7 +244,7 @@ def _assemble(emitted: list, n_points: int, xp) -> Clipped:
     slots = keys.shape[1]
     valid = xp.arange(slots)[None, :] < sizes[:, None]
     flat = (order[:, None] * slots + xp.arange(slots)[None, :])[valid]
-    unique, corners, cut_first, inverse = _numbered(keys.reshape(-1)[flat], n_points, xp)
+    unique, corners, cut_first, inverse = _numbered(keys.reshape(-1)[flat], kept_point, xp)
     width = max([2] + [e[5][1].shape[1] for e in emitted])
     ids = xp.zeros((unique.shape[0], width), xp.int64)
     weights = xp.zeros((unique.shape[0], width))
@@ -257,15 +266,16 @@ def _assemble(emitted: list, n_points: int, xp) -> Clipped:
                    source[order].astype(xp.int64))
 
 
-def _numbered(keys: Any, n_points: int, xp) -> tuple:
-    """The output points of slot ``keys``: their sorted keys, how many are kept corners
-    (they come first), each cut point's first slot, and each slot's point.
+def _numbered(keys: Any, kept_point: Any, xp) -> tuple:
+    """The output points of slot ``keys``: their sorted keys, how many are kept input
+    points (they come first), each cut point's first slot, and each slot's point.
 
-    A kept corner's key is its input id (below ``n_points``), so a mask numbers the
-    corners without a sort; only the edge and centre keys (cut cells' few) are sorted.
+    A kept corner's key is its input id (below the input's point count), and the
+    kept points are numbered by their mask without a sort; only the edge and
+    centre keys (cut cells' few) are sorted.
     """
-    corner = keys < n_points
-    corner_ids, renumber = used_points(keys[corner], n_points)
+    corner = keys < kept_point.shape[0]
+    corner_ids, renumber = xp.flatnonzero(kept_point), xp.cumsum(kept_point) - 1
     others = xp.flatnonzero(~corner)
     cut_keys, cut_first = xp.unique(keys[others], return_index=True)
     inverse = xp.empty(keys.shape[0], dtype=xp.int64)
