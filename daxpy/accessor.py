@@ -18,8 +18,9 @@ Differences from PyVista's filters, refused or documented rather than silently
 different:
 
 - daxpy reads uniform (``ImageData``), rectilinear, structured and unstructured
-  grids and ``PolyData`` (``compute_derivative`` on its vertices, lines,
-  triangles and quads; ``threshold``/``clip`` refuse ``PolyData`` for now); other
+  grids and ``PolyData`` (``compute_derivative``, ``threshold`` and the clips
+  on its vertices, lines, triangles and quads, as VTK's filters see them;
+  polygons of five or more points and strips are refused); other
   datasets are refused with
   :class:`~daxpy.errors.ArgumentError`.
 - ``compute_derivative`` differentiates point and cell arrays (a cell array's
