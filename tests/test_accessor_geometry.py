@@ -21,6 +21,7 @@ MESHES = {
     "structured": examples.load_structured,
     "hexbeam": examples.load_hexbeam,
     "tetbeam": examples.load_tetbeam,
+    "sphere": lambda: pv.Sphere(radius=3.0, theta_resolution=40, phi_resolution=30),
 }
 
 
