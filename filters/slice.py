@@ -17,6 +17,7 @@ import numpy as np
 
 from daxpy.data.arrays import array_module, to_host
 from daxpy.data.verbs import Verb, register_verb
+from daxpy.engine.backend import resolve_backend
 from daxpy.engine.dispatch import execute
 from daxpy.errors import ArgumentError
 
@@ -156,13 +157,20 @@ class Slice(GeometryFilter):
 
 def _signed_distance(dataset: Any, origin: np.ndarray, normal: np.ndarray,
                      backend: str) -> Any:
-    """``(p - origin) . normal`` at every point, float64, computed where the grid's
-    points are (uniform and rectilinear grids from their axes, never materialized)."""
+    """``(p - origin) . normal`` at every point, float64, computed where the cut runs:
+    uniform and rectilinear grids from their axes (three short terms per point on
+    the device, no host pass or upload of a field of the grid's size), other grids
+    where their points are."""
     if dataset.family in ("uniform", "rectilinear"):
-        parts = [(dataset.axis_coordinates(a) - origin[a]) * normal[a] for a in range(3)]
-        distance = (parts[2][:, None, None] + parts[1][None, :, None]
-                    + parts[0][None, None, :]).reshape(-1)
-        return distance
+        xp: Any = np
+        if resolve_backend(backend) == "cuda":
+            import cupy
+
+            xp = cupy
+        parts = [xp.asarray((dataset.axis_coordinates(a) - origin[a]) * normal[a])
+                 for a in range(3)]
+        return (parts[2][:, None, None] + parts[1][None, :, None]
+                + parts[0][None, None, :]).reshape(-1)
     points = dataset.points()
     xp = array_module(points)
     return (points.astype(xp.float64) - xp.asarray(origin)) @ xp.asarray(normal)
