@@ -127,7 +127,11 @@ CELL_GRADIENT = register(Worklet(
            "rectilinear": axis_aligned_cell_gradient,
            "curvilinear": curvilinear_cell_gradient,
            "unstructured": unstructured_cell_gradient},
-    cpu={"unstructured": compiled("gradient_cpu", "unstructured_cell_gradient",
+    cpu={"uniform": compiled("gradient_structured_cpu", "axis_aligned_cell_gradient",
+                             axis_aligned_cell_gradient),
+         "rectilinear": compiled("gradient_structured_cpu", "axis_aligned_cell_gradient",
+                                 axis_aligned_cell_gradient),
+         "unstructured": compiled("gradient_cpu", "unstructured_cell_gradient",
                                   unstructured_cell_gradient)},
     cuda=CUDA["cell_gradient"],
 ))
