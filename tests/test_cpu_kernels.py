@@ -19,7 +19,7 @@ from daxpy.errors import ArgumentError
 from daxpy.worklets._numba import threads
 
 from strategies import (_SOLIDS, _axis, _lattice_hexes, _lattice_points, _solid_cells,
-                        field_arrays, polydata_of_every_kind, rectilinear_grids, uniform_grids,
+                        field_arrays, polydata_of_every_kind, structured_grids,
                         unstructured_grids)
 
 # Where the compiled kernel's arithmetic is the NumPy one in the same order.
@@ -46,6 +46,8 @@ def _grid_for(family, shapes=_SOLIDS):
     rng = np.random.default_rng(5)
     if family == "rectilinear":
         return daxpy.RectilinearGrid(*[_axis(rng, n) for n in (14, 13, 12)])
+    if family == "curvilinear":
+        return daxpy.CurvilinearGrid((14, 13, 12), _lattice_points(rng, (14, 13, 12), 0.1))
     if family not in ("unstructured", "polydata", ANY_FAMILY):
         return daxpy.UniformGrid(dims=(14, 13, 12))
     dims = (12, 11, 10)
@@ -147,7 +149,7 @@ def test_unstructured_kernels_match_numpy(data):
 @settings(max_examples=25, deadline=None)
 @given(st.data())
 def test_structured_kernels_match_numpy_bitwise(data):
-    grid = data.draw(st.one_of(uniform_grids(max_side=7), rectilinear_grids(max_side=7)))
+    grid = data.draw(structured_grids(max_side=7))
     cases = [(w, f) for w, f in compiled_cases() if f == grid.family]
     assert cases, f"no compiled kernel for {grid.family}"
     worklet, family = data.draw(st.sampled_from(cases), label="worklet")

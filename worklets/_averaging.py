@@ -282,10 +282,10 @@ def register_average(name: str, input_association: str, structured: Callable,
     """Declare and register the average of a field over ``input_association``
     ("points" or "cells") onto the other association: ``structured`` on the
     structured families, ``unstructured`` on unstructured grids and PolyData,
-    and there on the CPU backend its compiled twin, of the same name in
-    ``<name>_cpu`` (the same bits). The NumPy ``unstructured`` stays as the
-    twin's reference, for other dtypes and without Numba; ``structured``'s slab
-    passes already run threaded near memory bandwidth.
+    and on the CPU backend their compiled twins, of the same names, in
+    ``averaging_structured_cpu`` and ``<name>_cpu`` (the same bits, no
+    temporaries). The NumPy implementations stay as the twins' references, for
+    other dtypes and without Numba.
 
     Both are called as ``impl(grid, values, out=None)``:
 
@@ -314,8 +314,11 @@ def register_average(name: str, input_association: str, structured: Callable,
         # (daxpy.data.polydata.cell_shape): the same kernels average them.
         numpy={**dict.fromkeys(("uniform", "rectilinear", "curvilinear"), structured),
                **dict.fromkeys(unstructured_families, unstructured)},
-        cpu=dict.fromkeys(unstructured_families,
-                          compiled(f"{name}_cpu", unstructured.__name__, unstructured)),
+        cpu={**dict.fromkeys(("uniform", "rectilinear", "curvilinear"),
+                             compiled("averaging_structured_cpu", structured.__name__,
+                                      structured)),
+             **dict.fromkeys(unstructured_families,
+                             compiled(f"{name}_cpu", unstructured.__name__, unstructured))},
         cuda=CUDA[name],
         doc=doc,
     ))
