@@ -28,11 +28,13 @@ from .point_to_cell import corner_rows
 @kernel()
 def _average_cells(values, corners, cell_ids, out, lo, hi):
     k, bad = corners.shape[1], 0
+    # A grid of one shape numbers its cells 0, 1, ...: no cell id stream to read.
+    dense = cell_ids.shape[0] == out.shape[0]
     for i in range(lo, hi):
         if not valid_ids(corners, i, values.shape[0]):
             bad += 1
             continue
-        row = cell_ids[i]
+        row = i if dense else cell_ids[i]
         for comp in range(values.shape[1]):
             total = np.float64(values[corners[i, 0], comp])
             for j in range(1, k):
