@@ -22,8 +22,10 @@ class GeometryFilter(Filter):
     """Base class of the filters whose output is a new dataset.
 
     Subclasses implement :meth:`make`, which runs their topology-generating
-    worklet on the dataset as it is and returns the new dataset (its arrays on
-    the host). Their declarations say which fields they read (:meth:`reads`); they
+    worklet on the dataset as it is and returns the new dataset, its arrays
+    placed by :func:`daxpy.stream.transfer.placed` (on the host, or left on the
+    device where the run asks for that and ``device_results`` says the filter
+    can). Their declarations say which fields they read (:meth:`reads`); they
     write no field into their input, so :meth:`outputs` is empty.
 
     Examples
@@ -35,6 +37,10 @@ class GeometryFilter(Filter):
     writes_result = False
     makes_dataset = True
     """The engine runs this filter last and returns what :meth:`apply` makes."""
+
+    device_results = False
+    """Whether the new dataset can stay on the device (``to="device"``): a filter
+    that assembles it on the host says False."""
 
     makes_family = ""
     """The grid family of the dataset made (``"polydata"``, ``"unstructured"``), which
@@ -72,14 +78,17 @@ class GeometryFilter(Filter):
         return self.make(dataset)
 
     def execute(self, data: Any, *, to: str | None = None, profile: bool = False) -> Any:
-        """Run the filter; return the new dataset (arrays on the host).
+        """Run the filter; return the new dataset.
 
         Parameters
         ----------
         data : DataSet, vtkDataSet or pyvista.DataSet
             The input, converted without copying its arrays.
-        to : {"host"}, optional
-            Where the new dataset's arrays live: on the host.
+        to : {"host", "device"}, optional
+            Where the new dataset's arrays live. By default where the input
+            lived, for the filters that can leave it on the device
+            (``device_results``: threshold and clip on the GPU); the others
+            return it on the host.
         profile : bool
             Also return the run's :class:`daxpy.engine.run.Profile`.
 
@@ -88,15 +97,19 @@ class GeometryFilter(Filter):
         >>> GeometryFilter.execute.__doc__.split(";")[0]
         'Run the filter'
         """
-        if to not in (None, "host"):
-            raise ArgumentError(f"{type(self).__name__} returns its dataset on the host; "
-                                f"to={to!r} is not supported")
         from daxpy.engine.stage import Stage
         from daxpy.stream.streaming import run_stages
 
+        from ._base import where_results_go
+
         dataset = as_dataset(data)
+        if to is None:
+            to = where_results_go(dataset, self.reads(), self.backend) \
+                if self.device_results else "host"
+        elif to not in ("host", "device"):
+            raise ArgumentError(f"to must be 'host' or 'device', got {to!r}")
         stage = Stage(1, self.verb or type(self).__name__, self, tuple(self.reads()), "")
-        made, report = run_stages(dataset, [stage], [], self.backend, "host")
+        made, report = run_stages(dataset, [stage], [], self.backend, to)
         return (made, report) if profile else made
 
     __call__ = execute
@@ -199,9 +212,9 @@ def taken(values: Any, ids: Any) -> Any:
     [7, 5]
     """
     from daxpy.data.arrays import array_module
-    from daxpy.stream.transfer import download
+    from daxpy.stream.transfer import placed
 
-    return download(array_module(ids).asarray(values)[ids])
+    return placed(array_module(ids).asarray(values)[ids])
 
 
 def whole_cells(dataset: Any, made: Any, name: str, original_ids: bool = False) -> Any:
@@ -222,15 +235,15 @@ def whole_cells(dataset: Any, made: Any, name: str, original_ids: bool = False) 
     [[1.0, 0.0, 0.0], [2.0, 0.0, 0.0]]
     """
     from daxpy.data.unstructured import UnstructuredGrid
-    from daxpy.stream.transfer import download
+    from daxpy.stream.transfer import placed
 
     cells, used = made.cell_ids, made.point_ids
     point_data = {n: taken(v, used) for n, v in dataset.point_data.items()}
     cell_data = {n: taken(v, cells) for n, v in dataset.cell_data.items()}
     if original_ids:
-        point_data["vtkOriginalPointIds"] = download(used)
-        cell_data["vtkOriginalCellIds"] = download(cells)
+        point_data["vtkOriginalPointIds"] = placed(used)
+        cell_data["vtkOriginalCellIds"] = placed(cells)
     return UnstructuredGrid.from_checked(
-        download(point_coordinates(dataset, used)), download(made.connectivity),
-        download(made.offsets), download(made.cell_types), point_data=point_data,
+        placed(point_coordinates(dataset, used)), placed(made.connectivity),
+        placed(made.offsets), placed(made.cell_types), point_data=point_data,
         cell_data=cell_data, name=name)

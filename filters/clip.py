@@ -16,13 +16,13 @@ from typing import Any, Sequence, cast
 
 import numpy as np
 
-from daxpy.data.arrays import array_module, to_host
+from daxpy.data.arrays import array_module
 from daxpy.data.dataset import DataSet
 from daxpy.data.unstructured import UnstructuredGrid
 from daxpy.data.verbs import Verb, register_verb
 from daxpy.engine.backend import resolve_backend
 from daxpy.engine.dispatch import execute
-from daxpy.stream.transfer import download
+from daxpy.stream.transfer import placed
 from daxpy.errors import ArgumentError, FieldError
 
 from daxpy.worklets._marching import at_least
@@ -96,6 +96,7 @@ class Clip(GeometryFilter):
     """
 
     verb = "clip"
+    device_results = True
     makes_family = "unstructured"
 
     def __init__(self, field: str | None = None, value: float = 0.0, *,
@@ -216,25 +217,25 @@ def _clipped(dataset: Any, made: Any) -> UnstructuredGrid:
     ids, weights = made.ids, made.weights
     points = weighted_sum(lambda i: point_coordinates(dataset, i), ids, weights)
     dtype = np.float32 if dataset.family in ("uniform", "rectilinear") \
-        else to_host(dataset.points()).dtype
+        else dataset.points().dtype
     point_data = {n: _weighted(v, ids, weights) for n, v in dataset.point_data.items()}
     cell_data = {n: taken(v, made.source) for n, v in dataset.cell_data.items()}
     # The clip's own cells: ids in range, known types, no repeated point.
-    return UnstructuredGrid.from_checked(download(points.astype(dtype)),
-                                         download(made.connectivity), download(made.offsets),
-                                         download(made.cell_types), point_data=point_data,
+    return UnstructuredGrid.from_checked(placed(points.astype(dtype)),
+                                         placed(made.connectivity), placed(made.offsets),
+                                         placed(made.cell_types), point_data=point_data,
                                          cell_data=cell_data, name=f"clip of {dataset.name}")
 
 
 def _weighted(values: Any, ids: Any, weights: Any) -> np.ndarray:
-    """A point field at the output points, on the host: weights over input points
-    (dtype kept; integers rounded, as VTK's interpolation)."""
+    """A point field at the output points, where the new dataset goes: weights over
+    input points (dtype kept; integers rounded, as VTK's interpolation)."""
     xp = array_module(ids)
     values = xp.asarray(values)
     mixed = weighted_sum(lambda i: values[i], ids, weights)
     if np.issubdtype(values.dtype, np.floating):
-        return download(mixed.astype(values.dtype))
-    return download(xp.rint(mixed).astype(values.dtype))
+        return placed(mixed.astype(values.dtype))
+    return placed(xp.rint(mixed).astype(values.dtype))
 
 
 def clip(node: Any, value: float = 0.0, result: str | None = None, **options: Any) -> Any:

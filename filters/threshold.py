@@ -96,6 +96,7 @@ class Threshold(GeometryFilter):
     """
 
     verb = "threshold"
+    device_results = True
     makes_family = "unstructured"
 
     def __init__(self, field: str, lower: float | None = None, upper: float | None = None, *,

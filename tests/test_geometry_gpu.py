@@ -134,3 +134,42 @@ def test_cuda_axis_slice_is_the_cpus_grid():
     axis = Slice("z", (4, 3, 3), backend="cuda")(grid)
     np.testing.assert_array_equal(_host(axis.point_data["t"]),
                                   Slice("z", (4, 3, 3), backend="cpu")(grid).point_data["t"])
+
+
+@pytest.mark.parametrize("make", [
+    lambda: Threshold("s", 0.0, 0.5, original_ids=True),
+    lambda: Clip("s", 0.1),
+    lambda: Clip(plane=((1.0, 1.0, 1.0), (1.0, -0.5, 0.25)), crinkle=True),
+], ids=["threshold", "clip", "crinkle-clip"])
+def test_device_input_gives_a_device_grid_equal_to_the_cpus(make):
+    import cupy
+    grid = daxpy.UniformGrid(dims=(16, 14, 12), spacing=(0.2, 0.2, 0.2))
+    p = grid.points()
+    field = np.sin(p[:, 0] * 2) * np.cos(p[:, 1]) + p[:, 2] / 3
+    host = grid.with_fields(point_data={"s": field}, cell_data={"c": np.arange(grid.n_cells)})
+    device = grid.with_fields(point_data={"s": cupy.asarray(field)},
+                              cell_data={"c": cupy.asarray(np.arange(grid.n_cells))})
+    cpu = _on(make(), "cpu")(host)
+    gpu = _on(make(), "cuda")(device)
+    assert cpu.n_cells > 50
+    for array in (gpu.points(), gpu.connectivity, gpu.offsets, gpu.cell_types,
+                  *gpu.point_data.values(), *gpu.cell_data.values()):
+        assert isinstance(array, cupy.ndarray)
+    _same_cells(cpu, gpu)
+    np.testing.assert_array_equal(cpu.cell_data["c"], _host(gpu.cell_data["c"]))
+    # Host input, asked for the device: the same grid there.
+    asked = _on(make(), "cuda").execute(host, to="device")
+    assert isinstance(asked.connectivity, cupy.ndarray)
+    _same_cells(cpu, asked)
+
+
+def _on(flt, backend):
+    flt.backend = backend
+    return flt
+
+
+def test_surfaces_assembled_on_the_host_refuse_to_device():
+    from daxpy.errors import ArgumentError
+    grid = daxpy.UniformGrid(dims=(6, 6, 6), point_data={"s": np.arange(216.0)})
+    with pytest.raises(ArgumentError, match="to='device'"):
+        Contour("s", values=[50.0], backend="cuda").execute(grid, to="device")

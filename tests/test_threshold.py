@@ -9,6 +9,7 @@ from daxpy.errors import ArgumentError, FieldError
 from daxpy.filters import Threshold
 
 from strategies import seeds, simple_surfaces, structured_grids, unstructured_grids
+from surface_measure import surface_measure
 
 vtk = pytest.importorskip("vtk")
 from vtk.util.numpy_support import vtk_to_numpy  # noqa: E402
@@ -108,7 +109,8 @@ def test_polydata_thresholds_match_vtk_threshold(surface, seed, association, met
     assert isinstance(ours, daxpy.UnstructuredGrid)
     assert ours.n_cells == theirs.GetNumberOfCells()
     assert ours.n_points == theirs.GetNumberOfPoints()
-    np.testing.assert_allclose(_measure(ours), _measure(theirs), rtol=1e-5, atol=1e-12)
+    np.testing.assert_allclose(surface_measure(ours), surface_measure(theirs), rtol=1e-5,
+                               atol=1e-12)
     kept = "s" if association == "cells" else "c"
     np.testing.assert_array_equal(np.sort(ours.cell_data[kept]),
                                   np.sort(vtk_to_numpy(theirs.GetCellData().GetArray(kept)))
@@ -155,3 +157,11 @@ def test_nan_is_in_no_range():
     grid = daxpy.UniformGrid(dims=(3, 3), point_data={"t": values})
     assert Threshold("t", -1, 100, backend="cpu")(grid).n_cells == 0
     assert Threshold("t", -1, 100, invert=True, backend="cpu")(grid).n_cells == 4
+
+
+def test_to_device_needs_the_cuda_backend():
+    grid = daxpy.UniformGrid(dims=(3, 3), point_data={"s": np.arange(9.0)})
+    with pytest.raises(ArgumentError, match="CUDA"):
+        Threshold("s", 1.0, 5.0, backend="cpu").execute(grid, to="device")
+    with pytest.raises(ArgumentError, match="to must be"):
+        Threshold("s", 1.0, 5.0, backend="cpu").execute(grid, to="gpu")

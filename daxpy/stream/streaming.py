@@ -61,7 +61,7 @@ from ..engine.run import Profile, StageRecord, configured, run_in_core
 from .loop import stream_chunks
 from .movers import make_mover
 from .program import NotStreamable, plan_within, position_dependent, program_of
-from .transfer import STAGING_POLICIES, STORAGE_KINDS, storage_dtype
+from .transfer import STAGING_POLICIES, STORAGE_KINDS, results_on_device, storage_dtype
 
 
 def _env_bytes() -> int | None:
@@ -361,7 +361,7 @@ def run_stages(dataset, stages, wanted, backend: str, to: str,
     """
     backend = backend_for(dataset, backend)
     if stages and getattr(stages[-1].filter, "makes_dataset", False):
-        return _run_to_new_dataset(dataset, stages, backend, fuse, concurrent)
+        return _run_to_new_dataset(dataset, stages, backend, to, fuse, concurrent)
     if to == "host" and resolve_backend(backend) == "cuda":
         # Host inputs to host outputs: chunked, overlapped copies.
         streamed = stream_or_none(dataset, stages, list(wanted), fuse)
@@ -370,23 +370,31 @@ def run_stages(dataset, stages, wanted, backend: str, to: str,
     return run_in_core(dataset, stages, wanted, backend, to, fuse, concurrent)
 
 
-def _run_to_new_dataset(dataset, stages, backend: str, fuse: bool, concurrent: bool):
+def _run_to_new_dataset(dataset, stages, backend: str, to: str, fuse: bool,
+                        concurrent: bool):
     """Run a pipeline whose last stage makes a new dataset (a geometry filter).
 
     The stages before it run on the whole grid and leave what the last stage
     reads where they ran (on the device for CUDA: a field computed for a contour
     never comes to the host); the last stage then makes the new dataset, whose
-    arrays it returns on the host.
+    arrays it leaves on the device for ``to="device"`` (a filter whose
+    ``device_results`` allows it), else returns on the host.
     """
     *fields, last = stages
+    if to == "device" and not getattr(last.filter, "device_results", False):
+        raise ArgumentError(f"{last.verb} assembles its dataset on the host: to='device' "
+                            "is not supported for it")
     produced = {name for stage in fields for name in (stage.output,) + stage.filter.outputs()}
     wanted = [name for name in last.inputs if name in produced]
     on_gpu = resolve_backend(backend) == "cuda"
+    if to == "device" and not on_gpu:
+        raise ArgumentError("to='device' needs the CUDA backend")
     working, profile = run_in_core(dataset, fields, wanted, backend,
                                    "device" if on_gpu else "host", fuse, concurrent)
     working = dataset.with_fields(working.point_data, working.cell_data)
     start = time.perf_counter()
-    made = configured(last, backend).apply(working)
+    with results_on_device(to == "device"):
+        made = configured(last, backend).apply(working)
     elapsed = (time.perf_counter() - start) * 1e3
     # A filter may make several datasets (a clip's two halves).
     written = sum(int(values.nbytes) for one in (made if isinstance(made, tuple) else (made,))
