@@ -63,8 +63,9 @@ def _slab_run(grid, pipe, wanted, values, association, parts):
     shape = grid.point_shape() if association == "points" else grid.cell_shape()
     shaped = values.reshape(shape + values.shape[1:])
     workers = [SlabWorker(grid.with_fields(), p, program, specs, "host", moves) for p in pieces]
-    for piece, worker in zip(pieces, workers):
-        worker.fill("f", lambda box: shaped[tuple(slice(*b) for b in box)])
+    for worker in workers:
+        worker.fill("f", lambda box, out: out.__setitem__(
+            ..., shaped[tuple(slice(*b) for b in box)]))
     for _ in range(2):
         inbox = [[] for _ in workers]
         for worker in workers:
@@ -105,13 +106,13 @@ _CHILD = textwrap.dedent("""
     out = pipe.field("v").magnitude().gradient().map("sin(x)").map("x*x").map("cos(x)")
     expected = pipe.run(backend=backend).point_data[out.name]
 
-    def make(box):
+    def make(box, out):
         (z0, z1), (y0, y1), (x0, x1) = box
         part = v.reshape(grid.point_shape() + (3,))[z0:z1, y0:y1, x0:x1]
         if inputs == "device":
             import cupy
-            return cupy.asarray(part)
-        return part
+            part = cupy.asarray(part)
+        out[...] = part
 
     def planes(results, piece, name):
         return piece.index, results[name].shape

@@ -169,8 +169,8 @@ class ResidentPipeline:
             call.result()
 
     def fill(self, name: str, make: Callable) -> None:
-        """Have each slab make its owned part of input ``name`` where it lives:
-        ``make(box)`` with ``box`` the owned box in C order (see
+        """Have each slab write its owned part of input ``name`` where it lives,
+        through ``make(box, out)`` (see
         :meth:`SlabWorker.fill <daxpy.distributed.slab_worker.SlabWorker.fill>`)."""
         self._each("fill", name, make)
 

@@ -30,7 +30,9 @@ Examples
 >>> run = StagesRunner(pipe.stages, {g.name: "points"}, "cpu", "host")
 >>> piece = slab_pieces(grid.dims, 1, 1)[0]
 >>> worker = SlabWorker(grid, piece, run, {"p": ("points", "float64", ())}, "host", [])
->>> worker.fill("p", lambda box: np.arange(12.0).reshape(4, 1, 3))
+>>> def make(box, out):
+...     out[...] = np.arange(12.0).reshape(4, 1, 3)
+>>> worker.fill("p", make)
 >>> _ = worker.run()
 >>> worker.owned()[g.name][:, 0, 0, 2].tolist()
 [3.0, 3.0, 3.0, 3.0]
@@ -129,10 +131,11 @@ class SlabWorker:
         self._settle()
 
     def fill(self, name: str, make: Callable) -> None:
-        """Write ``make(box)`` into input ``name``: ``box`` is the owned box in
-        C order, ``((z0, z1), (y0, y1), (x0, x1))``; the array may be on either side."""
+        """Have ``make(box, out)`` write input ``name`` here, in place: ``box`` is
+        the owned box in C order, ``((z0, z1), (y0, y1), (x0, x1))``, and ``out``
+        the buffer's owned part (a NumPy or CuPy array, C-contiguous)."""
         association = self.buffers[name][0]
-        self._put(self._owned_view(name), make(self.piece.owned_box(association)[::-1]))
+        make(self.piece.owned_box(association)[::-1], self._owned_view(name))
         self._settle()
 
     # -- ghost planes --------------------------------------------------------------
