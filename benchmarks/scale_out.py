@@ -44,14 +44,14 @@ import os
 import statistics
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
 import daxpy
 from daxpy.dask import ResidentPipeline
 
-from .common import SuiteParser, add_output_options, make_row, output_dir, write_results
+from .common import (SuiteParser, add_output_options, make_row, output_dir,
+                     workers_import_benchmarks, write_results)
 from .printout import format_table
 
 CASES = {
@@ -365,10 +365,7 @@ def main(argv=None) -> int:
     args.gpus = sorted(set(args.gpus))
     args.points = {"device": args.device_points, "host": args.host_points}
     on_gpu = not args.cpu
-    # The workers unpickle this module's functions by name: let them import it.
-    # Spawned workers start from this sys.path; the checkout goes last, so the
-    # installed daxpy (worklets and filters mapped into it) stays the one imported.
-    sys.path.append(str(Path(__file__).resolve().parents[1]))
+    workers_import_benchmarks()
     began = time.perf_counter()
     cluster, client, workers, kind = start_cluster(max(args.gpus), on_gpu)
     print(f"cluster of {len(workers)} workers up in {time.perf_counter() - began:.1f} s",

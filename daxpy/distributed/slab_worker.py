@@ -217,8 +217,9 @@ class SlabWorker:
         ----------
         ghosts : list, optional
             Client-side ghosts: the ``(move, field, planes)`` of the
-            neighbours' :meth:`edges` whose target is this slab. Without them, device-to-device copies from
-            :meth:`connect` (if any) fill the ghost planes.
+            neighbours' :meth:`edges` whose target is this slab. Without
+            them, the device-to-device copies of :meth:`connect` (if any)
+            fill the ghost planes.
 
         Returns
         -------
