@@ -208,6 +208,7 @@ class ResidentPipeline:
 
     def close(self) -> None:
         """Close the neighbours' buffers, free every slab and release the actors."""
+        self._each("disconnect")  # every importer closes before any owner frees
         self._each("close")
         self.actors, self._futures = [], []
 
