@@ -29,7 +29,7 @@ was cut, so equal digests mean bitwise-equal results.
 Rows add ``gpus``, ``scaling`` (``strong``/``weak``), ``speedup`` (t on 1 GPU
 over t on ``g``), ``efficiency`` (speedup / g for strong scaling, the speedup
 itself for weak), ``residence`` (the workload), ``ghosts`` (``peer``: device
-to device; ``client``: through the client), ``worker_ms`` (the slowest slab's
+to device; ``client``: through the client; ``none`` on one GPU), ``worker_ms`` (the slowest slab's
 own time) and ``ratio_to_single`` (time over the single-domain time).
 ``--cpu`` runs the same code on a CPU LocalCluster with small grids.
 

@@ -88,8 +88,9 @@ class ResidentPipeline:
     outputs : list of Node or str, optional
         By default the outputs no other stage reads.
     ghosts : {"auto", "peer", "client"}
-        See :data:`GHOSTS`; :attr:`ghosts` says what was chosen, and
-        :attr:`peer_error` why ``"auto"`` fell back to the client.
+        See :data:`GHOSTS`; :attr:`ghosts` says what was chosen (``"none"``
+        where no slab has a neighbour to read), and :attr:`peer_error` why
+        ``"auto"`` fell back to the client.
 
     Examples
     --------
@@ -132,7 +133,7 @@ class ResidentPipeline:
         self.actors = [future.result() for future in futures]
         self._futures = futures
         self.peer_error: str | None = None
-        self.ghosts = "client"
+        self.ghosts = "client" if moves else "none"
         if ghosts != "client" and inputs == "device" and moves:
             self._connect(ghosts == "peer")
 
@@ -182,7 +183,7 @@ class ResidentPipeline:
         list of float
             Milliseconds each slab's run took on its worker.
         """
-        if self.ghosts == "peer" or self.depth == 0 or len(self.actors) < 2:
+        if self.ghosts != "client":
             return self._each("run")
         inbox: list[list] = [[] for _ in self.actors]
         for edges in self._each("edges"):
