@@ -180,7 +180,8 @@ def single_domain(case: str, n_points: int, residence: str, on_gpu: bool):
     return found, elapsed
 
 
-def measure(workers, case: str, residence: str, n_points: int, on_gpu: bool, repeat: int):
+def measure(workers, case: str, residence: str, n_points: int, on_gpu: bool, repeat: int,
+            ghosts: str = "auto"):
     """Time one configuration on ``workers`` (one slab each); return
     (median ms, median slowest-slab ms, digest, ghosts, why not peer)."""
     components, chain, _ = CASES[case]
@@ -193,7 +194,7 @@ def measure(workers, case: str, residence: str, n_points: int, on_gpu: bool, rep
     out = chain(pipe.field("v"))
     place = "device" if on_gpu and residence == "device" else "host"
     with ResidentPipeline(pipe, workers=workers, backend=_backend(on_gpu), inputs=place,
-                          to=place) as slabs:
+                          to=place, ghosts=ghosts if place == "device" else "auto") as slabs:
         slabs.fill("v", functools.partial(make_block, components=components, on_gpu=on_gpu))
         times, slowest = [], []
         for attempt in range(repeat + 1):
@@ -319,7 +320,7 @@ def run_workload(client, workers, residence, args, on_gpu, began) -> list[dict]:
                 print(f"{residence} {case} {n_points} points on {gpus} GPU(s)", flush=True)
                 try:
                     measured[(gpus, n_points)] = measure(workers[:gpus], case, residence,
-                                                         n_points, on_gpu, repeat)
+                                                         n_points, on_gpu, repeat, args.ghosts)
                 except Exception as err:
                     print(f"failed: {type(err).__name__}: {str(err)[:300]}", flush=True)
                 client.run(_free_pool)
@@ -357,6 +358,9 @@ def main(argv=None) -> int:
                         help="points of the host workload's strong runs (2**32 on GPUs)")
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--host-repeat", type=int, default=3)
+    parser.add_argument("--ghosts", default="auto", choices=["auto", "peer", "client"],
+                        help="how the device workload's ghost planes travel (see "
+                             "daxpy.dask.ResidentPipeline)")
     parser.add_argument("--budget-s", type=float, default=1e9,
                         help="stop starting new configurations after this many seconds")
     parser.add_argument("--cpu", action="store_true", help="CPU LocalCluster, NumPy slabs")
