@@ -24,6 +24,7 @@ import json
 import os
 import platform
 import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -358,3 +359,21 @@ def rng(seed: int = 0) -> np.random.Generator:
     True
     """
     return np.random.default_rng(seed)
+
+
+def workers_import_benchmarks() -> None:
+    """Let Dask workers started from here import this checkout's ``benchmarks``.
+
+    Workers unpickle a suite's functions by name, and spawned workers start
+    from this process's ``sys.path``. The checkout goes last, so the installed
+    daxpy (worklets and filters mapped into it) stays the one they import.
+
+    Examples
+    --------
+    >>> workers_import_benchmarks()
+    >>> str(Path(__file__).resolve().parents[1]) in sys.path
+    True
+    """
+    root = str(Path(__file__).resolve().parents[1])
+    if root not in sys.path:
+        sys.path.append(root)

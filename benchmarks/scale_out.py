@@ -1,46 +1,57 @@
-"""Scale-out benchmark: daxpy pipelines on 1, 2 and 4 GPUs through daxpy.dask.
+"""Scale-out benchmark: resident slabs on 1, 2 and 4 GPUs (daxpy.dask.ResidentPipeline).
 
-Strong scaling (one grid, more GPUs) and weak scaling (a fixed share of points
-per GPU) of the point gradient and of FY11 pipeline 2 (magnitude -> gradient ->
-sin -> square -> cos of a 3-component field) on uniform grids of 1 to 4
-billion points, device-resident: every input slab is made on the GPU that
-keeps it, and every result stays there (``to="device"``, persisted). One
-dask-cuda cluster (one worker per GPU) serves every run; a run on ``g`` GPUs
-keeps its slabs and tasks on ``g`` workers, in contiguous groups. A time is
-the wall clock from building the task graph to the last block's result on its
-GPU, the median of ``--repeat`` runs after one warm-up.
+Two workloads, each with strong scaling (one grid, more GPUs) and weak scaling
+(a fixed share of points per GPU, ``strong points / most GPUs``):
 
-Each result is checked against a single-domain run of the same pipeline on
-one GPU (plain ``daxpy.pipeline(...).run``, no Dask) before its row is
-written, through two exact integer digests of the result's bits (their sum,
-and their per-z-plane sums weighted by the plane index); integer sums do not
-depend on how the grid was cut, so equal digests mean bitwise-equal results.
+- ``device``: device-resident, 2^31 points, the point gradient and FY11
+  pipeline 2 (magnitude -> gradient -> sin -> square -> cos of a 3-component
+  field). Each worker makes its slab of the input in its GPU buffer, and the
+  results stay on its GPU.
+- ``host``: host-resident, 2^32 float32 points, the point gradient, host to
+  host. Each worker keeps its slab in its own host memory and streams it
+  through its GPU over its own bus (daxpy's chunked host->host engine); the
+  results land in its host memory.
+
+One cluster serves every run: a nanny per GPU, each seeing every GPU with its
+own first (``CUDA_VISIBLE_DEVICES`` rotated, as dask-cuda does), so workers can
+open each other's memory for the ghost planes. A run on ``g`` GPUs keeps one
+slab on each of the first ``g`` workers. A time is the wall clock of one
+``ResidentPipeline.run()`` on the client, ghost planes included, until every
+slab's results are in place: the median of ``--repeat`` runs after a warm-up.
+
+Each configuration is checked against a single-domain run of the same
+pipeline on one GPU (plain ``daxpy.pipeline(...).run``, no Dask, inputs and
+outputs where the workload keeps them) before its row is written, through two
+exact integer digests of the result's bits (their sum, and their per-z-plane
+sums weighted by the plane index); integer sums do not depend on how the grid
+was cut, so equal digests mean bitwise-equal results.
 
 Rows add ``gpus``, ``scaling`` (``strong``/``weak``), ``speedup`` (t on 1 GPU
-over t on ``g``) and ``efficiency`` (speedup / g for strong scaling, the
-speedup itself for weak scaling). ``--cpu`` runs the same code on a CPU
-LocalCluster with NumPy chunks and small grids, to check the script anywhere.
+over t on ``g``), ``efficiency`` (speedup / g for strong scaling, the speedup
+itself for weak), ``residence`` (the workload), ``ghosts`` (``peer``: device
+to device; ``client``: through the client; ``none`` on one GPU), ``worker_ms`` (the slowest slab's
+own time) and ``ratio_to_single`` (time over the single-domain time).
+``--cpu`` runs the same code on a CPU LocalCluster with small grids.
 
-Usage: ``daxpy bench scale-out [--gpus 1 2 4] [--strong-points 2**31]
-[--weak-points 2**30] [--cpu]``; writes ``results/scale_out-<slug>.json``.
+Usage: ``daxpy bench scale-out [--gpus 1 2] [--workloads device host] [--cpu]``;
+writes ``results/scale_out-<slug>.json``.
 """
 
 from __future__ import annotations
 
+import functools
+import os
 import statistics
 import sys
 import time
-import uuid
 
-import dask.array as da
 import numpy as np
 
 import daxpy
-import daxpy.dask as daxpy_dask
-from daxpy.data.partition import plan_chunks
-from daxpy.engine.probe import probe
+from daxpy.dask import ResidentPipeline
 
-from .common import SuiteParser, add_output_options, make_row, output_dir, write_results
+from .common import (SuiteParser, add_output_options, make_row, output_dir,
+                     workers_import_benchmarks, write_results)
 from .printout import format_table
 
 CASES = {
@@ -49,7 +60,15 @@ CASES = {
     "fy11_pipeline2": (3, lambda node: node.magnitude().gradient().map("sin(x)")
                        .map("x*x").map("cos(x)"), 12 + 12),
 }
+WORKLOADS = {
+    # residence: (cases, points for strong scaling on GPUs, on --cpu)
+    "device": (("point_gradient", "fy11_pipeline2"), 2 ** 31, 2 ** 21),
+    "host": (("point_gradient",), 2 ** 32, 2 ** 22),
+}
 SPACING = (0.01, 0.02, 0.015)
+BATCH = 1 << 26
+"""Points made or digested at once (their float64 temporaries stay small)."""
+GOALS = {"ratio_to_single": 1.2, "strong": {2: 1.8, 4: 3.4}, "weak": 0.9}
 
 
 def dims_for(n_points: int) -> tuple[int, int, int]:
@@ -59,83 +78,56 @@ def dims_for(n_points: int) -> tuple[int, int, int]:
     return (side, side, n_points // (side * side))
 
 
-def make_block(shape, first, components: int, dtype: str, on_gpu: bool):
-    """A slab of the input: a smooth function of the global index, the same for
-    any cut of the grid (float64 arithmetic per element, then cast)."""
-    xp = __import__("cupy") if on_gpu else np
-    k0, j0, i0 = first
-    z = (xp.arange(k0, k0 + shape[0]) * SPACING[2])[:, None, None]
-    y = (xp.arange(j0, j0 + shape[1]) * SPACING[1])[None, :, None]
-    x = (xp.arange(i0, i0 + shape[2]) * SPACING[0])[None, None, :]
-    out = xp.empty(tuple(shape) + ((components,) if components > 1 else ()), dtype=dtype)
-    for c in range(components):
-        value = xp.sin(x * (c + 1)) + xp.cos(y * (c + 2)) * xp.sin(z * (c + 3))
-        if components > 1:
-            out[..., c] = value
+def _xp(on_gpu: bool):
+    return __import__("cupy") if on_gpu else np
+
+
+def make_block(box, out, components: int, on_gpu: bool) -> None:
+    """Write the input over ``box`` (C order) into ``out``: a smooth function of
+    the global index, the same for any cut of the grid (float64 arithmetic per
+    element, then cast). Made on the GPU when there is one, ``BATCH`` points at
+    a time, and copied to ``out`` wherever it lives."""
+    xp = _xp(on_gpu)
+    (k0, k1), (j0, j1), (i0, i1) = box
+    y = (xp.arange(j0, j1) * SPACING[1])[None, :, None]
+    x = (xp.arange(i0, i1) * SPACING[0])[None, None, :]
+    step = max(1, BATCH // ((j1 - j0) * (i1 - i0)))
+    for k in range(k0, k1, step):
+        stop = min(k + step, k1)
+        z = (xp.arange(k, stop) * SPACING[2])[:, None, None]
+        block = xp.empty(out[k - k0:stop - k0].shape, dtype=out.dtype)
+        for c in range(components):
+            value = xp.sin(x * (c + 1)) + xp.cos(y * (c + 2)) * xp.sin(z * (c + 3))
+            if components > 1:
+                block[..., c] = value
+            else:
+                block[...] = value
+        if on_gpu and isinstance(out, np.ndarray):
+            block.get(out=out[k - k0:stop - k0])
         else:
-            out[...] = value
-    return out
+            out[k - k0:stop - k0] = block
 
 
-def digest(block, first_plane: int) -> np.ndarray:
-    """Two uint64 digests of a C-order block's bits: their sum, and the sum of
-    each z-plane's bits times ``(plane index % 65521) + 1`` (wrapping)."""
-    xp = np if isinstance(block, np.ndarray) else __import__("cupy")
-    bits = block.view(xp.uint32 if block.dtype.itemsize == 4 else xp.uint64)
-    per_plane = bits.reshape(block.shape[0], -1).sum(axis=1, dtype=xp.uint64)
-    weights = xp.arange(first_plane, first_plane + block.shape[0], dtype=xp.uint64) % 65521 + 1
-    return np.array([int(per_plane.sum(dtype=xp.uint64)),
-                     int((per_plane * weights).sum(dtype=xp.uint64))], dtype=np.uint64)
+def digest(block, first_plane: int, on_gpu: bool) -> tuple[int, int]:
+    """Two digests (mod 2**64) of a C-order block's bits: their sum, and the sum
+    of each z-plane's bits times ``(plane index % 65521) + 1``. Host blocks go
+    through the GPU (when there is one) ``BATCH`` points at a time."""
+    xp = _xp(on_gpu)
+    kind = xp.uint32 if block.dtype.itemsize == 4 else xp.uint64
+    step = max(1, BATCH // max(block[:1].size, 1))
+    total, weighted = 0, 0
+    for k in range(0, block.shape[0], step):
+        part = xp.asarray(block[k:k + step])
+        per_plane = part.view(kind).reshape(part.shape[0], -1).sum(axis=1, dtype=xp.uint64)
+        weights = xp.arange(first_plane + k, first_plane + k + part.shape[0],
+                            dtype=xp.uint64) % 65521 + 1
+        total += int(per_plane.sum(dtype=xp.uint64))
+        weighted += int((per_plane * weights).sum(dtype=xp.uint64))
+    return total % 2 ** 64, weighted % 2 ** 64
 
 
-def _block_digest(block, block_info=None):
-    first_plane = block_info[0]["array-location"][0][0]
-    return digest(block, first_plane).reshape((1,) * block.ndim + (2,))
-
-
-def dask_digest(array) -> tuple[int, int]:
-    """:func:`digest` of a Dask array, summed over its blocks (exact, mod 2**64)."""
-    parts = array.map_blocks(_block_digest, new_axis=array.ndim, dtype=np.uint64,
-                             chunks=tuple((1,) * len(c) for c in array.chunks) + ((2,),),
-                             meta=np.empty((0,) * (array.ndim + 1), dtype=np.uint64))
-    total = parts.sum(axis=tuple(range(array.ndim)), dtype=np.uint64).compute()
-    return int(total[0]), int(total[1])
-
-
-def single_domain(case: str, n_points: int, dtype: str, backend: str, on_gpu: bool):
-    """Run the case on one device without Dask; return (digest, ms of the pipeline
-    run after the magnitude, warm)."""
-    components, chain, _ = CASES[case]
-    dims = dims_for(n_points)
-    grid = daxpy.UniformGrid(dims=dims, spacing=SPACING)
-    shape = grid.point_shape()
-    values = make_block(shape, (0, 0, 0), components, dtype, on_gpu)
-    if case == "fy11_pipeline2":
-        # Magnitude alone first, so the 3-component input is freed before the
-        # gradient and maps: the whole grid fits one GPU. Same filters, same bits.
-        first = daxpy.pipeline(grid.with_fields(point_data={"v": values.reshape(-1, 3)}))
-        m = first.field("v").magnitude("m")
-        values = first.run(backend=backend, to="device" if on_gpu else "host").point_data[
-            m.name]
-        del first
-        components, chain = 1, lambda node: node.gradient().map("sin(x)").map("x*x").map(
-            "cos(x)")
-    pipe = daxpy.pipeline(grid.with_fields(point_data={"v": values.reshape(
-        (grid.n_points,) + ((components,) if components > 1 else ()))}))
-    out = chain(pipe.field("v"))
-    del values
-    for _ in range(2):  # the first run compiles the kernels: time the second
-        result = None
-        start = time.perf_counter()
-        result = pipe.run(backend=backend, to="device" if on_gpu else "host").point_data[
-            out.name]
-        if on_gpu:
-            __import__("cupy").cuda.get_current_stream().synchronize()
-    elapsed = (time.perf_counter() - start) * 1e3
-    found = digest(result.reshape(shape + result.shape[1:]), 0)
-    del result, pipe
-    _free_pool()
-    return found, elapsed
+def _slab_digest(results, piece, name: str, on_gpu: bool) -> tuple[int, int]:
+    return digest(results[name], piece.owned_box("points")[2][0], on_gpu)
 
 
 def _free_pool() -> None:
@@ -147,107 +139,101 @@ def _free_pool() -> None:
         pass
 
 
-def input_array(client, workers, grid, components, dtype, chunks, on_gpu):
-    """The input field, each slab made on its worker; slabs go to workers in
-    contiguous groups, so halos cross between GPUs only at group edges."""
-    from distributed import wait
-
-    slabs = chunks[0]
-    starts = np.concatenate([[0], np.cumsum(slabs)[:-1]])
-    blocks = []
-    for index, (start, size) in enumerate(zip(starts, slabs)):
-        worker = workers[index * len(workers) // len(slabs)]
-        shape = (size,) + grid.point_shape()[1:]
-        future = client.submit(make_block, shape, (int(start), 0, 0), components, dtype,
-                               on_gpu, workers=[worker], pure=False)
-        meta = (__import__("cupy") if on_gpu else np).empty((0,) * (3 + (components > 1)),
-                                                            dtype=dtype)
-        blocks.append(da.from_delayed(future, shape + ((components,) if components > 1
-                                                         else ()), dtype=dtype, meta=meta))
-    array = client.persist(da.concatenate(blocks, axis=0))
-    wait(array)
-    return array
+def _backend(on_gpu: bool) -> str:
+    return "cuda" if on_gpu else "cpu"
 
 
-def _same(block):
-    return block
-
-
-def fresh_run(field, grid, chain, backend: str, to: str, prefix: str):
-    """``(alias, lazy output)``: ``chain`` run over a fresh alias of ``field``.
-
-    Task keys are deterministic: a fresh alias of the input (no copy) gives
-    every run new keys, so no run reuses results the scheduler still holds.
-    """
-    alias = field.map_blocks(_same, name=f"{prefix}-{uuid.uuid4().hex}", dtype=field.dtype,
-                             meta=field._meta)
-    pipe = daxpy_dask.pipeline(daxpy_dask.DaskGrid(grid, point_data={"v": alias}))
-    out = chain(pipe.field("v"))
-    return alias, pipe.run(backend=backend, to=to, chunks=None).point_data[out.name]
-
-
-def run_case(client, all_workers, case, n_points, gpus, dtype, backend, on_gpu, repeat):
-    """Time one case on ``gpus`` workers; return (median ms, median ms of it spent
-    building the graph on the client, digest, slabs)."""
-    from distributed import wait
-
+def single_domain(case: str, n_points: int, residence: str, on_gpu: bool):
+    """Run the case on one GPU without Dask, inputs and results where
+    ``residence`` keeps them; return (digest, ms of the second run)."""
     components, chain, _ = CASES[case]
-    workers = all_workers[:gpus]
     grid = daxpy.UniformGrid(dims=dims_for(n_points), spacing=SPACING)
-    standin = daxpy_dask.DaskGrid(grid, point_data={"v": da.zeros(
-        grid.point_shape() + ((components,) if components > 1 else ()), dtype=dtype)})
-    plan_pipe = daxpy_dask.pipeline(standin)
-    chain(plan_pipe.field("v"))
-    found = probe(plan_pipe.dataset, plan_pipe.stages)
-    _, memory = daxpy_dask.resources(on_gpu)
-    slabs = plan_chunks(grid.dims, found.bytes_per_point(), int(memory * 0.25), gpus,
-                        found.depth)[0]
-    chunks = (slabs,) + tuple((n,) for n in grid.point_shape()[1:])
-    field = input_array(client, workers, grid, components, dtype, chunks, on_gpu)
-    times, graph_times = [], []
-    for attempt in range(repeat + 1):
+    shape = grid.point_shape()
+    on_device = on_gpu and residence == "device"
+    xp = _xp(on_device)
+    values = xp.empty(shape + ((components,) if components > 1 else ()), dtype=np.float32)
+    make_block(tuple((0, n) for n in shape), values, components, on_gpu)
+    to = "device" if on_device else "host"
+    if case == "fy11_pipeline2" and on_device:
+        # Magnitude alone first, so the 3-component input is freed before the
+        # gradient and maps: the whole grid fits one GPU. Same filters, same bits.
+        first = daxpy.pipeline(grid.with_fields(point_data={"v": values.reshape(-1, 3)}))
+        m = first.field("v").magnitude("m")
+        values = first.run(backend="cuda", to=to).point_data[m.name]
+        del first
+        components, chain = 1, lambda node: node.gradient().map("sin(x)").map("x*x").map(
+            "cos(x)")
+    pipe = daxpy.pipeline(grid.with_fields(point_data={"v": values.reshape(
+        (grid.n_points,) + ((components,) if components > 1 else ()))}))
+    out = chain(pipe.field("v"))
+    del values
+    for _ in range(2):  # the first run compiles the kernels: time the second
+        result = None
         start = time.perf_counter()
-        alias, lazy = fresh_run(field, grid, chain, backend, "device" if on_gpu else "host",
-                                "scale-out-input")
-        built = time.perf_counter()
-        result = client.persist(lazy, workers=workers)
-        wait(result)
-        if attempt:
-            times.append((time.perf_counter() - start) * 1e3)
-            graph_times.append((built - start) * 1e3)
-        if attempt < repeat:
-            del result
-            time.sleep(0.3)  # let the workers drop the results before the next run
-    found_digest = dask_digest(result)
-    del result, field, alias
-    time.sleep(0.3)
-    client.run(_free_pool)
-    return statistics.median(times), statistics.median(graph_times), found_digest, chunks[0]
+        result = pipe.run(backend=_backend(on_gpu), to=to).point_data[out.name]
+        if on_gpu:
+            __import__("cupy").cuda.Device().synchronize()
+        elapsed = (time.perf_counter() - start) * 1e3
+    found = digest(result.reshape(shape + result.shape[1:]), 0, on_gpu)
+    del result, pipe
+    _free_pool()
+    return found, elapsed
 
 
-def start_cluster(gpus: int, on_gpu: bool):
-    """One worker per GPU (dask-cuda's LocalCUDACluster, or the same by hand:
-    a nanny per GPU with its CUDA_VISIBLE_DEVICES), or per core on ``--cpu``."""
+def measure(workers, case: str, residence: str, n_points: int, on_gpu: bool, repeat: int,
+            ghosts: str = "auto"):
+    """Time one configuration on ``workers`` (one slab each); return
+    (median ms, median slowest-slab ms, digest, ghosts, why not peer)."""
+    components, chain, _ = CASES[case]
+    grid = daxpy.UniformGrid(dims=dims_for(n_points), spacing=SPACING)
+    comps = (components,) if components > 1 else ()
+    # Zero-stride stand-ins: the pipeline needs only the input's dtype and shape.
+    standin = grid.with_fields(point_data={"v": np.broadcast_to(
+        np.zeros(1, dtype=np.float32), (grid.n_points,) + comps)})
+    pipe = daxpy.pipeline(standin)
+    out = chain(pipe.field("v"))
+    place = "device" if on_gpu and residence == "device" else "host"
+    with ResidentPipeline(pipe, workers=workers, backend=_backend(on_gpu), inputs=place,
+                          to=place, ghosts=ghosts if place == "device" else "auto") as slabs:
+        slabs.fill("v", functools.partial(make_block, components=components, on_gpu=on_gpu))
+        times, slowest = [], []
+        for attempt in range(repeat + 1):
+            start = time.perf_counter()
+            each = slabs.run()
+            if attempt:  # the first run compiles the kernels and pins the buffers
+                times.append((time.perf_counter() - start) * 1e3)
+                slowest.append(max(each))
+        parts = slabs.apply(_slab_digest, out.name, on_gpu)
+        found = (sum(p[0] for p in parts) % 2 ** 64, sum(p[1] for p in parts) % 2 ** 64)
+        ghosts, why = slabs.ghosts, slabs.peer_error
+    return statistics.median(times), statistics.median(slowest), found, ghosts, why
+
+
+def start_cluster(count: int, on_gpu: bool):
+    """One single-threaded worker per GPU, each seeing every GPU with its own
+    first (what dask-cuda's LocalCUDACluster does), or per core on ``--cpu``;
+    no memory limit (the slabs are meant to fill the machine)."""
     from distributed import Client, LocalCluster, Nanny, Scheduler, SpecCluster
 
-    kind = "distributed LocalCluster"
     if not on_gpu:
-        cluster = LocalCluster(n_workers=gpus, threads_per_worker=1, dashboard_address=None)
+        cluster = LocalCluster(n_workers=count, threads_per_worker=1, processes=True,
+                               memory_limit=0, dashboard_address=None)
+        kind = "distributed LocalCluster"
     else:
-        try:
-            from dask_cuda import LocalCUDACluster
+        import cupy
 
-            cluster = LocalCUDACluster(n_workers=gpus, threads_per_worker=1,
-                                       dashboard_address=None)
-            kind = "dask-cuda LocalCUDACluster"
-        except ImportError as err:
-            print(f"dask-cuda unusable ({err}); one nanny per GPU instead", flush=True)
-            workers = {i: {"cls": Nanny, "options": {
-                "nthreads": 1, "env": {"CUDA_VISIBLE_DEVICES": str(i)}}} for i in range(gpus)}
-            cluster = SpecCluster(workers=workers, scheduler={
-                "cls": Scheduler, "options": {"dashboard_address": None}})
-            kind = "distributed SpecCluster, one nanny per GPU"
+        visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+        ids = visible.split(",") if visible else [
+            str(i) for i in range(cupy.cuda.runtime.getDeviceCount())]
+        workers = {i: {"cls": Nanny, "options": {
+            "nthreads": 1, "memory_limit": 0,
+            "env": {"CUDA_VISIBLE_DEVICES": ",".join(ids[i:] + ids[:i])}}}
+            for i in range(count)}
+        cluster = SpecCluster(workers=workers, scheduler={
+            "cls": Scheduler, "options": {"dashboard_address": None}})
+        kind = "distributed SpecCluster, one nanny per GPU (devices rotated)"
     client = Client(cluster)
+    client.wait_for_workers(count)
     info = client.scheduler_info(n_workers=-1)["workers"]
     return cluster, client, sorted(info, key=lambda a: str(info[a]["name"])), kind
 
@@ -257,82 +243,150 @@ def _count(text: str) -> int:
     return int(base) ** int(power) if power else int(text)
 
 
+def plan(gpus: list[int], strong: int) -> list[tuple[str, int, int]]:
+    """``(scaling, gpus, points)`` of every row: strong at ``strong`` points,
+    weak at ``strong // max(gpus)`` points per GPU.
+
+    Examples
+    --------
+    >>> plan([1, 2], 8)
+    [('strong', 1, 8), ('strong', 2, 8), ('weak', 1, 4), ('weak', 2, 8)]
+    """
+    share = strong // max(gpus)
+    return [("strong", g, strong) for g in gpus] + [("weak", g, share * g) for g in gpus]
+
+
+def goals(rows: list[dict]) -> list[str]:
+    """One line per goal of the scale-out issue, with the measured value."""
+    lines = []
+    for row in rows:
+        name = f"{row['residence']} {row['case']} {row['scaling']} {row['gpus']} GPU(s)"
+        if row["scaling"] == "strong" and row["gpus"] == 1 and row["ratio_to_single"]:
+            value, goal = row["ratio_to_single"], GOALS["ratio_to_single"]
+            lines.append(f"{name}: {value:.3f}x the single-domain time (goal <= {goal}): "
+                         f"{'met' if value <= goal else 'MISSED'}")
+        elif row["scaling"] == "strong" and row["gpus"] in GOALS["strong"]:
+            goal = GOALS["strong"][row["gpus"]]
+            lines.append(f"{name}: speedup {row['speedup']:.3f} (goal >= {goal}): "
+                         f"{'met' if row['speedup'] >= goal else 'MISSED'}")
+        elif row["scaling"] == "weak" and row["gpus"] > 1:
+            lines.append(f"{name}: efficiency {row['efficiency']:.3f} (goal >= "
+                         f"{GOALS['weak']}): "
+                         f"{'met' if row['efficiency'] >= GOALS['weak'] else 'MISSED'}")
+    return lines
+
+
+def _row(case, residence, scaling, gpus, n_points, measured, base, reference):
+    ms, worker_ms, found, ghosts, _ = measured
+    digest_ref, single_ms = reference
+    speedup = base / ms
+    return make_row(case, "uniform3d", "float32", n_points, "daxpy", ms,
+                    min_bytes=CASES[case][2] * n_points,
+                    agrees=digest_ref is not None and tuple(digest_ref) == tuple(found),
+                    gpus=gpus, scaling=scaling, speedup=round(speedup, 3),
+                    efficiency=round(speedup / gpus if scaling == "strong" else speedup, 3),
+                    residence=residence, ghosts=ghosts, slabs=gpus,
+                    worker_ms=round(worker_ms, 3), reference="single-domain",
+                    single_domain_ms=None if single_ms is None else round(single_ms, 3),
+                    ratio_to_single=None if single_ms is None else round(ms / single_ms, 3))
+
+
+def run_workload(client, workers, residence, args, on_gpu, began) -> list[dict]:
+    """Every row of one workload: references first (one GPU, nothing else on
+    it), then each distinct configuration once (weak and strong share some)."""
+    cases, gpu_points, cpu_points = WORKLOADS[residence]
+    strong = args.points.get(residence) or (gpu_points if on_gpu else cpu_points)
+    repeat = args.host_repeat if residence == "host" else args.repeat
+    rows = []
+    for case in (c for c in cases if c in args.cases):
+        steps = plan(args.gpus, strong)
+        references, measured = {}, {}
+        for _, gpus, n_points in steps:
+            if time.perf_counter() - began > args.budget_s:
+                print(f"budget spent: skipping {residence} {case}", flush=True)
+                return rows
+            if n_points not in references:
+                print(f"{residence} {case} {n_points} points: single-domain reference",
+                      flush=True)
+                client.run(_free_pool)
+                try:
+                    references[n_points] = client.submit(
+                        single_domain, case, n_points, residence, on_gpu,
+                        workers=[workers[0]], pure=False).result()
+                except Exception as err:  # e.g. the whole grid does not fit one GPU
+                    print(f"no single-domain reference: {str(err)[:300]}", flush=True)
+                    references[n_points] = (None, None)
+            if (gpus, n_points) not in measured:
+                print(f"{residence} {case} {n_points} points on {gpus} GPU(s)", flush=True)
+                try:
+                    measured[(gpus, n_points)] = measure(workers[:gpus], case, residence,
+                                                         n_points, on_gpu, repeat, args.ghosts)
+                except Exception as err:
+                    print(f"failed: {type(err).__name__}: {str(err)[:300]}", flush=True)
+                client.run(_free_pool)
+                why = measured.get((gpus, n_points), (None,) * 5)[4]
+                if why:
+                    print(f"ghosts went through the client: {why}", flush=True)
+        for scaling, gpus, n_points in steps:
+            first = next(s for s in steps if s[0] == scaling)  # the fewest GPUs
+            if (gpus, n_points) not in measured or first[1:] not in measured:
+                continue
+            base = measured[(first[1], first[2])][0]
+            row = _row(case, residence, scaling, gpus, n_points, measured[(gpus, n_points)],
+                       base, references[n_points])
+            rows.append(row)
+            if not row["agrees"]:
+                print(f"DISAGREES with the single-domain run ({case}, {gpus} GPU(s), "
+                      f"{n_points} points)", flush=True)
+        print(format_table(rows[-2 * len(args.gpus):], COLUMNS), flush=True)
+    return rows
+
+
+COLUMNS = ["residence", "case", "scaling", "gpus", "n_points", "time_ms", "worker_ms",
+           "single_domain_ms", "ratio_to_single", "speedup", "efficiency", "ghosts", "agrees"]
+
+
 def main(argv=None) -> int:
     parser = SuiteParser(prog="daxpy bench scale-out", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--gpus", type=int, nargs="+", default=[1, 2, 4])
-    parser.add_argument("--strong-points", type=_count, default=2 ** 31)
-    parser.add_argument("--weak-points", type=_count, default=2 ** 30,
-                        help="points per GPU in the weak-scaling runs")
+    parser.add_argument("--gpus", type=int, nargs="+", default=[1, 2],
+                        help="GPU counts to run (workers on --cpu); 1 first")
+    parser.add_argument("--workloads", nargs="+", default=list(WORKLOADS), choices=list(WORKLOADS))
     parser.add_argument("--cases", nargs="+", default=list(CASES), choices=list(CASES))
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--device-points", type=_count, default=None,
+                        help="points of the device workload's strong runs (2**31 on GPUs)")
+    parser.add_argument("--host-points", type=_count, default=None,
+                        help="points of the host workload's strong runs (2**32 on GPUs)")
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--host-repeat", type=int, default=3)
+    parser.add_argument("--ghosts", default="auto", choices=["auto", "peer", "client"],
+                        help="how the device workload's ghost planes travel (see "
+                             "daxpy.dask.ResidentPipeline)")
     parser.add_argument("--budget-s", type=float, default=1e9,
-                        help="stop starting new runs after this many seconds")
-    parser.add_argument("--cpu", action="store_true", help="CPU LocalCluster, NumPy chunks")
+                        help="stop starting new configurations after this many seconds")
+    parser.add_argument("--cpu", action="store_true", help="CPU LocalCluster, NumPy slabs")
     add_output_options(parser)
     args = parser.parse_args(argv)
+    args.gpus = sorted(set(args.gpus))
+    args.points = {"device": args.device_points, "host": args.host_points}
     on_gpu = not args.cpu
-    backend = "cuda" if on_gpu else "cpu"
-    dtype = "float32"
+    workers_import_benchmarks()
     began = time.perf_counter()
     cluster, client, workers, kind = start_cluster(max(args.gpus), on_gpu)
     print(f"cluster of {len(workers)} workers up in {time.perf_counter() - began:.1f} s",
           flush=True)
-    rows, references = [], {}
+    rows = []
     try:
-        for case in args.cases:
-            plan = [("strong", g, args.strong_points) for g in args.gpus] + \
-                   [("weak", g, args.weak_points * g) for g in args.gpus]
-            base = {}
-            for scaling, gpus, n_points in plan:
-                if time.perf_counter() - began > args.budget_s:
-                    print(f"budget spent: skipping {case} {scaling} {gpus}", flush=True)
-                    continue
-                if (case, n_points) not in references:
-                    client.run(_free_pool)
-                    try:
-                        references[(case, n_points)] = client.submit(
-                            single_domain, case, n_points, dtype, backend, on_gpu,
-                            workers=[workers[0]], pure=False).result()
-                    except Exception as err:  # e.g. the whole grid does not fit one GPU
-                        print(f"no single-domain reference for {case} at {n_points}: "
-                              f"{str(err)[:200]}", flush=True)
-                        references[(case, n_points)] = (None, None)
-                reference, single_ms = references[(case, n_points)]
-                try:
-                    ms, graph_ms, found, slabs = run_case(client, workers, case, n_points,
-                                                          gpus, dtype, backend, on_gpu,
-                                                          args.repeat)
-                except Exception as err:
-                    print(f"{case} {scaling} {gpus} GPU(s) failed: {str(err)[:300]}", flush=True)
-                    continue
-                agrees = reference is not None and tuple(int(v) for v in reference) == found
-                if gpus == min(args.gpus):
-                    base[scaling] = ms
-                speedup = base[scaling] / ms
-                efficiency = speedup / gpus if scaling == "strong" else speedup
-                row = make_row(case, "uniform3d", dtype, n_points, "daxpy", ms,
-                               min_bytes=CASES[case][2] * n_points, agrees=agrees,
-                               gpus=gpus, scaling=scaling, speedup=round(speedup, 3),
-                               efficiency=round(efficiency, 3), slabs=len(slabs),
-                               graph_ms=round(graph_ms, 3),
-                               reference="single-domain" if reference is not None else "none",
-                               single_domain_ms=None if single_ms is None
-                               else round(single_ms, 3))
-                rows.append(row)
-                print(format_table([row], ["case", "scaling", "gpus", "n_points", "time_ms",
-                                           "graph_ms", "speedup", "efficiency", "agrees",
-                                           "slabs", "single_domain_ms"]), flush=True)
-                if not agrees:
-                    print(f"DISAGREES with the single-domain run: {found} vs {reference}",
-                          flush=True)
+        for residence in args.workloads:
+            rows += run_workload(client, workers, residence, args, on_gpu, began)
     finally:
         client.close()
         cluster.close()
     write_results("scale_out", rows, folder=output_dir(args), gpu=on_gpu, workers=len(workers),
-                  cluster=kind)
-    print(format_table(rows, ["case", "scaling", "gpus", "n_points", "time_ms", "gbps",
-                              "speedup", "efficiency", "agrees"]))
-    return 0 if all(r["agrees"] for r in rows) else 1
+                  cluster=kind, design="ResidentPipeline: one slab per worker, kept across "
+                  "runs; one actor call per worker per run")
+    print(format_table(rows, COLUMNS))
+    print("\n".join(goals(rows)))
+    return 0 if rows and all(r["agrees"] for r in rows) else 1
 
 
 if __name__ == "__main__":

@@ -105,6 +105,55 @@ def _flat(block, shape: tuple) -> Any:
     return block.reshape((math.prod(shape),) + tuple(block.shape[3:]))
 
 
+def window_dataset(grid, window: Piece, point_blocks: dict, cell_blocks: dict,
+                   points: Any = None):
+    """The sub-grid of ``window`` (:func:`window_grid`) with its fields, flat.
+
+    The blocks are used in place (reshaped, not copied), so a field written
+    later is what the next run of the dataset reads.
+
+    Parameters
+    ----------
+    grid, window, points
+        As for :func:`window_grid`.
+    point_blocks, cell_blocks : dict of str to array
+        Fields over the read box, as for :func:`run_window`.
+
+    Examples
+    --------
+    >>> import numpy as np, daxpy
+    >>> g = daxpy.UniformGrid(dims=(6,))
+    >>> w = Piece((2, 0, 0), (6, 1, 1), (3, 0, 0), (6, 1, 1), g.dims)
+    >>> window_dataset(g, w, {"p": np.arange(2.0, 6.0)[None, None]}, {}).point_data["p"]
+    array([2., 3., 4., 5.])
+    """
+    sub = window_grid(grid, window, points)
+    cells = sub.cell_shape()
+    return sub.with_fields({k: _flat(b, sub.point_shape()) for k, b in point_blocks.items()},
+                           {k: _flat(b, cells) for k, b in cell_blocks.items()})
+
+
+def owned_results(result, window: Piece, outputs: dict[str, str]) -> dict[str, Any]:
+    """The owned part of each output of ``result``, a run over ``window``'s
+    sub-grid, in C-order shape ``(nz, ny, nx[, c])`` (views, not copies).
+
+    Examples
+    --------
+    >>> import numpy as np, daxpy
+    >>> w = Piece((2, 0, 0), (6, 1, 1), (3, 0, 0), (6, 1, 1), (6, 1, 1))
+    >>> sub = daxpy.UniformGrid(dims=(4,), point_data={"p": np.arange(4.0)})
+    >>> owned_results(sub, w, {"p": "points"})["p"].ravel().tolist()
+    [1.0, 2.0, 3.0]
+    """
+    trimmed = {}
+    for name, association in outputs.items():
+        values, _ = result.field(name, association)
+        shape = result.point_shape() if association == "points" else result.cell_shape()
+        trimmed[name] = values.reshape(shape + values.shape[1:])[
+            window.owned_slices(association)]
+    return trimmed
+
+
 def run_window(run: Callable, grid, window: Piece, point_blocks: dict, cell_blocks: dict,
                outputs: dict[str, str], points: Any = None) -> dict[str, Any]:
     """Run a pipeline on one window; return its owned results in C-order shape.
@@ -141,18 +190,8 @@ def run_window(run: Callable, grid, window: Piece, point_blocks: dict, cell_bloc
     >>> out["c"].ravel().tolist()
     [3.5, 4.5]
     """
-    sub = window_grid(grid, window, points)
-    cells = sub.cell_shape()
-    data = sub.with_fields({k: _flat(b, sub.point_shape()) for k, b in point_blocks.items()},
-                           {k: _flat(b, cells) for k, b in cell_blocks.items()})
-    result = run(data)
-    trimmed = {}
-    for name, association in outputs.items():
-        values, _ = result.field(name, association)
-        shape = sub.point_shape() if association == "points" else cells
-        trimmed[name] = values.reshape(shape + values.shape[1:])[
-            window.owned_slices(association)]
-    return trimmed
+    data = window_dataset(grid, window, point_blocks, cell_blocks, points)
+    return owned_results(run(data), window, outputs)
 
 
 def even_split(n: int, count: int) -> tuple[int, ...]:

@@ -52,12 +52,10 @@ import numpy as np  # noqa: E402
 from ..data.arrays import is_device_array, to_host
 from ..data.dataset import DataSet
 from .graph import resources, structured_outputs, unstructured_outputs
-from ..errors import ArgumentError, DaxpyError, FieldError
+from ..errors import ArgumentError, FieldError
 from ..engine.stage import Stage
 from ..pipeline import Pipeline
-from ..engine.probe import probe
-from .runner import StagesRunner
-from ..stream.program import position_dependent, position_free
+from .runner import checked_runner
 from ..data.structured import StructuredGrid
 
 __all__ = ["DaskGrid", "DaskPipeline", "apply", "pipeline", "resources"]
@@ -227,24 +225,8 @@ def _as_dask_grid(data) -> DaskGrid:
 
 
 def _execute(dgrid: DaskGrid, stages, wanted, backend: str, to: str, chunks) -> DaskGrid:
-    if to not in ("host", "device"):
-        raise ArgumentError(f"to must be 'host' or 'device', got {to!r}")
-    try:
-        found = probe(dgrid.standin(), stages)
-        free = position_free(dgrid.standin(), stages, found.fields)
-    except DaxpyError as err:
-        # The probe runs the stages on a block of a few points: a parameter sized
-        # for the whole field (a bias over several tuples) fails there.
-        raise ArgumentError(f"the pipeline cannot run on Dask blocks: on a block of a few "
-                            f"points, {err}. A parameter sized for the whole field (such "
-                            "as a BiasAdd whose bias spans several tuples) cannot be cut "
-                            "into blocks: give one bias entry per component, or run it "
-                            "with daxpy.pipeline on the whole grid") from err
-    if not free:
-        # Each block would restart the bias at its first value (wrong answers).
-        raise ArgumentError(position_dependent("on Dask blocks"))
-    outputs = {name: found.fields[name][0] for name in wanted}
-    program = StagesRunner(stages, outputs, backend, to)
+    found, program = checked_runner(dgrid.standin(), stages, wanted, backend, to)
+    outputs = program.outputs
     build = structured_outputs if dgrid.structured else unstructured_outputs
     arrays = build(dgrid, program, found, chunks, _on_gpu(dgrid, backend))
     result = DaskGrid(dgrid.topology)
