@@ -266,7 +266,7 @@ def write_results(benchmark: str, rows: list[dict], *, folder: Path, gpu: bool,
     path = folder / f"{benchmark}-{device_slug(gpu)}.json"
     path.write_text(json.dumps(document, indent=1) + "\n")
     out = os.environ.get("OUT")
-    if out:
+    if out and Path(out).resolve() != folder.resolve():
         shutil.copy(path, Path(out) / path.name)
     print(f"wrote {path}")
     return path
