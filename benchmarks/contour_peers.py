@@ -1,5 +1,6 @@
-"""The contour benchmark's implementations: each returns a runner that makes the
-surface and gives back its triangle count and area (:class:`Surface`).
+"""The contour benchmark's implementations: each returns a :class:`Timed` whose
+``make`` makes the surface (the timed work) and whose ``measure`` gives its
+triangle count and area (:class:`Surface`), outside the timed region.
 
 Examples
 --------
@@ -30,6 +31,24 @@ class Surface:
     area: float
 
 
+@dataclass(frozen=True)
+class Timed:
+    """One implementation's run: ``make()`` is what is timed (the surface made, on
+    the host), ``measure(made)`` its :class:`Surface`, computed untimed for the check.
+
+    Examples
+    --------
+    >>> Timed(lambda: 3, lambda made: Surface(made, 0.0))().triangles
+    3
+    """
+
+    make: Callable[[], Any]
+    measure: Callable[[Any], Surface]
+
+    def __call__(self) -> Surface:
+        return self.measure(self.make())
+
+
 def triangle_area(points: np.ndarray, triangles: np.ndarray) -> float:
     """Total area of ``triangles`` (rows of three point ids), in float64."""
     p = np.asarray(points, np.float64)
@@ -55,7 +74,7 @@ def have(module: str) -> bool:
     return importlib.util.find_spec(module) is not None
 
 
-def vtk_contour(grid, values: list[float], algorithm: str, smp: str) -> Callable[[], Surface]:
+def vtk_contour(grid, values: list[float], algorithm: str, smp: str) -> Timed:
     """vtkFlyingEdges3D (``"flying-edges"``) or vtkContourFilter (``"contour"``) under
     the SMP backend ``smp``."""
     import vtk
@@ -74,23 +93,25 @@ def vtk_contour(grid, values: list[float], algorithm: str, smp: str) -> Callable
     if algorithm == "contour":
         flt.SetComputeScalars(True)
 
-    def run() -> Surface:
+    def run():
         with vr.smp_backend(smp):
             flt.Modified()
             flt.Update()
-        out = flt.GetOutput()
+        return flt.GetOutput()
+
+    def measure(out) -> Surface:
         triangles = vtk_to_numpy(out.GetPolys().GetConnectivityArray()).reshape(-1, 3)
         return Surface(int(triangles.shape[0]),
                        triangle_area(vtk_to_numpy(out.GetPoints().GetData()), triangles))
 
-    return run
+    return Timed(run, measure)
 
 
-def daxpy_contour(grid, values: list[float], backend: str) -> Callable[[], Surface]:
+def daxpy_contour(grid, values: list[float], backend: str) -> Timed:
     """daxpy's Contour filter, host to host, on ``backend``."""
     flt = Contour("RTData", values=values, compute_scalars=False, interpolate=False,
                   backend=backend)
-    return lambda: of_polydata(flt(grid))
+    return Timed(lambda: flt(grid), of_polydata)
 
 
 def daxpy_device_ms(grid, values: list[float], repeat: int) -> float:
@@ -133,21 +154,23 @@ def upload_floor_ms(field: np.ndarray) -> float:
     return time_gpu(lambda: device.set(staged), repeat=10)
 
 
-def skimage_contour(grid, value: float) -> Callable[[], Surface]:
+def skimage_contour(grid, value: float) -> Timed:
     """``skimage.measure.marching_cubes`` (Lorensen's cases, as VTK) on the wavelet."""
     from skimage.measure import marching_cubes
 
     volume = np.asarray(grid.point_data["RTData"]).reshape(grid.dims[::-1])
 
-    def run() -> Surface:
-        verts, faces, _, _ = marching_cubes(volume, value, spacing=grid.spacing[::-1],
-                                            method="lorensen")
+    def run():
+        return marching_cubes(volume, value, spacing=grid.spacing[::-1], method="lorensen")
+
+    def measure(made) -> Surface:
+        verts, faces, _, _ = made
         return Surface(int(faces.shape[0]), triangle_area(verts, faces))
 
-    return run
+    return Timed(run, measure)
 
 
-def warp_contour(grid, values: list[float]) -> Callable[[], Surface]:
+def warp_contour(grid, values: list[float]) -> Timed:
     """Warp's ``MarchingCubes`` on the GPU, surfaces of every value (host copy of the
     result included, as daxpy's host-to-host time does)."""
     import warp as wp
@@ -159,17 +182,18 @@ def warp_contour(grid, values: list[float]) -> Callable[[], Surface]:
     cubes = wp.MarchingCubes(nx, ny, nz, device="cuda")
     spacing = np.asarray(grid.spacing, np.float64)
 
-    def run() -> Surface:
-        triangles, area = 0, 0.0
+    def run():
+        made = []
         for value in values:
             cubes.surface(field, value)
-            verts = cubes.verts.numpy() * spacing
-            faces = cubes.indices.numpy().reshape(-1, 3)
-            triangles += int(faces.shape[0])
-            area += triangle_area(verts, faces)
-        return Surface(triangles, area)
+            made.append((cubes.verts.numpy(), cubes.indices.numpy().reshape(-1, 3)))
+        return made
 
-    return run
+    def measure(made) -> Surface:
+        return Surface(sum(int(faces.shape[0]) for _, faces in made),
+                       sum(triangle_area(verts * spacing, faces) for verts, faces in made))
+
+    return Timed(run, measure)
 
 
 def vortex_grid(n_points: int) -> tuple[Any, float]:
@@ -188,27 +212,29 @@ def vortex_grid(n_points: int) -> tuple[Any, float]:
     return grid, 0.1
 
 
-def pyvista_qcriterion(grid, value: float) -> Callable[[], Surface]:
+def pyvista_qcriterion(grid, value: float) -> Timed:
     """PyVista: ``compute_derivative(qcriterion=True)`` then ``contour``, on STDThread."""
     mesh = grid.to_pyvista()
 
-    def run() -> Surface:
+    def run():
         with vr.smp_backend("STDThread"):
             q = mesh.compute_derivative(scalars="velocity", gradient=False, qcriterion=True)
-            surface = q.contour([value], scalars="qcriterion")
+            return q.contour([value], scalars="qcriterion")
+
+    def measure(surface) -> Surface:
         faces = surface.faces.reshape(-1, 4)[:, 1:]
         return Surface(int(faces.shape[0]), triangle_area(surface.points, faces))
 
-    return run
+    return Timed(run, measure)
 
 
-def daxpy_qcriterion(grid, value: float, backend: str) -> Callable[[], Surface]:
+def daxpy_qcriterion(grid, value: float, backend: str) -> Timed:
     """daxpy's pipeline: gradient -> Q-criterion -> contour, host to host."""
 
-    def run() -> Surface:
+    def run():
         pipe = daxpy.pipeline(grid)
         q = pipe.gradient("velocity", qcriterion=True, compute_gradient=False)
         q.contour(values=[value], compute_scalars=False, interpolate=False)
-        return of_polydata(pipe.run(backend=backend))
+        return pipe.run(backend=backend)
 
-    return run
+    return Timed(run, of_polydata)

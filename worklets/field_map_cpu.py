@@ -180,8 +180,9 @@ def field_map(grid, values: np.ndarray, expression: str | Expression,
     """
     parsed = as_expression(expression)
     aligned, shape = bound_fields(parsed, values, fields)
-    tables = [np.ascontiguousarray(aligned[name].reshape(shape[0], -1))
-              for name in parsed.fields]
+    tables = [np.ascontiguousarray(aligned[name].reshape(
+        shape[0], aligned[name].shape[1] if aligned[name].ndim == 2 else 1))
+        for name in parsed.fields]
     dtype = tables[0].dtype
     if dtype not in KERNEL_DTYPES:
         raise CompiledUnavailable(f"no kernel for {dtype}")
