@@ -1,0 +1,420 @@
+"""Compiled CPU contour of 2-D and 3-D structured grids (uniform, rectilinear,
+curvilinear): Flying Edges-style passes over the grid's x-rows, giving the NumPy
+implementation's :class:`~daxpy.worklets._edge_cut.EdgeCut` bit for bit.
+
+Each pass is one parallel loop over rows (Numba ``prange``); every row writes its
+own slots, so the output does not depend on the thread count:
+
+1. *screen*: per point row, whether it holds a NaN, an Inf or the value itself.
+   Rows near such a row take the careful path (cells with a non-finite corner
+   make nothing; edges ending at a point equal to the value are that point, and
+   cells collapsing on it are dropped); the others the fast one;
+2. *count*: per point row, its output points (the cut edges starting at its
+   points, by point then axis, after the point itself where it is snapped); per
+   cell row, its output cells and the span of its crossed cells;
+3. *scan*: exclusive sums of those per-row counts (NumPy, over rows, not points);
+4. *emit points*, then *emit cells*: each row fills its slice; a cell finds each
+   edge's point among the few its corner's row emitted at that corner.
+
+The points come out in the ``(lo, hi)`` order of the NumPy implementation's sort,
+and the cells in input cell order, then the case table's order.
+
+Examples
+--------
+>>> import numpy as np, daxpy
+>>> g = daxpy.UniformGrid(dims=(2, 2, 2), point_data={"t": np.arange(8.0)})
+>>> contour_structured(g, g.point_data["t"], value=3.5).cells[3].tolist()
+[[1, 0, 3], [3, 0, 2]]
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import parallel_chunksize, prange
+
+from ._edge_cut import EdgeCut
+from ._marching import TABLES
+from ._numba import CompiledUnavailable, kernel, kernel_dtype
+
+_KINDS = {3: "voxel", 2: "pixel"}
+"""The cell each grid dimension is marched as (1-D grids run the NumPy path)."""
+
+_EMIT_CHUNK = 4
+"""Rows per chunk of the emit passes."""
+
+_SPREAD = np.array([sum(1 << 2 * b for b in range(4) if column >> b & 1)
+                    for column in range(16)], np.int64)
+"""A column's bits (its rows (y, z): (0, 0), (1, 0), (0, 1), (1, 1)) at the case
+bits of the cell corners at x = 0 (VTK's voxel and pixel corner order)."""
+
+
+@kernel()
+def _screen_row(s, value, first, n):
+    bad = False
+    for p in range(first, first + n):
+        x = s[p]
+        # x - x is NaN for NaN and Inf, 0 otherwise.
+        bad |= (x - x != 0.0) | (x == value)
+    return bad
+
+
+@kernel(parallel=True)
+def _screen(s, value, nx, bad):
+    for r in prange(bad.shape[0]):
+        bad[r] = _screen_row(s, value, r * nx, nx)
+
+
+@kernel()
+def _finite_cell(s, ci, cj, ck, nx, nxy, zc):
+    base = ci + cj * nx + ck * nxy
+    for dk in range(zc):
+        for dj in range(2):
+            for di in range(2):
+                x = s[base + di + dj * nx + dk * nxy]
+                if x - x != 0.0:
+                    return False
+    return True
+
+
+@kernel()
+def _span(c, n, along):
+    """The cells beside coordinate ``c`` on an axis of ``n`` points: its own cell
+    along the edge, else the cells before and after it."""
+    if along:
+        return c, c
+    return max(c - 1, 0), min(c, n - 2)
+
+
+@kernel()
+def _edge_used(s, bound, i, j, k, axis, nx, ny, nz, zc):
+    """Whether the edge from point (i, j, k) along ``axis`` is cut by a cell with
+    finite corners (such a cell cuts every edge it crosses)."""
+    nxy = nx * ny
+    p = i + j * nx + k * nxy
+    step = 1 if axis == 0 else (nx if axis == 1 else nxy)
+    if (s[p] >= bound) == (s[p + step] >= bound):
+        return False
+    i0, i1 = _span(i, nx, axis == 0)
+    j0, j1 = _span(j, ny, axis == 1)
+    k0, k1 = _span(k, nz, axis == 2) if zc == 2 else (0, 0)
+    for ck in range(k0, k1 + 1):
+        for cj in range(j0, j1 + 1):
+            for ci in range(i0, i1 + 1):
+                if _finite_cell(s, ci, cj, ck, nx, nxy, zc):
+                    return True
+    return False
+
+
+@kernel()
+def _careful_flags(s, value, bound, i, j, k, nx, ny, nz, zc):
+    """A point's outputs, bit 0 for the point itself (snapped), bits 1.. for its
+    edges along x, y, z: any grid, any values."""
+    ijk = (i, j, k)
+    size = (nx, ny, nz)
+    steps = (1, nx, nx * ny)
+    p = i + j * nx + k * nx * ny
+    at_point = s[p] == value
+    flags, touched = 0, False
+    for axis in range(zc + 1):
+        c = ijk[axis]
+        if c + 1 < size[axis] and _edge_used(s, bound, i, j, k, axis, nx, ny, nz, zc):
+            touched = True
+            if not at_point and s[p + steps[axis]] != value:
+                flags |= 2 << axis
+        if at_point and not touched and c > 0:
+            back = (i - (axis == 0), j - (axis == 1), k - (axis == 2))
+            touched = _edge_used(s, bound, back[0], back[1], back[2], axis, nx, ny,
+                                 nz, zc)
+    return flags | (1 if at_point and touched else 0)
+
+
+@kernel()
+def _column(s, bound, p, up, out):
+    """Which of the points p, p + up, p + out, p + up + out are at or above the
+    value (bits 0 to 3): the x-column of a row of cells, or of a point row and its
+    y and z neighbours (``up``, ``out``: 0 on the grid's last row, or in 2-D)."""
+    return ((1 if s[p] >= bound else 0) | (2 if s[p + up] >= bound else 0)
+            | (4 if s[p + out] >= bound else 0) | (8 if s[p + up + out] >= bound else 0))
+
+
+@kernel()
+def _fast_flags(column, after):
+    """A point's cut edges (bits 1 to 3: x, y, z) from its column and the next
+    one, where nothing near is NaN, Inf or equal to the value."""
+    return ((((column ^ after) & 1) << 1) | (((column ^ (column >> 1)) & 1) << 2)
+            | (((column ^ (column >> 2)) & 1) << 3))
+
+
+@kernel()
+def _fast_counts(s, bound, j, k, nx, ny, nz, zc, cells_too, counts):
+    """Point row (j, k)'s outputs and, with ``cells_too``, its cell row's, with
+    their spans, in one sweep: where nothing near is NaN, Inf or the value."""
+    nxy = nx * ny
+    first = j * nx + k * nxy
+    up = nx if j + 1 < ny else 0
+    out = nxy if k + 1 < nz else 0
+    full = (1 << 4 * zc) - 1
+    points, point_low, point_high = 0, nx, -1
+    cells, cell_low, cell_high = 0, nx, -1
+    after = _column(s, bound, first, up, out)
+    for i in range(nx):
+        column = after
+        if i + 1 < nx:
+            after = _column(s, bound, first + i + 1, up, out)
+        if column == after and (column == 0 or column == 15):
+            continue  # all in or all out: no cut edge, no crossed cell
+        flags = _fast_flags(column, after)
+        if flags:
+            points += ((flags >> 1) & 1) + ((flags >> 2) & 1) + ((flags >> 3) & 1)
+            point_low, point_high = min(point_low, i), i
+        if cells_too and i + 1 < nx:
+            case = (_SPREAD[column] | (_SPREAD[after] << 1)) & full
+            if case != 0 and case != full:
+                cells += counts[case]
+                cell_low, cell_high = min(cell_low, i), i
+    return points, point_low, point_high, cells, cell_low, cell_high
+
+
+@kernel()
+def _point_row(s, value, bound, j, k, nx, ny, nz, zc, careful, i0, i1, lo, hi, t, start):
+    """Point row (j, k): counts its outputs over ``[i0, i1]`` (``start < 0``),
+    returning their number and span, or writes them from ``start``."""
+    nxy = nx * ny
+    first = j * nx + k * nxy
+    up = nx if j + 1 < ny else 0
+    out = nxy if k + 1 < nz else 0
+    count, low, high = 0, nx, -1
+    after = _column(s, bound, first + i0, up, out)
+    for i in range(i0, i1 + 1):
+        column = after
+        if i + 1 < nx:
+            after = _column(s, bound, first + i + 1, up, out)
+        if careful:
+            flags = _careful_flags(s, value, bound, i, j, k, nx, ny, nz, zc)
+        else:
+            flags = _fast_flags(column, after)
+        if flags == 0:
+            continue
+        low, high = min(low, i), i
+        if start < 0:
+            count += ((flags & 1) + ((flags >> 1) & 1) + ((flags >> 2) & 1)
+                      + ((flags >> 3) & 1))
+            continue
+        p = first + i
+        steps = (0, 1, up, out)
+        for bit in range(4):
+            if flags & (1 << bit):
+                q = p + steps[bit]
+                lo[start + count], hi[start + count] = p, q
+                low_value = np.float64(s[p])
+                # The NumPy implementation's float64 arithmetic, in its order.
+                t[start + count] = 0.0 if bit == 0 else (
+                    (value - low_value) / (np.float64(s[q]) - low_value))
+                count += 1
+    return count, low, high
+
+
+@kernel()
+def _corner_key(s, value, base, offsets, a, b, careful):
+    """The output point of a cell's edge from corner ``a`` to ``b`` (``a < b``):
+    ``(lo, hi, row)``, ``row`` the cell's point row holding ``lo``."""
+    pa, pb = base + offsets[a], base + offsets[b]
+    if careful:
+        if s[pa] == value:
+            return pa, pa, a >> 1
+        if s[pb] == value:
+            return pb, pb, b >> 1
+    return pa, pb, a >> 1
+
+
+@kernel()
+def _collapsed(keys):
+    """Whether an output cell lists one point twice (snapped where a grid value
+    equals the value): VTK drops those."""
+    per = keys.shape[0]
+    for a in range(per):
+        for b in range(a + 1, per):
+            if keys[a, 0] == keys[b, 0] and keys[a, 1] == keys[b, 1]:
+                return True
+    return False
+
+
+@kernel()
+def _cell_row(s, value, bound, j, k, nx, ny, zc, careful, offsets, tables, i0, i1, lo, hi,
+              row_start, cells, source, start):
+    """Cell row (j, k): counts its output cells over ``[i0, i1]`` (``start < 0``),
+    returning their number and the span of its crossed cells, or writes them
+    from ``start``, finding each point in ``lo``/``hi`` from ``row_start``."""
+    counts, table, edges = tables
+    per = table.shape[2]
+    full = (1 << 4 * zc) - 1
+    nxy = nx * ny
+    keys = np.empty((per, 3), np.int64)
+    # Where the search for a point of each of the cell row's point rows starts.
+    rows = np.zeros(2 * zc, np.int64)
+    if start >= 0:
+        for r in range(2 * zc):
+            rows[r] = row_start[(j + (r & 1)) + ny * (k + (r >> 1))]
+    count, low, high = 0, nx, -1
+    first = j * nx + k * nxy
+    up, out = nx, (nxy if zc == 2 else 0)
+    after = _SPREAD[_column(s, bound, first + i0, up, out)]
+    for i in range(i0, i1 + 1):
+        base = first + i
+        column = after
+        after = _SPREAD[_column(s, bound, base + 1, up, out)]
+        case = (column | (after << 1)) & full
+        if case == 0 or case == full:
+            continue
+        if careful and not _finite_cell(s, i, j, k, nx, nxy, zc):
+            continue
+        low, high = min(low, i), i
+        for r in range(rows.shape[0]):  # points before this cell's are not its own
+            row_first = base + (r & 1) * nx + (r >> 1) * nxy
+            while rows[r] < lo.shape[0] and lo[rows[r]] < row_first:
+                rows[r] += 1
+        for n in range(counts[case]):
+            for m in range(per):
+                e = table[case, n, m]
+                keys[m, 0], keys[m, 1], keys[m, 2] = _corner_key(
+                    s, value, base, offsets, edges[e, 0], edges[e, 1], careful)
+            if careful and _collapsed(keys):
+                continue
+            if start >= 0:
+                for m in range(per):
+                    q = rows[keys[m, 2]]
+                    while q + 1 < lo.shape[0] and (lo[q] != keys[m, 0]
+                                                   or hi[q] != keys[m, 1]):
+                        q += 1
+                    cells[start + count, m] = q
+                source[start + count] = i + (nx - 1) * (j + (ny - 1) * k)
+            count += 1
+    return count, low, high
+
+
+@kernel(parallel=True)
+def _count(s, value, bound, nx, ny, nz, zc, careful_points, careful_cells, offsets, tables,
+           point_counts, point_spans, cell_counts, cell_spans):
+    none = np.zeros(0, np.int64)
+    for r in prange(ny * nz):
+        j, k = r % ny, r // ny
+        c = j + (ny - 1) * k
+        cells_too = j + 1 < ny and (zc == 1 or k + 1 < nz)
+        if not careful_points[r] and not (cells_too and careful_cells[c]):
+            (point_counts[r], point_spans[r, 0], point_spans[r, 1], made, low,
+             high) = _fast_counts(s, bound, j, k, nx, ny, nz, zc, cells_too, tables[0])
+            if cells_too:
+                cell_counts[c], cell_spans[c, 0], cell_spans[c, 1] = made, low, high
+            continue
+        point_counts[r], point_spans[r, 0], point_spans[r, 1] = _point_row(
+            s, value, bound, j, k, nx, ny, nz, zc, careful_points[r], 0, nx - 1, none, none,
+            np.zeros(0), -1)
+        if cells_too:
+            cell_counts[c], cell_spans[c, 0], cell_spans[c, 1] = _cell_row(
+                s, value, bound, j, k, nx, ny, zc, careful_cells[c], offsets, tables, 0,
+                nx - 2, none, none, none, np.zeros((0, 1), np.int64), none, -1)
+
+
+@kernel(parallel=True)
+def _emit_points(s, value, bound, nx, ny, nz, zc, careful_points, point_counts, point_spans,
+                 point_start, lo, hi, t):
+    for r in prange(ny * nz):
+        if point_counts[r]:
+            _point_row(s, value, bound, r % ny, r // ny, nx, ny, nz, zc, careful_points[r],
+                       point_spans[r, 0], point_spans[r, 1], lo, hi, t, point_start[r])
+
+
+@kernel(parallel=True)
+def _emit_cells(s, value, bound, nx, ny, zc, careful_cells, offsets, tables, cell_counts,
+                cell_spans, cell_start, point_start, lo, hi, cells, source):
+    for c in prange(cell_counts.shape[0]):
+        if cell_counts[c]:
+            j, k = c % (ny - 1), c // (ny - 1)
+            _cell_row(s, value, bound, j, k, nx, ny, zc, careful_cells[c], offsets, tables,
+                      cell_spans[c, 0], cell_spans[c, 1], lo, hi, point_start, cells,
+                      source, cell_start[c])
+
+
+def _near(bad: np.ndarray, reach: int) -> np.ndarray:
+    """Rows (z, y) within ``reach`` rows before (and one after, for ``reach`` 1) of
+    a bad row: the rows whose points or cells read it."""
+    nz, ny = bad.shape
+    padded = np.zeros((nz + 2, ny + 2), bool)
+    padded[1:-1, 1:-1] = bad
+    near = np.zeros_like(bad)
+    for dk in range(-reach, 2):
+        for dj in range(-reach, 2):
+            near |= padded[1 + dk:1 + dk + nz, 1 + dj:1 + dj + ny]
+    return near
+
+
+def _at_least_bound(dtype: np.dtype, value: float):
+    """The smallest number of ``dtype`` at or above ``value``: ``s >= bound`` in the
+    field's dtype is ``s >= value`` in float64 (as
+    :func:`daxpy.worklets._marching.at_least`), without converting ``s``."""
+    bound = dtype.type(value)
+    if float(bound) < value:
+        bound = np.nextafter(bound, dtype.type(np.inf))
+    return bound
+
+
+def _exclusive(counts: np.ndarray) -> np.ndarray:
+    return np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+
+
+def contour_structured(grid, scalars: np.ndarray, value: float, place=None) -> EdgeCut:
+    """The compiled form of :func:`daxpy.worklets.contour.contour_structured`, on
+    2-D and 3-D grids of float32 or float64 scalars.
+
+    Raises
+    ------
+    CompiledUnavailable
+        On 0-D and 1-D grids and other dtypes: the NumPy implementation serves them.
+
+    Examples
+    --------
+    >>> import numpy as np, daxpy
+    >>> g = daxpy.UniformGrid(dims=(3, 2, 1), point_data={"t": np.arange(6.0)})
+    >>> cut = contour_structured(g, g.point_data["t"], value=1.5)
+    >>> cut.lo.tolist(), cut.hi.tolist(), cut.cells[2].tolist()
+    ([0, 1, 1], [3, 2, 4], [[0, 2], [2, 1]])
+    """
+    sizes = [int(d) for d in grid.dims if int(d) > 1]
+    if len(sizes) not in _KINDS or scalars.ndim != 1:
+        raise CompiledUnavailable("the compiled contour marches 2-D and 3-D grids")
+    s = np.ascontiguousarray(kernel_dtype(scalars)[0])
+    zc = len(sizes) - 1   # corners along z: 2 (voxels) or 1 (pixels)
+    nx, ny, nz = (sizes + [1])[:3]
+    counts, table, edges = TABLES[_KINDS[len(sizes)]]
+    tables = (counts, table, edges)
+    offsets = np.array([(c & 1) + ((c >> 1) & 1) * nx + (c >> 2) * nx * ny
+                        for c in range(4 * zc)], np.int64)
+    value = float(value)
+    bound = _at_least_bound(s.dtype, value)
+    bad = np.zeros(ny * nz, bool)
+    _screen(s, value, nx, bad)
+    bad = bad.reshape(nz, ny)
+    careful_points = _near(bad, 1).ravel()
+    careful_cells = _near(bad, 0)[:max(nz - 1, 1), :ny - 1].ravel()
+
+    point_counts = np.zeros(ny * nz, np.int64)
+    point_spans = np.zeros((ny * nz, 2), np.int64)
+    cell_counts = np.zeros(careful_cells.shape[0], np.int64)
+    cell_spans = np.zeros((careful_cells.shape[0], 2), np.int64)
+    _count(s, value, bound, nx, ny, nz, zc, careful_points, careful_cells, offsets, tables,
+           point_counts, point_spans, cell_counts, cell_spans)
+    point_start, cell_start = _exclusive(point_counts), _exclusive(cell_counts)
+
+    lo = np.empty(point_start[-1], np.int64)
+    hi, t = np.empty_like(lo), np.empty(lo.shape[0])
+    per = table.shape[2]
+    cells = np.empty((cell_start[-1], per), np.int64)
+    source = np.empty(cells.shape[0], np.int64)
+    # The rows that emit anything are few and bunched (where the surface is):
+    # small chunks, dealt to the threads as they free up, balance them.
+    with parallel_chunksize(_EMIT_CHUNK):
+        _emit_points(s, value, bound, nx, ny, nz, zc, careful_points, point_counts,
+                     point_spans, point_start, lo, hi, t)
+        _emit_cells(s, value, bound, nx, ny, zc, careful_cells, offsets, tables, cell_counts,
+                    cell_spans, cell_start, point_start, lo, hi, cells, source)
+    return EdgeCut(lo=lo, hi=hi, t=t, cells={per: cells}, source={per: source})
