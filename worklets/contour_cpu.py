@@ -39,14 +39,8 @@ from ._numba import CompiledUnavailable, kernel, kernel_dtype
 _KINDS = {3: "voxel", 2: "pixel"}
 """The cell each grid dimension is marched as (1-D grids run the NumPy path)."""
 
-_EMIT_CHUNK = 4
-"""Rows per chunk of the emit passes."""
-
-_SPREAD = np.array([sum(1 << 2 * b for b in range(4) if column >> b & 1)
-                    for column in range(16)], np.int64)
-"""A column's bits (its rows (y, z): (0, 0), (1, 0), (0, 1), (1, 1)) at the case
-bits of the cell corners at x = 0 (VTK's voxel and pixel corner order)."""
-
+_BLOCK = 8
+"""Rows per iteration of the parallel loops (which share one row buffer)."""
 
 @kernel()
 def _screen_row(s, value, first, n):
@@ -129,12 +123,21 @@ def _careful_flags(s, value, bound, i, j, k, nx, ny, nz, zc):
 
 
 @kernel()
-def _column(s, bound, p, up, out):
-    """Which of the points p, p + up, p + out, p + up + out are at or above the
-    value (bits 0 to 3): the x-column of a row of cells, or of a point row and its
-    y and z neighbours (``up``, ``out``: 0 on the grid's last row, or in 2-D)."""
-    return ((1 if s[p] >= bound else 0) | (2 if s[p + up] >= bound else 0)
-            | (4 if s[p + out] >= bound else 0) | (8 if s[p + up + out] >= bound else 0))
+def _columns(s, bound, first, up, out, i0, i1, columns):
+    """For x from ``i0`` to ``i1``: which of the points p, p + up, p + out,
+    p + up + out (p = first + x) are at or above the value, as bits 0 to 3. That is
+    the x-column of a row of cells, or of a point row and its y and z neighbours
+    (``up``, ``out``: 0 on the grid's last row, or in 2-D)."""
+    n = i1 + 1 - i0
+    start = first + i0
+    # Four row slices and byte arithmetic: a loop the compiler vectorizes, so the
+    # passes after it walk bytes, not four rows of floats.
+    a, b = s[start:start + n], s[start + up:start + up + n]
+    c, d = s[start + out:start + out + n], s[start + up + out:start + up + out + n]
+    into = columns[i0:i0 + n]
+    for i in range(n):
+        into[i] = (np.uint8(a[i] >= bound) | (np.uint8(b[i] >= bound) << 1)
+                   | (np.uint8(c[i] >= bound) << 2) | (np.uint8(d[i] >= bound) << 3))
 
 
 @kernel()
@@ -146,37 +149,64 @@ def _fast_flags(column, after):
 
 
 @kernel()
-def _fast_counts(s, bound, j, k, nx, ny, nz, zc, cells_too, counts):
+def _spread(column):
+    """A column's bits (its rows (y, z): (0, 0), (1, 0), (0, 1), (1, 1)) at the case
+    bits of the cell corners at x = 0 (VTK's voxel and pixel corner order)."""
+    return (column & 1) | ((column & 2) << 1) | ((column & 4) << 2) | ((column & 8) << 3)
+
+
+@kernel()
+def _fast_counts(s, bound, j, k, nx, ny, nz, zc, cells_too, counts, columns):
     """Point row (j, k)'s outputs and, with ``cells_too``, its cell row's, with
-    their spans, in one sweep: where nothing near is NaN, Inf or the value."""
+    their spans: where nothing near is NaN, Inf or the value."""
     nxy = nx * ny
-    first = j * nx + k * nxy
     up = nx if j + 1 < ny else 0
     out = nxy if k + 1 < nz else 0
+    _columns(s, bound, j * nx + k * nxy, up, out, 0, nx - 1, columns)
     full = (1 << 4 * zc) - 1
-    points, point_low, point_high = 0, nx, -1
-    cells, cell_low, cell_high = 0, nx, -1
-    after = _column(s, bound, first, up, out)
-    for i in range(nx):
-        column = after
-        if i + 1 < nx:
-            after = _column(s, bound, first + i + 1, up, out)
+    last = columns[nx - 1]
+    points = ((last ^ (last >> 1)) & 1) + ((last ^ (last >> 2)) & 1)
+    cells = 0
+    for i in range(nx - 1):
+        column, after = columns[i], columns[i + 1]
         if column == after and (column == 0 or column == 15):
             continue  # all in or all out: no cut edge, no crossed cell
-        flags = _fast_flags(column, after)
-        if flags:
-            points += ((flags >> 1) & 1) + ((flags >> 2) & 1) + ((flags >> 3) & 1)
-            point_low, point_high = min(point_low, i), i
-        if cells_too and i + 1 < nx:
-            case = (_SPREAD[column] | (_SPREAD[after] << 1)) & full
-            if case != 0 and case != full:
-                cells += counts[case]
-                cell_low, cell_high = min(cell_low, i), i
+        points += (((column ^ after) & 1) + ((column ^ (column >> 1)) & 1)
+                   + ((column ^ (column >> 2)) & 1))
+        cells += counts[(_spread(column) | (_spread(after) << 1)) & full]
+    if not cells_too:
+        cells = 0
+    point_low, point_high = _first_and_last(columns, nx, False, points)
+    cell_low, cell_high = _first_and_last(columns, nx - 1, True, cells)
     return points, point_low, point_high, cells, cell_low, cell_high
 
 
 @kernel()
-def _point_row(s, value, bound, j, k, nx, ny, nz, zc, careful, i0, i1, lo, hi, t, start):
+def _first_and_last(columns, n, of_cells, made):
+    """The first and last x (of ``n``) where a point has a cut edge, or a cell is
+    crossed (``of_cells``); ``(n, -1)`` where nothing is ``made``."""
+    if made == 0:
+        return n, -1
+    low, high = 0, n - 1
+    while _quiet(columns, low, n, of_cells):
+        low += 1
+    while _quiet(columns, high, n, of_cells):
+        high -= 1
+    return low, high
+
+
+@kernel()
+def _quiet(columns, i, n, of_cells):
+    column = columns[i]
+    after = columns[i + 1] if i + 1 < columns.shape[0] else column
+    if of_cells:
+        return column == after and (column == 0 or column == 15)
+    return _fast_flags(column, after if i + 1 < n else column) == 0
+
+
+@kernel()
+def _point_row(s, value, bound, j, k, nx, ny, nz, zc, careful, i0, i1, lo, hi, t, start,
+               columns):
     """Point row (j, k): counts its outputs over ``[i0, i1]`` (``start < 0``),
     returning their number and span, or writes them from ``start``."""
     nxy = nx * ny
@@ -184,15 +214,13 @@ def _point_row(s, value, bound, j, k, nx, ny, nz, zc, careful, i0, i1, lo, hi, t
     up = nx if j + 1 < ny else 0
     out = nxy if k + 1 < nz else 0
     count, low, high = 0, nx, -1
-    after = _column(s, bound, first + i0, up, out)
+    if not careful:
+        _columns(s, bound, first, up, out, i0, min(i1 + 1, nx - 1), columns)
     for i in range(i0, i1 + 1):
-        column = after
-        if i + 1 < nx:
-            after = _column(s, bound, first + i + 1, up, out)
         if careful:
             flags = _careful_flags(s, value, bound, i, j, k, nx, ny, nz, zc)
         else:
-            flags = _fast_flags(column, after)
+            flags = _fast_flags(columns[i], columns[i + 1] if i + 1 < nx else columns[i])
         if flags == 0:
             continue
         low, high = min(low, i), i
@@ -241,7 +269,7 @@ def _collapsed(keys):
 
 @kernel()
 def _cell_row(s, value, bound, j, k, nx, ny, zc, careful, offsets, tables, i0, i1, lo, hi,
-              row_start, cells, source, start):
+              row_start, cells, source, start, columns):
     """Cell row (j, k): counts its output cells over ``[i0, i1]`` (``start < 0``),
     returning their number and the span of its crossed cells, or writes them
     from ``start``, finding each point in ``lo``/``hi`` from ``row_start``."""
@@ -257,13 +285,12 @@ def _cell_row(s, value, bound, j, k, nx, ny, zc, careful, offsets, tables, i0, i
             rows[r] = row_start[(j + (r & 1)) + ny * (k + (r >> 1))]
     count, low, high = 0, nx, -1
     first = j * nx + k * nxy
-    up, out = nx, (nxy if zc == 2 else 0)
-    after = _SPREAD[_column(s, bound, first + i0, up, out)]
+    _columns(s, bound, first, nx, nxy if zc == 2 else 0, i0, i1 + 1, columns)
     for i in range(i0, i1 + 1):
         base = first + i
-        column = after
-        after = _SPREAD[_column(s, bound, base + 1, up, out)]
-        case = (column | (after << 1)) & full
+        if columns[i] == columns[i + 1] and (columns[i] == 0 or columns[i] == 15):
+            continue  # all in or all out
+        case = (_spread(columns[i]) | (_spread(columns[i + 1]) << 1)) & full
         if case == 0 or case == full:
             continue
         if careful and not _finite_cell(s, i, j, k, nx, nxy, zc):
@@ -296,43 +323,53 @@ def _cell_row(s, value, bound, j, k, nx, ny, zc, careful, offsets, tables, i0, i
 def _count(s, value, bound, nx, ny, nz, zc, careful_points, careful_cells, offsets, tables,
            point_counts, point_spans, cell_counts, cell_spans):
     none = np.zeros(0, np.int64)
-    for r in prange(ny * nz):
-        j, k = r % ny, r // ny
-        c = j + (ny - 1) * k
-        cells_too = j + 1 < ny and (zc == 1 or k + 1 < nz)
-        if not careful_points[r] and not (cells_too and careful_cells[c]):
-            (point_counts[r], point_spans[r, 0], point_spans[r, 1], made, low,
-             high) = _fast_counts(s, bound, j, k, nx, ny, nz, zc, cells_too, tables[0])
+    n = ny * nz
+    for block in prange((n + _BLOCK - 1) // _BLOCK):
+        columns = np.empty(nx, np.uint8)
+        for r in range(block * _BLOCK, min(n, (block + 1) * _BLOCK)):
+            j, k = r % ny, r // ny
+            c = j + (ny - 1) * k
+            cells_too = j + 1 < ny and (zc == 1 or k + 1 < nz)
+            if not careful_points[r] and not (cells_too and careful_cells[c]):
+                (point_counts[r], point_spans[r, 0], point_spans[r, 1], made, low,
+                 high) = _fast_counts(s, bound, j, k, nx, ny, nz, zc, cells_too, tables[0],
+                                      columns)
+                if cells_too:
+                    cell_counts[c], cell_spans[c, 0], cell_spans[c, 1] = made, low, high
+                continue
+            point_counts[r], point_spans[r, 0], point_spans[r, 1] = _point_row(
+                s, value, bound, j, k, nx, ny, nz, zc, careful_points[r], 0, nx - 1, none,
+                none, np.zeros(0), -1, columns)
             if cells_too:
-                cell_counts[c], cell_spans[c, 0], cell_spans[c, 1] = made, low, high
-            continue
-        point_counts[r], point_spans[r, 0], point_spans[r, 1] = _point_row(
-            s, value, bound, j, k, nx, ny, nz, zc, careful_points[r], 0, nx - 1, none, none,
-            np.zeros(0), -1)
-        if cells_too:
-            cell_counts[c], cell_spans[c, 0], cell_spans[c, 1] = _cell_row(
-                s, value, bound, j, k, nx, ny, zc, careful_cells[c], offsets, tables, 0,
-                nx - 2, none, none, none, np.zeros((0, 1), np.int64), none, -1)
+                cell_counts[c], cell_spans[c, 0], cell_spans[c, 1] = _cell_row(
+                    s, value, bound, j, k, nx, ny, zc, careful_cells[c], offsets, tables, 0,
+                    nx - 2, none, none, none, np.zeros((0, 1), np.int64), none, -1, columns)
 
 
 @kernel(parallel=True)
 def _emit_points(s, value, bound, nx, ny, nz, zc, careful_points, point_counts, point_spans,
                  point_start, lo, hi, t):
-    for r in prange(ny * nz):
-        if point_counts[r]:
-            _point_row(s, value, bound, r % ny, r // ny, nx, ny, nz, zc, careful_points[r],
-                       point_spans[r, 0], point_spans[r, 1], lo, hi, t, point_start[r])
+    n = ny * nz
+    for block in prange((n + _BLOCK - 1) // _BLOCK):
+        columns = np.empty(nx, np.uint8)
+        for r in range(block * _BLOCK, min(n, (block + 1) * _BLOCK)):
+            if point_counts[r]:
+                _point_row(s, value, bound, r % ny, r // ny, nx, ny, nz, zc, careful_points[r],
+                           point_spans[r, 0], point_spans[r, 1], lo, hi, t, point_start[r],
+                           columns)
 
 
 @kernel(parallel=True)
 def _emit_cells(s, value, bound, nx, ny, zc, careful_cells, offsets, tables, cell_counts,
                 cell_spans, cell_start, point_start, lo, hi, cells, source):
-    for c in prange(cell_counts.shape[0]):
-        if cell_counts[c]:
-            j, k = c % (ny - 1), c // (ny - 1)
-            _cell_row(s, value, bound, j, k, nx, ny, zc, careful_cells[c], offsets, tables,
-                      cell_spans[c, 0], cell_spans[c, 1], lo, hi, point_start, cells,
-                      source, cell_start[c])
+    n = cell_counts.shape[0]
+    for block in prange((n + _BLOCK - 1) // _BLOCK):
+        columns = np.empty(nx, np.uint8)
+        for c in range(block * _BLOCK, min(n, (block + 1) * _BLOCK)):
+            if cell_counts[c]:
+                _cell_row(s, value, bound, c % (ny - 1), c // (ny - 1), nx, ny, zc,
+                          careful_cells[c], offsets, tables, cell_spans[c, 0], cell_spans[c, 1],
+                          lo, hi, point_start, cells, source, cell_start[c], columns)
 
 
 def _near(bad: np.ndarray, reach: int) -> np.ndarray:
@@ -410,9 +447,9 @@ def contour_structured(grid, scalars: np.ndarray, value: float, place=None) -> E
     per = table.shape[2]
     cells = np.empty((cell_start[-1], per), np.int64)
     source = np.empty(cells.shape[0], np.int64)
-    # The rows that emit anything are few and bunched (where the surface is):
-    # small chunks, dealt to the threads as they free up, balance them.
-    with parallel_chunksize(_EMIT_CHUNK):
+    # The rows that emit anything are bunched where the surface is: blocks dealt
+    # one at a time to the threads as they free up balance them.
+    with parallel_chunksize(1):
         _emit_points(s, value, bound, nx, ny, nz, zc, careful_points, point_counts,
                      point_spans, point_start, lo, hi, t)
         _emit_cells(s, value, bound, nx, ny, zc, careful_cells, offsets, tables, cell_counts,
