@@ -39,6 +39,23 @@ from ._numba import CompiledUnavailable, kernel, kernel_dtype
 _KINDS = {3: "voxel", 2: "pixel"}
 """The cell each grid dimension is marched as (1-D grids run the NumPy path)."""
 
+
+
+def _cut_edges(kind: str) -> np.ndarray:
+    """Per case, how many edges its cells cut, then those edges: row ``case`` of
+    the result is ``[n, e1, ..., en, 0...]``."""
+    edges = np.array(TABLES[kind][2])
+    n_cases = 1 << (int(edges.max()) + 1)
+    cut = np.zeros((n_cases, edges.shape[0] + 1), np.int64)
+    for case in range(n_cases):
+        crossed = [e for e, (a, b) in enumerate(edges) if (case >> a ^ case >> b) & 1]
+        cut[case, :len(crossed) + 1] = [len(crossed)] + crossed
+    return cut
+
+
+_CUT = {kind: _cut_edges(kind) for kind in _KINDS.values()}
+"""Each case's cut edges, by kind (a cell's triangles use all of them)."""
+
 _BLOCK = 8
 """Rows per iteration of the parallel loops (which share one row buffer)."""
 
@@ -268,55 +285,106 @@ def _collapsed(keys):
 
 
 @kernel()
-def _cell_row(s, value, bound, j, k, nx, ny, zc, careful, offsets, tables, i0, i1, lo, hi,
-              row_start, cells, source, start, columns):
-    """Cell row (j, k): counts its output cells over ``[i0, i1]`` (``start < 0``),
-    returning their number and the span of its crossed cells, or writes them
-    from ``start``, finding each point in ``lo``/``hi`` from ``row_start``."""
-    counts, table, edges = tables
+def _case(columns, i, full):
+    """The case of the cell at x = i from its two columns (0 where it is all in or
+    all out)."""
+    case = (_spread(columns[i]) | (_spread(columns[i + 1]) << 1)) & full
+    return 0 if case == full else case
+
+
+@kernel()
+def _count_cells(s, value, bound, j, k, nx, ny, zc, careful, counts, table, edges, offsets,
+                 columns):
+    """Cell row (j, k)'s output cells and the span of its crossed cells (on the
+    careful path: cells collapsing on a snapped point are not counted)."""
     per = table.shape[2]
     full = (1 << 4 * zc) - 1
     nxy = nx * ny
     keys = np.empty((per, 3), np.int64)
-    # Where the search for a point of each of the cell row's point rows starts.
-    rows = np.zeros(2 * zc, np.int64)
-    if start >= 0:
-        for r in range(2 * zc):
-            rows[r] = row_start[(j + (r & 1)) + ny * (k + (r >> 1))]
     count, low, high = 0, nx, -1
     first = j * nx + k * nxy
-    _columns(s, bound, first, nx, nxy if zc == 2 else 0, i0, i1 + 1, columns)
-    for i in range(i0, i1 + 1):
-        base = first + i
-        if columns[i] == columns[i + 1] and (columns[i] == 0 or columns[i] == 15):
-            continue  # all in or all out
-        case = (_spread(columns[i]) | (_spread(columns[i + 1]) << 1)) & full
-        if case == 0 or case == full:
-            continue
-        if careful and not _finite_cell(s, i, j, k, nx, nxy, zc):
+    _columns(s, bound, first, nx, nxy if zc == 2 else 0, 0, nx - 1, columns)
+    for i in range(nx - 1):
+        case = _case(columns, i, full)
+        if case == 0 or (careful and not _finite_cell(s, i, j, k, nx, nxy, zc)):
             continue
         low, high = min(low, i), i
-        for r in range(rows.shape[0]):  # points before this cell's are not its own
-            row_first = base + (r & 1) * nx + (r >> 1) * nxy
-            while rows[r] < lo.shape[0] and lo[rows[r]] < row_first:
-                rows[r] += 1
         for n in range(counts[case]):
             for m in range(per):
                 e = table[case, n, m]
                 keys[m, 0], keys[m, 1], keys[m, 2] = _corner_key(
-                    s, value, base, offsets, edges[e, 0], edges[e, 1], careful)
-            if careful and _collapsed(keys):
-                continue
-            if start >= 0:
-                for m in range(per):
-                    q = rows[keys[m, 2]]
-                    while q + 1 < lo.shape[0] and (lo[q] != keys[m, 0]
-                                                   or hi[q] != keys[m, 1]):
-                        q += 1
-                    cells[start + count, m] = q
-                source[start + count] = i + (nx - 1) * (j + (ny - 1) * k)
-            count += 1
+                    s, value, first + i, offsets, edges[e, 0], edges[e, 1], careful)
+            count += 0 if careful and _collapsed(keys) else 1
     return count, low, high
+
+
+@kernel()
+def _advance(lo, q, point):
+    """The first output from ``q`` on whose edge starts at ``point`` or after."""
+    while q < lo.shape[0] and lo[q] < point:
+        q += 1
+    return q
+
+
+@kernel()
+def _find(lo, hi, q, a, b):
+    """The output point on edge (a, b), at or after ``q`` (a few steps on)."""
+    while q + 1 < lo.shape[0] and (lo[q] != a or hi[q] != b):
+        q += 1
+    return q
+
+
+@kernel()
+def _emit_cells_row(s, value, bound, j, k, nx, ny, zc, careful, counts, table, edges, cut,
+                    offsets, i0, i1, lo, hi, row_start, cells, source, start, columns, found):
+    """Write cell row (j, k)'s output cells from ``start``: each crossed edge's
+    point (``found``, by edge; ``cut``: each case's crossed edges) looked up once
+    per cell, in the rows' outputs (``lo``, ``hi``, the rows from ``row_start``)."""
+    per = table.shape[2]
+    full = (1 << 4 * zc) - 1
+    nxy = nx * ny
+    first = j * nx + k * nxy
+    row = j + ny * k
+    # Each of the cell row's point rows: the first output at or after this cell
+    # (scalars, not an array, so that they stay in registers).
+    q0, q1 = row_start[row], row_start[row + 1]
+    q2 = q3 = q0
+    if zc == 2:
+        q2, q3 = row_start[row + ny], row_start[row + ny + 1]
+    _columns(s, bound, first, nx, nxy if zc == 2 else 0, i0, i1 + 1, columns)
+    count = start
+    for i in range(i0, i1 + 1):
+        case = _case(columns, i, full)
+        if case == 0 or (careful and not _finite_cell(s, i, j, k, nx, nxy, zc)):
+            continue
+        base = first + i
+        q0, q1 = _advance(lo, q0, base), _advance(lo, q1, base + nx)
+        if zc == 2:
+            q2, q3 = _advance(lo, q2, base + nxy), _advance(lo, q3, base + nx + nxy)
+        for m in range(cut[case, 0]):
+            e = cut[case, m + 1]
+            lo_key, hi_key, r = _corner_key(s, value, base, offsets, edges[e, 0],
+                                            edges[e, 1], careful)
+            # Arithmetic, not branches: the row varies from edge to edge.
+            q = (q0 * (r == 0) + q1 * (r == 1)) + (q2 * (r == 2) + q3 * (r == 3))
+            found[e] = _find(lo, hi, q, lo_key, hi_key)
+        for n in range(counts[case]):
+            if careful and _repeats(found, table[case, n]):
+                continue  # collapsed on a snapped point
+            for m in range(per):
+                cells[count, m] = found[table[case, n, m]]
+            source[count] = i + (nx - 1) * (j + (ny - 1) * k)
+            count += 1
+
+
+@kernel()
+def _repeats(found, cut):
+    """Whether the output cell through the edges ``cut`` lists one point twice."""
+    for a in range(cut.shape[0]):
+        for b in range(a + 1, cut.shape[0]):
+            if found[cut[a]] == found[cut[b]]:
+                return True
+    return False
 
 
 @kernel(parallel=True)
@@ -341,9 +409,9 @@ def _count(s, value, bound, nx, ny, nz, zc, careful_points, careful_cells, offse
                 s, value, bound, j, k, nx, ny, nz, zc, careful_points[r], 0, nx - 1, none,
                 none, np.zeros(0), -1, columns)
             if cells_too:
-                cell_counts[c], cell_spans[c, 0], cell_spans[c, 1] = _cell_row(
-                    s, value, bound, j, k, nx, ny, zc, careful_cells[c], offsets, tables, 0,
-                    nx - 2, none, none, none, np.zeros((0, 1), np.int64), none, -1, columns)
+                cell_counts[c], cell_spans[c, 0], cell_spans[c, 1] = _count_cells(
+                    s, value, bound, j, k, nx, ny, zc, careful_cells[c], tables[0], tables[1],
+                    tables[2], offsets, columns)
 
 
 @kernel(parallel=True)
@@ -360,16 +428,19 @@ def _emit_points(s, value, bound, nx, ny, nz, zc, careful_points, point_counts, 
 
 
 @kernel(parallel=True)
-def _emit_cells(s, value, bound, nx, ny, zc, careful_cells, offsets, tables, cell_counts,
+def _emit_cells(s, value, bound, nx, ny, zc, careful_cells, offsets, tables, cut, cell_counts,
                 cell_spans, cell_start, point_start, lo, hi, cells, source):
     n = cell_counts.shape[0]
+    counts, table, edges = tables
     for block in prange((n + _BLOCK - 1) // _BLOCK):
         columns = np.empty(nx, np.uint8)
+        found = np.empty(edges.shape[0], np.int64)
         for c in range(block * _BLOCK, min(n, (block + 1) * _BLOCK)):
             if cell_counts[c]:
-                _cell_row(s, value, bound, c % (ny - 1), c // (ny - 1), nx, ny, zc,
-                          careful_cells[c], offsets, tables, cell_spans[c, 0], cell_spans[c, 1],
-                          lo, hi, point_start, cells, source, cell_start[c], columns)
+                _emit_cells_row(s, value, bound, c % (ny - 1), c // (ny - 1), nx, ny, zc,
+                                careful_cells[c], counts, table, edges, cut, offsets,
+                                cell_spans[c, 0], cell_spans[c, 1], lo, hi, point_start, cells,
+                                source, cell_start[c], columns, found)
 
 
 def _near(bad: np.ndarray, reach: int) -> np.ndarray:
@@ -422,7 +493,8 @@ def contour_structured(grid, scalars: np.ndarray, value: float, place=None) -> E
     s = np.ascontiguousarray(kernel_dtype(scalars)[0])
     zc = len(sizes) - 1   # corners along z: 2 (voxels) or 1 (pixels)
     nx, ny, nz = (sizes + [1])[:3]
-    counts, table, edges = TABLES[_KINDS[len(sizes)]]
+    kind = _KINDS[len(sizes)]
+    counts, table, edges = TABLES[kind]
     tables = (counts, table, edges)
     offsets = np.array([(c & 1) + ((c >> 1) & 1) * nx + (c >> 2) * nx * ny
                         for c in range(4 * zc)], np.int64)
@@ -452,6 +524,6 @@ def contour_structured(grid, scalars: np.ndarray, value: float, place=None) -> E
     with parallel_chunksize(1):
         _emit_points(s, value, bound, nx, ny, nz, zc, careful_points, point_counts,
                      point_spans, point_start, lo, hi, t)
-        _emit_cells(s, value, bound, nx, ny, zc, careful_cells, offsets, tables, cell_counts,
-                    cell_spans, cell_start, point_start, lo, hi, cells, source)
+        _emit_cells(s, value, bound, nx, ny, zc, careful_cells, offsets, tables, _CUT[kind],
+                    cell_counts, cell_spans, cell_start, point_start, lo, hi, cells, source)
     return EdgeCut(lo=lo, hi=hi, t=t, cells={per: cells}, source={per: source})
