@@ -2,20 +2,21 @@
 curvilinear): Flying Edges-style passes over the grid's x-rows, giving the NumPy
 implementation's :class:`~daxpy.worklets._edge_cut.EdgeCut` bit for bit.
 
-Each pass is one parallel loop over rows (Numba ``prange``); every row writes its
-own slots, so the output does not depend on the thread count:
+Each pass is one parallel loop over blocks of rows (Numba ``prange``); every row
+writes its own slots, so the output does not depend on the thread count:
 
-1. *screen*: per point row, whether it holds a NaN, an Inf or the value itself.
-   Rows near such a row take the careful path (cells with a non-finite corner
-   make nothing; edges ending at a point equal to the value are that point, and
-   cells collapsing on it are dropped); the others the fast one;
-2. *count*: per point row, its output points (the cut edges starting at its
-   points, by point then axis, after the point itself where it is snapped); per
-   cell row, its output cells and the span of its crossed cells;
-3. *scan*: exclusive sums of those per-row counts (NumPy, over rows, not points);
-4. *emit points*, then *emit cells*: each row fills its slice; a cell finds each
-   edge's point among the few its corner's row emitted at that corner.
+1. *count*: per point row, its output points (the cut edges starting at its
+   points, by point then axis) and per cell row its output cells, with the span
+   of x where they are; each row is also screened for a NaN, an Inf or the value
+   itself. The rows near such a row are counted again on the careful path
+   (:mod:`daxpy.worklets._contour_careful_cpu`);
+2. *scan*: exclusive sums of the per-row counts (NumPy, over rows, not points):
+   the one place the output's size is known, before anything is written;
+3. *emit points*, then *emit cells*: each row fills its slice; a cell finds each
+   cut edge's point among the few its corner's row emitted at that corner.
 
+The passes walk one byte per x (which of four rows' points are in), filled by a
+loop the compiler vectorizes; only the rows' spans are walked after the count.
 The points come out in the ``(lo, hi)`` order of the NumPy implementation's sort,
 and the cells in input cell order, then the case table's order.
 
@@ -32,13 +33,14 @@ from __future__ import annotations
 import numpy as np
 from numba import parallel_chunksize, prange
 
+from ._contour_careful_cpu import (_careful_flags, _careful_rows, _collapsed, _corner_key,
+                                   _finite_cell, _repeats, _screen_row)
 from ._edge_cut import EdgeCut
 from ._marching import TABLES
 from ._numba import CompiledUnavailable, kernel, kernel_dtype
 
 _KINDS = {3: "voxel", 2: "pixel"}
 """The cell each grid dimension is marched as (1-D grids run the NumPy path)."""
-
 
 
 def _cut_edges(kind: str) -> np.ndarray:
@@ -58,86 +60,6 @@ _CUT = {kind: _cut_edges(kind) for kind in _KINDS.values()}
 
 _BLOCK = 8
 """Rows per iteration of the parallel loops (which share one row buffer)."""
-
-@kernel()
-def _screen_row(s, value, first, n):
-    bad = False
-    for p in range(first, first + n):
-        x = s[p]
-        # x - x is NaN for NaN and Inf, 0 otherwise.
-        bad |= (x - x != 0.0) | (x == value)
-    return bad
-
-
-@kernel(parallel=True)
-def _screen(s, value, nx, bad):
-    for r in prange(bad.shape[0]):
-        bad[r] = _screen_row(s, value, r * nx, nx)
-
-
-@kernel()
-def _finite_cell(s, ci, cj, ck, nx, nxy, zc):
-    base = ci + cj * nx + ck * nxy
-    for dk in range(zc):
-        for dj in range(2):
-            for di in range(2):
-                x = s[base + di + dj * nx + dk * nxy]
-                if x - x != 0.0:
-                    return False
-    return True
-
-
-@kernel()
-def _span(c, n, along):
-    """The cells beside coordinate ``c`` on an axis of ``n`` points: its own cell
-    along the edge, else the cells before and after it."""
-    if along:
-        return c, c
-    return max(c - 1, 0), min(c, n - 2)
-
-
-@kernel()
-def _edge_used(s, bound, i, j, k, axis, nx, ny, nz, zc):
-    """Whether the edge from point (i, j, k) along ``axis`` is cut by a cell with
-    finite corners (such a cell cuts every edge it crosses)."""
-    nxy = nx * ny
-    p = i + j * nx + k * nxy
-    step = 1 if axis == 0 else (nx if axis == 1 else nxy)
-    if (s[p] >= bound) == (s[p + step] >= bound):
-        return False
-    i0, i1 = _span(i, nx, axis == 0)
-    j0, j1 = _span(j, ny, axis == 1)
-    k0, k1 = _span(k, nz, axis == 2) if zc == 2 else (0, 0)
-    for ck in range(k0, k1 + 1):
-        for cj in range(j0, j1 + 1):
-            for ci in range(i0, i1 + 1):
-                if _finite_cell(s, ci, cj, ck, nx, nxy, zc):
-                    return True
-    return False
-
-
-@kernel()
-def _careful_flags(s, value, bound, i, j, k, nx, ny, nz, zc):
-    """A point's outputs, bit 0 for the point itself (snapped), bits 1.. for its
-    edges along x, y, z: any grid, any values."""
-    ijk = (i, j, k)
-    size = (nx, ny, nz)
-    steps = (1, nx, nx * ny)
-    p = i + j * nx + k * nx * ny
-    at_point = s[p] == value
-    flags, touched = 0, False
-    for axis in range(zc + 1):
-        c = ijk[axis]
-        if c + 1 < size[axis] and _edge_used(s, bound, i, j, k, axis, nx, ny, nz, zc):
-            touched = True
-            if not at_point and s[p + steps[axis]] != value:
-                flags |= 2 << axis
-        if at_point and not touched and c > 0:
-            back = (i - (axis == 0), j - (axis == 1), k - (axis == 2))
-            touched = _edge_used(s, bound, back[0], back[1], back[2], axis, nx, ny,
-                                 nz, zc)
-    return flags | (1 if at_point and touched else 0)
-
 
 @kernel()
 def _columns(s, bound, first, up, out, i0, i1, columns):
@@ -260,31 +182,6 @@ def _point_row(s, value, bound, j, k, nx, ny, nz, zc, careful, i0, i1, lo, hi, t
 
 
 @kernel()
-def _corner_key(s, value, base, offsets, a, b, careful):
-    """The output point of a cell's edge from corner ``a`` to ``b`` (``a < b``):
-    ``(lo, hi, row)``, ``row`` the cell's point row holding ``lo``."""
-    pa, pb = base + offsets[a], base + offsets[b]
-    if careful:
-        if s[pa] == value:
-            return pa, pa, a >> 1
-        if s[pb] == value:
-            return pb, pb, b >> 1
-    return pa, pb, a >> 1
-
-
-@kernel()
-def _collapsed(keys):
-    """Whether an output cell lists one point twice (snapped where a grid value
-    equals the value): VTK drops those."""
-    per = keys.shape[0]
-    for a in range(per):
-        for b in range(a + 1, per):
-            if keys[a, 0] == keys[b, 0] and keys[a, 1] == keys[b, 1]:
-                return True
-    return False
-
-
-@kernel()
 def _case(columns, i, full):
     """The case of the cell at x = i from its two columns (0 where it is all in or
     all out)."""
@@ -377,25 +274,18 @@ def _emit_cells_row(s, value, bound, j, k, nx, ny, zc, careful, counts, table, e
             count += 1
 
 
-@kernel()
-def _repeats(found, cut):
-    """Whether the output cell through the edges ``cut`` lists one point twice."""
-    for a in range(cut.shape[0]):
-        for b in range(a + 1, cut.shape[0]):
-            if found[cut[a]] == found[cut[b]]:
-                return True
-    return False
-
-
 @kernel(parallel=True)
-def _count(s, value, bound, nx, ny, nz, zc, careful_points, careful_cells, offsets, tables,
-           point_counts, point_spans, cell_counts, cell_spans):
+def _count(s, value, bound, nx, ny, nz, zc, rows, careful_points, careful_cells, offsets,
+           tables, point_counts, point_spans, cell_counts, cell_spans, bad):
     none = np.zeros(0, np.int64)
-    n = ny * nz
+    n = rows.shape[0]
     for block in prange((n + _BLOCK - 1) // _BLOCK):
         columns = np.empty(nx, np.uint8)
-        for r in range(block * _BLOCK, min(n, (block + 1) * _BLOCK)):
+        for x in range(block * _BLOCK, min(n, (block + 1) * _BLOCK)):
+            r = rows[x]
             j, k = r % ny, r // ny
+            # The screen, while the row is in cache.
+            bad[r] = _screen_row(s, value, r * nx, nx)
             c = j + (ny - 1) * k
             cells_too = j + 1 < ny and (zc == 1 or k + 1 < nz)
             if not careful_points[r] and not (cells_too and careful_cells[c]):
@@ -443,19 +333,6 @@ def _emit_cells(s, value, bound, nx, ny, zc, careful_cells, offsets, tables, cut
                                 source, cell_start[c], columns, found)
 
 
-def _near(bad: np.ndarray, reach: int) -> np.ndarray:
-    """Rows (z, y) within ``reach`` rows before (and one after, for ``reach`` 1) of
-    a bad row: the rows whose points or cells read it."""
-    nz, ny = bad.shape
-    padded = np.zeros((nz + 2, ny + 2), bool)
-    padded[1:-1, 1:-1] = bad
-    near = np.zeros_like(bad)
-    for dk in range(-reach, 2):
-        for dj in range(-reach, 2):
-            near |= padded[1 + dk:1 + dk + nz, 1 + dj:1 + dj + ny]
-    return near
-
-
 def _at_least_bound(dtype: np.dtype, value: float):
     """The smallest number of ``dtype`` at or above ``value``: ``s >= bound`` in the
     field's dtype is ``s >= value`` in float64 (as
@@ -500,18 +377,22 @@ def contour_structured(grid, scalars: np.ndarray, value: float, place=None) -> E
                         for c in range(4 * zc)], np.int64)
     value = float(value)
     bound = _at_least_bound(s.dtype, value)
-    bad = np.zeros(ny * nz, bool)
-    _screen(s, value, nx, bad)
-    bad = bad.reshape(nz, ny)
-    careful_points = _near(bad, 1).ravel()
-    careful_cells = _near(bad, 0)[:max(nz - 1, 1), :ny - 1].ravel()
-
+    n_cell_rows = (ny - 1) * max(nz - 1, 1)
     point_counts = np.zeros(ny * nz, np.int64)
     point_spans = np.zeros((ny * nz, 2), np.int64)
-    cell_counts = np.zeros(careful_cells.shape[0], np.int64)
-    cell_spans = np.zeros((careful_cells.shape[0], 2), np.int64)
-    _count(s, value, bound, nx, ny, nz, zc, careful_points, careful_cells, offsets, tables,
-           point_counts, point_spans, cell_counts, cell_spans)
+    cell_counts = np.zeros(n_cell_rows, np.int64)
+    cell_spans = np.zeros((n_cell_rows, 2), np.int64)
+    bad = np.zeros(ny * nz, bool)
+    careful_points, careful_cells = np.zeros(ny * nz, bool), np.zeros(n_cell_rows, bool)
+    counted = (point_counts, point_spans, cell_counts, cell_spans, bad)
+    # Every row on the fast path, screened as it goes; then the rows near a bad
+    # one again, on the careful path (none, for most fields).
+    _count(s, value, bound, nx, ny, nz, zc, np.arange(ny * nz), careful_points,
+           careful_cells, offsets, tables, *counted)
+    if bad.any():
+        careful_points, careful_cells, again = _careful_rows(bad.reshape(nz, ny), zc)
+        _count(s, value, bound, nx, ny, nz, zc, again, careful_points, careful_cells,
+               offsets, tables, *counted)
     point_start, cell_start = _exclusive(point_counts), _exclusive(cell_counts)
 
     lo = np.empty(point_start[-1], np.int64)
