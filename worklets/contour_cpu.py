@@ -61,6 +61,10 @@ _CUT = {kind: _cut_edges(kind) for kind in _KINDS.values()}
 _BLOCK = 8
 """Rows per iteration of the parallel loops (which share one row buffer)."""
 
+_ZERO, _NO, _YES = np.int64(0), np.bool_(False), np.bool_(True)
+"""Constants typed as values, not literals: a literal argument would make Numba
+compile one more specialization of the function called (seconds, cold)."""
+
 @kernel()
 def _columns(s, bound, first, up, out, i0, i1, columns):
     """For x from ``i0`` to ``i1``: which of the points p, p + up, p + out,
@@ -101,7 +105,7 @@ def _fast_counts(s, bound, j, k, nx, ny, nz, zc, cells_too, counts, columns):
     nxy = nx * ny
     up = nx if j + 1 < ny else 0
     out = nxy if k + 1 < nz else 0
-    _columns(s, bound, j * nx + k * nxy, up, out, 0, nx - 1, columns)
+    _columns(s, bound, j * nx + k * nxy, up, out, _ZERO, nx - 1, columns)
     full = (1 << 4 * zc) - 1
     last = columns[nx - 1]
     points = ((last ^ (last >> 1)) & 1) + ((last ^ (last >> 2)) & 1)
@@ -114,9 +118,9 @@ def _fast_counts(s, bound, j, k, nx, ny, nz, zc, cells_too, counts, columns):
                    + ((column ^ (column >> 2)) & 1))
         cells += counts[(_spread(column) | (_spread(after) << 1)) & full]
     if not cells_too:
-        cells = 0
-    point_low, point_high = _first_and_last(columns, nx, False, points)
-    cell_low, cell_high = _first_and_last(columns, nx - 1, True, cells)
+        cells = _ZERO
+    point_low, point_high = _first_and_last(columns, nx, _NO, points)
+    cell_low, cell_high = _first_and_last(columns, nx - 1, _YES, cells)
     return points, point_low, point_high, cells, cell_low, cell_high
 
 
@@ -126,7 +130,7 @@ def _first_and_last(columns, n, of_cells, made):
     crossed (``of_cells``); ``(n, -1)`` where nothing is ``made``."""
     if made == 0:
         return n, -1
-    low, high = 0, n - 1
+    low, high = _ZERO, n - 1
     while _quiet(columns, low, n, of_cells):
         low += 1
     while _quiet(columns, high, n, of_cells):
@@ -200,7 +204,7 @@ def _count_cells(s, value, bound, j, k, nx, ny, zc, careful, counts, table, edge
     keys = np.empty((per, 3), np.int64)
     count, low, high = 0, nx, -1
     first = j * nx + k * nxy
-    _columns(s, bound, first, nx, nxy if zc == 2 else 0, 0, nx - 1, columns)
+    _columns(s, bound, first, nx, nxy if zc == 2 else 0, _ZERO, nx - 1, columns)
     for i in range(nx - 1):
         case = _case(columns, i, full)
         if case == 0 or (careful and not _finite_cell(s, i, j, k, nx, nxy, zc)):
@@ -296,8 +300,8 @@ def _count(s, value, bound, nx, ny, nz, zc, rows, careful_points, careful_cells,
                     cell_counts[c], cell_spans[c, 0], cell_spans[c, 1] = made, low, high
                 continue
             point_counts[r], point_spans[r, 0], point_spans[r, 1] = _point_row(
-                s, value, bound, j, k, nx, ny, nz, zc, careful_points[r], 0, nx - 1, none,
-                none, np.zeros(0), -1, columns)
+                s, value, bound, j, k, nx, ny, nz, zc, careful_points[r], _ZERO, nx - 1, none,
+                none, np.zeros(0), _ZERO - 1, columns)
             if cells_too:
                 cell_counts[c], cell_spans[c, 0], cell_spans[c, 1] = _count_cells(
                     s, value, bound, j, k, nx, ny, zc, careful_cells[c], tables[0], tables[1],
