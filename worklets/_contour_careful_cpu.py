@@ -23,13 +23,32 @@ from ._numba import kernel
 
 
 @kernel()
-def _screen_row(s, value, first, n):
+def _screen_row(s, equal, zero, first, n):
+    """Whether ``s[first:first + n]`` holds a NaN, an Inf or ``equal`` (the value,
+    in the field's dtype: NaN where the dtype cannot hold it). All in the field's
+    dtype, so that the loop vectorizes."""
     bad = False
-    for p in range(first, first + n):
-        x = s[p]
+    row = s[first:first + n]
+    for p in range(n):
+        x = row[p]
         # x - x is NaN for NaN and Inf, 0 otherwise.
-        bad |= (x - x != 0.0) | (x == value)
+        bad |= (x - x != zero) | (x == equal)
     return bad
+
+
+def screen_values(dtype: np.dtype, value: float) -> tuple:
+    """``(equal, zero)`` for :func:`_screen_row`: the value in ``dtype`` where it
+    holds it exactly (else NaN, equal to nothing), and 0.
+
+    Examples
+    --------
+    >>> [float(x) for x in screen_values(np.dtype(np.float32), 0.5)]
+    [0.5, 0.0]
+    >>> [float(x) for x in screen_values(np.dtype(np.float32), 0.1)]   # 0.1 is no float32
+    [nan, 0.0]
+    """
+    same = dtype.type(value)
+    return (same if float(same) == value else dtype.type(np.nan)), dtype.type(0)
 
 
 @kernel()

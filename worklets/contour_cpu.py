@@ -34,7 +34,7 @@ import numpy as np
 from numba import parallel_chunksize, prange
 
 from ._contour_careful_cpu import (_careful_flags, _careful_rows, _collapsed, _corner_key,
-                                   _finite_cell, _repeats, _screen_row)
+                                   _finite_cell, _repeats, _screen_row, screen_values)
 from ._edge_cut import EdgeCut
 from ._marching import TABLES
 from ._numba import CompiledUnavailable, kernel, kernel_dtype
@@ -279,8 +279,8 @@ def _emit_cells_row(s, value, bound, j, k, nx, ny, zc, careful, counts, table, e
 
 
 @kernel(parallel=True)
-def _count(s, value, bound, nx, ny, nz, zc, rows, careful_points, careful_cells, offsets,
-           tables, point_counts, point_spans, cell_counts, cell_spans, bad):
+def _count(s, value, bound, equal, zero, nx, ny, nz, zc, rows, careful_points, careful_cells,
+           offsets, tables, point_counts, point_spans, cell_counts, cell_spans, bad):
     none = np.zeros(0, np.int64)
     n = rows.shape[0]
     for block in prange((n + _BLOCK - 1) // _BLOCK):
@@ -289,7 +289,7 @@ def _count(s, value, bound, nx, ny, nz, zc, rows, careful_points, careful_cells,
             r = rows[x]
             j, k = r % ny, r // ny
             # The screen, while the row is in cache.
-            bad[r] = _screen_row(s, value, r * nx, nx)
+            bad[r] = _screen_row(s, equal, zero, r * nx, nx)
             c = j + (ny - 1) * k
             cells_too = j + 1 < ny and (zc == 1 or k + 1 < nz)
             if not careful_points[r] and not (cells_too and careful_cells[c]):
@@ -391,11 +391,12 @@ def contour_structured(grid, scalars: np.ndarray, value: float, place=None) -> E
     counted = (point_counts, point_spans, cell_counts, cell_spans, bad)
     # Every row on the fast path, screened as it goes; then the rows near a bad
     # one again, on the careful path (none, for most fields).
-    _count(s, value, bound, nx, ny, nz, zc, np.arange(ny * nz), careful_points,
+    screen = screen_values(s.dtype, value)
+    _count(s, value, bound, *screen, nx, ny, nz, zc, np.arange(ny * nz), careful_points,
            careful_cells, offsets, tables, *counted)
     if bad.any():
         careful_points, careful_cells, again = _careful_rows(bad.reshape(nz, ny), zc)
-        _count(s, value, bound, nx, ny, nz, zc, again, careful_points, careful_cells,
+        _count(s, value, bound, *screen, nx, ny, nz, zc, again, careful_points, careful_cells,
                offsets, tables, *counted)
     point_start, cell_start = _exclusive(point_counts), _exclusive(cell_counts)
 
