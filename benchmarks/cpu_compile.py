@@ -28,7 +28,7 @@ import tempfile
 from .common import SuiteParser, add_output_options, make_row, output_dir, write_results
 from .printout import format_table
 
-GRIDS = {"unstructured": "unstructured_hex", "any": "uniform3d"}
+GRIDS = {"unstructured": "unstructured_hex", "any": "uniform3d", "uniform": "uniform3d"}
 """The benchmark grid of each family a compiled implementation serves."""
 
 _CHILD = """
@@ -47,6 +47,8 @@ grid = datasets.hex_grid(dims) if family == "unstructured" else datasets.uniform
 n = grid.n_cells if worklet.input_association == "cells" else grid.n_points
 values = datasets.random_field(n, 3 if name == "bias_add" else 1, dtype=np.dtype(dtype))
 params = {"bias": np.ones(3)} if name == "bias_add" else {}
+if name == "contour":  # a surface through the middle of the field's range
+    params = {"value": 1.0}
 impl = worklet.cpu_impl(family)
 times = []
 for _ in range(2):
@@ -75,7 +77,8 @@ def parse_args(argv=None):
 
 
 def compiled_cases() -> list[tuple[str, str]]:
-    """(worklet name, family) of every compiled CPU implementation.
+    """(worklet name, family) of every compiled CPU implementation, each once (one
+    implementation may serve several families: its first).
 
     Examples
     --------
@@ -84,8 +87,13 @@ def compiled_cases() -> list[tuple[str, str]]:
     """
     from daxpy.data.worklet import registered_worklets
 
-    return [(name, family) for name, w in sorted(registered_worklets().items())
-            for family in w.cpu]
+    cases, seen = [], set()
+    for name, w in sorted(registered_worklets().items()):
+        for family, impl in w.cpu.items():
+            if id(impl) not in seen:
+                seen.add(id(impl))
+                cases.append((name, family))
+    return cases
 
 
 def measure(name: str, family: str, dtype: str, cache_dir: str) -> dict:

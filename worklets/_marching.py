@@ -274,9 +274,10 @@ def on_device(impl):
 
 
 def register_generating(name: str, impls: dict, *, input_association: str, halo: int,
-                        doc: str) -> None:
+                        doc: str, cpu: dict | None = None) -> None:
     """Declare a topology-generating worklet: ``impls`` maps grid families to its
-    array program, which runs on NumPy as it is and on CuPy through :func:`on_device`.
+    array program, which runs on NumPy as it is and on CuPy through :func:`on_device`;
+    ``cpu`` maps families to compiled CPU implementations, where there are some.
 
     Each program is called as ``impl(grid, scalars, **params, place=None)``: ``grid``
     one of its families, ``scalars`` an array (NumPy or CuPy) that it works where it
@@ -291,6 +292,7 @@ def register_generating(name: str, impls: dict, *, input_association: str, halo:
     """
     register(Worklet(name=name, input_association=input_association,
                      output_association=None, halo=halo, numpy=dict(impls),
+                     cpu=dict(cpu or {}),
                      cuda={family: on_device(impl) for family, impl in impls.items()},
                      kind=GENERATING_KIND, doc=doc))
 

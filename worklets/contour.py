@@ -3,7 +3,9 @@
 Each implementation takes ``(grid, scalars, value=...)`` and returns an
 :class:`~daxpy.worklets._edge_cut.EdgeCut`. The CPU and CUDA implementations are
 one array program (:mod:`daxpy.worklets._marching`) run on NumPy or CuPy arrays,
-so the two backends give the same points and cells in the same order.
+so the two backends give the same points and cells in the same order. On 2-D and
+3-D structured grids of float32 or float64 fields, the CPU backend runs its
+compiled twin (:mod:`daxpy.worklets.contour_cpu`), which gives the same bits.
 
 - Structured grids (uniform, rectilinear, curvilinear) are marched as VTK marches
   their cells: voxels (3-D), pixels (2-D: segments) or lines (1-D: points), classified
@@ -33,6 +35,7 @@ from daxpy.errors import ArgumentError
 from ._edge_cut import EdgeCut
 from ._marching import (IMAGE_CELL_CORNERS, at_least, classify, in_cell_order, march, merge,
                         per_cell, register_generating, structured_corners)
+from ._numba import compiled
 
 # Structured cells are marched as VTK's image cells: voxels, pixels, lines.
 _STRUCTURED = {3: "voxel", 2: "pixel", 1: "line"}
@@ -153,6 +156,11 @@ _FAMILIES = {"uniform": contour_structured, "rectilinear": contour_structured,
              "curvilinear": contour_structured, "unstructured": contour_cells,
              "polydata": contour_cells}
 
+# Compiled (Numba) twins of the structured march, for 2-D and 3-D float grids.
+_COMPILED = compiled("contour_cpu", "contour_structured", contour_structured)
+
 register_generating("contour", _FAMILIES, input_association="points", halo=1,
                     doc="points where a point field crosses a value, joined into triangles, "
-                        "segments or points")
+                        "segments or points",
+                    cpu={family: _COMPILED for family in ("uniform", "rectilinear",
+                                                          "curvilinear")})

@@ -1,0 +1,178 @@
+"""The compiled CPU contour (worklets/contour_cpu.py): the NumPy implementation's
+output bit for bit, on random structured grids, fields and values, for any thread
+count; and through the Contour filter with all its options."""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import daxpy
+from daxpy.data.worklet import get_worklet
+from daxpy.filters import Contour
+from daxpy.worklets import contour as numpy_contour
+from daxpy.worklets._numba import compiled
+
+from strategies import curvilinear_grids, rectilinear_grids, seeds, uniform_grids
+
+pytest.importorskip("numba")
+
+FAMILIES = {"uniform": uniform_grids, "rectilinear": rectilinear_grids,
+            "curvilinear": curvilinear_grids}
+
+
+def _compiled(grid, scalars, value):
+    return get_worklet("contour").cpu_impl(grid.family)(grid, scalars, value=value)
+
+
+def _reference(grid, scalars, value):
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return numpy_contour.contour_structured(grid, scalars, value)
+
+
+def _assert_same_cut(ours, reference):
+    for name in ("lo", "hi", "t"):
+        a, b = getattr(ours, name), getattr(reference, name)
+        assert a.dtype == b.dtype and a.shape == b.shape, name
+        assert a.tobytes() == b.tobytes(), name
+    assert sorted(ours.cells) == sorted(reference.cells)
+    for k in reference.cells:
+        for part in ("cells", "source"):
+            a, b = getattr(ours, part)[k], getattr(reference, part)[k]
+            assert a.dtype == b.dtype and a.shape == b.shape, part
+            assert np.array_equal(a, b), part
+
+
+def _field(rng, n, kind, dtype):
+    """Smooth-ish random values, or a few integers (many ties with the value), with
+    NaN and Inf sprinkled in for ``kind`` "holes"."""
+    if kind == "ties":
+        values = rng.integers(-2, 3, n).astype(dtype)
+    else:
+        values = rng.standard_normal(n).astype(dtype)
+    if kind == "holes":
+        where = rng.integers(0, n, max(1, n // 15))
+        values[where] = rng.choice([np.nan, np.inf, -np.inf], where.shape[0])
+    return values
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=st.data(), family=st.sampled_from(sorted(FAMILIES)),
+       kind=st.sampled_from(["smooth", "ties", "holes"]),
+       dtype=st.sampled_from([np.float32, np.float64]), seed=seeds)
+def test_compiled_matches_numpy(data, family, kind, dtype, seed):
+    grid = data.draw(FAMILIES[family](max_side=7))
+    rng = np.random.default_rng(seed)
+    scalars = _field(rng, grid.n_points, kind, dtype)
+    finite = scalars[np.isfinite(scalars)]
+    # A grid value itself (ties), or anything around the range.
+    value = float(rng.choice(finite)) if finite.size and rng.random() < 0.5 else float(
+        rng.uniform(-2.5, 2.5))
+    _assert_same_cut(_compiled(grid, scalars, value), _reference(grid, scalars, value))
+
+
+@pytest.mark.parametrize("dims", [(9, 8, 7), (2, 2, 2), (9, 1, 7), (1, 8, 7), (6, 5, 1),
+                                  (2, 9, 1), (8, 1, 1), (1, 1, 1)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, ">f8", np.int32, np.float16])
+def test_every_shape_and_dtype(dims, dtype):
+    grid = daxpy.UniformGrid(dims=dims)
+    scalars = np.random.default_rng(1).integers(0, 4, grid.n_points).astype(dtype)
+    for value in (1.0, 1.5, -1.0, 3.0):
+        _assert_same_cut(_compiled(grid, scalars, value), _reference(grid, scalars, value))
+
+
+def test_a_float32_field_compares_with_the_value_in_float64():
+    grid = daxpy.UniformGrid(dims=(3, 3, 3))
+    scalars = np.full(27, np.float32(0.1))
+    scalars[::2] = 0
+    # float32(0.1) > 0.1: every such point is in at 0.1, none at its next float32.
+    for value in (0.1, float(np.float32(0.1)), float(np.nextafter(np.float32(0.1), 1))):
+        _assert_same_cut(_compiled(grid, scalars, value), _reference(grid, scalars, value))
+
+
+def _wavy(dims, dtype=np.float64):
+    """A field of many surfaces, some of its points exactly at 0 and a few NaN."""
+    z, y, x = np.meshgrid(*(np.arange(n) for n in reversed(dims)), indexing="ij")
+    values = np.sin(0.7 * x) * np.cos(0.5 * y) + 0.3 * np.sin(0.9 * z)
+    values = np.round(values, 2).astype(dtype).ravel()
+    values[::97] = np.nan
+    return values
+
+
+_FOUR_THREADS = """
+import json, numpy as np, daxpy
+from daxpy.data.worklet import get_worklet
+from daxpy.worklets._numba import threads
+from test_contour_cpu import _wavy
+grid = daxpy.UniformGrid(dims=(41, 37, 33))
+cut = get_worklet("contour").cpu_impl("uniform")(grid, _wavy(grid.dims), value=0.0)
+print(json.dumps({"threads": threads(), "cut": [a.tobytes().hex() for a in
+                  (cut.lo, cut.hi, cut.t, cut.cells[3], cut.source[3])]}))
+"""
+
+
+def test_thread_counts_give_the_same_bits():
+    grid = daxpy.UniformGrid(dims=(41, 37, 33))
+    scalars = _wavy(grid.dims)
+    cuts = []
+    try:
+        for count in (1, 2):
+            daxpy.configure_cpu(threads=count)
+            cuts.append(_compiled(grid, scalars, 0.0))
+    finally:
+        daxpy.configure_cpu(threads=None)
+    _assert_same_cut(cuts[0], cuts[1])
+    _assert_same_cut(cuts[0], _reference(grid, scalars, 0.0))
+    # Numba's pool size is fixed per process: a child gets 4 threads.
+    env = dict(os.environ, NUMBA_NUM_THREADS="4", DAXPY_CPU_THREADS="4")
+    child = subprocess.run([sys.executable, "-c", _FOUR_THREADS], env=env, capture_output=True,
+                           check=False,
+                           text=True, cwd=os.path.dirname(__file__), timeout=300)
+    assert child.returncode == 0, child.stderr
+    report = json.loads(child.stdout.strip().splitlines()[-1])
+    assert report["threads"] == 4
+    ours = cuts[0]
+    assert report["cut"] == [a.tobytes().hex() for a in
+                             (ours.lo, ours.hi, ours.t, ours.cells[3], ours.source[3])]
+
+
+def _surface(grid, monkeypatch, numpy, **options):
+    with monkeypatch.context() as patch:
+        if numpy:  # the compiled implementation unavailable: its NumPy fallback runs
+            patch.setattr(compiled, "load", lambda self: None)
+        return Contour("s", backend="cpu", **options)(grid)
+
+
+@pytest.mark.parametrize("options", [
+    {"values": [0.0]},
+    {"values": [-0.5, 0.0, 0.25], "compute_normals": True},
+    {"values": [0.0, 0.5], "merge_points": False, "compute_scalars": False},
+    {"n_values": 4, "interpolate": ["w"]},
+])
+@pytest.mark.parametrize("make", [
+    lambda: daxpy.UniformGrid(dims=(13, 11, 9), spacing=(0.5, 1, 2)),
+    lambda: daxpy.RectilinearGrid(np.cumsum(np.arange(1, 14.0)), np.arange(11.0) ** 1.5,
+                                  np.linspace(0, 1, 9)),
+    lambda: daxpy.UniformGrid(dims=(17, 1, 12)),
+])
+def test_the_filter_gives_the_numpy_surface(make, options, monkeypatch):
+    grid = make()
+    grid.point_data["s"] = _wavy(grid.dims, np.float32)
+    grid.point_data["w"] = np.arange(grid.n_points, dtype=np.int32)
+    grid.cell_data["c"] = np.arange(grid.n_cells, dtype=np.float64)
+    ours = _surface(grid, monkeypatch, False, **options)
+    reference = _surface(grid, monkeypatch, True, **options)
+    assert ours.n_points == reference.n_points and ours.n_points > 0
+    assert ours.points().tobytes() == reference.points().tobytes()
+    for kind in ("verts", "lines", "polys"):
+        for a, b in zip(ours.cell_array(kind), reference.cell_array(kind)):
+            assert np.array_equal(a, b), kind
+    assert sorted(ours.point_data) == sorted(reference.point_data)
+    for name, values in reference.point_data.items():
+        assert ours.point_data[name].tobytes() == values.tobytes(), name
+    for name, values in reference.cell_data.items():
+        assert ours.cell_data[name].tobytes() == values.tobytes(), name

@@ -1,0 +1,176 @@
+"""The careful path of the compiled contour (:mod:`daxpy.worklets.contour_cpu`):
+rows of the grid near a NaN, an Inf or a point equal to the value.
+
+There the NumPy implementation's rules apply point by point: a cell with a
+non-finite corner makes nothing, so an edge gives a point only where some cell
+with finite corners cuts it; an edge ending at a point equal to the value gives
+that point (keyed ``(p, p)``, before the point's own edges), and output cells
+that list a point twice then are dropped. Rows away from such points take the
+fast path, where every cut edge gives its own point.
+
+Examples
+--------
+>>> import numpy as np
+>>> _near(np.array([[False, False, False], [False, True, False]]), 0).astype(int).tolist()
+[[1, 1, 0], [1, 1, 0]]
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._numba import kernel
+
+
+@kernel()
+def _screen_row(s, equal, zero, first, n):
+    """Whether ``s[first:first + n]`` holds a NaN, an Inf or ``equal`` (the value,
+    in the field's dtype: NaN where the dtype cannot hold it). All in the field's
+    dtype, so that the loop vectorizes."""
+    bad = False
+    row = s[first:first + n]
+    for p in range(n):
+        x = row[p]
+        # x - x is NaN for NaN and Inf, 0 otherwise.
+        bad |= (x - x != zero) | (x == equal)
+    return bad
+
+
+def screen_values(dtype: np.dtype, value: float) -> tuple:
+    """``(equal, zero)`` for :func:`_screen_row`: the value in ``dtype`` where it
+    holds it exactly (else NaN, equal to nothing), and 0.
+
+    Examples
+    --------
+    >>> [float(x) for x in screen_values(np.dtype(np.float32), 0.5)]
+    [0.5, 0.0]
+    >>> [float(x) for x in screen_values(np.dtype(np.float32), 0.1)]   # 0.1 is no float32
+    [nan, 0.0]
+    """
+    same = dtype.type(value)
+    return (same if float(same) == value else dtype.type(np.nan)), dtype.type(0)
+
+
+@kernel()
+def _finite_cell(s, ci, cj, ck, nx, nxy, zc):
+    base = ci + cj * nx + ck * nxy
+    for dk in range(zc):
+        for dj in range(2):
+            for di in range(2):
+                x = s[base + di + dj * nx + dk * nxy]
+                if x - x != 0.0:
+                    return False
+    return True
+
+
+@kernel()
+def _span(c, n, along):
+    """The cells beside coordinate ``c`` on an axis of ``n`` points: its own cell
+    along the edge, else the cells before and after it."""
+    if along:
+        return c, c
+    return max(c - 1, 0), min(c, n - 2)
+
+
+@kernel()
+def _edge_used(s, bound, i, j, k, axis, nx, ny, nz, zc):
+    """Whether the edge from point (i, j, k) along ``axis`` is cut by a cell with
+    finite corners (such a cell cuts every edge it crosses)."""
+    nxy = nx * ny
+    p = i + j * nx + k * nxy
+    step = 1 if axis == 0 else (nx if axis == 1 else nxy)
+    if (s[p] >= bound) == (s[p + step] >= bound):
+        return False
+    i0, i1 = _span(i, nx, axis == 0)
+    j0, j1 = _span(j, ny, axis == 1)
+    k0, k1 = _span(k, nz, axis == 2) if zc == 2 else (0, 0)
+    for ck in range(k0, k1 + 1):
+        for cj in range(j0, j1 + 1):
+            for ci in range(i0, i1 + 1):
+                if _finite_cell(s, ci, cj, ck, nx, nxy, zc):
+                    return True
+    return False
+
+
+@kernel()
+def _careful_flags(s, value, bound, i, j, k, nx, ny, nz, zc):
+    """A point's outputs, bit 0 for the point itself (snapped), bits 1.. for its
+    edges along x, y, z: any grid, any values."""
+    ijk = (i, j, k)
+    size = (nx, ny, nz)
+    steps = (1, nx, nx * ny)
+    p = i + j * nx + k * nx * ny
+    at_point = s[p] == value
+    flags, touched = 0, False
+    for axis in range(zc + 1):
+        c = ijk[axis]
+        if c + 1 < size[axis] and _edge_used(s, bound, i, j, k, axis, nx, ny, nz, zc):
+            touched = True
+            if not at_point and s[p + steps[axis]] != value:
+                flags |= 2 << axis
+        if at_point and not touched and c > 0:
+            back = (i - (axis == 0), j - (axis == 1), k - (axis == 2))
+            touched = _edge_used(s, bound, back[0], back[1], back[2], axis, nx, ny,
+                                 nz, zc)
+    return flags | (1 if at_point and touched else 0)
+
+
+@kernel()
+def _corner_key(s, value, base, offsets, a, b, careful):
+    """The output point of a cell's edge from corner ``a`` to ``b`` (``a < b``):
+    ``(lo, hi, row)``, ``row`` the cell's point row holding ``lo``."""
+    pa, pb = base + offsets[a], base + offsets[b]
+    if careful:
+        if s[pa] == value:
+            return pa, pa, a >> 1
+        if s[pb] == value:
+            return pb, pb, b >> 1
+    return pa, pb, a >> 1
+
+
+@kernel()
+def _collapsed(keys):
+    """Whether an output cell lists one point twice (snapped where a grid value
+    equals the value): VTK drops those."""
+    per = keys.shape[0]
+    for a in range(per):
+        for b in range(a + 1, per):
+            if keys[a, 0] == keys[b, 0] and keys[a, 1] == keys[b, 1]:
+                return True
+    return False
+
+
+@kernel()
+def _repeats(found, cut):
+    """Whether the output cell through the edges ``cut`` lists one point twice."""
+    for a in range(cut.shape[0]):
+        for b in range(a + 1, cut.shape[0]):
+            if found[cut[a]] == found[cut[b]]:
+                return True
+    return False
+
+
+def _near(bad: np.ndarray, reach: int) -> np.ndarray:
+    """Rows (z, y) within ``reach`` rows before (and one after, for ``reach`` 1) of
+    a bad row: the rows whose points or cells read it."""
+    nz, ny = bad.shape
+    padded = np.zeros((nz + 2, ny + 2), bool)
+    padded[1:-1, 1:-1] = bad
+    near = np.zeros_like(bad)
+    for dk in range(-reach, 2):
+        for dj in range(-reach, 2):
+            near |= padded[1 + dk:1 + dk + nz, 1 + dj:1 + dj + ny]
+    return near
+
+
+def _careful_rows(bad: np.ndarray, zc: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """From the bad point rows (z, y): the point rows and the cell rows that take the
+    careful path, and the point rows to count again for either."""
+    nz, ny = bad.shape
+    points = _near(bad, 1)
+    cells = _near(bad, 0)
+    cells[:, -1] = False  # the last rows have no cells
+    if zc == 2:
+        cells[-1] = False
+    again = np.flatnonzero(points | cells)
+    return points.ravel(), cells[:max(nz - 1, 1), :ny - 1].ravel(), again
