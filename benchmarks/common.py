@@ -24,7 +24,6 @@ import json
 import os
 import platform
 import shutil
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -361,19 +360,20 @@ def rng(seed: int = 0) -> np.random.Generator:
     return np.random.default_rng(seed)
 
 
-def workers_import_benchmarks() -> None:
-    """Let Dask workers started from here import this checkout's ``benchmarks``.
-
-    Workers unpickle a suite's functions by name, and spawned workers start
-    from this process's ``sys.path``. The checkout goes last, so the installed
-    daxpy (worklets and filters mapped into it) stays the one they import.
+def workers_import_benchmarks(client) -> None:
+    """Let ``client``'s Dask workers import this checkout's ``benchmarks`` (they
+    unpickle a suite's functions by name): Dask's ``UploadDirectory`` copies the
+    package (its code, not its results) to each nanny, puts it on the import path
+    and restarts the workers; the installed daxpy stays the one they import.
 
     Examples
     --------
-    >>> workers_import_benchmarks()
-    >>> str(Path(__file__).resolve().parents[1]) in sys.path
+    >>> callable(workers_import_benchmarks)
     True
     """
-    root = str(Path(__file__).resolve().parents[1])
-    if root not in sys.path:
-        sys.path.append(root)
+    from distributed.diagnostics.plugin import UploadDirectory
+
+    skip = ("results", "__pycache__", ".pytest_cache")
+    client.register_plugin(UploadDirectory(str(Path(__file__).resolve().parent),
+                                           restart_workers=True, update_path=True,
+                                           skip_words=skip))

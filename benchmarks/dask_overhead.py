@@ -157,11 +157,12 @@ def main(argv=None) -> int:
     from distributed import Client, LocalCluster
 
     args = parse_args(argv)
-    workers_import_benchmarks()
     grid = daxpy.UniformGrid(dims=DIMS, spacing=SPACING)
     rows = []
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                       dashboard_address=None) as cluster, Client(cluster) as client:
+        workers_import_benchmarks(client)
+        client.wait_for_workers(2)
         info = client.scheduler_info(n_workers=-1)["workers"]
         workers = sorted(info, key=lambda a: str(info[a]["name"]))
         round_trips = []

@@ -255,6 +255,8 @@ def start_cluster(count: int, on_gpu: bool):
         kind = "distributed SpecCluster, one nanny per GPU (devices rotated)"
     client = Client(cluster)
     client.wait_for_workers(count)
+    workers_import_benchmarks(client)
+    client.wait_for_workers(count)
     info = client.scheduler_info(n_workers=-1)["workers"]
     return cluster, client, sorted(info, key=lambda a: str(info[a]["name"])), kind
 
@@ -390,7 +392,6 @@ def main(argv=None) -> int:
     args.gpus = sorted(set(args.gpus))
     args.points = {"device": args.device_points, "host": args.host_points}
     on_gpu = not args.cpu
-    workers_import_benchmarks()
     began = time.perf_counter()
     cluster, client, workers, kind = start_cluster(max(args.gpus), on_gpu)
     print(f"cluster of {len(workers)} workers up in {time.perf_counter() - began:.1f} s",

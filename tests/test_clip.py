@@ -52,7 +52,10 @@ def _vtk_clip(grid, function=None, value=0.0, invert=False):
     flt.SetValue(value)
     flt.SetInsideOut(invert)
     flt.Update()
-    return flt.GetOutput()
+    # A copy that owns its arrays (see test_threshold._vtk_threshold).
+    output = vtk.vtkUnstructuredGrid()
+    output.DeepCopy(flt.GetOutput())
+    return output
 
 
 def _compare(ours, theirs):

@@ -21,7 +21,16 @@ _FUNCTIONS = {"between": "THRESHOLD_BETWEEN", "lower": "THRESHOLD_LOWER",
 def _vtk_threshold(grid, name, association, lower, upper, method, all_scalars, continuous,
                    component):
     flt = vtk.vtkThreshold()
-    flt.SetInputData(grid.to_vtk())
+    data = grid.to_vtk()
+    if grid.family == "polydata":
+        # As an unstructured grid of the same cells: VTK 9.7's vtkThreshold, passing a
+        # surface of vertices and polygons through whole, leaves an offset of its
+        # output uninitialized (seen: offsets [0, 3, <garbage>, 7] for 3 cells).
+        append = vtk.vtkAppendFilter()
+        append.SetInputData(data)
+        append.Update()
+        data = append.GetOutput()
+    flt.SetInputData(data)
     where = 0 if association == "points" else 1
     flt.SetInputArrayToProcess(0, 0, 0, where, name)
     flt.SetLowerThreshold(lower)
@@ -38,7 +47,11 @@ def _vtk_threshold(grid, name, association, lower, upper, method, all_scalars, c
         flt.SetComponentModeToUseSelected()
         flt.SetSelectedComponent(3 if component == "magnitude" else component)
     flt.Update()
-    return flt.GetOutput()
+    # A copy that owns its arrays: the output may share arrays with the input
+    # wrapped from daxpy's (zero-copy), which dies with the filter.
+    output = vtk.vtkUnstructuredGrid()
+    output.DeepCopy(flt.GetOutput())
+    return output
 
 
 def _measure(dataset):

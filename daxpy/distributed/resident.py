@@ -37,7 +37,7 @@ True
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
@@ -47,6 +47,10 @@ from ..errors import ArgumentError
 from .runner import checked_runner
 from .slab_worker import PLACES, SlabWorker
 from .slabs import ghost_moves, slab_axis, slab_pieces
+
+if TYPE_CHECKING:  # annotations only: the pipeline module imports the engine
+    from ..data.dataset import DataSet
+    from ..pipeline import Pipeline
 
 GHOSTS = ("auto", "peer", "client")
 """How ghost planes travel: ``peer`` (CUDA IPC, device inputs), ``client``, or ``auto``
@@ -98,7 +102,8 @@ class ResidentPipeline:
     'daxpy.distributed.resident'
     """
 
-    def __init__(self, pipe, workers: Sequence[str] | None = None, client=None,
+    def __init__(self, pipe: Pipeline, workers: Sequence[str] | None = None,
+                 client: Any = None,
                  backend: str = "auto", inputs: str = "host", to: str = "host",
                  outputs: Sequence[Any] | None = None, ghosts: str = "auto"):
         from distributed import default_client
@@ -155,7 +160,7 @@ class ResidentPipeline:
         calls = [getattr(actor, method)(*args) for actor in self.actors]
         return [call.result() for call in calls]
 
-    def load(self, name: str, values) -> None:
+    def load(self, name: str, values: Any) -> None:
         """Give each slab its owned part of input ``name`` (C order ``(nz, ny, nx[, c])``,
         or flat ``(n[, c])``), sent from here."""
         association, _, comps = self.specs[name]
@@ -196,7 +201,7 @@ class ResidentPipeline:
         """``function(owned results, piece, *args)`` on every slab; the results in slab order."""
         return self._each("apply", function, *args)
 
-    def gather(self):
+    def gather(self) -> DataSet:
         """The last run's results on the host: the grid with the outputs, flat."""
         axis = 2 - slab_axis(self.grid.dims)
         parts = self._each("owned_on_host")
