@@ -104,7 +104,11 @@ class GeometryFilter(Filter):
 
         dataset = as_dataset(data)
         if to is None:
-            to = where_results_go(dataset, self.reads(), self.backend) \
+            # The new dataset carries every field: it goes where any of them lives
+            # (a clip by a plane reads none).
+            every = {**dict.fromkeys(dataset.point_data, "points"),
+                     **dict.fromkeys(dataset.cell_data, "cells"), **self.reads()}
+            to = where_results_go(dataset, every, self.backend) \
                 if self.device_results else "host"
         elif to not in ("host", "device"):
             raise ArgumentError(f"to must be 'host' or 'device', got {to!r}")
