@@ -16,9 +16,9 @@ An axis of one point has one plane of cells and adds no step.
 Examples
 --------
 >>> import numpy as np, daxpy
->>> g = daxpy.UniformGrid(dims=(3, 2))
->>> cell_to_point_structured(g, np.array([2.0, 4.0])).tolist()
-[2.0, 3.0, 4.0, 2.0, 3.0, 4.0]
+>>> g = daxpy.UniformGrid(dims=(2, 2, 2))
+>>> point_to_cell_structured(g, np.arange(8.0) ** 2).tolist()
+[17.5]
 """
 
 from __future__ import annotations
@@ -27,7 +27,9 @@ import numpy as np
 from numba import prange
 
 from ._averaging import average_output
-from ._numba import columns, kernel
+from ._numba import cell_steps, columns, kernel
+
+_cell_steps = kernel()(cell_steps)
 
 
 @kernel()
@@ -44,8 +46,7 @@ def _corner_sum_xy(values, q, p, sx, sy):
 
 @kernel(parallel=True)
 def _cells_from_points(values, nx, ny, nz, scale, out):
-    cx, cy, cz = max(nx - 1, 1), max(ny - 1, 1), max(nz - 1, 1)
-    sx, sy, sz = (1 if nx > 1 else 0), (nx if ny > 1 else 0), (nx * ny if nz > 1 else 0)
+    cx, cy, cz, sx, sy, sz = _cell_steps(nx, ny, nz)
     for row in prange(cy * cz):
         k = row // cy
         j = row - k * cy
@@ -89,11 +90,18 @@ def _points_from_cells(values, nx, ny, nz, out):
                 out[row * nx + i, q] = a
 
 
-def _tables(grid, values: np.ndarray, out: np.ndarray, source: str):
-    """The input as a ``(n, c)`` float table and the output's ``(m, c)`` view."""
+def _average(grid, values: np.ndarray, out: np.ndarray | None, source: str, rows) -> np.ndarray:
+    """Average ``values`` (over the ``source`` association) with the row kernel
+    ``rows(table, nx, ny, nz, ..., out_table)``; a grid of one point is one vertex
+    cell, whose value is the point's."""
+    out = average_output(grid, values, source, out)
     table = columns(values)
     n_out = grid.n_cells if source == "point" else grid.n_points
-    return table, out.reshape(n_out, table.shape[1])
+    if not grid.cell_axes:
+        np.copyto(out, values)
+    else:
+        rows(table, *grid.dims, out.reshape(n_out, table.shape[1]))
+    return out
 
 
 def point_to_cell_structured(grid, values: np.ndarray, out: np.ndarray | None = None):
@@ -103,17 +111,13 @@ def point_to_cell_structured(grid, values: np.ndarray, out: np.ndarray | None = 
     Examples
     --------
     >>> import numpy as np, daxpy
-    >>> g = daxpy.UniformGrid(dims=(2, 2, 2))
-    >>> point_to_cell_structured(g, np.arange(8, dtype=np.float32)).tolist()
-    [3.5]
+    >>> point_to_cell_structured(daxpy.UniformGrid(dims=(3, 2)), np.arange(6.0)).tolist()
+    [2.0, 3.0]
     """
-    out = average_output(grid, values, "point", out)
-    table, cells = _tables(grid, values, out, "point")
-    if not grid.cell_axes:  # a single point is a single vertex cell
-        np.copyto(out, values)
-        return out
-    _cells_from_points(table, *grid.dims, 0.5 ** len(grid.cell_axes), cells)
-    return out
+    scale = 0.5 ** len(grid.cell_axes)
+    return _average(grid, values, out, "point",
+                    lambda table, nx, ny, nz, cells: _cells_from_points(table, nx, ny, nz,
+                                                                        scale, cells))
 
 
 def cell_to_point_structured(grid, values: np.ndarray, out: np.ndarray | None = None):
@@ -127,10 +131,4 @@ def cell_to_point_structured(grid, values: np.ndarray, out: np.ndarray | None = 
     >>> cell_to_point_structured(g, np.array([1.0, 3.0], np.float32)).tolist()
     [1.0, 1.0, 2.0, 2.0, 3.0, 3.0]
     """
-    out = average_output(grid, values, "cell", out)
-    table, points = _tables(grid, values, out, "cell")
-    if not grid.cell_axes:
-        np.copyto(out, values)
-        return out
-    _points_from_cells(table, *grid.dims, points)
-    return out
+    return _average(grid, values, out, "cell", _points_from_cells)

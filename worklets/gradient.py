@@ -99,6 +99,21 @@ def curvilinear_cell_gradient(grid, values: np.ndarray, out: np.ndarray | None =
                             out=out)
 
 
+def compiled_twins(axis_aligned, unstructured) -> dict:
+    """The compiled CPU implementations of a gradient, by family: the axis-aligned
+    kernels (uniform and rectilinear grids) and the unstructured ones, each of
+    the same name as its NumPy reference, which serves where they cannot.
+
+    Examples
+    --------
+    >>> sorted(compiled_twins(axis_aligned_point_gradient, unstructured_point_gradient))
+    ['rectilinear', 'uniform', 'unstructured']
+    """
+    twin = compiled("gradient_structured_cpu", axis_aligned.__name__, axis_aligned)
+    return {"uniform": twin, "rectilinear": twin,
+            "unstructured": compiled("gradient_cpu", unstructured.__name__, unstructured)}
+
+
 POINT_GRADIENT = register(Worklet(
     name="point_gradient",
     aliases=("gradient",),
@@ -109,12 +124,7 @@ POINT_GRADIENT = register(Worklet(
            "rectilinear": axis_aligned_point_gradient,
            "curvilinear": curvilinear_point_gradient,
            "unstructured": unstructured_point_gradient},
-    cpu={"uniform": compiled("gradient_structured_cpu", "axis_aligned_point_gradient",
-                             axis_aligned_point_gradient),
-         "rectilinear": compiled("gradient_structured_cpu", "axis_aligned_point_gradient",
-                                 axis_aligned_point_gradient),
-         "unstructured": compiled("gradient_cpu", "unstructured_point_gradient",
-                                  unstructured_point_gradient)},
+    cpu=compiled_twins(axis_aligned_point_gradient, unstructured_point_gradient),
     cuda=CUDA["point_gradient"],
 ))
 
@@ -127,12 +137,7 @@ CELL_GRADIENT = register(Worklet(
            "rectilinear": axis_aligned_cell_gradient,
            "curvilinear": curvilinear_cell_gradient,
            "unstructured": unstructured_cell_gradient},
-    cpu={"uniform": compiled("gradient_structured_cpu", "axis_aligned_cell_gradient",
-                             axis_aligned_cell_gradient),
-         "rectilinear": compiled("gradient_structured_cpu", "axis_aligned_cell_gradient",
-                                 axis_aligned_cell_gradient),
-         "unstructured": compiled("gradient_cpu", "unstructured_cell_gradient",
-                                  unstructured_cell_gradient)},
+    cpu=compiled_twins(axis_aligned_cell_gradient, unstructured_cell_gradient),
     cuda=CUDA["cell_gradient"],
 ))
 
@@ -160,17 +165,9 @@ def point_gradient(grid, values: np.ndarray, out: np.ndarray | None = None) -> n
 
 
 def cell_gradient(grid, values: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-    """Cell gradient of a point field on any grid (the worklet's NumPy backend).
-
-    Parameters
-    ----------
-    grid : DataSet
-    values : numpy.ndarray, shape (n_points,) or (n_points, c)
-    out : numpy.ndarray, shape (n_cells, 3 * c), optional
-
-    Returns
-    -------
-    numpy.ndarray, shape (n_cells, 3 * c)
+    """Cell gradient of a point field on any grid (the worklet's NumPy backend):
+    parameters as :func:`point_gradient`'s, with one row per cell, ``(n_cells, 3 * c)``,
+    for ``out`` and the result.
 
     Examples
     --------

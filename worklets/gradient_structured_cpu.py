@@ -29,7 +29,9 @@ from numba import prange
 
 from . import _structured_gradient as reference
 from ._jacobian import gradient_output, prepare_field
-from ._numba import columns, kernel
+from ._numba import cell_steps, columns, kernel
+
+_cell_steps = kernel()(cell_steps)
 
 
 @kernel()
@@ -134,9 +136,7 @@ def _edge_mean(field, q, p, step, first, second):
 
 @kernel(parallel=True)
 def _cell_gradient_rows(field, nx, ny, nz, width_x, width_y, width_z, out):
-    cx, cy, cz = max(nx - 1, 1), max(ny - 1, 1), max(nz - 1, 1)
-    # Point steps along each axis, 0 along an axis of one point (no cells across it).
-    sx, sy, sz = (1 if nx > 1 else 0), (nx if ny > 1 else 0), (nx * ny if nz > 1 else 0)
+    cx, cy, cz, sx, sy, sz = _cell_steps(nx, ny, nz)
     for row in prange(cy * cz):
         k = row // cy
         j = row - k * cy
