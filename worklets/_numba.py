@@ -225,3 +225,17 @@ def cell_steps(nx: int, ny: int, nz: int) -> tuple:
     return (max(nx - 1, 1), max(ny - 1, 1), max(nz - 1, 1),
             1 if nx > 1 else 0, nx if ny > 1 else 0, nx * ny if nz > 1 else 0)
 
+
+def row_corner(row: int, cy: int, nx: int, ny: int) -> tuple:
+    """The ``k`` and ``j`` of cell row ``row`` (``cy`` cell rows per plane) and the
+    point id of its first cell's first corner.
+
+    Examples
+    --------
+    >>> row_corner(5, 2, 4, 3)
+    (2, 1, 28)
+    """
+    k = row // cy
+    j = row - k * cy
+    return k, j, (k * ny + j) * nx
+

@@ -27,9 +27,9 @@ import numpy as np
 from numba import prange
 
 from ._averaging import average_output
-from ._numba import cell_steps, columns, kernel
+from ._numba import cell_steps, columns, kernel, row_corner
 
-_cell_steps = kernel()(cell_steps)
+_cell_steps, _row_corner = kernel()(cell_steps), kernel()(row_corner)
 
 
 @kernel()
@@ -48,9 +48,7 @@ def _corner_sum_xy(values, q, p, sx, sy):
 def _cells_from_points(values, nx, ny, nz, scale, out):
     cx, cy, cz, sx, sy, sz = _cell_steps(nx, ny, nz)
     for row in prange(cy * cz):
-        k = row // cy
-        j = row - k * cy
-        p0 = (k * ny + j) * nx
+        k, j, p0 = _row_corner(row, cy, nx, ny)
         for q in range(values.shape[1]):
             for i in range(cx):
                 p = p0 + i

@@ -23,9 +23,10 @@ and the cells in input cell order, then the case table's order.
 Examples
 --------
 >>> import numpy as np, daxpy
->>> g = daxpy.UniformGrid(dims=(2, 2, 2), point_data={"t": np.arange(8.0)})
->>> contour_structured(g, g.point_data["t"], value=3.5).cells[3].tolist()
-[[1, 0, 3], [3, 0, 2]]
+>>> square = daxpy.UniformGrid(dims=(2, 2))
+>>> cut = contour_structured(square, np.array([0.0, 1.0, 2.0, 3.0]), value=1.5)
+>>> cut.lo.tolist(), cut.hi.tolist(), sorted(cut.cells)
+([0, 1], [2, 3], [2])
 """
 
 from __future__ import annotations
@@ -363,10 +364,12 @@ def contour_structured(grid, scalars: np.ndarray, value: float, place=None) -> E
     Examples
     --------
     >>> import numpy as np, daxpy
-    >>> g = daxpy.UniformGrid(dims=(3, 2, 1), point_data={"t": np.arange(6.0)})
-    >>> cut = contour_structured(g, g.point_data["t"], value=1.5)
-    >>> cut.lo.tolist(), cut.hi.tolist(), cut.cells[2].tolist()
-    ([0, 1, 1], [3, 2, 4], [[0, 2], [2, 1]])
+    >>> from daxpy.worklets.contour import contour_structured as reference
+    >>> g = daxpy.UniformGrid(dims=(4, 3, 2))
+    >>> t = np.arange(24.0)
+    >>> ours, theirs = contour_structured(g, t, value=7.5), reference(g, t, value=7.5)
+    >>> ours.lo.tolist() == theirs.lo.tolist(), ours.t.tolist() == theirs.t.tolist()
+    (True, True)
     """
     sizes = [int(d) for d in grid.dims if int(d) > 1]
     if len(sizes) not in _KINDS or scalars.ndim != 1:

@@ -114,32 +114,29 @@ def compiled_twins(axis_aligned, unstructured) -> dict:
             "unstructured": compiled("gradient_cpu", unstructured.__name__, unstructured)}
 
 
-POINT_GRADIENT = register(Worklet(
-    name="point_gradient",
-    aliases=("gradient",),
-    input_association="points",
-    output_association="points",
-    halo=1,
-    numpy={"uniform": axis_aligned_point_gradient,
-           "rectilinear": axis_aligned_point_gradient,
-           "curvilinear": curvilinear_point_gradient,
-           "unstructured": unstructured_point_gradient},
-    cpu=compiled_twins(axis_aligned_point_gradient, unstructured_point_gradient),
-    cuda=CUDA["point_gradient"],
-))
+def register_gradient(name: str, output_association: str, halo: int, axis_aligned,
+                      curvilinear, unstructured, **options) -> Worklet:
+    """Declare and register a gradient of point fields: the NumPy implementations
+    by family (``axis_aligned`` on uniform and rectilinear grids) and their
+    compiled twins (:func:`compiled_twins`).
 
-CELL_GRADIENT = register(Worklet(
-    name="cell_gradient",
-    input_association="points",
-    output_association="cells",
-    halo=0,
-    numpy={"uniform": axis_aligned_cell_gradient,
-           "rectilinear": axis_aligned_cell_gradient,
-           "curvilinear": curvilinear_cell_gradient,
-           "unstructured": unstructured_cell_gradient},
-    cpu=compiled_twins(axis_aligned_cell_gradient, unstructured_cell_gradient),
-    cuda=CUDA["cell_gradient"],
-))
+    Examples
+    --------
+    >>> POINT_GRADIENT.numpy_impl("rectilinear").__name__
+    'axis_aligned_point_gradient'
+    """
+    return register(Worklet(
+        name=name, input_association="points", output_association=output_association,
+        halo=halo, numpy={"uniform": axis_aligned, "rectilinear": axis_aligned,
+                          "curvilinear": curvilinear, "unstructured": unstructured},
+        cpu=compiled_twins(axis_aligned, unstructured), cuda=CUDA[name], **options))
+
+
+POINT_GRADIENT = register_gradient("point_gradient", "points", 1, axis_aligned_point_gradient,
+                                   curvilinear_point_gradient, unstructured_point_gradient,
+                                   aliases=("gradient",))
+CELL_GRADIENT = register_gradient("cell_gradient", "cells", 0, axis_aligned_cell_gradient,
+                                  curvilinear_cell_gradient, unstructured_cell_gradient)
 
 
 def point_gradient(grid, values: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:

@@ -29,9 +29,9 @@ from numba import prange
 
 from . import _structured_gradient as reference
 from ._jacobian import gradient_output, prepare_field
-from ._numba import cell_steps, columns, kernel
+from ._numba import cell_steps, columns, kernel, row_corner
 
-_cell_steps = kernel()(cell_steps)
+_cell_steps, _row_corner = kernel()(cell_steps), kernel()(row_corner)
 
 
 @kernel()
@@ -138,9 +138,7 @@ def _edge_mean(field, q, p, step, first, second):
 def _cell_gradient_rows(field, nx, ny, nz, width_x, width_y, width_z, out):
     cx, cy, cz, sx, sy, sz = _cell_steps(nx, ny, nz)
     for row in prange(cy * cz):
-        k = row // cy
-        j = row - k * cy
-        p0 = (k * ny + j) * nx
+        k, j, p0 = _row_corner(row, cy, nx, ny)
         for q in range(field.shape[1]):
             o = 3 * q
             for i in range(cx):
@@ -161,9 +159,7 @@ def _voxel_gradient_rows(field, nx, ny, nz, width_x, width_y, width_z, out):
     the eight corners read once and no branch in the loop."""
     cy, sy, sz = ny - 1, nx, nx * ny
     for row in prange(cy * (nz - 1)):
-        k = row // cy
-        j = row - k * cy
-        p0 = (k * ny + j) * nx
+        k, j, p0 = _row_corner(row, cy, nx, ny)
         for q in range(field.shape[1]):
             o = 3 * q
             for i in range(nx - 1):
