@@ -216,7 +216,7 @@ def taken(values: Any, ids: Any) -> Any:
     [7, 5]
     """
     from daxpy.data.arrays import array_module
-    from daxpy.stream.transfer import placed
+    from daxpy.stream.placement import placed
 
     return placed(array_module(ids).asarray(values)[ids])
 
@@ -239,7 +239,7 @@ def whole_cells(dataset: Any, made: Any, name: str, original_ids: bool = False) 
     [[1.0, 0.0, 0.0], [2.0, 0.0, 0.0]]
     """
     from daxpy.data.unstructured import UnstructuredGrid
-    from daxpy.stream.transfer import placed
+    from daxpy.stream.placement import placed
 
     cells, used = made.cell_ids, made.point_ids
     point_data = {n: taken(v, used) for n, v in dataset.point_data.items()}

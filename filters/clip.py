@@ -22,7 +22,7 @@ from daxpy.data.unstructured import UnstructuredGrid
 from daxpy.data.verbs import Verb, register_verb
 from daxpy.engine.backend import resolve_backend
 from daxpy.engine.dispatch import execute
-from daxpy.stream.transfer import placed
+from daxpy.stream.placement import placed
 from daxpy.errors import ArgumentError, FieldError
 
 from daxpy.worklets._marching import at_least

@@ -343,3 +343,38 @@ def used_points(ids: Any, n_points: int) -> tuple[Any, Any]:
     used = xp.zeros(n_points, dtype=bool)
     used[ids] = True
     return xp.flatnonzero(used), xp.cumsum(used) - 1
+
+
+def cut_edges(kind: str) -> np.ndarray:
+    """Per case of a ``kind`` of cell, how many edges its cells cut, then those
+    edges: row ``case`` is ``[n, e1, ..., en, 0...]``.
+
+    Examples
+    --------
+    >>> cut_edges("pixel")[1].tolist()
+    [2, 0, 3, 0, 0]
+    """
+    edges = np.array(TABLES[kind][2])
+    n_cases = 1 << (int(edges.max()) + 1)
+    cut = np.zeros((n_cases, edges.shape[0] + 1), np.int64)
+    for case in range(n_cases):
+        crossed = [e for e, (a, b) in enumerate(edges) if (case >> a ^ case >> b) & 1]
+        cut[case, :len(crossed) + 1] = [len(crossed)] + crossed
+    return cut
+
+
+def at_least_bound(dtype: np.dtype, value: float):
+    """The smallest number of ``dtype`` at or above ``value``: ``s >= bound`` in the
+    field's dtype is ``s >= value`` in float64 (as :func:`at_least`), without
+    converting ``s``.
+
+    Examples
+    --------
+    >>> float(at_least_bound(np.dtype(np.float32), 0.1)) >= 0.1
+    True
+    """
+    bound = dtype.type(value)
+    if float(bound) < value:
+        bound = np.nextafter(bound, dtype.type(np.inf))
+    return bound
+

@@ -61,7 +61,8 @@ from ..engine.run import Profile, StageRecord, configured, run_in_core
 from .loop import stream_chunks
 from .movers import make_mover
 from .program import NotStreamable, plan_within, position_dependent, program_of
-from .transfer import STAGING_POLICIES, STORAGE_KINDS, results_on_device, storage_dtype
+from .placement import results_on_device
+from .transfer import STAGING_POLICIES, STORAGE_KINDS, storage_dtype
 
 
 def _env_bytes() -> int | None:
@@ -374,21 +375,17 @@ def _run_to_new_dataset(dataset, stages, backend: str, to: str, fuse: bool,
                         concurrent: bool):
     """Run a pipeline whose last stage makes a new dataset (a geometry filter).
 
-    The stages before it run on the whole grid and leave what the last stage
-    reads where they ran (on the device for CUDA: a field computed for a contour
-    never comes to the host); the last stage then makes the new dataset, whose
-    arrays it leaves on the device for ``to="device"`` (a filter whose
-    ``device_results`` allows it), else returns on the host.
+    The stages before it leave what the last stage reads where they ran (on the
+    device for CUDA); the last makes the new dataset, on the device for
+    ``to="device"`` (where its ``device_results`` allows), else on the host.
     """
     *fields, last = stages
-    if to == "device" and not getattr(last.filter, "device_results", False):
-        raise ArgumentError(f"{last.verb} assembles its dataset on the host: to='device' "
-                            "is not supported for it")
     produced = {name for stage in fields for name in (stage.output,) + stage.filter.outputs()}
     wanted = [name for name in last.inputs if name in produced]
     on_gpu = resolve_backend(backend) == "cuda"
-    if to == "device" and not on_gpu:
-        raise ArgumentError("to='device' needs the CUDA backend")
+    if to == "device" and not (on_gpu and getattr(last.filter, "device_results", False)):
+        raise ArgumentError(f"to='device' needs the CUDA backend and a filter that leaves "
+                            f"its dataset there ({last.verb}: host assembly, or the CPU)")
     working, profile = run_in_core(dataset, fields, wanted, backend,
                                    "device" if on_gpu else "host", fuse, concurrent)
     working = dataset.with_fields(working.point_data, working.cell_data)

@@ -30,10 +30,8 @@ dtype('float16')
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
 import weakref
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 
@@ -121,46 +119,6 @@ def download(array: Any) -> np.ndarray:
     host = pinned_empty(array.shape, array.dtype)
     cupy.ascontiguousarray(array).get(out=host)
     return host
-
-
-_RESULTS_ON_DEVICE: contextvars.ContextVar[bool] = contextvars.ContextVar(
-    "daxpy_results_on_device", default=False)
-
-
-@contextlib.contextmanager
-def results_on_device(on: bool) -> Iterator[None]:
-    """Within it, :func:`placed` leaves a new dataset's arrays on the device (``on``)
-    or brings them to the host; a context variable, so threads and tasks keep
-    their own setting.
-
-    Examples
-    --------
-    >>> with results_on_device(False):
-    ...     placed([1, 2]).tolist()
-    [1, 2]
-    """
-    token = _RESULTS_ON_DEVICE.set(bool(on))
-    try:
-        yield
-    finally:
-        _RESULTS_ON_DEVICE.reset(token)
-
-
-def placed(array: Any) -> Any:
-    """``array`` where the new dataset being made goes: on the device within
-    ``results_on_device(True)`` (a device array as it is, a host one uploaded),
-    else on the host (:func:`download`).
-
-    Examples
-    --------
-    >>> placed([3]).tolist()
-    [3]
-    """
-    if not _RESULTS_ON_DEVICE.get():
-        return download(array)
-    import cupy
-
-    return cupy.asarray(array)
 
 
 DOWNLOAD_PINNED_BYTES = 1 << 20
