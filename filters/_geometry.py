@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+import numpy as np
+
 from daxpy.data.dataset import DataSet
 from daxpy.errors import ArgumentError
 
@@ -146,6 +148,25 @@ def last_step(node: Any, verb: str, result: str | None,
     return node._then(verb, lambda src, out: make(src), None)
 
 
+def dataset_array(dataset: Any, array: Any, xp: Any) -> Any:
+    """``array``, one of ``dataset``'s, where ``xp`` (NumPy or CuPy) computes: on the
+    device it is copied once per dataset and cached with it, since every cut, clip
+    and interpolation of the same grid reads its points again.
+
+    Examples
+    --------
+    >>> import numpy as np, daxpy
+    >>> g = daxpy.UniformGrid(dims=(2,))
+    >>> dataset_array(g, g.points(), np).shape
+    (2, 3)
+    """
+    if xp.__name__ == "numpy":
+        return np.asarray(array)
+    from daxpy.cuda.device import to_device
+
+    return to_device(array, dataset)
+
+
 def point_coordinates(dataset: Any, ids: Any) -> Any:
     """The coordinates of the points ``ids``, where ``ids`` live (NumPy or CuPy):
     uniform and rectilinear grids from their axes (as float32, as VTK gives them),
@@ -165,7 +186,7 @@ def point_coordinates(dataset: Any, ids: Any) -> Any:
         axes = [xp.asarray(dataset.axis_coordinates(a)) for a in range(3)]
         i, j, k = ids % dims[0], ids // dims[0] % dims[1], ids // (dims[0] * dims[1])
         return xp.stack([axes[0][i], axes[1][j], axes[2][k]], axis=1).astype(xp.float32)
-    return xp.asarray(dataset.points())[ids]
+    return dataset_array(dataset, dataset.points(), xp)[ids]
 
 
 def weighted_sum(gather: Any, ids: Any, weights: Any) -> Any:

@@ -27,7 +27,7 @@ from daxpy.errors import ArgumentError, FieldError
 
 from daxpy.worklets._marching import at_least
 
-from ._geometry import (GeometryFilter, last_step, point_coordinates, taken,
+from ._geometry import (GeometryFilter, dataset_array, last_step, point_coordinates, taken,
                         weighted_sum, whole_cells)
 from ._surface_cells import as_unstructured
 
@@ -169,7 +169,7 @@ def _coordinate_columns(dataset: Any, backend: str) -> tuple:
         index = (ids % dims[0], ids // dims[0] % dims[1], ids // (dims[0] * dims[1]))
         return tuple(xp.asarray(dataset.axis_coordinates(a)).astype(xp.float64)[index[a]]
                      for a in range(3))
-    points = xp.asarray(dataset.points()).astype(xp.float64)
+    points = dataset_array(dataset, dataset.points(), xp).astype(xp.float64)
     return points[:, 0], points[:, 1], points[:, 2]
 
 
@@ -218,7 +218,8 @@ def _clipped(dataset: Any, made: Any) -> UnstructuredGrid:
     points = weighted_sum(lambda i: point_coordinates(dataset, i), ids, weights)
     dtype = np.float32 if dataset.family in ("uniform", "rectilinear") \
         else dataset.points().dtype
-    point_data = {n: _weighted(v, ids, weights) for n, v in dataset.point_data.items()}
+    point_data = {n: _weighted(dataset, v, ids, weights)
+                  for n, v in dataset.point_data.items()}
     cell_data = {n: taken(v, made.source) for n, v in dataset.cell_data.items()}
     # The clip's own cells: ids in range, known types, no repeated point.
     return UnstructuredGrid.from_checked(placed(points.astype(dtype)),
@@ -227,15 +228,14 @@ def _clipped(dataset: Any, made: Any) -> UnstructuredGrid:
                                          cell_data=cell_data, name=f"clip of {dataset.name}")
 
 
-def _weighted(values: Any, ids: Any, weights: Any) -> np.ndarray:
+def _weighted(dataset: Any, values: Any, ids: Any, weights: Any) -> np.ndarray:
     """A point field at the output points, where the new dataset goes: weights over
     input points (dtype kept; integers rounded, as VTK's interpolation)."""
-    xp = array_module(ids)
-    values = xp.asarray(values)
+    values = dataset_array(dataset, values, array_module(ids))
     mixed = weighted_sum(lambda i: values[i], ids, weights)
     if np.issubdtype(values.dtype, np.floating):
         return placed(mixed.astype(values.dtype))
-    return placed(xp.rint(mixed).astype(values.dtype))
+    return placed(array_module(mixed).rint(mixed).astype(values.dtype))
 
 
 def clip(node: Any, value: float = 0.0, result: str | None = None, **options: Any) -> Any:

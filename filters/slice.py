@@ -22,7 +22,7 @@ from daxpy.engine.dispatch import execute
 from daxpy.errors import ArgumentError
 
 from ._axis_slice import axis_slice
-from ._geometry import GeometryFilter, last_step
+from ._geometry import GeometryFilter, dataset_array, last_step
 from ._surface import cut_to_polydata
 
 __all__ = ["Slice"]
@@ -160,20 +160,23 @@ def _signed_distance(dataset: Any, origin: np.ndarray, normal: np.ndarray,
     """``(p - origin) . normal`` at every point, float64, computed where the cut runs:
     uniform and rectilinear grids from their axes (three short terms per point on
     the device, no host pass or upload of a field of the grid's size), other grids
-    where their points are."""
-    if dataset.family in ("uniform", "rectilinear"):
-        xp: Any = np
-        if resolve_backend(backend) == "cuda":
-            import cupy
+    where their points are (on the device, copied once per dataset)."""
+    structured = dataset.family in ("uniform", "rectilinear")
+    xp: Any = np if structured else array_module(dataset.points())
+    if resolve_backend(backend) == "cuda":
+        import cupy
 
-            xp = cupy
+        xp = cupy
+    if structured:
         parts = [xp.asarray((dataset.axis_coordinates(a) - origin[a]) * normal[a])
                  for a in range(3)]
         return (parts[2][:, None, None] + parts[1][None, :, None]
                 + parts[0][None, None, :]).reshape(-1)
-    points = dataset.points()
-    xp = array_module(points)
-    return (points.astype(xp.float64) - xp.asarray(origin)) @ xp.asarray(normal)
+    points = dataset_array(dataset, dataset.points(), xp).astype(xp.float64)
+    # Term by term, as vtkPlane evaluates it: NumPy and CuPy give the same bits (a
+    # matrix product would leave the order of the sum to the BLAS).
+    (o0, o1, o2), (n0, n1, n2) = np.asarray(origin).tolist(), np.asarray(normal).tolist()
+    return (points[:, 0] - o0) * n0 + (points[:, 1] - o1) * n1 + (points[:, 2] - o2) * n2
 
 
 def slice_verb(node: Any, normal: str | Sequence[float] = "x",
