@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-import numpy as np
 
 from daxpy.data.dataset import DataSet
 from daxpy.errors import ArgumentError
@@ -149,9 +148,10 @@ def last_step(node: Any, verb: str, result: str | None,
 
 
 def dataset_array(dataset: Any, array: Any, xp: Any) -> Any:
-    """``array``, one of ``dataset``'s, where ``xp`` (NumPy or CuPy) computes: on the
-    device it is copied once per dataset and cached with it, since every cut, clip
-    and interpolation of the same grid reads its points again.
+    """``array``, one of ``dataset``'s (or ``dataset`` None: a passing array), where
+    ``xp`` (NumPy or CuPy) computes. On the device a dataset's host array is copied
+    once and cached with the dataset, since every cut, clip and interpolation of the
+    same grid reads its points again; a passing array is not cached.
 
     Examples
     --------
@@ -160,8 +160,10 @@ def dataset_array(dataset: Any, array: Any, xp: Any) -> Any:
     >>> dataset_array(g, g.points(), np).shape
     (2, 3)
     """
+    from daxpy.data.arrays import to_host
+
     if xp.__name__ == "numpy":
-        return np.asarray(array)
+        return to_host(array)
     from daxpy.cuda.device import to_device
 
     return to_device(array, dataset)

@@ -18,35 +18,26 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from daxpy.data.arrays import is_device_array, to_host
+from daxpy.data.arrays import array_module, to_host
 from daxpy.data.dataset import DataSet
 from daxpy.data.polydata import PolyData
 from daxpy.errors import FieldError
 from daxpy.worklets._edge_cut import EdgeCut, interpolate
 
+from ._geometry import dataset_array
+
 _KINDS = {1: "verts", 2: "lines", 3: "polys"}
 
 
-def _on_host(cut: EdgeCut) -> EdgeCut:
-    return EdgeCut(to_host(cut.lo), to_host(cut.hi), to_host(cut.t),
-                   {k: to_host(v) for k, v in cut.cells.items()},
-                   {k: to_host(v) for k, v in cut.source.items()})
+def _module(cuts: list[EdgeCut]) -> Any:
+    """NumPy or CuPy: where the cuts live (NumPy for none)."""
+    return array_module(cuts[0].lo) if cuts else np
 
 
-def _gathered(values: Any, cut: EdgeCut) -> np.ndarray:
-    """A point field on the cut's points, computed where the field lives, on the host."""
-    if is_device_array(values):
-        import cupy
-
-        on_device = EdgeCut(cupy.asarray(cut.lo), cupy.asarray(cut.hi), cupy.asarray(cut.t),
-                            {}, {})
-        return to_host(interpolate(values, on_device))
-    return interpolate(np.asarray(values), cut)
-
-
-def coordinates(dataset: Any, cut: EdgeCut) -> np.ndarray:
+def coordinates(dataset: Any, cut: EdgeCut) -> Any:
     """The cut's points: each edge's end points interpolated in float64, stored in the
-    dtype of the grid's points (float32 for image and rectilinear grids, as VTK's).
+    dtype of the grid's points (float32 for image and rectilinear grids, as VTK's),
+    computed where the cut lives.
 
     Examples
     --------
@@ -56,19 +47,20 @@ def coordinates(dataset: Any, cut: EdgeCut) -> np.ndarray:
     >>> coordinates(g, cut).tolist()
     [[2.5, 0.0, 0.0]]
     """
+    xp = array_module(cut.lo)
     if dataset.family in ("uniform", "rectilinear"):
         dims = tuple(int(d) for d in dataset.dims)
-        axes = [dataset.axis_coordinates(a) for a in range(3)]
+        axes = [xp.asarray(dataset.axis_coordinates(a)) for a in range(3)]
 
         def at(ids):
             i, j, k = ids % dims[0], ids // dims[0] % dims[1], ids // (dims[0] * dims[1])
-            return np.stack([axes[0][i], axes[1][j], axes[2][k]], axis=1)
+            return xp.stack([axes[0][i], axes[1][j], axes[2][k]], axis=1)
 
         low, high = at(cut.lo), at(cut.hi)
         dtype: Any = np.float32
     else:
-        points = to_host(dataset.points())
-        low, high = points[cut.lo].astype(np.float64), points[cut.hi].astype(np.float64)
+        points = dataset_array(dataset, dataset.points(), xp)
+        low, high = points[cut.lo].astype(xp.float64), points[cut.hi].astype(xp.float64)
         dtype = points.dtype
     return (low + cut.t[:, None] * (high - low)).astype(dtype)
 
@@ -118,7 +110,9 @@ def cut_to_polydata(dataset: DataSet, cuts: list[EdgeCut], values: Sequence[floa
     PolyData
         Points, then verts, lines and polys, each kind in value order.
     """
-    cuts = [_on_host(cut) for cut in cuts]
+    # Assembled where the cuts are (on the device for a GPU cut): only the surface's
+    # own arrays come to the host, once, at the end.
+    xp = _module(cuts)
     point_names, cell_names = _field_names(dataset, fields)
     points: list = []
     point_data: dict[str, list] = {}
@@ -126,20 +120,18 @@ def cut_to_polydata(dataset: DataSet, cuts: list[EdgeCut], values: Sequence[floa
     cell_data: dict[str, list] = {}
     for k in _KINDS:  # VTK's cell order: verts, lines, polys
         for name in cell_names:
-            values_of = dataset.cell_data[name]
+            values_of = dataset_array(dataset, dataset.cell_data[name], xp)
             cell_data.setdefault(name, []).extend(
-                _taken(values_of, cut.source[k]) for cut in cuts if k in cut.source)
+                values_of[cut.source[k]] for cut in cuts if k in cut.source)
     offset = 0
     for cut, value in zip(cuts, values):
         expand = None if merge_points else {k: c.ravel() for k, c in cut.cells.items()}
-        made = {name: _gathered(dataset.point_data[name], cut) for name in point_names}
+        made = {name: interpolate(dataset_array(dataset, dataset.point_data[name], xp), cut)
+                for name in point_names}
         if scalar_name is not None:
-            made[scalar_name] = np.full(cut.n_points, value, dtype=scalar_dtype)
+            made[scalar_name] = xp.full(cut.n_points, value, dtype=scalar_dtype)
         if gradient is not None:
-            g = _gathered(gradient, cut).astype(np.float64)
-            norm = np.linalg.norm(g, axis=1, keepdims=True)
-            made["Normals"] = np.divide(-g, norm, out=np.zeros_like(g),
-                                        where=norm > 0).astype(np.float32)
+            made["Normals"] = _normals(interpolate(dataset_array(None, gradient, xp), cut))
         xyz = coordinates(dataset, cut)
         if expand is None:
             points.append(xyz)
@@ -153,24 +145,28 @@ def cut_to_polydata(dataset: DataSet, cuts: list[EdgeCut], values: Sequence[floa
             points.append(xyz[ids])
             for name, array in made.items():
                 point_data.setdefault(name, []).append(array[ids])
-            cells[k].append(offset + np.arange(ids.shape[0]).reshape(-1, k))
+            cells[k].append(offset + xp.arange(ids.shape[0]).reshape(-1, k))
             offset += ids.shape[0]
-    xyz = np.concatenate(points) if points else np.zeros((0, 3), np.float32)
-    arrays = {_KINDS[k]: _cell_array(parts, k) for k, parts in cells.items() if parts}
-    return PolyData(xyz, **arrays,
-                    point_data={n: np.concatenate(a) for n, a in point_data.items()},
-                    cell_data={n: np.concatenate(a) for n, a in cell_data.items()},
-                    name=f"contour of {dataset.name}")
+    xyz = to_host(xp.concatenate(points)) if points else np.zeros((0, 3), np.float32)
+    arrays = {_KINDS[k]: _cell_array(parts, k, xp) for k, parts in cells.items() if parts}
+    return PolyData.from_checked(
+        xyz, arrays, point_data={n: to_host(xp.concatenate(a)) for n, a in point_data.items()},
+        cell_data={n: to_host(xp.concatenate(a)) for n, a in cell_data.items()},
+        name=f"contour of {dataset.name}")
 
 
-def _taken(values: Any, source: np.ndarray) -> np.ndarray:
-    if is_device_array(values):
-        import cupy
+def _normals(gradient: Any) -> Any:
+    """Unit normals (float32) against a point gradient, zero where it vanishes; the
+    norm summed term by term, so that NumPy and CuPy give the same bits."""
+    xp = array_module(gradient)
+    g = gradient.astype(xp.float64)
+    norm = xp.sqrt(g[:, 0] * g[:, 0] + g[:, 1] * g[:, 1] + g[:, 2] * g[:, 2])[:, None]
+    safe = xp.where(norm > 0, norm, 1.0)
+    return xp.where(norm > 0, -g / safe, 0.0).astype(xp.float32)
 
-        return to_host(values[cupy.asarray(source)])
-    return np.asarray(values)[source]
 
-
-def _cell_array(parts: list[np.ndarray], k: int) -> tuple[np.ndarray, np.ndarray]:
-    connectivity = np.concatenate(parts).reshape(-1).astype(np.int64)
+def _cell_array(parts: list, k: int, xp: Any) -> tuple[np.ndarray, np.ndarray]:
+    """``(offsets, connectivity)`` on the host of cells of ``k`` points each (the
+    offsets made there, not copied)."""
+    connectivity = to_host(xp.concatenate(parts).reshape(-1).astype(xp.int64))
     return np.arange(0, connectivity.shape[0] + 1, k, dtype=np.int64), connectivity

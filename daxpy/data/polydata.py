@@ -131,6 +131,35 @@ class PolyData(DataSet):
         self.n_cells = sum(offsets.shape[0] - 1 for offsets, _ in self._cells.values())
         self._init_fields(point_data, cell_data)
 
+    @classmethod
+    def from_checked(cls, points: Any, cells: Mapping[str, tuple], point_data=None,
+                     cell_data=None, name: str = "polydata") -> PolyData:
+        """Build a surface from host arrays that a filter made valid by construction.
+
+        A contour or slice numbers its own points and writes its cells' offsets;
+        checking them again would cost more than making them (every point id of a
+        surface of millions of triangles). Nothing is checked: the caller guarantees
+        finite points, consistent int64 offsets and in-range int64 point ids.
+
+        Examples
+        --------
+        >>> import numpy as np, daxpy
+        >>> tri = PolyData.from_checked(np.eye(3), {"polys": (np.array([0, 3]),
+        ...                                                     np.array([0, 1, 2]))})
+        >>> tri.n_cells, tri.n_cells_of("polys")
+        (1, 1)
+        """
+        surface = cls.__new__(cls)
+        surface.name = name
+        surface.points_array = read_only(points)
+        surface.n_points = int(points.shape[0])
+        none = (np.zeros(1, np.int64), np.zeros(0, np.int64))
+        surface._cells = {kind: tuple(read_only(a) for a in cells.get(kind, none))
+                          for kind in CELL_KINDS}
+        surface.n_cells = sum(offsets.shape[0] - 1 for offsets, _ in surface._cells.values())
+        surface._init_fields(point_data, cell_data)
+        return surface
+
     def _checked_cells(self, kind: str, pair: Any) -> tuple[np.ndarray, np.ndarray]:
         owner = f"{kind} of {self.name}"
         if pair is None:
