@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-
 from daxpy.data.dataset import DataSet
 from daxpy.errors import ArgumentError
 
