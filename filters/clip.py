@@ -16,7 +16,7 @@ from typing import Any, Sequence, cast
 
 import numpy as np
 
-from daxpy.data.arrays import array_module
+from daxpy.data.arrays import array_module, is_device_array
 from daxpy.data.dataset import DataSet
 from daxpy.data.unstructured import UnstructuredGrid
 from daxpy.data.verbs import Verb, register_verb
@@ -29,16 +29,10 @@ from daxpy.worklets._marching import at_least
 
 from ._geometry import (GeometryFilter, dataset_array, last_step, point_coordinates, taken,
                         weighted_sum, whole_cells)
+from ._implicit import coordinate_columns, implicit_function
 from ._surface_cells import as_unstructured
 
 __all__ = ["Clip"]
-
-
-def _triple(value: Any, what: str) -> np.ndarray:
-    array = np.asarray(value, dtype=np.float64).reshape(-1)
-    if array.shape != (3,) or not np.isfinite(array).all():
-        raise ArgumentError(f"{what} must be three finite numbers, got {value!r}")
-    return array
 
 
 class Clip(GeometryFilter):
@@ -111,7 +105,7 @@ class Clip(GeometryFilter):
         if not np.isfinite(value):
             raise ArgumentError(f"value must be finite, got {value!r}")
         self.field, self.value, self.association = field, float(value), association
-        self.function = _function(plane, box, sphere)
+        self.function = implicit_function(plane, box, sphere)
         self.invert, self.both, self.crinkle = bool(invert), bool(both), bool(crinkle)
 
     def reads(self) -> dict[str, str | None]:
@@ -143,7 +137,9 @@ class Clip(GeometryFilter):
     def _scalars(self, dataset: DataSet) -> Any:
         if self.function is not None:
             # Evaluated where the clip runs: no host pass over every point for a GPU clip.
-            return self.function(*_coordinate_columns(dataset, resolve_backend(self.backend)))
+            columns = coordinate_columns(dataset, resolve_backend(self.backend))
+            # Each point's value, whatever the columns broadcast from, in point id order.
+            return self.function(*columns).reshape(-1)
         field = cast(str, self.field)  # exactly one of field and function is given
         values, association = dataset.field(field, self.association)
         if values.ndim > 1 and values.shape[1] != 1:
@@ -155,67 +151,10 @@ class Clip(GeometryFilter):
         return values
 
 
-def _coordinate_columns(dataset: Any, backend: str) -> tuple:
-    """Every point's x, y and z in float64, on the backend's device (image and
-    rectilinear grids from their axes)."""
-    xp: Any = np
-    if backend == "cuda":
-        import cupy
-
-        xp = cupy
-    if dataset.family in ("uniform", "rectilinear"):
-        dims = tuple(int(d) for d in dataset.dims)
-        ids = xp.arange(int(np.prod(dims)), dtype=xp.int64)
-        index = (ids % dims[0], ids // dims[0] % dims[1], ids // (dims[0] * dims[1]))
-        return tuple(xp.asarray(dataset.axis_coordinates(a)).astype(xp.float64)[index[a]]
-                     for a in range(3))
-    points = dataset_array(dataset, dataset.points(), xp).astype(xp.float64)
-    return points[:, 0], points[:, 1], points[:, 2]
-
-
-def _function(plane: Any, box: Any, sphere: Any):
-    """The implicit function's values at points (x, y, z columns, NumPy or CuPy), as
-    VTK's vtkPlane, vtkBox and vtkSphere evaluate them, term by term (the same bits
-    on either backend)."""
-    if plane is not None:
-        origin, normal = _triple(plane[0], "the plane's origin"), _triple(plane[1],
-                                                                         "the plane's normal")
-        if not np.linalg.norm(normal):
-            raise ArgumentError("the plane's normal must not be zero")
-        (o0, o1, o2), (n0, n1, n2) = origin.tolist(), (normal / np.linalg.norm(normal)).tolist()
-        return lambda x, y, z: (x - o0) * n0 + (y - o1) * n1 + (z - o2) * n2
-    if sphere is not None:
-        center, radius = _triple(sphere[0], "the sphere's center"), float(sphere[1])
-        if not radius > 0:
-            raise ArgumentError(f"the sphere's radius must be positive, got {sphere[1]!r}")
-        c0, c1, c2 = center.tolist()
-        return lambda x, y, z: (x - c0) ** 2 + (y - c1) ** 2 + (z - c2) ** 2 - radius ** 2
-    if box is not None:
-        bounds = np.asarray(box, dtype=np.float64).reshape(-1)
-        if bounds.shape != (6,) or not np.isfinite(bounds).all() or \
-                (bounds[0::2] > bounds[1::2]).any():
-            raise ArgumentError(f"box must be (xmin, xmax, ymin, ymax, zmin, zmax) with each "
-                                f"min <= max, got {box!r}")
-        return lambda x, y, z: _box_distance((x, y, z), bounds.tolist())
-    return None
-
-
-def _box_distance(columns: tuple, bounds: list) -> Any:
-    """vtkBox's function: minus the distance to the nearest face inside, the distance
-    to the box outside."""
-    xp = array_module(columns[0])
-    beyond = [xp.maximum(bounds[2 * a] - c, c - bounds[2 * a + 1])
-              for a, c in enumerate(columns)]
-    inside = (beyond[0] <= 0) & (beyond[1] <= 0) & (beyond[2] <= 0)
-    out = [xp.maximum(b, 0.0) for b in beyond]
-    outside = xp.sqrt(out[0] * out[0] + out[1] * out[1] + out[2] * out[2])
-    return xp.where(inside, xp.maximum(xp.maximum(beyond[0], beyond[1]), beyond[2]), outside)
-
-
 def _clipped(dataset: Any, made: Any) -> UnstructuredGrid:
     # Points and fields are interpolated where the clip ran; only the results move.
     ids, weights = made.ids, made.weights
-    points = weighted_sum(lambda i: point_coordinates(dataset, i), ids, weights)
+    points = _weighted_points(dataset, ids, weights)
     dtype = np.float32 if dataset.family in ("uniform", "rectilinear") \
         else dataset.points().dtype
     point_data = {n: _weighted(dataset, v, ids, weights)
@@ -228,11 +167,31 @@ def _clipped(dataset: Any, made: Any) -> UnstructuredGrid:
                                          cell_data=cell_data, name=f"clip of {dataset.name}")
 
 
+def _weighted_points(dataset: Any, ids: Any, weights: Any) -> Any:
+    """The output points in float64, where the clip ran (on the GPU in one kernel,
+    the image and rectilinear grids' points read from their axes)."""
+    if not is_device_array(ids):
+        return weighted_sum(lambda i: point_coordinates(dataset, i), ids, weights)
+    import cupy
+
+    from daxpy.cuda.interpolation import weighted_axes, weighted_values
+
+    if dataset.family in ("uniform", "rectilinear"):
+        return weighted_axes(tuple(dataset.axis_coordinates(a) for a in range(3)), ids,
+                             weights)
+    return weighted_values(dataset_array(dataset, dataset.points(), cupy), ids, weights)
+
+
 def _weighted(dataset: Any, values: Any, ids: Any, weights: Any) -> np.ndarray:
     """A point field at the output points, where the new dataset goes: weights over
     input points (dtype kept; integers rounded, as VTK's interpolation)."""
     values = dataset_array(dataset, values, array_module(ids))
-    mixed = weighted_sum(lambda i: values[i], ids, weights)
+    if is_device_array(ids):
+        from daxpy.cuda.interpolation import weighted_values
+
+        mixed = weighted_values(values, ids, weights)
+    else:
+        mixed = weighted_sum(lambda i: values[i], ids, weights)
     if np.issubdtype(values.dtype, np.floating):
         return placed(mixed.astype(values.dtype))
     return placed(array_module(mixed).rint(mixed).astype(values.dtype))

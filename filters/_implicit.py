@@ -1,0 +1,107 @@
+"""The implicit functions a clip cuts by (vtkPlane, vtkBox, vtkSphere), evaluated at
+every point of a grid where the clip runs.
+
+Examples
+--------
+>>> import numpy as np
+>>> plane = implicit_function(((0, 0, 0), (0, 0, 2)), None, None)
+>>> plane(np.array([1.0]), np.array([1.0]), np.array([3.0])).tolist()
+[3.0]
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from daxpy.data.arrays import array_module
+from daxpy.errors import ArgumentError
+
+from ._geometry import dataset_array
+
+
+def _triple(value: Any, what: str) -> np.ndarray:
+    array = np.asarray(value, dtype=np.float64).reshape(-1)
+    if array.shape != (3,) or not np.isfinite(array).all():
+        raise ArgumentError(f"{what} must be three finite numbers, got {value!r}")
+    return array
+
+
+def coordinate_columns(dataset: Any, backend: str) -> tuple:
+    """Every point's x, y and z in float64, on the backend's device, as columns that
+    broadcast to the points in id order: an image or rectilinear grid's are its
+    axes (shapes ``(1, 1, nx)``, ``(1, ny, 1)``, ``(nz, 1, 1)``), so that a function
+    of them is evaluated point by point with no column of the grid's size made.
+
+    Examples
+    --------
+    >>> import daxpy
+    >>> x, y, z = coordinate_columns(daxpy.UniformGrid(dims=(2, 3)), "cpu")
+    >>> x.shape, y.shape, z.shape, (x + y + z).reshape(-1).tolist()
+    ((1, 1, 2), (1, 3, 1), (1, 1, 1), [0.0, 1.0, 1.0, 2.0, 2.0, 3.0])
+    """
+    xp: Any = np
+    if backend == "cuda":
+        import cupy
+
+        xp = cupy
+    if dataset.family in ("uniform", "rectilinear"):
+        shapes = ((1, 1, -1), (1, -1, 1), (-1, 1, 1))
+        return tuple(xp.asarray(dataset.axis_coordinates(a)).astype(xp.float64)
+                     .reshape(shapes[a]) for a in range(3))
+    points = dataset_array(dataset, dataset.points(), xp).astype(xp.float64)
+    return points[:, 0], points[:, 1], points[:, 2]
+
+
+def implicit_function(plane: Any, box: Any, sphere: Any):
+    """The implicit function's values at points (x, y, z columns, NumPy or CuPy), as
+    VTK's vtkPlane, vtkBox and vtkSphere evaluate them, term by term (the same bits
+    on either backend); None when none is given.
+
+    Raises
+    ------
+    ArgumentError
+        A zero normal, a radius that is not positive, or a box that is not
+        ``(xmin, xmax, ymin, ymax, zmin, zmax)`` with each min at most its max.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> sphere = implicit_function(None, None, ((0, 0, 0), 1.0))
+    >>> sphere(np.array([2.0]), np.array([0.0]), np.array([0.0])).tolist()
+    [3.0]
+    """
+    if plane is not None:
+        origin, normal = _triple(plane[0], "the plane's origin"), _triple(plane[1],
+                                                                         "the plane's normal")
+        if not np.linalg.norm(normal):
+            raise ArgumentError("the plane's normal must not be zero")
+        (o0, o1, o2), (n0, n1, n2) = origin.tolist(), (normal / np.linalg.norm(normal)).tolist()
+        return lambda x, y, z: (x - o0) * n0 + (y - o1) * n1 + (z - o2) * n2
+    if sphere is not None:
+        center, radius = _triple(sphere[0], "the sphere's center"), float(sphere[1])
+        if not radius > 0:
+            raise ArgumentError(f"the sphere's radius must be positive, got {sphere[1]!r}")
+        c0, c1, c2 = center.tolist()
+        return lambda x, y, z: (x - c0) ** 2 + (y - c1) ** 2 + (z - c2) ** 2 - radius ** 2
+    if box is not None:
+        bounds = np.asarray(box, dtype=np.float64).reshape(-1)
+        if bounds.shape != (6,) or not np.isfinite(bounds).all() or \
+                (bounds[0::2] > bounds[1::2]).any():
+            raise ArgumentError(f"box must be (xmin, xmax, ymin, ymax, zmin, zmax) with each "
+                                f"min <= max, got {box!r}")
+        return lambda x, y, z: _box_distance((x, y, z), bounds.tolist())
+    return None
+
+
+def _box_distance(columns: tuple, bounds: list) -> Any:
+    """vtkBox's function: minus the distance to the nearest face inside, the distance
+    to the box outside."""
+    xp = array_module(columns[0])
+    beyond = [xp.maximum(bounds[2 * a] - c, c - bounds[2 * a + 1])
+              for a, c in enumerate(columns)]
+    inside = (beyond[0] <= 0) & (beyond[1] <= 0) & (beyond[2] <= 0)
+    out = [xp.maximum(b, 0.0) for b in beyond]
+    outside = xp.sqrt(out[0] * out[0] + out[1] * out[1] + out[2] * out[2])
+    return xp.where(inside, xp.maximum(xp.maximum(beyond[0], beyond[1]), beyond[2]), outside)

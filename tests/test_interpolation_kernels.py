@@ -1,0 +1,73 @@
+"""The GPU's one-pass weighted sums (daxpy.cuda.interpolation): every specialization
+compiles without a GPU (nvcc or NVRTC, sm_80 and sm_90), and on the GPU each gives
+the bits of the array program (filters._geometry.weighted_sum) on random rows,
+centre rows with many terms, zero and NaN weights among them."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import daxpy
+from daxpy.cuda.interpolation import _TYPES, source_for
+from daxpy.filters._geometry import point_coordinates, weighted_sum
+
+from test_cuda_codegen import ARCHS, _compile_ptx, _have_compiler
+
+SPECIALIZATIONS = [source_for(kind, c) for kind in list(_TYPES) + ["axes"] for c in (1, 3)]
+
+
+@pytest.mark.skipif(not _have_compiler(), reason="needs nvcc or NVRTC (CuPy)")
+def test_every_weighted_sum_specialization_compiles_to_ptx(tmp_path):
+    source = "\n".join(text for _, text in SPECIALIZATIONS)
+    for arch in ARCHS:
+        ptx = _compile_ptx(source, arch, tmp_path)
+        for name, _ in SPECIALIZATIONS:
+            assert f".entry {name}(" in ptx, f"{name} missing from the PTX"
+        # Each product and sum rounded on its own, as NumPy's: no fused multiply-add.
+        assert "fma" not in ptx
+
+
+def _rows(rng, n_points, m, width):
+    ids = rng.integers(0, n_points, size=(m, width))
+    weights = rng.random((m, width))
+    weights[:, 2:][rng.random((m, width - 2)) < 0.7] = 0.0
+    weights[rng.random(m) < 0.3, 2:] = 0.0          # rows of two terms only
+    if m:
+        weights[0, -1] = np.nan                      # NaN counts as a weight there
+    return ids, weights
+
+
+@pytest.mark.gpu
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 2**31), width=st.sampled_from([2, 3, 8, 16]),
+       dtype=st.sampled_from(["float32", "float64", "int32", "uint8", "int64"]),
+       components=st.sampled_from([(), (3,)]))
+def test_weighted_values_give_the_array_programs_bits(seed, width, dtype, components):
+    import cupy
+
+    from daxpy.cuda.interpolation import weighted_values
+
+    rng = np.random.default_rng(seed)
+    values = (rng.standard_normal((50,) + components) * 100).astype(dtype)
+    ids, weights = _rows(rng, 50, 40, width)
+    want = weighted_sum(lambda i: values[i], ids, weights)
+    got = weighted_values(cupy.asarray(values), cupy.asarray(ids), cupy.asarray(weights))
+    np.testing.assert_array_equal(cupy.asnumpy(got), want)
+
+
+@pytest.mark.gpu
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 2**31), width=st.sampled_from([2, 16]))
+def test_weighted_axes_give_the_array_programs_bits(seed, width):
+    import cupy
+
+    from daxpy.cuda.interpolation import weighted_axes
+
+    rng = np.random.default_rng(seed)
+    grid = daxpy.RectilinearGrid(np.cumsum(rng.random(4)), np.cumsum(rng.random(3)),
+                                 np.cumsum(rng.random(5)) * 1e-3)
+    ids, weights = _rows(rng, grid.n_points, 30, width)
+    want = weighted_sum(lambda i: point_coordinates(grid, i), ids, weights)
+    got = weighted_axes(tuple(grid.axis_coordinates(a) for a in range(3)),
+                        cupy.asarray(ids), cupy.asarray(weights))
+    np.testing.assert_array_equal(cupy.asnumpy(got), want)
