@@ -34,6 +34,7 @@ from ._clip_tables import CLIP, CLIP_INSIDE_OUT
 from ._contour_tables import EDGES
 from ._marching import (GRID_FAMILIES, IMAGE_CELL_CORNERS, at_least, register_generating,
                         structured_corners)
+from ._structured_cases import structured_cases
 
 _EDGE_CODE = 100
 _SHAPES = {"vertex": "vertex", "line": "line", "tri": "triangle", "quad": "quad",
@@ -98,16 +99,20 @@ TABLES = {(kind, inside_out): _table(kind, tables[kind])
 """Per (kind, InsideOut): the case tables as arrays."""
 
 
-def _structured_pieces(grid: Any, xp) -> list:
+def _structured_pieces(grid: Any, scalars: Any, value: float, invert: bool) -> list:
+    """``(kind, cases, corners of rows, cell ids)`` of a structured grid: its cases read
+    from the scalars in one pass, its corners made only for the cells that give
+    output (rows are cell ids)."""
+    xp = array_module(scalars)
     dims = tuple(int(d) for d in grid.dims)
     active = [a for a in range(3) if dims[a] > 1]
     if not active:
         return []
-    cells = xp.arange(int(np.prod([dims[a] - 1 for a in active])), dtype=xp.int64)
-    return [(_STRUCTURED[len(active)], structured_corners(dims, cells,
-                                                          IMAGE_CELL_CORNERS[len(active)]),
-             cells)]
-
+    cases = structured_cases(scalars, dims, value, invert)
+    offsets = IMAGE_CELL_CORNERS[len(active)]
+    return [(_STRUCTURED[len(active)], cases,
+             lambda rows: structured_corners(dims, rows, offsets),
+             xp.arange(cases.shape[0], dtype=xp.int64))]
 
 
 def clip_cells(grid: Any, scalars: Any, value: float, invert: bool = False,
@@ -130,12 +135,12 @@ def clip_cells(grid: Any, scalars: Any, value: float, invert: bool = False,
     """
     xp = array_module(scalars)
     place = place or xp.asarray
-    pieces = (_unstructured_pieces(grid, place) if grid.family == "unstructured"
-              else _structured_pieces(grid, xp))
     kept_point = at_least(scalars, value) != invert
+    pieces = (_unstructured_pieces(grid, place, kept_point) if grid.family == "unstructured"
+              else _structured_pieces(grid, scalars, value, invert))
     emitted = [(_vertices if kind == "vertex" else _emit)(
-        (kind, invert), corners, cell_ids, kept_point[corners], scalars, value, xp)
-        for kind, corners, cell_ids in pieces]
+        (kind, invert), cases, corners_of, cell_ids, scalars, value, xp)
+        for kind, cases, corners_of, cell_ids in pieces]
     emitted = [e for e in emitted if e is not None]
     if not emitted and grid.n_cells:
         # VTK's clip of cells that leaves none gives an empty grid, kept points too.
@@ -143,23 +148,35 @@ def clip_cells(grid: Any, scalars: Any, value: float, invert: bool = False,
     return _assemble(emitted, kept_point, xp)
 
 
-def _vertices(kind: tuple, corners: Any, cell_ids: Any, kept: Any, scalars: Any, value: float,
-              xp):
+def _vertices(kind: tuple, cases: Any, corners_of, cell_ids: Any, scalars: Any,
+              value: float, xp):
     """Vertices have no edge to cut: a kept vertex stays, whole."""
-    keep = xp.flatnonzero(kept[:, 0])
+    keep = xp.flatnonzero(cases)
     if keep.shape[0] == 0:
         return None
     count = keep.shape[0]
     keys = xp.full((count, 8), -1, xp.int64)
-    keys[:, 0] = corners[keep, 0]
+    keys[:, 0] = corners_of(keep)[:, 0]
     none = (xp.zeros(0, xp.int64), xp.zeros((0, 2), xp.int64), xp.zeros((0, 2)))
     return (keys, cell_ids[keep], xp.full(count, 1, xp.uint8), xp.ones(count, xp.int64),
             (keys, keys, xp.zeros((count, 8))), none)
 
 
-def _unstructured_pieces(grid: Any, place) -> list:
-    return [(_SHAPES[b.shape.name], place(b.corners), place(b.cell_ids))
-            for b in grid.cell_blocks().values()]
+def _unstructured_pieces(grid: Any, place, kept_point: Any) -> list:
+    """``(kind, cases, corners of rows, cell ids)`` per cell shape of an unstructured
+    grid (a case: bit ``i`` set where corner ``i`` is kept)."""
+    pieces = []
+    for block in grid.cell_blocks().values():
+        corners = place(block.corners)
+        pieces.append((_SHAPES[block.shape.name], _cases(kept_point[corners]),
+                       corners.__getitem__, place(block.cell_ids)))
+    return pieces
+
+
+def _cases(kept: Any) -> Any:
+    xp = array_module(kept)
+    bits = xp.arange(kept.shape[1], dtype=xp.int64)
+    return (kept.astype(xp.int64) << bits).sum(axis=1)
 
 
 def _resolve(codes: Any, cell: Any, edges: Any, scalars: Any, value: float, xp):
@@ -185,13 +202,11 @@ def _resolve(codes: Any, cell: Any, edges: Any, scalars: Any, value: float, xp):
     return keys, (a, b, t)
 
 
-def _emit(kind: tuple, corners: Any, cell_ids: Any, kept: Any, scalars: Any, value: float,
+def _emit(kind: tuple, cases: Any, corners_of, cell_ids: Any, scalars: Any, value: float,
           xp):
     """One kind's output cells: point keys (padded to 8), types, sizes and input
     cells, with every point's input ids and weights."""
     t = {name: xp.asarray(array) for name, array in TABLES[kind].items()}
-    bits = xp.arange(kept.shape[1], dtype=xp.int64)
-    cases = (kept.astype(xp.int64) << bits).sum(axis=1)
     made = t["count"][cases]
     ends = xp.cumsum(made)
     total = int(ends[-1]) if ends.shape[0] else 0  # the one host sync: the output's size
@@ -201,7 +216,7 @@ def _emit(kind: tuple, corners: Any, cell_ids: Any, kept: Any, scalars: Any, val
     owner = xp.searchsorted(ends, index, side="right")
     row = t["start"][cases[owner]] + (index - (ends - made)[owner])
     codes = t["codes"][row]
-    cell = corners[owner]
+    cell = corners_of(owner)
     keys, terms = _resolve(codes, cell, t["edges"], scalars, value, xp)
     # Centre points: one per (input cell, centre of its case), resolved only where a
     # slot holds one (few cases make them).

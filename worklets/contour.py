@@ -33,9 +33,10 @@ from daxpy.data.arrays import all_finite, array_module
 from daxpy.errors import ArgumentError
 
 from ._edge_cut import EdgeCut
-from ._marching import (IMAGE_CELL_CORNERS, at_least, classify, in_cell_order, march, merge,
-                        per_cell, register_generating, structured_corners)
+from ._marching import (IMAGE_CELL_CORNERS, classify, in_cell_order, march, merge, per_cell,
+                        register_generating, structured_corners)
 from ._numba import compiled
+from ._structured_cases import mask_cases, structured_cases
 
 # Structured cells are marched as VTK's image cells: voxels, pixels, lines.
 _STRUCTURED = {3: "voxel", 2: "pixel", 1: "line"}
@@ -43,18 +44,6 @@ _STRUCTURED = {3: "voxel", 2: "pixel", 1: "line"}
 # daxpy's cell shape names -> the kind of VTK's tables they are marched with.
 _SHAPES = {"line": "line", "tri": "triangle", "quad": "quad", "pixel": "pixel", "tet": "tetra",
            "hex": "hexahedron", "voxel": "voxel", "wedge": "wedge", "pyramid": "pyramid"}
-
-
-def _structured_cases(inside: Any, offsets: tuple) -> Any:
-    """Each cell's case (uint8), from the in/out slices of its corners."""
-    xp = array_module(inside)
-    shape = tuple(n - 1 for n in inside.shape)
-    cases = xp.zeros(shape, xp.uint8)
-    for bit, offset in enumerate(offsets):
-        # Offsets are along (x, y, z); the array is (z, y, x).
-        window = tuple(slice(o, o + n) for o, n in zip(reversed(offset), shape))
-        cases |= inside[window].astype(xp.uint8) << bit
-    return cases.ravel()
 
 
 def contour_structured(grid: Any, scalars: Any, value: float, place=None) -> EdgeCut:
@@ -79,14 +68,13 @@ def contour_structured(grid: Any, scalars: Any, value: float, place=None) -> Edg
         return merge({}, scalars, value, scalars.shape[0])
     kind, offsets = _STRUCTURED[len(active)], IMAGE_CELL_CORNERS[len(active)]
     sizes = [dims[axis] for axis in active]
-    inside = at_least(scalars.reshape(tuple(reversed(sizes))), value)
-    cases = _structured_cases(inside, offsets)
+    cases = structured_cases(scalars, dims, value)
     full = (1 << len(offsets)) - 1
     crossed = (cases != 0) & (cases != full)
     if not all_finite(scalars):
         # A cell with a NaN or Inf corner cannot place its surface: it makes none.
-        unknown = ~xp.isfinite(scalars.reshape(inside.shape))
-        crossed &= _structured_cases(unknown, offsets) == 0
+        unknown = ~xp.isfinite(scalars.reshape(tuple(reversed(sizes))))
+        crossed &= mask_cases(unknown, offsets) == 0
     cells = xp.flatnonzero(crossed)
     corners = structured_corners(dims, cells, offsets)
     parts = {per_cell(kind): march(corners, cells, scalars, value, kind, cases=cases[cells])}

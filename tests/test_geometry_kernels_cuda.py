@@ -1,23 +1,29 @@
-"""The GPU's one-pass weighted sums (daxpy.cuda.interpolation): every specialization
-compiles without a GPU (nvcc or NVRTC, sm_80 and sm_90), and on the GPU each gives
-the bits of the array program (filters._geometry.weighted_sum) on random rows,
-centre rows with many terms, zero and NaN weights among them."""
+"""The geometry filters' CUDA kernels: the one-pass weighted sums
+(daxpy.cuda.interpolation) and structured cases (daxpy.cuda.cases). Every
+specialization compiles without a GPU (nvcc or NVRTC, sm_80 and sm_90); on the GPU
+each gives the array program's result: the bits of filters._geometry.weighted_sum on
+random rows (centre rows with many terms, zero and NaN weights among them), and the
+cases of the shifted-view program on random fields with NaN, at random values."""
 
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
 import daxpy
+from daxpy.cuda import cases as cases_kernels
 from daxpy.cuda.interpolation import _TYPES, source_for
 from daxpy.filters._geometry import point_coordinates, weighted_sum
+from daxpy.worklets._structured_cases import structured_cases
 
 from test_cuda_codegen import ARCHS, _compile_ptx, _have_compiler
 
-SPECIALIZATIONS = [source_for(kind, c) for kind in list(_TYPES) + ["axes"] for c in (1, 3)]
+SPECIALIZATIONS = ([source_for(kind, c) for kind in list(_TYPES) + ["axes"] for c in (1, 3)]
+                   + [cases_kernels.source_for(code, k) for code in ("f32", "f64")
+                      for k in (2, 4, 8)])
 
 
 @pytest.mark.skipif(not _have_compiler(), reason="needs nvcc or NVRTC (CuPy)")
-def test_every_weighted_sum_specialization_compiles_to_ptx(tmp_path):
+def test_every_geometry_kernel_specialization_compiles_to_ptx(tmp_path):
     source = "\n".join(text for _, text in SPECIALIZATIONS)
     for arch in ARCHS:
         ptx = _compile_ptx(source, arch, tmp_path)
@@ -70,4 +76,22 @@ def test_weighted_axes_give_the_array_programs_bits(seed, width):
     want = weighted_sum(lambda i: point_coordinates(grid, i), ids, weights)
     got = weighted_axes(tuple(grid.axis_coordinates(a) for a in range(3)),
                         cupy.asarray(ids), cupy.asarray(weights))
+    np.testing.assert_array_equal(cupy.asnumpy(got), want)
+
+
+@pytest.mark.gpu
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**31), dims=st.sampled_from([(5, 4, 3), (6, 1, 4), (1, 3, 5),
+                                                          (7, 1, 1), (4, 5, 1)]),
+       dtype=st.sampled_from(["float32", "float64"]), invert=st.booleans())
+def test_structured_cases_on_the_gpu_are_the_array_programs(seed, dims, dtype, invert):
+    import cupy
+
+    rng = np.random.default_rng(seed)
+    scalars = rng.standard_normal(int(np.prod(dims))).astype(dtype)
+    scalars[rng.random(scalars.shape[0]) < 0.1] = np.nan
+    value = float(rng.choice(scalars[np.isfinite(scalars)])) if rng.random() < 0.5 \
+        else float(rng.standard_normal())
+    want = structured_cases(scalars, dims, value, invert)
+    got = structured_cases(cupy.asarray(scalars), dims, value, invert)
     np.testing.assert_array_equal(cupy.asnumpy(got), want)
