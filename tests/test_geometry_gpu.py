@@ -173,3 +173,34 @@ def test_surfaces_assembled_on_the_host_refuse_to_device():
     grid = daxpy.UniformGrid(dims=(6, 6, 6), point_data={"s": np.arange(216.0)})
     with pytest.raises(ArgumentError, match="to='device'"):
         Contour("s", values=[50.0], backend="cuda").execute(grid, to="device")
+
+
+@pytest.mark.parametrize("make", [
+    lambda on: Contour("s", values=[0.1, 0.6], backend=on),
+    lambda on: Slice((1.0, 0.5, 0.25), (6.0, 5.0, 4.0), backend=on),
+    lambda on: Threshold("s", 0.2, 0.9, backend=on),
+    lambda on: Clip("s", 0.3, both=True, backend=on),
+    lambda on: Clip(plane=((6.0, 5.0, 4.0), (0.2, 0.3, 1.0)), crinkle=True, backend=on)],
+    ids=["contour", "slice", "threshold", "clip", "crinkle-plane"])
+def test_out_of_core_geometry_in_slabs_is_the_cpus_whole_grid(make):
+    from daxpy.stream.geometry_run import DEVICE_BYTES_PER_CELL
+    from daxpy.stream.streaming import configure
+
+    grid = daxpy.UniformGrid(dims=(14, 12, 30))
+    p = grid.points()
+    grid = grid.with_fields(point_data={"s": np.sin(p[:, 0] / 3) * np.cos(p[:, 2] / 5),
+                                        "w": p[:, :2].copy()})
+    whole = make("cpu")(grid)
+    # A device budget of four cell layers: the run goes slab by slab.
+    with configure(max_device_bytes=4 * 13 * 11 * DEVICE_BYTES_PER_CELL):
+        chunked = make("cuda")(grid)
+    for a, b in zip(whole if isinstance(whole, tuple) else (whole,),
+                    chunked if isinstance(chunked, tuple) else (chunked,)):
+        assert a.n_cells > 0
+        np.testing.assert_array_equal(_host(b.points()), a.points())
+        for name in a.point_data:
+            np.testing.assert_array_equal(_host(b.point_data[name]), a.point_data[name])
+        if isinstance(a, daxpy.PolyData):
+            _same_surface(a, b)
+        else:
+            _same_cells(a, b)

@@ -56,6 +56,11 @@ class Clipped:
         The output cells, in vtkCellArray's form.
     source : int64 array
         The input cell of each output cell.
+    keys : int64 array, optional
+        Each output point's key, ascending: a kept point its input id ``p``; a cut
+        edge ``n + lo * n + hi``; a centre point ``n + n * n + cell * 64 + j`` (``n``
+        the input's points). Chunks of a grid are merged by them
+        (:mod:`daxpy.worklets._chunk_merge`).
     """
 
     ids: Any
@@ -64,6 +69,7 @@ class Clipped:
     offsets: Any
     cell_types: Any
     source: Any
+    keys: Any = None
 
 
 def _table(kind: str, cases: tuple) -> dict[str, np.ndarray]:
@@ -246,7 +252,7 @@ def _assemble(emitted: list, kept_point: Any, xp) -> Clipped:
         weights = xp.zeros((kept.shape[0], 2))
         weights[:, 0] = 1.0
         return Clipped(xp.stack([kept, kept], axis=1), weights, none,
-                       xp.zeros(1, xp.int64), xp.zeros(0, xp.uint8), none)
+                       xp.zeros(1, xp.int64), xp.zeros(0, xp.uint8), none, kept.astype(xp.int64))
     source = xp.concatenate([e[1] for e in emitted])
     # One kind's cells already come in ascending input cell order.
     order = (xp.arange(source.shape[0]) if len(emitted) == 1
@@ -278,7 +284,7 @@ def _assemble(emitted: list, kept_point: Any, xp) -> Clipped:
             ids[at, k:], weights[at, k:] = 0, 0.0
     offsets = xp.concatenate([xp.zeros(1, xp.int64), xp.cumsum(sizes)])
     return Clipped(ids, weights, inverse.astype(xp.int64), offsets, types,
-                   source[order].astype(xp.int64))
+                   source[order].astype(xp.int64), unique.astype(xp.int64))
 
 
 def _numbered(keys: Any, kept_point: Any, xp) -> tuple:

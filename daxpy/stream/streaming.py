@@ -27,7 +27,11 @@ Settings (:func:`configure`, or keyword arguments of :func:`run_streamed`):
   floating outputs in 2 bytes, on request only; the profile reports the error;
 - ``mapped``: one elementwise stage reading and writing host memory directly
   from its kernel (:mod:`daxpy.stream.mapped`), no chunks and no copies;
-- ``enabled``: False keeps pipelines on the whole-grid runner.
+- ``enabled``: False keeps pipelines on the whole-grid runner;
+- ``geometry_layers``: cell layers per slab of a geometry filter (contour, slice,
+  threshold, clip) on a structured grid (:mod:`daxpy.stream.geometry_run`);
+  by default whole grids, or, for a host-to-host GPU run under
+  ``max_device_bytes``, as many as fit it.
 
 Examples
 --------
@@ -43,113 +47,21 @@ Examples
 
 from __future__ import annotations
 
-import dataclasses
-import math
-import os
-import time
-from contextlib import contextmanager
-from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
 from ..data.arrays import is_device_array
 from ..errors import ArgumentError
 from ..engine.backend import backend_for, resolve_backend
-from ..engine.run import Profile, StageRecord, configured, run_in_core
+from ..engine.run import Profile, StageRecord, run_in_core
+from .geometry_run import run_to_new_dataset
 from .loop import stream_chunks
 from .movers import make_mover
 from .program import NotStreamable, plan_within, position_dependent, program_of
-from .placement import results_on_device
-from .transfer import STAGING_POLICIES, STORAGE_KINDS, storage_dtype
-
-
-def _env_bytes() -> int | None:
-    value = os.environ.get("DAXPY_MAX_DEVICE_BYTES", "").strip()
-    if not value:
-        return None
-    try:
-        number = float(value)
-    except ValueError:
-        number = math.nan
-    if not (math.isfinite(number) and number >= 1 and number == int(number)):
-        raise ArgumentError(f"DAXPY_MAX_DEVICE_BYTES must be a positive whole number of "
-                            f"bytes, got {value!r}")
-    return int(number)
-
-
-def _require_count(name: str, value, optional: bool = False) -> None:
-    """Refuse a setting that is not a positive int (bool and float included)."""
-    if optional and value is None:
-        return
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ArgumentError(f"{name} must be a positive integer{' or None' if optional else ''}"
-                            f", got {value!r}")
-
-
-@dataclass(frozen=True)
-class Settings:
-    """How pipelines stream; see the module docstring for each field."""
-
-    chunk_bytes: int = 64 << 20
-    max_device_bytes: int | None = field(default_factory=_env_bytes)
-    streams: int = 3
-    staging: str = "auto"
-    storage: Any = None
-    mapped: bool = False
-    enabled: bool = True
-
-    def __post_init__(self):
-        _require_count("chunk_bytes", self.chunk_bytes)
-        _require_count("max_device_bytes", self.max_device_bytes, optional=True)
-        _require_count("streams", self.streams)
-        if self.staging not in STAGING_POLICIES:
-            raise ArgumentError(f"staging must be one of {STAGING_POLICIES}, "
-                                f"got {self.staging!r}")
-        for name in ("mapped", "enabled"):
-            if not isinstance(getattr(self, name), bool):
-                raise ArgumentError(f"{name} must be True or False, "
-                                    f"got {getattr(self, name)!r}")
-
-
-_SETTINGS: ContextVar[Settings | None] = ContextVar("daxpy_stream_settings", default=None)
-
-
-def current_settings() -> Settings:
-    """The settings in effect (defaults, or those of the innermost :func:`configure`).
-
-    Examples
-    --------
-    >>> current_settings().streams
-    3
-    """
-    return _SETTINGS.get() or Settings()
-
-
-def _replaced(settings: Settings, changes: dict) -> Settings:
-    unknown = sorted(set(changes) - {f.name for f in dataclasses.fields(Settings)})
-    if unknown:
-        raise ArgumentError(f"unknown streaming setting(s) {unknown}; the settings are "
-                            f"{[f.name for f in dataclasses.fields(Settings)]}")
-    return dataclasses.replace(settings, **changes)
-
-
-@contextmanager
-def configure(**changes):
-    """Change streaming settings inside a ``with`` block.
-
-    Examples
-    --------
-    >>> with configure(max_device_bytes=1 << 20):
-    ...     current_settings().max_device_bytes
-    1048576
-    """
-    token = _SETTINGS.set(_replaced(current_settings(), changes))
-    try:
-        yield
-    finally:
-        _SETTINGS.reset(token)
+# configure is documented here, with the settings it changes.
+from .settings import Settings, configure, current_settings, replaced_settings  # noqa: F401
+from .transfer import STORAGE_KINDS, storage_dtype
 
 
 @dataclass
@@ -260,7 +172,7 @@ def run_streamed(dataset, stages, wanted, backend: str = "cuda", fuse: bool = Tr
     >>> out.cell_data[c.name].tolist()[:3]
     [3.0, 4.0, 5.0]
     """
-    settings = _replaced(current_settings(), overrides)
+    settings = replaced_settings(current_settings(), overrides)
     if backend not in ("cpu", "cuda"):
         raise ArgumentError(f"backend must be 'cpu' or 'cuda', got {backend!r}")
     program = program_of(dataset, stages, wanted)
@@ -362,39 +274,10 @@ def run_stages(dataset, stages, wanted, backend: str, to: str,
     """
     backend = backend_for(dataset, backend)
     if stages and getattr(stages[-1].filter, "makes_dataset", False):
-        return _run_to_new_dataset(dataset, stages, backend, to, fuse, concurrent)
+        return run_to_new_dataset(dataset, stages, backend, to, fuse, concurrent)
     if to == "host" and resolve_backend(backend) == "cuda":
         # Host inputs to host outputs: chunked, overlapped copies.
         streamed = stream_or_none(dataset, stages, list(wanted), fuse)
         if streamed is not None:
             return streamed
     return run_in_core(dataset, stages, wanted, backend, to, fuse, concurrent)
-
-
-def _run_to_new_dataset(dataset, stages, backend: str, to: str, fuse: bool,
-                        concurrent: bool):
-    """Run a pipeline whose last stage makes a new dataset (a geometry filter).
-
-    The stages before it leave what the last stage reads where they ran (on the
-    device for CUDA); the last makes the new dataset, on the device for
-    ``to="device"`` (where its ``device_results`` allows), else on the host.
-    """
-    *fields, last = stages
-    produced = {name for stage in fields for name in (stage.output,) + stage.filter.outputs()}
-    wanted = [name for name in last.inputs if name in produced]
-    on_gpu = resolve_backend(backend) == "cuda"
-    if to == "device" and not (on_gpu and getattr(last.filter, "device_results", False)):
-        raise ArgumentError(f"to='device' needs the CUDA backend and a filter that leaves "
-                            f"its dataset there ({last.verb}: host assembly, or the CPU)")
-    working, profile = run_in_core(dataset, fields, wanted, backend,
-                                   "device" if on_gpu else "host", fuse, concurrent)
-    working = dataset.with_fields(working.point_data, working.cell_data)
-    start = time.perf_counter()
-    with results_on_device(to == "device"):
-        made = configured(last, backend).apply(working)
-    elapsed = (time.perf_counter() - start) * 1e3
-    # A filter may make several datasets (a clip's two halves).
-    written = sum(int(values.nbytes) for one in (made if isinstance(made, tuple) else (made,))
-                  for data in (one.point_data, one.cell_data) for values in data.values())
-    profile.stages.append(StageRecord(last.index, last.verb, last.output, elapsed, written))
-    return made, profile

@@ -1,0 +1,110 @@
+"""Runs whose last stage makes a new dataset (contour, slice, threshold, clip): the
+field stages first, then the geometry filter, whole or slab by slab.
+
+A structured grid's geometry runs in slabs of whole cell layers
+(:mod:`daxpy.engine.geometry_chunks`) when the settings ask for it
+(``geometry_layers``), or when a host-to-host GPU run has a device budget
+(``max_device_bytes``) that the whole grid's working set would pass: then as many
+layers as fit the budget at :data:`DEVICE_BYTES_PER_CELL`. Slabs give the whole
+grid's dataset, bit for bit.
+
+Examples
+--------
+>>> import numpy as np, daxpy
+>>> g = daxpy.UniformGrid(dims=(4, 4, 50))
+>>> layers_for(g, on_gpu=True, to="host", max_device_bytes=64 * DEVICE_BYTES_PER_CELL)
+7
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from ..engine.backend import resolve_backend
+from ..engine.geometry_chunks import STRUCTURED, chunk_layers, slab_axis
+from ..engine.run import StageRecord, configured, run_in_core
+from ..errors import ArgumentError
+from .placement import results_on_device
+from .settings import current_settings
+
+DEVICE_BYTES_PER_CELL = 512
+"""Device bytes a topology-generating array program may hold per input cell at its
+peak (the clip's: cases, its output cells' codes and corners, point keys, terms),
+with room to spare; the slabs of an out-of-core run are sized by it."""
+
+
+def layers_for(dataset: Any, *, on_gpu: bool, to: str, max_device_bytes: int | None,
+               geometry_layers: int | None = None) -> int | None:
+    """Cell layers per slab for a geometry filter on ``dataset`` (None: the whole grid).
+
+    Examples
+    --------
+    >>> import daxpy
+    >>> layers_for(daxpy.UniformGrid(dims=(3, 3, 3)), on_gpu=False, to="host",
+    ...            max_device_bytes=None, geometry_layers=1)
+    1
+    """
+    if geometry_layers is not None:
+        return geometry_layers
+    if not on_gpu or to != "host" or max_device_bytes is None or \
+            dataset.family not in STRUCTURED:
+        return None
+    dims = tuple(int(d) for d in dataset.dims)
+    axis = slab_axis(dims)
+    layer_cells = int(np.prod([d - 1 if d > 1 else 1 for d in dims[:axis]]))
+    layers = int(max_device_bytes) // (layer_cells * DEVICE_BYTES_PER_CELL)
+    return max(layers, 1) if layers < dims[axis] - 1 else None
+
+
+def run_to_new_dataset(dataset, stages, backend: str, to: str, fuse: bool,
+                       concurrent: bool):
+    """Run a pipeline whose last stage makes a new dataset (a geometry filter);
+    return ``(dataset, Profile)``.
+
+    The stages before it leave what the last stage reads where they ran (on the
+    device for CUDA, on the host when the geometry runs in slabs); the last makes
+    the new dataset, on the device for ``to="device"`` (where its
+    ``device_results`` allows), else on the host.
+
+    Raises
+    ------
+    ArgumentError
+        For ``to="device"`` on the CPU, or with a filter that assembles on the host.
+
+    Examples
+    --------
+    >>> import numpy as np, daxpy
+    >>> from daxpy.engine.stage import Stage
+    >>> from daxpy.filters import Threshold
+    >>> g = daxpy.UniformGrid(dims=(3,), point_data={"t": np.arange(3.0)})
+    >>> stage = Stage(1, "threshold", Threshold("t", 0.5, 9.0), ("t",), "")
+    >>> made, _ = run_to_new_dataset(g, [stage], "cpu", "host", True, True)
+    >>> made.n_cells
+    1
+    """
+    *fields, last = stages
+    produced = {name for stage in fields for name in (stage.output,) + stage.filter.outputs()}
+    wanted = [name for name in last.inputs if name in produced]
+    on_gpu = resolve_backend(backend) == "cuda"
+    if to == "device" and not (on_gpu and getattr(last.filter, "device_results", False)):
+        raise ArgumentError(f"to='device' needs the CUDA backend and a filter that leaves "
+                            f"its dataset there ({last.verb}: host assembly, or the CPU)")
+    settings = current_settings()
+    layers = layers_for(dataset, on_gpu=on_gpu, to=to,
+                        max_device_bytes=settings.max_device_bytes,
+                        geometry_layers=settings.geometry_layers)
+    keep = "device" if on_gpu and layers is None else "host"
+    working, profile = run_in_core(dataset, fields, wanted, backend, keep, fuse, concurrent)
+    working = dataset.with_fields(working.point_data, working.cell_data)
+    start = time.perf_counter()
+    with results_on_device(to == "device"), chunk_layers(layers):
+        made = configured(last, backend).apply(working)
+    elapsed = (time.perf_counter() - start) * 1e3
+    # A filter may make several datasets (a clip's two halves).
+    written = sum(int(values.nbytes) for one in (made if isinstance(made, tuple) else (made,))
+                  for data in (one.point_data, one.cell_data) for values in data.values())
+    profile.stages.append(StageRecord(last.index, last.verb, last.output, elapsed, written))
+    return made, profile
