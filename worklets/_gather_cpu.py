@@ -63,12 +63,14 @@ def _axis_points(x, y, z, nx, nxy, ids, out, bad):
         bad[chunk] = wrong
 
 
-def _chunks(ids: np.ndarray) -> np.ndarray:
-    """One bad-id count per chunk of ``ids``, after checking the ids are many
+def _checked(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``ids`` contiguous (one kernel for all: a column of a table is copied), and
+    one bad-id count per chunk of them, after checking they are many
     (:data:`MIN_ROWS`) int64s in one dimension."""
     if ids.ndim != 1 or ids.dtype != np.int64 or ids.shape[0] < MIN_ROWS:
         raise CompiledUnavailable("NumPy gathers few or odd ids")
-    return np.empty((ids.shape[0] + _CHUNK - 1) // _CHUNK, np.int64)
+    return (np.ascontiguousarray(ids),
+            np.empty((ids.shape[0] + _CHUNK - 1) // _CHUNK, np.int64))
 
 
 def _refuse_bad(bad: np.ndarray) -> None:
@@ -100,7 +102,7 @@ def take(values: np.ndarray, ids: np.ndarray) -> np.ndarray:
     >>> take(np.arange(1 << 16, dtype=np.int32).reshape(-1, 1), ids)[:2, 0].tolist()
     [65535, 65534]
     """
-    bad = _chunks(ids)
+    ids, bad = _checked(ids)
     if (not isinstance(values, np.ndarray) or values.ndim == 0 or values.dtype.hasobject
             or values.dtype.fields is not None or not values.flags.c_contiguous
             or values.shape[0] == 0):
@@ -129,7 +131,7 @@ def axis_points(grid, ids: np.ndarray) -> np.ndarray:
     >>> axis_points(g, np.arange(1 << 17) * 0 + 257)[0].tolist()
     [1.0, 1.0, 0.0]
     """
-    bad = _chunks(ids)
+    ids, bad = _checked(ids)
     axes = [np.ascontiguousarray(grid.axis_coordinates(a)) for a in range(3)]
     if any(axis.dtype not in (np.float32, np.float64) for axis in axes):
         raise CompiledUnavailable("NumPy converts other axes")

@@ -29,9 +29,11 @@ _CHUNK = 1 << 15
 def _count_used(used, counts):
     n = used.shape[0]
     for chunk in prange(counts.shape[0]):
+        # A slice: a loop the compiler vectorizes.
+        marks = used[chunk * _CHUNK:min(n, (chunk + 1) * _CHUNK)]
         total = 0
-        for p in range(chunk * _CHUNK, min(n, (chunk + 1) * _CHUNK)):
-            total += used[p]
+        for p in range(marks.shape[0]):
+            total += marks[p]
         counts[chunk] = total
 
 
@@ -39,12 +41,18 @@ def _count_used(used, counts):
 def _number(used, starts, point_ids, renumber):
     n = used.shape[0]
     for chunk in prange(starts.shape[0] - 1):
+        first = chunk * _CHUNK
+        marks = used[first:min(n, first + _CHUNK)]
+        numbers = renumber[first:first + marks.shape[0]]
+        # Without a branch: every point gets the next number (read at used points
+        # only), and the used ones are gathered in a buffer of the chunk's own.
+        found = np.empty(marks.shape[0], np.int64)
         q = starts[chunk]
-        for p in range(chunk * _CHUNK, min(n, (chunk + 1) * _CHUNK)):
-            if used[p]:
-                point_ids[q] = p
-                renumber[p] = q
-                q += 1
+        for p in range(marks.shape[0]):
+            numbers[p] = q
+            found[q - starts[chunk]] = first + p
+            q += marks[p]
+        point_ids[starts[chunk]:q] = found[:q - starts[chunk]]
 
 
 @kernel(parallel=True)
@@ -71,7 +79,8 @@ def exclusive(counts: np.ndarray) -> np.ndarray:
 
 def number_points(used: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The points marked in ``used`` (uint8, one per point), ascending, and each
-    one's number among them (``renumber``: meaningful at those points only).
+    one's number among them (``renumber``: meaningful at those points only; the
+    others get the next used point's).
 
     Examples
     --------
@@ -82,7 +91,6 @@ def number_points(used: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     _count_used(used, counts)
     starts = exclusive(counts)
     point_ids = np.empty(starts[-1], np.int64)
-    # Written (and later read) only at the used points: not cleared.
     renumber = np.empty(used.shape[0], np.int64)
     _number(used, starts, point_ids, renumber)
     return point_ids, renumber
