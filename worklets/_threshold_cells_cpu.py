@@ -68,10 +68,11 @@ def in_range(x, low, high):
 @kernel()
 def corners_inside(s, ids, base, low, high, every):
     """Whether all (``every``) or any of the points ``base + ids`` are in range."""
+    # Counted without a branch: cells at the range's edge defeat branch prediction.
+    inside = 0
     for m in range(ids.shape[0]):
-        if in_range(s[base + ids[m]], low, high) != every:
-            return not every
-    return every
+        inside += in_range(s[base + ids[m]], low, high)
+    return inside == ids.shape[0] if every else inside > 0
 
 
 @kernel()
@@ -91,10 +92,10 @@ def range_meets(s, ids, base, lower, upper):
 def _valid(conn, start, end, n_points):
     if start < 0 or end < start or end > conn.shape[0]:
         return False
-    for q in range(start, end):
-        if conn[q] < 0 or conn[q] >= n_points:
-            return False
-    return True
+    ids, wrong = conn[start:end], 0
+    for m in range(ids.shape[0]):
+        wrong += (ids[m] < 0) | (ids[m] >= n_points)
+    return wrong == 0
 
 
 @kernel(parallel=True)
@@ -127,19 +128,24 @@ def _emit(keep, conn, offs, cell_types, cell_start, corner_start, cell_ids, type
           connectivity, used):
     n = keep.shape[0]
     for block in prange(cell_start.shape[0] - 1):
-        q, w = cell_start[block], corner_start[block]
-        for c in range(block * _BLOCK, min(n, (block + 1) * _BLOCK)):
-            if keep[c]:
-                cell_ids[q], types[q] = c, cell_types[c]
-                for e in range(offs[c], offs[c + 1]):
-                    p = conn[e]
-                    connectivity[w] = p
-                    # Threads may mark one point together: each stores the same
-                    # byte, so the mask does not depend on their order.
-                    used[p] = 1
-                    w += 1
-                offsets[q + 1] = w
-                q += 1
+        first, q, w = block * _BLOCK, cell_start[block], corner_start[block]
+        # The block's kept cells gathered first, without a branch.
+        verdicts = keep[first:min(n, first + _BLOCK)]
+        kept, count = np.empty(verdicts.shape[0], np.int64), 0
+        for x in range(verdicts.shape[0]):
+            kept[count] = first + x
+            count += verdicts[x]
+        for x in range(count):
+            c = kept[x]
+            cell_ids[q + x], types[q + x] = c, cell_types[c]
+            corners = conn[offs[c]:offs[c + 1]]
+            for m in range(corners.shape[0]):
+                connectivity[w + m] = corners[m]
+                # Threads may mark one point together: each stores the same
+                # byte, so the mask does not depend on their order.
+                used[corners[m]] = 1
+            w += corners.shape[0]
+            offsets[q + x + 1] = w
 
 
 def _int_array(array: np.ndarray, dtypes: tuple) -> np.ndarray:
