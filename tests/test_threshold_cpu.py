@@ -16,11 +16,12 @@ import daxpy
 from daxpy.data.celltypes import HEXAHEDRON
 from daxpy.errors import InvalidDataSetError
 from daxpy.filters import Threshold
+from daxpy.filters._surface_cells import as_unstructured
 from daxpy.worklets import threshold as array_program
 from daxpy.worklets._numba import CompiledUnavailable, compiled
 
 from strategies import (curvilinear_grids, mixed_grid_all_shapes, rectilinear_grids, seeds,
-                        uniform_grids, unstructured_grids)
+                        simple_surfaces, uniform_grids, unstructured_grids)
 
 pytest.importorskip("numba")
 
@@ -28,7 +29,14 @@ from daxpy.worklets import _gather_cpu, threshold_cpu  # noqa: E402
 
 FAMILIES = {"uniform": uniform_grids(max_side=7), "rectilinear": rectilinear_grids(max_side=7),
             "curvilinear": curvilinear_grids(max_side=7),
-            "unstructured": unstructured_grids(max_side=4)}
+            "unstructured": unstructured_grids(max_side=4),
+            # Threshold runs on a surface's cells as an unstructured grid.
+            "polydata": simple_surfaces().map(
+                lambda s: as_unstructured(s, "Threshold", degenerate=True))}
+
+SERVED = compiled("threshold_cpu", "threshold_cells", array_program.threshold_cells)
+"""The compiled threshold as the CPU backend runs it: the array program where it
+cannot serve."""
 
 PARTS = ("cell_ids", "point_ids", "connectivity", "offsets", "cell_types")
 
@@ -76,8 +84,9 @@ def test_compiled_matches_the_array_program(data, family, at, kind, dtype, sides
     upper = np.inf if sides == "upper" else upper
     params = dict(at=at, lower=lower, upper=upper, all_points=all_points,
                   continuous=continuous, invert=invert)
-    _assert_same(threshold_cpu.threshold_cells(grid, values, **params),
-                 array_program.threshold_cells(grid, values, **params))
+    # A surface without cells is the array program's.
+    ours = threshold_cpu.threshold_cells if grid.n_cells else SERVED
+    _assert_same(ours(grid, values, **params), array_program.threshold_cells(grid, values, **params))
 
 
 @pytest.mark.parametrize("dims", [(9, 8, 7), (2, 2, 2), (9, 1, 7), (1, 8, 7), (6, 5, 1),
@@ -104,8 +113,7 @@ def test_the_array_program_serves_what_the_kernels_do_not():
         params = dict(at="points", lower=0.5, upper=5.0)
         with pytest.raises(CompiledUnavailable):
             threshold_cpu.threshold_cells(grid, values, **params)
-        served = compiled("threshold_cpu", "threshold_cells", array_program.threshold_cells)
-        _assert_same(served(grid, values, **params),
+        _assert_same(SERVED(grid, values, **params),
                      array_program.threshold_cells(grid, values, **params))
 
 

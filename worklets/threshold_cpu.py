@@ -3,17 +3,21 @@
 corners, in the same order and dtypes.
 
 Structured grids (uniform, rectilinear, curvilinear: only the index structure
-matters) run four parallel passes over the grid's x-rows, in blocks of rows, each
-row handled by one thread, so the output does not depend on the thread count:
+matters) run parallel passes over the grid's x-rows, in blocks of rows, each row
+handled by one thread, so the output does not depend on the thread count:
 
 1. *classify and count*: each cell's verdict (a byte) and each cell row's kept
    cells. Point tests read each point row once per cell row: a byte per x says
    which of the cell row's two or four point rows are in range there;
 2. *mark*: a point is used where a cell beside it is kept (a stencil over the
    verdicts, no scatter); the used points are numbered by a count and a scan
-   (:mod:`._used_points_cpu`);
+   (:mod:`._used_points_cpu`, two passes over chunks of points);
 3. *scan* (NumPy, over rows): where each cell row's kept cells go;
-4. *emit*: the kept cells' ids, offsets, types and renumbered corners.
+4. *emit*: the kept cells' ids, offsets, types and renumbered corners, each
+   row's kept cells gathered first, without a branch.
+
+The inner loops walk row slices with byte arithmetic, which the compiler
+vectorizes.
 
 Unstructured grids run :mod:`._threshold_cells_cpu`. Comparisons are the array
 program's: in the field's dtype, against bounds rounded inwards to it, which is
