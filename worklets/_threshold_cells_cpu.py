@@ -27,7 +27,7 @@ Examples
 from __future__ import annotations
 
 import numpy as np
-from numba import prange
+from numba import parallel_chunksize, prange
 
 from ._numba import CompiledUnavailable, kernel, refuse_bad_ids
 from .threshold import Kept
@@ -198,7 +198,10 @@ def threshold_unstructured(grid, s: np.ndarray, mode: int, invert: bool, low, hi
     offsets[0] = 0
     connectivity = np.empty(corner_start[-1], np.int64)
     used = np.zeros(n_points, np.uint8)
-    _emit(keep, conn, offs, cell_types, cell_start, corner_start, cell_ids, types, offsets,
-          connectivity, used)
+    # Kept cells bunch where the field is in range: blocks dealt one at a time to
+    # the threads as they free up balance them.
+    with parallel_chunksize(1):
+        _emit(keep, conn, offs, cell_types, cell_start, corner_start, cell_ids, types,
+              offsets, connectivity, used)
     point_ids, renumber = number_points(used)
     return Kept(cell_ids, point_ids, renumbered(connectivity, renumber), offsets, types)

@@ -38,7 +38,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from numba import prange
+from numba import parallel_chunksize, prange
 
 from ._marching import at_least_bound
 from ._numba import CompiledUnavailable, kernel, kernel_dtype
@@ -189,8 +189,11 @@ def _structured(grid, s: np.ndarray, mode: int, invert: bool, low, high, lower: 
     offsets = np.empty(n_kept + 1, np.int64)
     offsets[0] = 0
     connectivity = np.empty(n_kept * width, np.int64)
-    _emit(keep, nx, ny, corners, np.uint8(kind), starts, renumber, cell_ids, connectivity,
-          offsets, types)
+    # The rows that keep cells are bunched where the field is in range: blocks
+    # dealt one at a time to the threads as they free up balance them.
+    with parallel_chunksize(1):
+        _emit(keep, nx, ny, corners, np.uint8(kind), starts, renumber, cell_ids,
+              connectivity, offsets, types)
     return Kept(cell_ids, point_ids, connectivity, offsets, types)
 
 
