@@ -13,6 +13,7 @@ from typing import Any, Callable
 
 from daxpy.data.dataset import DataSet
 from daxpy.errors import ArgumentError
+from daxpy.worklets._numba import compiled
 
 from ._base import Filter
 from ._names import as_dataset
@@ -171,7 +172,7 @@ def dataset_array(dataset: Any, array: Any, xp: Any) -> Any:
 def point_coordinates(dataset: Any, ids: Any) -> Any:
     """The coordinates of the points ``ids``, where ``ids`` live (NumPy or CuPy):
     uniform and rectilinear grids from their axes (as float32, as VTK gives them),
-    never materialized.
+    never materialized. Many host ids are gathered on every CPU thread.
 
     Examples
     --------
@@ -179,15 +180,15 @@ def point_coordinates(dataset: Any, ids: Any) -> Any:
     >>> point_coordinates(daxpy.UniformGrid(dims=(3, 2)), np.array([4])).tolist()
     [[1.0, 1.0, 0.0]]
     """
+    import numpy as np
+
     from daxpy.data.arrays import array_module
 
     xp = array_module(ids)
     if dataset.family in ("uniform", "rectilinear"):
-        dims = tuple(int(d) for d in dataset.dims)
-        axes = [xp.asarray(dataset.axis_coordinates(a)) for a in range(3)]
-        i, j, k = ids % dims[0], ids // dims[0] % dims[1], ids // (dims[0] * dims[1])
-        return xp.stack([axes[0][i], axes[1][j], axes[2][k]], axis=1).astype(xp.float32)
-    return dataset_array(dataset, dataset.points(), xp)[ids]
+        return _AXIS_POINTS(dataset, ids) if xp is np else _axis_points(dataset, ids)
+    points = dataset_array(dataset, dataset.points(), xp)
+    return _TAKE(points, ids) if xp is np else points[ids]
 
 
 def weighted_sum(gather: Any, ids: Any, weights: Any) -> Any:
@@ -229,7 +230,8 @@ def weighted_sum(gather: Any, ids: Any, weights: Any) -> Any:
 
 
 def taken(values: Any, ids: Any) -> Any:
-    """``values[ids]`` gathered where ``ids`` live, brought to the host.
+    """``values[ids]`` gathered where ``ids`` live, brought to the host (many host
+    ids gathered on every CPU thread).
 
     Examples
     --------
@@ -237,10 +239,13 @@ def taken(values: Any, ids: Any) -> Any:
     >>> taken(np.array([5, 6, 7]), np.array([2, 0])).tolist()
     [7, 5]
     """
-    from daxpy.data.arrays import array_module
+    import numpy as np
+
+    from daxpy.data.arrays import array_module, to_host
     from daxpy.stream.placement import placed
 
-    return placed(array_module(ids).asarray(values)[ids])
+    xp = array_module(ids)
+    return placed(_TAKE(to_host(values), ids) if xp is np else xp.asarray(values)[ids])
 
 
 def whole_cells(dataset: Any, made: Any, name: str, original_ids: bool = False) -> Any:
@@ -273,3 +278,25 @@ def whole_cells(dataset: Any, made: Any, name: str, original_ids: bool = False) 
         placed(point_coordinates(dataset, used)), placed(made.connectivity),
         placed(made.offsets), placed(made.cell_types), point_data=point_data,
         cell_data=cell_data, name=name)
+
+
+def _axis_points(dataset: Any, ids: Any) -> Any:
+    """The coordinates (float32) of a uniform or rectilinear grid's points ``ids``
+    from its axes, where ``ids`` live."""
+    from daxpy.data.arrays import array_module
+
+    xp = array_module(ids)
+    dims = tuple(int(d) for d in dataset.dims)
+    axes = [xp.asarray(dataset.axis_coordinates(a)) for a in range(3)]
+    i, j, k = ids % dims[0], ids // dims[0] % dims[1], ids // (dims[0] * dims[1])
+    return xp.stack([axes[0][i], axes[1][j], axes[2][k]], axis=1).astype(xp.float32)
+
+
+def _numpy_take(values: Any, ids: Any) -> Any:
+    return values[ids]
+
+
+# Compiled (Numba) gathers of host ids, the NumPy ones' bits on every CPU thread;
+# NumPy where they do not pay (few ids) or do not apply.
+_AXIS_POINTS = compiled("_gather_cpu", "axis_points", _axis_points)
+_TAKE = compiled("_gather_cpu", "take", _numpy_take)

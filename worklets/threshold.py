@@ -27,6 +27,7 @@ from daxpy.data.celltypes import HEXAHEDRON, LINE, QUAD, VERTEX
 
 from ._marching import (GRID_FAMILIES, IMAGE_CELL_CORNERS, at_least, at_most,
                         register_generating, structured_corners, used_points)
+from ._numba import compiled
 
 
 @dataclass(frozen=True)
@@ -56,9 +57,17 @@ def _in_range(values: Any, lower: float, upper: float) -> Any:
     return at_least(values, lower) & at_most(values, upper)
 
 
-def _structured_corners(grid: Any, xp, cells: Any) -> tuple[Any, int]:
-    """The corners of structured ``cells`` (hexahedron, quad or line order) and their
-    VTK type."""
+def cell_corners(grid: Any, xp, cells: Any) -> tuple[Any, int]:
+    """The corners of a structured grid's ``cells`` (int64 ids where ``xp`` works),
+    in hexahedron, quad or line order, and their VTK type.
+
+    Examples
+    --------
+    >>> import numpy as np, daxpy
+    >>> corners, kind = cell_corners(daxpy.UniformGrid(dims=(3, 2)), np, np.array([1]))
+    >>> corners.tolist(), kind == QUAD
+    ([[1, 2, 5, 4]], True)
+    """
     dims = tuple(int(d) for d in grid.dims)
     active = [a for a in range(3) if dims[a] > 1]
     corners = structured_corners(dims, cells, IMAGE_CELL_CORNERS[len(active)])
@@ -169,7 +178,7 @@ def _threshold_structured(grid: Any, values: Any, at: str, lower: float, upper: 
     if invert:
         keep = ~keep
     kept = xp.flatnonzero(keep).astype(xp.int64)
-    corners, kind = _structured_corners(grid, xp, kept)
+    corners, kind = cell_corners(grid, xp, kept)
     width = corners.shape[1]
     connectivity = corners.reshape(-1)
     point_ids, renumber = used_points(connectivity, grid.n_points)
@@ -205,6 +214,10 @@ def _emit(pieces: list, keep: Any, n_points: int, xp) -> Kept:
                 renumber[connectivity].astype(xp.int64), offsets, types[kept])
 
 
+# Compiled (Numba) twins of the array program, for float32 and float64 scalars.
+_COMPILED = compiled("threshold_cpu", "threshold_cells", threshold_cells)
+
 register_generating("threshold", {family: threshold_cells for family in GRID_FAMILIES},
                     input_association="any", halo=0,
-                    doc="the cells whose scalars lie in a range, with the points they use")
+                    doc="the cells whose scalars lie in a range, with the points they use",
+                    cpu={family: _COMPILED for family in GRID_FAMILIES})

@@ -1,0 +1,144 @@
+"""Compiled, threaded gathers for assembling a new dataset on the host: a field's
+rows at some ids, and the coordinates of uniform and rectilinear grids' points
+from their axes. NumPy's fancy indexing does the same on one thread.
+
+Rows are copied as raw bits (through unsigned integer views), so the results are
+NumPy's bit for bit, NaN payloads included. Each output row is written by one
+thread.
+
+Examples
+--------
+>>> import numpy as np
+>>> take(np.arange(10.0 * (1 << 16)), np.array([5, 2] * (1 << 15)))[:2].tolist()
+[5.0, 2.0]
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import prange
+
+from ._numba import CompiledUnavailable, kernel
+
+_CHUNK = 1 << 14
+"""Rows per iteration of the parallel loops."""
+
+MIN_ROWS = 1 << 16
+"""Fewer rows than this are gathered by NumPy: threads would not pay off."""
+
+
+@kernel(parallel=True)
+def _take(src, ids, out, bad):
+    n, m = src.shape[0], ids.shape[0]
+    for chunk in prange(bad.shape[0]):
+        wrong = 0
+        for q in range(chunk * _CHUNK, min(m, (chunk + 1) * _CHUNK)):
+            p = ids[q]
+            # NumPy's indexing: negative ids count from the end.
+            p = p + n if p < 0 else p
+            if p < 0 or p >= n:
+                wrong += 1
+                continue
+            for c in range(src.shape[1]):
+                out[q, c] = src[p, c]
+        bad[chunk] = wrong
+
+
+@kernel(parallel=True)
+def _axis_points(x, y, z, nx, nxy, ids, out, bad):
+    m = ids.shape[0]
+    n = nxy * z.shape[0]
+    for chunk in prange(bad.shape[0]):
+        wrong = 0
+        for q in range(chunk * _CHUNK, min(m, (chunk + 1) * _CHUNK)):
+            p = ids[q]
+            if p < 0 or p >= n:
+                wrong += 1
+                continue
+            k = p // nxy
+            j = (p - k * nxy) // nx
+            out[q, 0] = np.float32(x[p - k * nxy - j * nx])
+            out[q, 1] = np.float32(y[j])
+            out[q, 2] = np.float32(z[k])
+        bad[chunk] = wrong
+
+
+def _checked(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``ids`` contiguous (one kernel for all: a column of a table is copied), and
+    one bad-id count per chunk of them, after checking they are many
+    (:data:`MIN_ROWS`) int64s in one dimension."""
+    if ids.ndim != 1 or ids.dtype != np.int64 or ids.shape[0] < MIN_ROWS:
+        raise CompiledUnavailable("NumPy gathers few or odd ids")
+    return (np.ascontiguousarray(ids),
+            np.empty((ids.shape[0] + _CHUNK - 1) // _CHUNK, np.int64))
+
+
+def _refuse_bad(bad: np.ndarray) -> None:
+    # NumPy, run again, says what is wrong with the ids, as it would have.
+    if bad.any():
+        raise CompiledUnavailable("ids out of range")
+
+
+def _as_words(array: np.ndarray) -> np.ndarray:
+    """A C-contiguous array's rows as 2-D unsigned integers of the widest size that
+    divides a row's bytes (a view)."""
+    rows = array.reshape(array.shape[0], -1).view(np.uint8)
+    width = next(w for w in (8, 4, 2, 1) if rows.shape[1] % w == 0)
+    return rows.view(np.dtype(f"u{width}"))
+
+
+def take(values: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    """``values[ids]`` along the first axis, on every thread.
+
+    Raises
+    ------
+    CompiledUnavailable
+        For few ids, ids other than 1-D int64 or out of range, and values that
+        are not a C-contiguous array of plain numbers: NumPy serves them.
+    Examples
+    --------
+    >>> import numpy as np
+    >>> ids = np.arange(1 << 16)[::-1].copy()
+    >>> take(np.arange(1 << 16, dtype=np.int32).reshape(-1, 1), ids)[:2, 0].tolist()
+    [65535, 65534]
+    """
+    ids, bad = _checked(ids)
+    if (not isinstance(values, np.ndarray) or values.ndim == 0 or values.dtype.hasobject
+            or values.dtype.fields is not None or not values.flags.c_contiguous
+            or values.shape[0] == 0):
+        raise CompiledUnavailable("NumPy gathers other arrays")
+    out = np.empty((ids.shape[0],) + values.shape[1:], values.dtype)
+    if out.size:
+        _take(_as_words(values), ids, _as_words(out), bad)
+        _refuse_bad(bad)
+    return out
+
+
+def axis_points(grid, ids: np.ndarray) -> np.ndarray:
+    """The coordinates (float32) of a uniform or rectilinear grid's points ``ids``,
+    from its axes, on every thread.
+
+    Raises
+    ------
+    CompiledUnavailable
+        For few ids, ids other than 1-D int64 or out of range, or axes other
+        than float32 or float64: NumPy serves them.
+
+    Examples
+    --------
+    >>> import numpy as np, daxpy
+    >>> g = daxpy.UniformGrid(dims=(256, 256, 2))
+    >>> axis_points(g, np.arange(1 << 17) * 0 + 257)[0].tolist()
+    [1.0, 1.0, 0.0]
+    """
+    ids, bad = _checked(ids)
+    axes = [np.ascontiguousarray(grid.axis_coordinates(a)) for a in range(3)]
+    if any(axis.dtype not in (np.float32, np.float64) for axis in axes):
+        raise CompiledUnavailable("NumPy converts other axes")
+    # Each axis converted to float32 on its own: NumPy stacks them in their
+    # common dtype first, which holds each one exactly.
+    out = np.empty((ids.shape[0], 3), np.float32)
+    nx, ny = axes[0].shape[0], axes[1].shape[0]
+    _axis_points(*axes, nx, nx * ny, ids, out, bad)
+    _refuse_bad(bad)
+    return out
