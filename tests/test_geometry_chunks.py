@@ -1,21 +1,26 @@
-"""Chunked equals whole: contour, slice, threshold and clip of structured grids run
-slab by slab (daxpy.engine.geometry_chunks, as a streamed or out-of-core run does)
-give the whole grid's dataset bit for bit, on random grids, fields, values and
-options, with slabs of one or more cell layers. Also: the streaming settings
-choose slabs for a GPU budget, and refuse bad layer counts."""
+"""Chunked equals whole: contour, slice, threshold and clip run chunk by chunk
+(daxpy.engine.geometry_chunks, as a streamed or out-of-core run does: slabs of cell
+layers of structured grids, ranges of cells of unstructured ones) give the whole
+grid's dataset bit for bit, on random grids, fields, values and options, with
+chunks of one cell and more. Also: the streaming settings choose chunks for a GPU
+budget, and refuse bad counts."""
 
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
 import daxpy
-from daxpy.engine.geometry_chunks import chunk_layers
+from daxpy.engine.geometry_chunks import chunk_cells
 from daxpy.errors import ArgumentError
 from daxpy.filters import Clip, Contour, Slice, Threshold
+from daxpy.stream.streaming import configure
 
-from strategies import seeds, structured_grids, value_between
+from strategies import seeds, structured_grids, unstructured_grids, value_between
 
-LAYERS = st.integers(1, 3)
+CELLS = st.integers(1, 40)
+GRIDS = st.one_of(structured_grids(min_dimension=1, max_side=7), unstructured_grids())
+SOLIDS = st.one_of(structured_grids(min_dimension=2, max_side=7),
+                   unstructured_grids(lower_dimensional=False))
 
 
 def _same(whole, chunked):
@@ -51,30 +56,37 @@ def _grid(grid, seed, dtype=np.float64):
                             cell_data={"c": rng.integers(0, 9, grid.n_cells)}), rng
 
 
-def _check(make, grid, layers):
+def _check(make, grid, cells):
+    import daxpy.worklets._chunk_merge as merging
+
     whole = make(grid)
-    with chunk_layers(layers):
-        chunked = make(grid)
+    merges = []
+    real = merging.merged
+    try:
+        merging.merged = lambda parts, **kw: merges.append(len(parts)) or real(parts, **kw)
+        with configure(geometry_cells=cells):
+            chunked = make(grid)
+    finally:
+        merging.merged = real
     _same(whole, chunked)
+    return merges
 
 
 @settings(max_examples=40, deadline=None)
-@given(grid=structured_grids(min_dimension=2, max_side=7), seed=seeds, layers=LAYERS,
-       dtype=st.sampled_from([np.float32, np.float64]))
-def test_contour_and_slice_in_slabs_are_the_whole_grids(grid, seed, layers, dtype):
+@given(grid=SOLIDS, seed=seeds, cells=CELLS, dtype=st.sampled_from([np.float32, np.float64]))
+def test_contour_and_slice_in_chunks_are_the_whole_grids(grid, seed, cells, dtype):
     grid, rng = _grid(grid, seed, dtype)
     values = sorted({0.25, value_between(grid.point_data["s"], rng)})
-    _check(lambda g: Contour("s", values=values, backend="cpu")(g), grid, layers)
+    _check(lambda g: Contour("s", values=values, backend="cpu")(g), grid, cells)
     normal = rng.standard_normal(3)
     centre = grid.points().mean(axis=0)
-    _check(lambda g: Slice(normal, centre, backend="cpu")(g), grid, layers)
+    _check(lambda g: Slice(normal, centre, backend="cpu")(g), grid, cells)
 
 
 @settings(max_examples=40, deadline=None)
-@given(grid=structured_grids(min_dimension=1, max_side=7), seed=seeds, layers=LAYERS,
-       at=st.sampled_from(["points", "cells"]), rule=st.sampled_from(["all", "any", "range"]),
-       invert=st.booleans())
-def test_threshold_in_slabs_is_the_whole_grids(grid, seed, layers, at, rule, invert):
+@given(grid=GRIDS, seed=seeds, cells=CELLS, at=st.sampled_from(["points", "cells"]),
+       rule=st.sampled_from(["all", "any", "range"]), invert=st.booleans())
+def test_threshold_in_chunks_is_the_whole_grids(grid, seed, cells, at, rule, invert):
     grid, rng = _grid(grid, seed)
     if at == "cells":
         grid = grid.with_fields(cell_data={"t": rng.uniform(-1, 1, grid.n_cells)})
@@ -82,53 +94,62 @@ def test_threshold_in_slabs_is_the_whole_grids(grid, seed, layers, at, rule, inv
     lower, upper = sorted(rng.uniform(-1, 1, 2))
     _check(lambda g: Threshold(field, lower, upper, all_scalars=rule == "all",
                                continuous=rule == "range", invert=invert,
-                               backend="cpu")(g), grid, layers)
+                               backend="cpu")(g), grid, cells)
 
 
 @settings(max_examples=40, deadline=None)
-@given(grid=structured_grids(min_dimension=1, max_side=7), seed=seeds, layers=LAYERS,
-       by=st.sampled_from(["scalar", "plane", "sphere"]), invert=st.booleans(),
-       crinkle=st.booleans())
-def test_clip_in_slabs_is_the_whole_grids(grid, seed, layers, by, invert, crinkle):
+@given(grid=GRIDS, seed=seeds, cells=CELLS, by=st.sampled_from(["scalar", "plane", "sphere"]),
+       invert=st.booleans(), crinkle=st.booleans())
+def test_clip_in_chunks_is_the_whole_grids(grid, seed, cells, by, invert, crinkle):
     grid, rng = _grid(grid, seed)
     centre = grid.points().mean(axis=0)
     options = {"scalar": {"field": "s", "value": 0.25},
                "plane": {"plane": (centre, rng.standard_normal(3))},
                "sphere": {"sphere": (centre, 0.5 + rng.random())}}[by]
     _check(lambda g: Clip(**options, invert=invert, crinkle=crinkle, both=True,
-                          backend="cpu")(g), grid, layers)
+                          backend="cpu")(g), grid, cells)
 
 
-def test_chunk_layers_refuses_what_is_not_a_positive_count():
+def test_chunk_cells_refuses_what_is_not_a_positive_count():
     for bad in (0, -2, 1.5, True):
-        with pytest.raises(ArgumentError, match="positive number of cell layers"):
-            with chunk_layers(bad):
+        with pytest.raises(ArgumentError, match="positive number of cells"):
+            with chunk_cells(bad):
                 pass
 
 
-def test_a_streamed_run_under_a_device_budget_cuts_slabs_that_fit_it():
-    from daxpy.stream.geometry_run import DEVICE_BYTES_PER_CELL, layers_for
+def test_a_streamed_run_under_a_device_budget_cuts_chunks_that_fit_it():
+    from daxpy.stream.geometry_run import DEVICE_BYTES_PER_CELL, cells_for
 
     grid = daxpy.UniformGrid(dims=(11, 11, 40))
     layer = 100 * DEVICE_BYTES_PER_CELL
-    assert layers_for(grid, on_gpu=True, to="host", max_device_bytes=5 * layer) == 5
-    assert layers_for(grid, on_gpu=True, to="host", max_device_bytes=layer // 3) == 1
+    assert cells_for(grid, on_gpu=True, to="host", max_device_bytes=5 * layer) == 500
+    assert cells_for(grid, on_gpu=True, to="host", max_device_bytes=100) == 1
     # Whole grids where they fit, for the CPU, and for results kept on the device.
-    assert layers_for(grid, on_gpu=True, to="host", max_device_bytes=40 * layer) is None
-    assert layers_for(grid, on_gpu=False, to="host", max_device_bytes=layer) is None
-    assert layers_for(grid, on_gpu=True, to="device", max_device_bytes=layer) is None
-    assert layers_for(grid, on_gpu=True, to="host", max_device_bytes=None) is None
+    assert cells_for(grid, on_gpu=True, to="host", max_device_bytes=40 * layer) is None
+    assert cells_for(grid, on_gpu=False, to="host", max_device_bytes=layer) is None
+    assert cells_for(grid, on_gpu=True, to="device", max_device_bytes=layer) is None
+    assert cells_for(grid, on_gpu=True, to="host", max_device_bytes=None) is None
 
 
-def test_the_geometry_layers_setting_runs_pipelines_in_slabs():
-    from daxpy.stream.streaming import configure
-
+def test_the_geometry_cells_setting_runs_pipelines_in_chunks():
     grid, _ = _grid(daxpy.UniformGrid(dims=(6, 5, 9)), 3)
     pipe = daxpy.pipeline(grid)
     pipe.field("s").magnitude().contour(values=[0.5])
     whole = pipe.run(backend="cpu")
-    with configure(geometry_layers=2):
+    with configure(geometry_cells=40):
         _same(whole, pipe.run(backend="cpu"))
-    with pytest.raises(ArgumentError, match="geometry_layers must be a positive integer"):
-        with configure(geometry_layers=0):
+    with pytest.raises(ArgumentError, match="geometry_cells must be a positive integer"):
+        with configure(geometry_cells=0):
             pass
+
+
+def test_chunks_are_run_and_merged_for_every_grid_family():
+    from benchmarks.datasets import cube_dims, hex_grid
+
+    hexes = hex_grid(cube_dims(2000))
+    for grid in (daxpy.UniformGrid(dims=(9, 8, 7)), hexes):
+        grid, _ = _grid(grid, 1)
+        for make in (lambda g: Contour("s", values=[0.25], backend="cpu")(g),
+                     lambda g: Threshold("s", 0.0, 0.5, backend="cpu")(g),
+                     lambda g: Clip("s", 0.1, backend="cpu")(g)):
+            assert len(_check(make, grid, grid.n_cells // 5)) == 1

@@ -182,16 +182,23 @@ def test_surfaces_assembled_on_the_host_refuse_to_device():
     lambda on: Clip("s", 0.3, both=True, backend=on),
     lambda on: Clip(plane=((6.0, 5.0, 4.0), (0.2, 0.3, 1.0)), crinkle=True, backend=on)],
     ids=["contour", "slice", "threshold", "clip", "crinkle-plane"])
-def test_out_of_core_geometry_in_slabs_is_the_cpus_whole_grid(make):
+@pytest.mark.parametrize("family", ["uniform", "hexahedra"])
+def test_out_of_core_geometry_in_chunks_is_the_cpus_whole_grid(make, family):
+    from daxpy.data.celltypes import HEXAHEDRON
     from daxpy.stream.geometry_run import DEVICE_BYTES_PER_CELL
     from daxpy.stream.streaming import configure
+    from strategies import _lattice_hexes
 
     grid = daxpy.UniformGrid(dims=(14, 12, 30))
+    if family == "hexahedra":
+        jitter = np.random.default_rng(5).uniform(-0.2, 0.2, (grid.n_points, 3))
+        grid = daxpy.UnstructuredGrid.from_blocks(grid.points() + jitter,
+                                                  {HEXAHEDRON: _lattice_hexes((14, 12, 30))})
     p = grid.points()
     grid = grid.with_fields(point_data={"s": np.sin(p[:, 0] / 3) * np.cos(p[:, 2] / 5),
                                         "w": p[:, :2].copy()})
     whole = make("cpu")(grid)
-    # A device budget of four cell layers: the run goes slab by slab.
+    # A device budget of four cell layers of the image: the run goes chunk by chunk.
     with configure(max_device_bytes=4 * 13 * 11 * DEVICE_BYTES_PER_CELL):
         chunked = make("cuda")(grid)
     for a, b in zip(whole if isinstance(whole, tuple) else (whole,),

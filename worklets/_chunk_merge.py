@@ -17,7 +17,7 @@ Examples
 >>> from daxpy.worklets._edge_cut import EdgeCut
 >>> one = EdgeCut(np.array([0]), np.array([1]), np.array([0.5]), {1: np.array([[0]])},
 ...               {1: np.array([0])})
->>> two = shifted(one, points=1, cells=1, n_points=2)      # the same cut, one point on
+>>> two = shifted(one, points=1, cells=1, n_points=2, n_global=3)   # one point on
 >>> both = merged([one, two], n_points=3)
 >>> both.lo.tolist(), both.hi.tolist(), both.cells[1].tolist(), both.source[1].tolist()
 ([0, 1], [1, 2], [[0], [1]], [0, 1])
@@ -35,10 +35,11 @@ from .clip import Clipped
 from .threshold import Kept
 
 
-def shifted(made: Any, *, points: int, cells: int, n_points: int) -> Any:
+def shifted(made: Any, *, points: Any, cells: int, n_points: int, n_global: int) -> Any:
     """A chunk's result (on the host) in the whole grid's numbering: its point ids
-    moved on by ``points`` and its cell ids by ``cells``; ``n_points`` is the
-    chunk's point count (a clip's keys are made of it).
+    moved by ``points`` (an offset, or each chunk point's id in the grid, ascending)
+    and its cell ids on by ``cells``; ``n_points`` and ``n_global`` are the chunk's
+    and the grid's point counts (a clip's keys are made of them).
 
     Examples
     --------
@@ -46,48 +47,40 @@ def shifted(made: Any, *, points: int, cells: int, n_points: int) -> Any:
     >>> from daxpy.worklets.threshold import Kept
     >>> kept = Kept(np.array([0]), np.array([0, 1]), np.array([0, 1]), np.array([0, 2]),
     ...             np.array([3], np.uint8))
-    >>> moved = shifted(kept, points=4, cells=3, n_points=2)
+    >>> moved = shifted(kept, points=np.array([4, 7]), cells=3, n_points=2, n_global=9)
     >>> moved.cell_ids.tolist(), moved.point_ids.tolist(), moved.connectivity.tolist()
-    ([3], [4, 5], [0, 1])
+    ([3], [4, 7], [0, 1])
     """
+    def moved(ids):
+        return ids + points if isinstance(points, (int, np.integer)) else points[ids]
+
     if isinstance(made, Kept):
         return dataclasses.replace(made, cell_ids=made.cell_ids + cells,
-                                   point_ids=made.point_ids + points)
+                                   point_ids=moved(made.point_ids))
     if isinstance(made, EdgeCut):
-        return EdgeCut(made.lo + points, made.hi + points, made.t, made.cells,
+        # Ascending ids stay ascending: every edge keeps lo < hi.
+        return EdgeCut(moved(made.lo), moved(made.hi), made.t, made.cells,
                        {k: s + cells for k, s in made.source.items()})
-    return _shifted_clip(made, points, cells, n_points)
+    return _shifted_clip(made, moved, cells, n_points, n_global)
 
 
-def _shifted_clip(made: Clipped, points: int, cells: int, n: int) -> Clipped:
-    """A clip's ids and keys moved on; the keys stay relative to the chunk's ``n``
-    points until :func:`merged` recodes them (it knows the whole grid's count)."""
+def _shifted_clip(made: Clipped, moved, cells: int, n: int, total: int) -> Clipped:
+    """A clip's ids moved and its keys made the whole grid's (``n`` the chunk's
+    points, ``total`` the grid's)."""
     keys = made.keys
-    centre = keys >= n + n * n
+    edge, centre = keys >= n, keys >= n + n * n
     ids = made.ids.copy()
     # Ids past a point's own terms are zeros with zero weight: they stay point 0,
     # as the whole grid's would.
-    ids[:, :2] += points
-    ids[centre, 2:] += points
-    return dataclasses.replace(made, ids=ids, source=made.source + cells,
-                               keys=np.stack([keys, np.full_like(keys, points),
-                                              np.full_like(keys, cells),
-                                              np.full_like(keys, n)], axis=1))
-
-
-def _global_clip_keys(coded: np.ndarray, n_points: int) -> np.ndarray:
-    """Chunk keys (with each chunk's point and cell offsets and point count) as the
-    whole grid's keys."""
-    keys, points, cells, n = coded.T
-    edge, centre = keys >= n, keys >= n + n * n
-    out = keys + points                                   # a kept point
-    code = keys - n
-    lo, hi = code // np.maximum(n, 1), code % np.maximum(n, 1)
-    out = np.where(edge, n_points + (lo + points) * n_points + (hi + points), out)
-    code = keys - n - n * n
-    out = np.where(centre, n_points + n_points * n_points + (code // 64 + cells) * 64
-                   + code % 64, out)
-    return out
+    ids[:, :2] = moved(ids[:, :2])
+    ids[centre, 2:] = moved(ids[centre, 2:])
+    corner = moved(np.where(edge, 0, keys))
+    code = np.where(edge & ~centre, keys - n, 0)
+    lo, hi = moved(code // max(n, 1)), moved(code % max(n, 1))
+    code = np.where(centre, keys - n - n * n, 0)
+    whole = np.where(centre, total + total * total + (code // 64 + cells) * 64 + code % 64,
+                     np.where(edge, total + lo * total + hi, corner))
+    return dataclasses.replace(made, ids=ids, source=made.source + cells, keys=whole)
 
 
 def merged(parts: list, *, n_points: int) -> Any:
@@ -99,7 +92,8 @@ def merged(parts: list, *, n_points: int) -> Any:
     >>> import numpy as np
     >>> line = Kept(np.array([0]), np.array([0, 1]), np.array([0, 1]), np.array([0, 2]),
     ...             np.array([3], np.uint8))                # one line cell kept
-    >>> two = merged([line, shifted(line, points=1, cells=1, n_points=2)], n_points=3)
+    >>> two = merged([line, shifted(line, points=1, cells=1, n_points=2, n_global=3)],
+    ...              n_points=3)
     >>> two.point_ids.tolist(), two.connectivity.tolist(), two.offsets.tolist()
     ([0, 1, 2], [0, 1, 1, 2], [0, 2, 4])
     """
@@ -154,7 +148,7 @@ def _merged_cut(parts: list, n_points: int) -> EdgeCut:
 
 
 def _merged_clip(parts: list, n_points: int) -> Clipped:
-    first, keys, maps = _unique_points([_global_clip_keys(p.keys, n_points) for p in parts])
+    first, keys, maps = _unique_points([p.keys for p in parts])
     width = max(p.ids.shape[1] for p in parts)
 
     def padded(name):

@@ -21,7 +21,7 @@ from .backend import backend_for, resolve_backend
 from ..data.dataset import DataSet
 from ..errors import FieldError, ResourceError
 from ..data.worklet import GENERATING_KIND, Worklet, get_worklet
-from .geometry_chunks import layers_now, run_chunked
+from .geometry_chunks import cells_now, run_chunked
 
 _TRACE: ContextVar[list | None] = ContextVar("daxpy_dispatch_trace", default=None)
 
@@ -94,12 +94,12 @@ def execute(name: str, dataset: DataSet, values: Any, association: str, *,
     # The grid's arrays are shared with the caller: never compute on a change.
     dataset.check_unchanged()
     on_gpu = resolve_backend(backend_for(dataset, backend)) == "cuda"
-    if worklet.kind == GENERATING_KIND and layers_now() is not None:
+    if worklet.kind == GENERATING_KIND and cells_now() is not None:
         # Slab by slab (chunked or out of core), with the array programs, whose
         # results carry what the merge needs.
         impl = worklet.cuda_impl(dataset.family) if on_gpu else \
             worklet.numpy_impl(dataset.family)
-        made = run_chunked(impl, dataset, values, association, on_gpu, params)
+        made = run_chunked(impl, dataset, values, association, params)
         if made is not None:
             return made
     if on_gpu and worklet.kind == GENERATING_KIND:

@@ -1,19 +1,19 @@
 """Runs whose last stage makes a new dataset (contour, slice, threshold, clip): the
 field stages first, then the geometry filter, whole or slab by slab.
 
-A structured grid's geometry runs in slabs of whole cell layers
-(:mod:`daxpy.engine.geometry_chunks`) when the settings ask for it
-(``geometry_layers``), or when a host-to-host GPU run has a device budget
-(``max_device_bytes``) that the whole grid's working set would pass: then as many
-layers as fit the budget at :data:`DEVICE_BYTES_PER_CELL`. Slabs give the whole
-grid's dataset, bit for bit.
+A grid's geometry runs in chunks (:mod:`daxpy.engine.geometry_chunks`: slabs of
+whole cell layers of a structured grid, ranges of cells of an unstructured one) when
+the settings ask for it (``geometry_cells``), or when a host-to-host GPU run has a
+device budget (``max_device_bytes``) that the whole grid's working set would pass:
+then as many cells as fit the budget at :data:`DEVICE_BYTES_PER_CELL`. Chunks give
+the whole grid's dataset, bit for bit.
 
 Examples
 --------
 >>> import numpy as np, daxpy
 >>> g = daxpy.UniformGrid(dims=(4, 4, 50))
->>> layers_for(g, on_gpu=True, to="host", max_device_bytes=64 * DEVICE_BYTES_PER_CELL)
-7
+>>> cells_for(g, on_gpu=True, to="host", max_device_bytes=64 * DEVICE_BYTES_PER_CELL)
+64
 """
 
 from __future__ import annotations
@@ -21,14 +21,16 @@ from __future__ import annotations
 import time
 from typing import Any
 
-import numpy as np
 
 from ..engine.backend import resolve_backend
-from ..engine.geometry_chunks import STRUCTURED, chunk_layers, slab_axis
+from ..engine.geometry_chunks import STRUCTURED, cells_now, chunk_cells
 from ..engine.run import StageRecord, configured, run_in_core
 from ..errors import ArgumentError
 from .placement import results_on_device
 from .settings import current_settings
+
+CHUNKED = STRUCTURED + ("unstructured",)
+"""The grid families a geometry filter runs chunk by chunk."""
 
 DEVICE_BYTES_PER_CELL = 512
 """Device bytes a topology-generating array program may hold per input cell at its
@@ -36,27 +38,24 @@ peak (the clip's: cases, its output cells' codes and corners, point keys, terms)
 with room to spare; the slabs of an out-of-core run are sized by it."""
 
 
-def layers_for(dataset: Any, *, on_gpu: bool, to: str, max_device_bytes: int | None,
-               geometry_layers: int | None = None) -> int | None:
-    """Cell layers per slab for a geometry filter on ``dataset`` (None: the whole grid).
+def cells_for(dataset: Any, *, on_gpu: bool, to: str, max_device_bytes: int | None,
+              geometry_cells: int | None = None) -> int | None:
+    """Input cells per chunk for a geometry filter on ``dataset`` (None: the whole grid).
 
     Examples
     --------
     >>> import daxpy
-    >>> layers_for(daxpy.UniformGrid(dims=(3, 3, 3)), on_gpu=False, to="host",
-    ...            max_device_bytes=None, geometry_layers=1)
-    1
+    >>> cells_for(daxpy.UniformGrid(dims=(3, 3, 3)), on_gpu=False, to="host",
+    ...           max_device_bytes=None, geometry_cells=4)
+    4
     """
-    if geometry_layers is not None:
-        return geometry_layers
+    if geometry_cells is not None:
+        return geometry_cells
     if not on_gpu or to != "host" or max_device_bytes is None or \
-            dataset.family not in STRUCTURED:
+            dataset.family not in CHUNKED:
         return None
-    dims = tuple(int(d) for d in dataset.dims)
-    axis = slab_axis(dims)
-    layer_cells = int(np.prod([d - 1 if d > 1 else 1 for d in dims[:axis]]))
-    layers = int(max_device_bytes) // (layer_cells * DEVICE_BYTES_PER_CELL)
-    return max(layers, 1) if layers < dims[axis] - 1 else None
+    cells = int(max_device_bytes) // DEVICE_BYTES_PER_CELL
+    return max(cells, 1) if cells < dataset.n_cells else None
 
 
 def run_to_new_dataset(dataset, stages, backend: str, to: str, fuse: bool,
@@ -93,14 +92,15 @@ def run_to_new_dataset(dataset, stages, backend: str, to: str, fuse: bool,
         raise ArgumentError(f"to='device' needs the CUDA backend and a filter that leaves "
                             f"its dataset there ({last.verb}: host assembly, or the CPU)")
     settings = current_settings()
-    layers = layers_for(dataset, on_gpu=on_gpu, to=to,
-                        max_device_bytes=settings.max_device_bytes,
-                        geometry_layers=settings.geometry_layers)
-    keep = "device" if on_gpu and layers is None else "host"
+    # The settings', or those of an enclosing chunk_cells block.
+    cells = cells_for(dataset, on_gpu=on_gpu, to=to,
+                      max_device_bytes=settings.max_device_bytes,
+                      geometry_cells=settings.geometry_cells) or cells_now()
+    keep = "device" if on_gpu and cells is None else "host"
     working, profile = run_in_core(dataset, fields, wanted, backend, keep, fuse, concurrent)
     working = dataset.with_fields(working.point_data, working.cell_data)
     start = time.perf_counter()
-    with results_on_device(to == "device"), chunk_layers(layers):
+    with results_on_device(to == "device"), chunk_cells(cells):
         made = configured(last, backend).apply(working)
     elapsed = (time.perf_counter() - start) * 1e3
     # A filter may make several datasets (a clip's two halves).

@@ -5,9 +5,9 @@ slabs. Read with :func:`current_settings`, changed in a block with :func:`config
 
 Examples
 --------
->>> with configure(geometry_layers=4):
-...     current_settings().geometry_layers
-4
+>>> with configure(geometry_cells=4096):
+...     current_settings().geometry_cells
+4096
 """
 
 from __future__ import annotations
@@ -60,12 +60,12 @@ class Settings:
     storage: Any = None
     mapped: bool = False
     enabled: bool = True
-    geometry_layers: int | None = None
+    geometry_cells: int | None = None
 
     def __post_init__(self):
         _require_count("chunk_bytes", self.chunk_bytes)
         _require_count("max_device_bytes", self.max_device_bytes, optional=True)
-        _require_count("geometry_layers", self.geometry_layers, optional=True)
+        _require_count("geometry_cells", self.geometry_cells, optional=True)
         _require_count("streams", self.streams)
         if self.staging not in STAGING_POLICIES:
             raise ArgumentError(f"staging must be one of {STAGING_POLICIES}, "

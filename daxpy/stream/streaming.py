@@ -28,10 +28,9 @@ Settings (:func:`configure`, or keyword arguments of :func:`run_streamed`):
 - ``mapped``: one elementwise stage reading and writing host memory directly
   from its kernel (:mod:`daxpy.stream.mapped`), no chunks and no copies;
 - ``enabled``: False keeps pipelines on the whole-grid runner;
-- ``geometry_layers``: cell layers per slab of a geometry filter (contour, slice,
-  threshold, clip) on a structured grid (:mod:`daxpy.stream.geometry_run`);
-  by default whole grids, or, for a host-to-host GPU run under
-  ``max_device_bytes``, as many as fit it.
+- ``geometry_cells``: input cells per chunk of a geometry filter (contour, slice,
+  threshold, clip; :mod:`daxpy.stream.geometry_run`): by default whole grids, or,
+  for a host-to-host GPU run under ``max_device_bytes``, as many as fit it.
 
 Examples
 --------
