@@ -244,23 +244,31 @@ def test_ids_changed_after_construction_never_crash():
 
 
 
-def _generic_kernel_on_hexahedra(grid, values):
-    """The point gradient of a grid of hexahedra through the kernel every shape
-    shares (the one the hexahedra kernel replaced for them)."""
+
+def _hexahedra_by_every_path(grid, values):
+    """The point gradient of a grid of hexahedra by the generic kernel (every
+    shape's), and by the hexahedra kernel's two walks, each over every point."""
     from daxpy.data.arrays import native_order
-    from daxpy.worklets import gradient_cpu as kernels
+    from daxpy.worklets import _hex_gradient_cpu as hexes, gradient_cpu as kernels
     from daxpy.worklets._cell_gradients import _corner_tables
-    from daxpy.worklets._derivatives_cpu import sparse
+    from daxpy.worklets._derivatives_cpu import ALONE, sparse
     from daxpy.worklets._links_cpu import block_links
 
     points, table, check = kernels._inputs(grid, values)
-    out = np.empty((grid.n_points, 3 * table.shape[1]), table.dtype)
     block = grid.cell_blocks()["hex"]
     starts, cells = block_links(grid, block)
-    kernels._corner_kernel(points, table, native_order(block.corners), starts, cells,
-                           sparse(np.stack(_corner_tables("hex"))), 3, check,
-                           np.zeros(1, np.int64), np.zeros((1, 1)), out, kernels._ALONE)
-    return out
+    corners, n = native_order(block.corners), grid.n_points
+    finish = (np.zeros(1, np.int64), np.zeros((1, 1)))
+    outs = [np.empty((n, 3 * table.shape[1]), table.dtype) for _ in range(3)]
+    bad = [kernels._corner_kernel(points, table, corners, starts, cells,
+                                  sparse(np.stack(_corner_tables("hex"))), 3, check, *finish,
+                                  outs[0], ALONE),
+           hexes._walk_cells(points, table, corners, starts, check, *finish, outs[1], ALONE,
+                             0, n, 0, grid.n_cells - 1),
+           hexes._hex_points(points, table, corners, starts, cells, check, *finish, outs[2],
+                             ALONE, 0, n)]
+    assert bad == [0, 0, 0]
+    return outs
 
 
 @settings(max_examples=25, deadline=None)
@@ -269,9 +277,13 @@ def test_hexahedra_kernel_gives_the_generic_kernels_bits(data):
     from daxpy.data.celltypes import HEXAHEDRON
 
     grid = data.draw(unstructured_grids(shapes=(HEXAHEDRON,), max_side=5))
+    hexes = np.array(grid.cell_blocks()["hex"].corners)
+    if data.draw(st.booleans(), label="shuffled cells"):
+        hexes = hexes[np.random.default_rng(data.draw(st.integers(0, 99))).permutation(len(hexes))]
+    grid = daxpy.UnstructuredGrid.from_blocks(grid.points(), {HEXAHEDRON: hexes})
     values = data.draw(field_arrays(grid.n_points))
     if data.draw(st.booleans(), label="non-finite"):
         values.reshape(grid.n_points, -1)[grid.n_points // 2, 0] = np.inf
     ours = get_worklet("point_gradient").cpu_impl("unstructured")(grid, values)
-    generic = _generic_kernel_on_hexahedra(grid, values)
-    assert ours.tobytes() == generic.astype(ours.dtype).reshape(ours.shape).tobytes()
+    for path in _hexahedra_by_every_path(grid, values):
+        assert ours.tobytes() == path.astype(ours.dtype).reshape(ours.shape).tobytes()

@@ -37,17 +37,14 @@ from numba import prange
 from daxpy.data.arrays import native_order
 
 from ._cell_gradients import _DIMENSION, _centre_table, _corner_tables
-from ._derivatives_cpu import BLOCK, cell_derivatives, sparse, valid_ids
+from ._derivatives_cpu import (ADD, ALONE, BLOCK, LAST, cell_derivatives, finish_point, sparse,
+                               valid_ids)
+from ._hex_gradient_cpu import hex_point_gradient
 from ._jacobian import gradient_output, prepare_field
 from ._links_cpu import block_links
 from ._numba import kernel, kernel_dtype, refuse_bad_ids
 from .gradient import _cells_per_point
 from .point_to_cell import corner_rows
-
-_ALONE, _ADD, _LAST = 0, 1, 2
-"""How a block's point sums end: divided and stored (the only block), added to
-the float64 buffer, or added to it, divided and stored (the last block)."""
-
 
 @kernel()
 def _centre_cells(points, values, corners, cell_ids, tables, dim, check, out, lo, hi):
@@ -73,20 +70,6 @@ def _centre_kernel(points, values, corners, cell_ids, tables, dim, check, out):
     return bad
 
 
-@kernel(inline="always")
-def _finish(p, s, starts, counts, total, out, mode):
-    """End point ``p`` with its block's sums ``s``: the mean over its cells, or
-    (grids of several shapes) a step of the float64 sum across the blocks."""
-    if mode == _ADD:
-        for q in range(s.shape[0]):
-            total[p, q] += s[q]
-        return
-    count = starts[p + 1] - starts[p] if mode == _ALONE else counts[p]
-    scale = 1.0 / max(count, 1)
-    for q in range(s.shape[0]):
-        out[p, q] = ((total[p, q] if mode == _LAST else 0.0) + s[q]) * scale
-
-
 @kernel()
 def _corner_points(points, values, corners, starts, cells, tables, dim, check, counts, total,
                    out, mode, lo, hi):
@@ -108,7 +91,7 @@ def _corner_points(points, values, corners, starts, cells, tables, dim, check, c
                              g)
             for q in range(width):
                 s[q] += g[q]
-        _finish(p, s, starts, counts, total, out, mode)
+        finish_point(p, s, starts, counts, total, out, mode)
     return bad
 
 
@@ -119,83 +102,6 @@ def _corner_kernel(points, values, corners, starts, cells, tables, dim, check, c
     for b in prange((n + BLOCK - 1) // BLOCK):
         bad += _corner_points(points, values, corners, starts, cells, tables, dim, check,
                               counts, total, out, mode, b * BLOCK, min(n, (b + 1) * BLOCK))
-    return bad
-
-
-@kernel(inline="always")
-def _diff(h, far, p, q):
-    """A hexahedron's edge from corner value ``p`` to neighbour value ``q``,
-    oriented along its parametric axis (bit ``far`` of ``h``: ``p`` is the upper
-    end), in float64. The generic kernel forms it as ``(0.0 + a * -1) + b``:
-    the same difference up to the sign of a zero, which no output shows, as
-    every point's sum starts from +0.0."""
-    return np.float64(p) - np.float64(q) if h & far else np.float64(q) - np.float64(p)
-
-
-@kernel()
-def _hex_points(points, values, corners, starts, cells, check, counts, total, out, mode,
-                lo, hi):
-    c, n, bad = values.shape[1], points.shape[0], 0
-    s = np.empty(out.shape[1])
-    for p in range(lo, hi):
-        s[:] = 0.0
-        px, py, pz = points[p, 0], points[p, 1], points[p, 2]
-        for e in range(starts[p], starts[p + 1]):
-            i = cells[e]
-            # Branch-free: the first corner holding p, and whether every id is in range.
-            m, ok = 8, True
-            for j in range(7, -1, -1):
-                v = corners[i, j]
-                m = j if v == p else m
-                ok &= (v >= 0) & (v < n)
-            if m == 8 or not ok:
-                bad += 1  # the ids changed since the links were built
-                continue
-            a, b, d = corners[i, m ^ 1], corners[i, m ^ 3], corners[i, m ^ 4]
-            # Bit k of h: p is the upper end of its edge along parametric axis k.
-            h = ((m ^ (m >> 1)) & 1) | (m & 6)
-            r00, r01, r02 = (_diff(h, 1, px, points[a, 0]), _diff(h, 1, py, points[a, 1]),
-                             _diff(h, 1, pz, points[a, 2]))
-            r10, r11, r12 = (_diff(h, 2, px, points[b, 0]), _diff(h, 2, py, points[b, 1]),
-                             _diff(h, 2, pz, points[b, 2]))
-            r20, r21, r22 = (_diff(h, 4, px, points[d, 0]), _diff(h, 4, py, points[d, 1]),
-                             _diff(h, 4, pz, points[d, 2]))
-            # cell_derivatives' closed form: its operations in its order.
-            c0 = r01 * r12 - r02 * r11
-            c1 = r02 * r10 - r00 * r12
-            c2 = r00 * r11 - r01 * r10
-            det = r20 * c0
-            det += r21 * c1
-            det += r22 * c2
-            scale = 1.0 / det if det != 0.0 else 0.0
-            for comp in range(c):
-                vp = values[p, comp]
-                f0, f1 = _diff(h, 1, vp, values[a, comp]), _diff(h, 2, vp, values[b, comp])
-                f2 = _diff(h, 4, vp, values[d, comp])
-                wx = f0 * r10 - f1 * r00
-                wy = f0 * r11 - f1 * r01
-                wz = f0 * r12 - f1 * r02
-                gx = (wy * r22 - wz * r21 + f2 * c0) * scale
-                gy = (wz * r20 - wx * r22 + f2 * c1) * scale
-                gz = (wx * r21 - wy * r20 + f2 * c2) * scale
-                if check:
-                    for j in range(8):
-                        # The NaN rule: every corner counts, as in cell_derivatives.
-                        if not np.isfinite(values[corners[i, j], comp]):
-                            gx = gy = gz = np.nan
-                s[3 * comp] += gx
-                s[3 * comp + 1] += gy
-                s[3 * comp + 2] += gz
-        _finish(p, s, starts, counts, total, out, mode)
-    return bad
-
-
-@kernel(parallel=True)
-def _hex_kernel(points, values, corners, starts, cells, check, counts, total, out, mode):
-    n, bad = out.shape[0], 0
-    for b in prange((n + BLOCK - 1) // BLOCK):
-        bad += _hex_points(points, values, corners, starts, cells, check, counts, total, out,
-                           mode, b * BLOCK, min(n, (b + 1) * BLOCK))
     return bad
 
 
@@ -255,12 +161,12 @@ def unstructured_point_gradient(grid, values: np.ndarray, out: np.ndarray | None
     counts = np.zeros(1, np.int64) if alone else _cells_per_point(grid)
     total = np.zeros((1, 1)) if alone else np.zeros(out.shape)
     for n, block in enumerate(blocks):
-        mode = _ALONE if alone else (_LAST if n == len(blocks) - 1 else _ADD)
+        mode = ALONE if alone else (LAST if n == len(blocks) - 1 else ADD)
         starts, cells = block_links(grid, block)
         corners = native_order(block.corners)  # the connectivity itself, where one shape
         if block.shape.name == "hex":
-            refuse_bad_ids(_hex_kernel(points, table, corners, starts, cells, check, counts,
-                                       total, out, mode))
+            refuse_bad_ids(hex_point_gradient(points, table, corners, starts, cells, check,
+                                              counts, total, out, mode))
             continue
         tables = sparse(np.stack(_corner_tables(block.shape.name)))
         refuse_bad_ids(_corner_kernel(points, table, corners, starts, cells, tables,
