@@ -11,11 +11,9 @@ One parallel loop per shape block (Numba ``prange``), no temporaries:
   scatters the same terms with ``np.add.at`` in its output dtype; the two
   agree within rounding. Mixed grids sum block after block into a float64
   buffer, so the order stays fixed;
-- point gradient on hexahedra: the same terms in the same order, from a kernel
-  that knows the shape. At a hexahedron's corner the trilinear Jacobian's rows
-  are the three edges from that corner (corner ``m``'s neighbours are
-  ``m ^ 1``, ``m ^ 3`` and ``m ^ 4``), so each term reads 3 neighbours and the
-  point itself (held for all its cells) instead of 6 table-chosen corners.
+- point gradient on hexahedra: the same terms in the same order, from kernels
+  that know the shape and walk the cells in SIMD lanes
+  (:mod:`daxpy.worklets._hex_gradient_cpu`).
 
 The NumPy implementations stay as the reference these kernels are tested
 against, and for the dtypes the kernels are not compiled for.
