@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import daxpy
-from daxpy.data.worklet import ANY_FAMILY, GENERATING_KIND, registered_worklets
+from daxpy.data.worklet import ANY_FAMILY, GENERATING_KIND, get_worklet, registered_worklets
 from daxpy.errors import ArgumentError
 from daxpy.worklets._numba import threads
 
@@ -242,3 +242,48 @@ def test_ids_changed_after_construction_never_crash():
     unstructured = {w.name for w, f in compiled_cases() if f == "unstructured"}
     assert set(refused) == unstructured
 
+
+
+
+def _hexahedra_by_every_path(grid, values):
+    """The point gradient of a grid of hexahedra by the generic kernel (every
+    shape's), and by the hexahedra kernel's two walks, each over every point."""
+    from daxpy.data.arrays import native_order
+    from daxpy.worklets import _hex_gradient_cpu as hexes, gradient_cpu as kernels
+    from daxpy.worklets._cell_gradients import _corner_tables
+    from daxpy.worklets._derivatives_cpu import ALONE, sparse
+    from daxpy.worklets._links_cpu import block_links
+
+    points, table, check = kernels._inputs(grid, values)
+    block = grid.cell_blocks()["hex"]
+    starts, cells = block_links(grid, block)
+    corners, n = native_order(block.corners), grid.n_points
+    finish = (np.zeros(1, np.int64), np.zeros((1, 1)))
+    outs = [np.empty((n, 3 * table.shape[1]), table.dtype) for _ in range(3)]
+    bad = [kernels._corner_kernel(points, table, corners, starts, cells,
+                                  sparse(np.stack(_corner_tables("hex"))), 3, check, *finish,
+                                  outs[0], ALONE),
+           hexes._walk_cells(points, table, corners, starts, check, *finish, outs[1], ALONE,
+                             0, n, 0, grid.n_cells - 1),
+           hexes._hex_points(points, table, corners, starts, cells, check, *finish, outs[2],
+                             ALONE, 0, n)]
+    assert bad == [0, 0, 0]
+    return outs
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.data())
+def test_hexahedra_kernel_gives_the_generic_kernels_bits(data):
+    from daxpy.data.celltypes import HEXAHEDRON
+
+    grid = data.draw(unstructured_grids(shapes=(HEXAHEDRON,), max_side=5))
+    hexes = np.array(grid.cell_blocks()["hex"].corners)
+    if data.draw(st.booleans(), label="shuffled cells"):
+        hexes = hexes[np.random.default_rng(data.draw(st.integers(0, 99))).permutation(len(hexes))]
+    grid = daxpy.UnstructuredGrid.from_blocks(grid.points(), {HEXAHEDRON: hexes})
+    values = data.draw(field_arrays(grid.n_points))
+    if data.draw(st.booleans(), label="non-finite"):
+        values.reshape(grid.n_points, -1)[grid.n_points // 2, 0] = np.inf
+    ours = get_worklet("point_gradient").cpu_impl("unstructured")(grid, values)
+    for path in _hexahedra_by_every_path(grid, values):
+        assert ours.tobytes() == path.astype(ours.dtype).reshape(ours.shape).tobytes()

@@ -27,6 +27,10 @@ from ._numba import kernel
 BLOCK = 512
 """Elements a kernel's loop body handles per scratch allocation."""
 
+ALONE, ADD, LAST = 0, 1, 2
+"""How a block's point sums end: divided and stored (the only block), added to
+the float64 buffer, or added to it, divided and stored (the last block)."""
+
 
 def sparse(tables: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The non-zero weights of parametric derivative tables ``(n, dim, k)``, in
@@ -137,3 +141,17 @@ def cell_derivatives(points, values, corners, i, tables, t, dim, check, rows, rh
                 if not np.isfinite(values[corners[i, j], comp]):
                     g[3 * comp] = g[3 * comp + 1] = g[3 * comp + 2] = np.nan
                     break
+
+
+@kernel(inline="always")
+def finish_point(p, s, starts, counts, total, out, mode):
+    """End point ``p`` with its block's sums ``s``: the mean over its cells, or
+    (grids of several shapes) a step of the float64 sum across the blocks."""
+    if mode == ADD:
+        for q in range(s.shape[0]):
+            total[p, q] += s[q]
+        return
+    count = starts[p + 1] - starts[p] if mode == ALONE else counts[p]
+    scale = 1.0 / max(count, 1)
+    for q in range(s.shape[0]):
+        out[p, q] = ((total[p, q] if mode == LAST else 0.0) + s[q]) * scale

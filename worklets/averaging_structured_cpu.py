@@ -1,15 +1,20 @@
 """Compiled CPU kernels of the two averages on uniform, rectilinear and curvilinear
 grids (only the index structure matters).
 
-One parallel loop over the output's x-rows (Numba ``prange``), component by
-component, in float64, with the NumPy implementations' arithmetic in their
-order, so the results are their bits, and no temporaries (the NumPy passes
-hold slab buffers per thread):
+One parallel loop (Numba ``prange``), component by component, in float64,
+with the NumPy implementations' arithmetic in their order, so the results are
+their bits:
 
-- point to cell: a cell's corners summed in pairs along x, the pairs along y,
-  then along z, times ``0.5 ** axes``;
-- cell to point: a point's cells (one or two per axis) spread along x (their
-  mean, or the one cell at a border), those along y, then along z.
+- point to cell, over the output's x-rows, without temporaries: a cell's
+  corners summed in pairs along x, the pairs along y, then along z, times
+  ``0.5 ** axes``;
+- cell to point, over runs of point planes: a point's cells (one or two per
+  axis) spread along x (their mean, or the one cell at a border), those along
+  y, then along z. Each step is a pass over a whole plane held in per-task
+  buffers (3 planes of float64), so every cell's spread along x and every
+  plane's along y is computed once, not once per point that uses it, and the
+  loops run without branches, in SIMD lanes. Point by point, the kernel was
+  slower than the NumPy passes on 2 cores (70 against 47 ms at 216^3).
 
 An axis of one point has one plane of cells and adds no step.
 
@@ -30,6 +35,10 @@ from ._averaging import average_output
 from ._numba import cell_steps, columns, kernel, row_corner
 
 _cell_steps, _row_corner = kernel()(cell_steps), kernel()(row_corner)
+
+PLANES = 4
+"""Point planes a cell-to-point task averages, reusing the spread of the cell
+plane between two of them."""
 
 
 @kernel()
@@ -59,33 +68,53 @@ def _cells_from_points(values, nx, ny, nz, scale, out):
 
 
 @kernel()
-def _spread_x(values, q, row, i, cx):
-    """The mean of the cells beside point ``i`` of the cell row starting at ``row``."""
-    lo, hi = (i - 1 if i > 0 else 0), (i if i < cx else cx - 1)
-    a = np.float64(values[row + lo, q])
-    return a if lo == hi else (a + np.float64(values[row + hi, q])) * 0.5
-
-
-@kernel()
-def _spread_xy(values, q, plane, i, j, cx, cy):
-    lo, hi = (j - 1 if j > 0 else 0), (j if j < cy else cy - 1)
-    a = _spread_x(values, q, plane + lo * cx, i, cx)
-    return a if lo == hi else (a + _spread_x(values, q, plane + hi * cx, i, cx)) * 0.5
+def _spread_plane(values, q, plane, nx, ny, cx, cy, xrows, spread):
+    """Into ``spread`` ``(ny, nx)``, each point of a point plane the mean of the
+    cells beside it in cell plane ``plane``: the cells' spreads along x (their
+    mean, or the one cell at a border) into ``xrows`` ``(cy, nx)``, then those
+    along y. The borders apart, every loop runs without branches, in SIMD lanes."""
+    for j in range(cy):
+        row = plane + j * cx
+        xrows[j, 0] = values[row, q]
+        for i in range(1, nx - 1):
+            xrows[j, i] = (np.float64(values[row + i - 1, q])
+                           + np.float64(values[row + i, q])) * 0.5
+        if nx > 1:
+            xrows[j, nx - 1] = values[row + cx - 1, q]
+    for j in range(ny):
+        lo, hi = (j - 1 if j > 0 else 0), (j if j < cy else cy - 1)
+        if lo == hi:
+            spread[j, :] = xrows[lo, :]
+            continue
+        for i in range(nx):
+            spread[j, i] = (xrows[lo, i] + xrows[hi, i]) * 0.5
 
 
 @kernel(parallel=True)
 def _points_from_cells(values, nx, ny, nz, out):
     cx, cy, cz = max(nx - 1, 1), max(ny - 1, 1), max(nz - 1, 1)
-    for row in prange(ny * nz):
-        k = row // ny
-        j = row - k * ny
-        lo, hi = (k - 1 if k > 0 else 0), (k if k < cz else cz - 1)
+    for b in prange((nz + PLANES - 1) // PLANES):
+        xrows = np.empty((cy, nx))
+        # The spreads of the two cell planes beside a point plane; a task's next
+        # point plane reuses the upper one as its lower.
+        below, above = np.empty((ny, nx)), np.empty((ny, nx))
         for q in range(values.shape[1]):
-            for i in range(nx):
-                a = _spread_xy(values, q, lo * cx * cy, i, j, cx, cy)
-                if lo != hi:
-                    a = (a + _spread_xy(values, q, hi * cx * cy, i, j, cx, cy)) * 0.5
-                out[row * nx + i, q] = a
+            has_below = has_above = -1
+            for k in range(b * PLANES, min(nz, (b + 1) * PLANES)):
+                lo, hi = (k - 1 if k > 0 else 0), (k if k < cz else cz - 1)
+                if has_above == lo:
+                    below, above, has_below, has_above = above, below, has_above, has_below
+                if has_below != lo:
+                    _spread_plane(values, q, lo * cx * cy, nx, ny, cx, cy, xrows, below)
+                    has_below = lo
+                if lo != hi and has_above != hi:
+                    _spread_plane(values, q, hi * cx * cy, nx, ny, cx, cy, xrows, above)
+                    has_above = hi
+                base = k * ny * nx
+                for j in range(ny):
+                    for i in range(nx):
+                        out[base + j * nx + i, q] = ((below[j, i] + above[j, i]) * 0.5
+                                                     if lo != hi else below[j, i])
 
 
 def _average(grid, values: np.ndarray, out: np.ndarray | None, source: str, rows) -> np.ndarray:

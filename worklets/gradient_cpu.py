@@ -10,7 +10,10 @@ One parallel loop per shape block (Numba ``prange``), no temporaries:
   cells using it, as vtkGradientFilter does. The NumPy implementation
   scatters the same terms with ``np.add.at`` in its output dtype; the two
   agree within rounding. Mixed grids sum block after block into a float64
-  buffer, so the order stays fixed.
+  buffer, so the order stays fixed;
+- point gradient on hexahedra: the same terms in the same order, from kernels
+  that know the shape and walk the cells in SIMD lanes
+  (:mod:`daxpy.worklets._hex_gradient_cpu`).
 
 The NumPy implementations stay as the reference these kernels are tested
 against, and for the dtypes the kernels are not compiled for.
@@ -32,17 +35,14 @@ from numba import prange
 from daxpy.data.arrays import native_order
 
 from ._cell_gradients import _DIMENSION, _centre_table, _corner_tables
-from ._derivatives_cpu import BLOCK, cell_derivatives, sparse, valid_ids
+from ._derivatives_cpu import (ADD, ALONE, BLOCK, LAST, cell_derivatives, finish_point, sparse,
+                               valid_ids)
+from ._hex_gradient_cpu import hex_point_gradient
 from ._jacobian import gradient_output, prepare_field
 from ._links_cpu import block_links
 from ._numba import kernel, kernel_dtype, refuse_bad_ids
 from .gradient import _cells_per_point
 from .point_to_cell import corner_rows
-
-_ALONE, _ADD, _LAST = 0, 1, 2
-"""How a block's point sums end: divided and stored (the only block), added to
-the float64 buffer, or added to it, divided and stored (the last block)."""
-
 
 @kernel()
 def _centre_cells(points, values, corners, cell_ids, tables, dim, check, out, lo, hi):
@@ -89,14 +89,7 @@ def _corner_points(points, values, corners, starts, cells, tables, dim, check, c
                              g)
             for q in range(width):
                 s[q] += g[q]
-        if mode == _ADD:
-            for q in range(width):
-                total[p, q] += s[q]
-            continue
-        count = starts[p + 1] - starts[p] if mode == _ALONE else counts[p]
-        scale = 1.0 / max(count, 1)
-        for q in range(width):
-            out[p, q] = ((total[p, q] if mode == _LAST else 0.0) + s[q]) * scale
+        finish_point(p, s, starts, counts, total, out, mode)
     return bad
 
 
@@ -166,10 +159,14 @@ def unstructured_point_gradient(grid, values: np.ndarray, out: np.ndarray | None
     counts = np.zeros(1, np.int64) if alone else _cells_per_point(grid)
     total = np.zeros((1, 1)) if alone else np.zeros(out.shape)
     for n, block in enumerate(blocks):
-        mode = _ALONE if alone else (_LAST if n == len(blocks) - 1 else _ADD)
+        mode = ALONE if alone else (LAST if n == len(blocks) - 1 else ADD)
         starts, cells = block_links(grid, block)
-        tables = sparse(np.stack(_corner_tables(block.shape.name)))
         corners = native_order(block.corners)  # the connectivity itself, where one shape
+        if block.shape.name == "hex":
+            refuse_bad_ids(hex_point_gradient(points, table, corners, starts, cells, check,
+                                              counts, total, out, mode))
+            continue
+        tables = sparse(np.stack(_corner_tables(block.shape.name)))
         refuse_bad_ids(_corner_kernel(points, table, corners, starts, cells, tables,
                                       _DIMENSION[block.shape.name], check, counts, total, out,
                                       mode))
