@@ -6,6 +6,8 @@ case: which corners are kept), count its output cells from VTK's tables
 (:mod:`daxpy.worklets._clip_tables`), scan (one host sync learns the sizes), and
 emit. Every output point is a weighted sum of input points: a kept corner, a cut
 edge's two ends, or a centre point's terms; the weights interpolate every field.
+On the CPU, 2-D and 3-D structured grids run its compiled twin
+(:mod:`daxpy.worklets.clip_cpu`), which gives the same bits.
 
 Output points, in order: the kept corners in ascending input id, then the cut
 edges in ascending ``(lo, hi)`` order (one point per edge, shared by the cells
@@ -34,6 +36,7 @@ from ._clip_tables import CLIP, CLIP_INSIDE_OUT
 from ._contour_tables import EDGES
 from ._marching import (GRID_FAMILIES, IMAGE_CELL_CORNERS, at_least, register_generating,
                         structured_corners)
+from ._numba import compiled
 
 _EDGE_CODE = 100
 _SHAPES = {"vertex": "vertex", "line": "line", "tri": "triangle", "quad": "quad",
@@ -107,7 +110,6 @@ def _structured_pieces(grid: Any, xp) -> list:
     return [(_STRUCTURED[len(active)], structured_corners(dims, cells,
                                                           IMAGE_CELL_CORNERS[len(active)]),
              cells)]
-
 
 
 def clip_cells(grid: Any, scalars: Any, value: float, invert: bool = False,
@@ -285,7 +287,12 @@ def _numbered(keys: Any, kept_point: Any, xp) -> tuple:
             others[cut_first], inverse)
 
 
+# The compiled (Numba) twin of this program, for 2-D and 3-D structured grids.
+_COMPILED = compiled("clip_cpu", "clip_structured", clip_cells)
+
 register_generating("clip", {family: clip_cells for family in GRID_FAMILIES},
                     input_association="points", halo=0,
                     doc="the part of each cell on one side of a point field's value, cut as "
-                        "VTK's table-based clip")
+                        "VTK's table-based clip",
+                    cpu={family: _COMPILED for family in ("uniform", "rectilinear",
+                                                          "curvilinear")})
