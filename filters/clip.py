@@ -215,7 +215,12 @@ def _box_distance(columns: tuple, bounds: list) -> Any:
 def _clipped(dataset: Any, made: Any) -> UnstructuredGrid:
     # Points and fields are interpolated where the clip ran; only the results move.
     ids, weights = made.ids, made.weights
-    points = weighted_sum(lambda i: point_coordinates(dataset, i), ids, weights)
+    if dataset.family in ("uniform", "rectilinear"):
+        # Coordinates from the axes, never materialized (compiled on the host).
+        points = weighted_sum(lambda i: point_coordinates(dataset, i), ids, weights,
+                              axes=[dataset.axis_coordinates(a) for a in range(3)])
+    else:
+        points = weighted_sum(dataset.points(), ids, weights)
     dtype = np.float32 if dataset.family in ("uniform", "rectilinear") \
         else dataset.points().dtype
     point_data = {n: _weighted(v, ids, weights) for n, v in dataset.point_data.items()}
@@ -232,7 +237,7 @@ def _weighted(values: Any, ids: Any, weights: Any) -> np.ndarray:
     input points (dtype kept; integers rounded, as VTK's interpolation)."""
     xp = array_module(ids)
     values = xp.asarray(values)
-    mixed = weighted_sum(lambda i: values[i], ids, weights)
+    mixed = weighted_sum(values, ids, weights)
     if np.issubdtype(values.dtype, np.floating):
         return placed(mixed.astype(values.dtype))
     return placed(xp.rint(mixed).astype(values.dtype))

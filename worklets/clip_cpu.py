@@ -101,20 +101,20 @@ def _kept_columns(s, bound, flip, first, up, out, nx, columns):
                       | ((np.uint8(d[i] >= bound) ^ flip) << 3))
 
 
-@kernel()
+@kernel(inline="always")
 def _cut(flag):
     """How many of a point's x, y and z edges are cut (flag bits 1 to 3)."""
     return ((flag >> 1) & 1) + ((flag >> 2) & 1) + ((flag >> 3) & 1)
 
 
-@kernel()
+@kernel(inline="always")
 def _spread(column):
     """A column's bits (its rows (y, z): (0, 0), (1, 0), (0, 1), (1, 1)) at the case
     bits of the cell corners at x = 0 (VTK's voxel and pixel corner order)."""
     return (column & 1) | ((column & 2) << 1) | ((column & 4) << 2) | ((column & 8) << 3)
 
 
-@kernel()
+@kernel(inline="always")
 def _weight(s, value, lo, hi):
     """The array program's cut weight along edge (lo, hi), in float64."""
     low, high = np.float64(s[lo]), np.float64(s[hi])
@@ -176,7 +176,7 @@ def _emit_points(s, value, first, nx, steps, flags, kept_at, cut_at, ids, weight
                 cut_at += 1
 
 
-@kernel()
+@kernel(inline="always")
 def _point_number(code, i, places, bases, flags, kept_before, cut_before):
     """The output point of a corner or edge code of the cell at x = ``i``: a kept
     corner's number, or a cut edge's, counted from its row's points before x."""
@@ -209,42 +209,62 @@ def _emit_centres(s, value, base, case, offsets, tables, places, ids, weights, a
 @kernel()
 def _emit_cells(s, value, c, first, nx, ny, zc, tables, places, offsets, flags,
                 point_start, cell_start, totals, ids, weights, out):
-    """A cell row's output cells, with their connectivity and centre points."""
+    """A cell row's output cells, with their connectivity and centre points.
+
+    The row's four point rows (a pixel row's two, each twice) are walked in
+    scalars, which stay in registers: their flags at x and x + 1, and how many
+    kept points and cut edges come before x."""
     made, start, types, sizes, codes = tables[0], tables[1], tables[5], tables[6], tables[7]
     connectivity, cell_offsets, cell_types, source = out
-    rows = 2 * zc
+    corners = 4 * zc
+    full = (1 << corners) - 1
     r = first // nx
-    bases = np.empty(4, np.int64)
-    kept_before, cut_before = np.empty(4, np.int64), np.empty(4, np.int64)
-    for row in range(rows):
-        point_row = r + (row & 1) + (row >> 1) * ny
+    bases, kept_before, cut_before = np.empty(4, np.int64), np.empty(4, np.int64), \
+        np.empty(4, np.int64)
+    for row in range(4):
+        point_row = r + (row & 1) + (row >> 1) * ny * (zc - 1)
         bases[row] = point_row * nx
         kept_before[row] = point_start[point_row, 0]
         cut_before[row] = totals[0] + point_start[point_row, 1]
+    b0, b1, b2, b3 = bases[0], bases[1], bases[2], bases[3]
+    k0, k1, k2, k3 = kept_before[0], kept_before[1], kept_before[2], kept_before[3]
+    c0, c1, c2, c3 = cut_before[0], cut_before[1], cut_before[2], cut_before[3]
+    f0, f1, f2, f3 = flags[b0], flags[b1], flags[b2], flags[b3]
+    number = np.empty(places.shape[0], np.int64)
     q, slot = cell_start[c, 0], cell_start[c, 1]
     centre_at = totals[0] + totals[1] + cell_start[c, 2]
     for i in range(nx - 1):
-        case = 0
-        for row in range(rows):
-            case |= (((flags[bases[row] + i] & 1) << (2 * row))
-                     | ((flags[bases[row] + i + 1] & 1) << (2 * row + 1)))
-        for o in range(start[case], start[case] + made[case]):
-            for m in range(sizes[o]):
-                code = codes[o, m]
-                connectivity[slot] = centre_at - 1 - code if code < 0 else _point_number(
-                    code, i, places, bases, flags, kept_before, cut_before)
-                slot += 1
-            cell_types[q], source[q] = types[o], i + (nx - 1) * c
-            cell_offsets[q + 1] = slot
-            q += 1
-        if tables[3][case]:
-            _emit_centres(s, value, first + i, case, offsets, tables, places, ids, weights,
-                          centre_at)
-            centre_at += tables[3][case]
-        for row in range(rows):
-            flag = flags[bases[row] + i]
-            kept_before[row] += flag & 1
-            cut_before[row] += _cut(flag)
+        g0, g1, g2, g3 = flags[b0 + i + 1], flags[b1 + i + 1], flags[b2 + i + 1], flags[b3 + i + 1]
+        case = ((f0 & 1) | ((g0 & 1) << 1) | ((f1 & 1) << 2) | ((g1 & 1) << 3)
+                | ((f2 & 1) << 4) | ((g2 & 1) << 5) | ((f3 & 1) << 6) | ((g3 & 1) << 7)) & full
+        if made[case]:
+            if case == full:
+                # Most cells are kept whole: corners only, every one of them kept.
+                number[0], number[1], number[2], number[3] = k0, k0 + 1, k1, k1 + 1
+                number[4], number[5], number[6], number[7] = k2, k2 + 1, k3, k3 + 1
+            else:
+                kept_before[0], kept_before[1], kept_before[2], kept_before[3] = k0, k1, k2, k3
+                cut_before[0], cut_before[1], cut_before[2], cut_before[3] = c0, c1, c2, c3
+                for code in range(places.shape[0]):
+                    # A pixel has four corners: codes 4 to 7 name none.
+                    if code < corners or code >= _CORNER_CODES:
+                        number[code] = _point_number(code, i, places, bases, flags,
+                                                     kept_before, cut_before)
+            for o in range(start[case], start[case] + made[case]):
+                for m in range(sizes[o]):
+                    code = codes[o, m]
+                    connectivity[slot] = centre_at - 1 - code if code < 0 else number[code]
+                    slot += 1
+                cell_types[q], source[q] = types[o], i + (nx - 1) * c
+                cell_offsets[q + 1] = slot
+                q += 1
+            if tables[3][case]:
+                _emit_centres(s, value, first + i, case, offsets, tables, places, ids, weights,
+                              centre_at)
+                centre_at += tables[3][case]
+        k0, k1, k2, k3 = k0 + (f0 & 1), k1 + (f1 & 1), k2 + (f2 & 1), k3 + (f3 & 1)
+        c0, c1, c2, c3 = c0 + _cut(f0), c1 + _cut(f1), c2 + _cut(f2), c3 + _cut(f3)
+        f0, f1, f2, f3 = g0, g1, g2, g3
 
 
 @kernel(parallel=True)
