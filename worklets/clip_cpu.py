@@ -23,10 +23,11 @@ Examples
 >>> import numpy as np, daxpy
 >>> from daxpy.worklets.clip import clip_cells as reference
 >>> g, t = daxpy.UniformGrid(dims=(3, 2)), np.arange(6.0)
->>> clip_structured(g, t, value=2.5).connectivity.tolist()
-[0, 1, 2, 3]
->>> reference(g, t, value=2.5).connectivity.tolist()
-[0, 1, 2, 3]
+>>> made = clip_structured(g, t, value=2.5)     # keeps points 3, 4, 5; cuts 3 y edges
+>>> made.ids[:, :2].tolist(), made.connectivity.tolist()
+([[3, 3], [4, 4], [5, 5], [0, 3], [1, 4], [2, 5]], [1, 0, 3, 4, 2, 1, 4, 5])
+>>> made.connectivity.tolist() == reference(g, t, value=2.5).connectivity.tolist()
+True
 """
 
 from __future__ import annotations
