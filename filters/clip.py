@@ -143,7 +143,10 @@ class Clip(GeometryFilter):
     def _scalars(self, dataset: DataSet) -> Any:
         if self.function is not None:
             # Evaluated where the clip runs: no host pass over every point for a GPU clip.
-            return self.function(*_coordinate_columns(dataset, resolve_backend(self.backend)))
+            values = self.function(*_coordinate_columns(dataset, resolve_backend(self.backend)))
+            # From a structured grid's axes: broadcast to its (nz, ny, nx) points.
+            shape = values.shape if values.ndim == 1 else tuple(map(int, dataset.dims[::-1]))
+            return array_module(values).broadcast_to(values, shape).reshape(-1)
         field = cast(str, self.field)  # exactly one of field and function is given
         values, association = dataset.field(field, self.association)
         if values.ndim > 1 and values.shape[1] != 1:
@@ -156,19 +159,17 @@ class Clip(GeometryFilter):
 
 
 def _coordinate_columns(dataset: Any, backend: str) -> tuple:
-    """Every point's x, y and z in float64, on the backend's device (image and
-    rectilinear grids from their axes)."""
+    """Every point's x, y and z in float64, on the backend's device; an image or
+    rectilinear grid's as its axes shaped (1, 1, nx), (1, ny, 1) and (nz, 1, 1): a
+    function's terms are computed on the axes, bit for bit as on every point."""
     xp: Any = np
     if backend == "cuda":
         import cupy
 
         xp = cupy
     if dataset.family in ("uniform", "rectilinear"):
-        dims = tuple(int(d) for d in dataset.dims)
-        ids = xp.arange(int(np.prod(dims)), dtype=xp.int64)
-        index = (ids % dims[0], ids // dims[0] % dims[1], ids // (dims[0] * dims[1]))
-        return tuple(xp.asarray(dataset.axis_coordinates(a)).astype(xp.float64)[index[a]]
-                     for a in range(3))
+        return tuple(xp.asarray(dataset.axis_coordinates(a)).astype(xp.float64).reshape(
+            tuple(-1 if b == a else 1 for b in (2, 1, 0))) for a in range(3))
     points = xp.asarray(dataset.points()).astype(xp.float64)
     return points[:, 0], points[:, 1], points[:, 2]
 

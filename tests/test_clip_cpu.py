@@ -210,3 +210,23 @@ def test_weighted_sums_match_the_array_program(seed, width, dtype, components):
     ours = weighted_sum(gather, ids, weights, axes=[grid.axis_coordinates(a) for a in range(3)])
     reference = weighted_sum(gather, ids, weights)
     assert ours.tobytes() == reference.tobytes()
+
+
+@pytest.mark.parametrize("function", [
+    {"plane": ((3.0, 4.0, 2.5), (1.0, 0.5, 0.25))},
+    {"sphere": ((3.0, 4.0, 2.5), 3.3)},
+    {"box": (1.0, 5.5, 2.0, 9.0, 0.5, 3.0), "invert": True},
+])
+def test_functions_from_the_axes_give_every_points_bits(function):
+    # The function's terms computed on the axes and broadcast, against the same
+    # points listed one by one (a curvilinear grid of the axes' float64 lattice).
+    grid = daxpy.RectilinearGrid(np.cumsum(np.arange(1, 9.0)) / 4, np.arange(11.0) ** 1.2,
+                                 np.linspace(0, 4, 7))
+    axes = [grid.axis_coordinates(a) for a in range(3)]
+    z, y, x = np.meshgrid(axes[2], axes[1], axes[0], indexing="ij")
+    lattice = daxpy.CurvilinearGrid(grid.dims, np.stack([x.ravel(), y.ravel(), z.ravel()], 1))
+    for g in (grid, lattice):
+        g.point_data["id"] = np.arange(g.n_points, dtype=np.float64)
+    ours, every = (Clip(backend="cpu", **function)(g) for g in (grid, lattice))
+    assert np.array_equal(ours.connectivity, every.connectivity)
+    assert ours.point_data["id"].tobytes() == every.point_data["id"].tobytes()
