@@ -20,12 +20,13 @@ from daxpy.worklets import clip as array_clip
 from daxpy.worklets import _weighted_cpu as weighted_cpu
 from daxpy.worklets._numba import CompiledUnavailable, compiled
 
-from strategies import curvilinear_grids, rectilinear_grids, seeds, uniform_grids
+from strategies import (curvilinear_grids, mixed_grid_all_shapes, rectilinear_grids, seeds,
+                        uniform_grids, unstructured_grids)
 
 pytest.importorskip("numba")
 
 FAMILIES = {"uniform": uniform_grids, "rectilinear": rectilinear_grids,
-            "curvilinear": curvilinear_grids}
+            "curvilinear": curvilinear_grids, "unstructured": unstructured_grids}
 PARTS = ("ids", "weights", "connectivity", "offsets", "cell_types", "source")
 
 
@@ -66,7 +67,7 @@ def _field(rng, n, kind, dtype):
        kind=st.sampled_from(["smooth", "ties", "holes"]),
        dtype=st.sampled_from([np.float32, np.float64]), invert=st.booleans(), seed=seeds)
 def test_compiled_matches_the_array_program(data, family, kind, dtype, invert, seed):
-    grid = data.draw(FAMILIES[family](max_side=7))
+    grid = data.draw(FAMILIES[family](max_side=7 if family != "unstructured" else 4))
     rng = np.random.default_rng(seed)
     scalars = _field(rng, grid.n_points, kind, dtype)
     finite = scalars[np.isfinite(scalars)]
@@ -97,6 +98,29 @@ def test_a_float32_field_compares_with_the_value_in_float64():
                      _reference(grid, scalars, value, False))
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_every_shape_of_a_mixed_grid(dtype):
+    grid = mixed_grid_all_shapes()
+    rng = np.random.default_rng(5)
+    for kind in ("smooth", "ties", "holes"):
+        scalars = _field(rng, grid.n_points, kind, dtype)
+        for value in (-0.5, 0.0, 0.3, 9.0):
+            for invert in (False, True):
+                _assert_same(_compiled(grid, scalars, value, invert),
+                             _reference(grid, scalars, value, invert))
+
+
+def test_a_point_id_written_out_of_range_is_refused():
+    from daxpy.data.celltypes import TETRA
+
+    connectivity = np.array([0, 1, 2, 3, 1, 2, 3, 4])
+    grid = daxpy.UnstructuredGrid(np.eye(5, 3), connectivity, [0, 4, 8], [TETRA, TETRA],
+                                  point_data={"s": np.linspace(-1, 1, 5)})
+    connectivity[5] = 9   # written into by its owner after the grid was checked
+    with pytest.raises(daxpy.errors.DaxpyError, match="point id"):
+        Clip("s", 0.0, backend="cpu")(grid)
+
+
 def _wavy(dims, dtype=np.float64):
     """A field of many saddles (centre points), some points at 0 and a few NaN."""
     z, y, x = np.meshgrid(*(np.arange(n) for n in reversed(dims)), indexing="ij")
@@ -106,31 +130,47 @@ def _wavy(dims, dtype=np.float64):
     return values
 
 
+def _hexes(n):
+    """An n^3-point lattice of hexahedra, as an unstructured grid, with ``_wavy``."""
+    from daxpy.data.celltypes import HEXAHEDRON
+    from daxpy.worklets._marching import IMAGE_CELL_CORNERS, structured_corners
+
+    image = daxpy.UniformGrid(dims=(n, n, n))
+    voxels = structured_corners(image.dims, np.arange(image.n_cells), IMAGE_CELL_CORNERS[3])
+    hexes = voxels[:, [0, 1, 3, 2, 4, 5, 7, 6]]
+    return daxpy.UnstructuredGrid(image.points(), hexes.ravel(),
+                                  np.arange(0, hexes.size + 1, 8), [HEXAHEDRON] * len(hexes))
+
+
+def _both():
+    """A structured and an unstructured grid with their scalars, big enough that
+    every thread gets rows and cells."""
+    grid, hexes = daxpy.UniformGrid(dims=(41, 37, 33)), _hexes(18)
+    return (grid, _wavy(grid.dims)), (hexes, _wavy((18, 18, 18)))
+
+
 _FOUR_THREADS = """
 import json, numpy as np, daxpy
-from daxpy.data.worklet import get_worklet
 from daxpy.worklets._numba import threads
-from test_clip_cpu import PARTS, _wavy
-grid = daxpy.UniformGrid(dims=(41, 37, 33))
-made = get_worklet("clip").cpu_impl("uniform")(grid, _wavy(grid.dims), value=0.0, invert=True)
+from test_clip_cpu import PARTS, _both, _compiled
+made = [_compiled(grid, scalars, 0.0, True) for grid, scalars in _both()]
 print(json.dumps({"threads": threads(),
-                  "made": [getattr(made, p).tobytes().hex() for p in PARTS]}))
+                  "made": [getattr(m, p).tobytes().hex() for m in made for p in PARTS]}))
 """
 
 
 def test_thread_counts_give_the_same_bits():
-    grid = daxpy.UniformGrid(dims=(41, 37, 33))
-    scalars = _wavy(grid.dims)
     made = []
     try:
         for count in (1, 2):
             daxpy.configure_cpu(threads=count)
-            made.append(_compiled(grid, scalars, 0.0, True))
+            made.append([_compiled(grid, scalars, 0.0, True) for grid, scalars in _both()])
     finally:
         daxpy.configure_cpu(threads=None)
-    _assert_same(made[0], made[1])
-    _assert_same(made[0], _reference(grid, scalars, 0.0, True))
-    assert (made[0].weights[:, 2:] != 0).any()  # centre points were made
+    for (grid, scalars), one, two in zip(_both(), *made):
+        _assert_same(one, two)
+        _assert_same(one, _reference(grid, scalars, 0.0, True))
+        assert (one.weights[:, 2:] != 0).any()  # centre points were made
     # Numba's pool size is fixed per process: a child gets 4 threads.
     env = dict(os.environ, NUMBA_NUM_THREADS="4", DAXPY_CPU_THREADS="4")
     child = subprocess.run([sys.executable, "-c", _FOUR_THREADS], env=env, capture_output=True,
@@ -138,7 +178,7 @@ def test_thread_counts_give_the_same_bits():
     assert child.returncode == 0, child.stderr
     report = json.loads(child.stdout.strip().splitlines()[-1])
     assert report["threads"] == 4
-    assert report["made"] == [getattr(made[0], p).tobytes().hex() for p in PARTS]
+    assert report["made"] == [getattr(m, p).tobytes().hex() for m in made[0] for p in PARTS]
 
 
 def _unavailable(*args, **kwargs):
@@ -166,10 +206,11 @@ def _clipped(grid, monkeypatch, numpy, **options):
                                   np.linspace(0, 1, 9)),
     lambda: daxpy.CurvilinearGrid((6, 5, 4), np.random.default_rng(3).uniform(0, 5, (120, 3))),
     lambda: daxpy.UniformGrid(dims=(17, 1, 12)),
+    lambda: _hexes(7),
 ])
 def test_the_filter_gives_the_array_programs_grid(make, options, monkeypatch):
     grid = make()
-    grid.point_data["s"] = _wavy(grid.dims, np.float32)
+    grid.point_data["s"] = _wavy(getattr(grid, "dims", (7, 7, 7)), np.float32)
     grid.point_data["w"] = np.arange(grid.n_points, dtype=np.int32)
     grid.point_data["v"] = np.random.default_rng(2).standard_normal((grid.n_points, 3))
     grid.point_data["h"] = np.arange(grid.n_points, dtype=np.float16)

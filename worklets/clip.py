@@ -6,8 +6,9 @@ case: which corners are kept), count its output cells from VTK's tables
 (:mod:`daxpy.worklets._clip_tables`), scan (one host sync learns the sizes), and
 emit. Every output point is a weighted sum of input points: a kept corner, a cut
 edge's two ends, or a centre point's terms; the weights interpolate every field.
-On the CPU, 2-D and 3-D structured grids run its compiled twin
-(:mod:`daxpy.worklets.clip_cpu`), which gives the same bits.
+On the CPU, its compiled twins (:mod:`daxpy.worklets.clip_cpu` for 2-D and 3-D
+structured grids, :mod:`daxpy.worklets._clip_cells_cpu` for unstructured ones)
+give the same bits.
 
 Output points, in order: the kept corners in ascending input id, then the cut
 edges in ascending ``(lo, hi)`` order (one point per edge, shared by the cells
@@ -287,12 +288,14 @@ def _numbered(keys: Any, kept_point: Any, xp) -> tuple:
             others[cut_first], inverse)
 
 
-# The compiled (Numba) twin of this program, for 2-D and 3-D structured grids.
+# The compiled (Numba) twins of this program: 2-D and 3-D structured grids, and
+# unstructured grids.
 _COMPILED = compiled("clip_cpu", "clip_structured", clip_cells)
+_COMPILED_CELLS = compiled("_clip_cells_cpu", "clip_unstructured", clip_cells)
 
 register_generating("clip", {family: clip_cells for family in GRID_FAMILIES},
                     input_association="points", halo=0,
                     doc="the part of each cell on one side of a point field's value, cut as "
                         "VTK's table-based clip",
-                    cpu={family: _COMPILED for family in ("uniform", "rectilinear",
-                                                          "curvilinear")})
+                    cpu={"uniform": _COMPILED, "rectilinear": _COMPILED,
+                         "curvilinear": _COMPILED, "unstructured": _COMPILED_CELLS})
