@@ -110,6 +110,15 @@ def test_every_shape_of_a_mixed_grid(dtype):
                              _reference(grid, scalars, value, invert))
 
 
+def test_a_grid_of_no_cells_keeps_its_kept_points():
+    grid = daxpy.UnstructuredGrid(np.eye(4, 3), np.zeros(0, np.int64), [0], [])
+    scalars = np.array([0.0, 1, 2, 3])
+    for invert in (False, True):
+        made = _compiled(grid, scalars, 1.5, invert)
+        _assert_same(made, _reference(grid, scalars, 1.5, invert))
+        assert made.ids.shape[0] == 2
+
+
 def test_a_point_id_written_out_of_range_is_refused():
     from daxpy.data.celltypes import TETRA
 

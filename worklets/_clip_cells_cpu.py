@@ -229,8 +229,9 @@ def clip_unstructured(grid, scalars: np.ndarray, value: float, invert: bool = Fa
     np.cumsum(counts, axis=0, out=starts[1:])
     n_cells, n_slots, n_centres, n_keys = (int(x) for x in starts[-1])
     if n_cells == 0:
-        # As the array program: a clip that leaves no cell keeps no point either.
-        return _assemble([], np.zeros(n, bool), np)
+        # As the array program: a clip that leaves no cell keeps no point either,
+        # but a grid of no cells keeps its kept points (as VTK).
+        return _assemble([], kept.astype(bool) if grid.n_cells == 0 else np.zeros(n, bool), np)
     keys = np.empty(n_keys, np.int64)
     for corners, cells, (_, edges, _) in pieces:
         _keys(kept, corners, cells, edges, starts, counts, keys)
