@@ -168,8 +168,10 @@ def point_coordinates(dataset: Any, ids: Any) -> Any:
     return xp.asarray(dataset.points())[ids]
 
 
-def weighted_sum(gather: Any, ids: Any, weights: Any, axes: Any = None) -> Any:
-    """``sum_j weights[:, j] * gather(ids[:, j])`` in float64, where ``ids`` live.
+def weighted_sum(gather: Any, ids: Any, weights: Any, axes: Any = None,
+                 dtype: Any = None) -> Any:
+    """``sum_j weights[:, j] * gather(ids[:, j])`` in float64, where ``ids`` live,
+    rounded once to ``dtype`` (a float dtype) where one is given.
 
     ``gather`` maps point ids to rows (a field's values, or coordinates computed from a
     grid's axes), or is an array of rows by point id. The first two columns hold
@@ -207,7 +209,8 @@ def weighted_sum(gather: Any, ids: Any, weights: Any, axes: Any = None) -> Any:
                 raise
         else:
             try:
-                return weighted_rows(None if callable(gather) else gather, ids, weights, axes)
+                return weighted_rows(None if callable(gather) else gather, ids, weights, axes,
+                                     dtype)
             except CompiledUnavailable:
                 pass
     if not callable(gather):
@@ -228,7 +231,7 @@ def weighted_sum(gather: Any, ids: Any, weights: Any, axes: Any = None) -> Any:
             for j in range(3, ids.shape[1]):
                 extra = extra + term(rows, j)
             total[rows] = total[rows] + extra
-    return total
+    return total if dtype is None else total.astype(dtype)
 
 
 def taken(values: Any, ids: Any) -> Any:

@@ -219,18 +219,17 @@ def _clipped(dataset: Any, made: Any) -> UnstructuredGrid:
     if dataset.family in ("uniform", "rectilinear"):
         # Coordinates from the axes, never materialized (compiled on the host).
         points = weighted_sum(lambda i: point_coordinates(dataset, i), ids, weights,
-                              axes=[dataset.axis_coordinates(a) for a in range(3)])
+                              axes=[dataset.axis_coordinates(a) for a in range(3)],
+                              dtype=np.float32)
     else:
-        points = weighted_sum(dataset.points(), ids, weights)
-    dtype = np.float32 if dataset.family in ("uniform", "rectilinear") \
-        else dataset.points().dtype
+        points = weighted_sum(dataset.points(), ids, weights, dtype=dataset.points().dtype)
     point_data = {n: _weighted(v, ids, weights) for n, v in dataset.point_data.items()}
     cell_data = {n: taken(v, made.source) for n, v in dataset.cell_data.items()}
     # The clip's own cells: ids in range, known types, no repeated point.
-    return UnstructuredGrid.from_checked(placed(points.astype(dtype)),
-                                         placed(made.connectivity), placed(made.offsets),
-                                         placed(made.cell_types), point_data=point_data,
-                                         cell_data=cell_data, name=f"clip of {dataset.name}")
+    return UnstructuredGrid.from_checked(placed(points), placed(made.connectivity),
+                                         placed(made.offsets), placed(made.cell_types),
+                                         point_data=point_data, cell_data=cell_data,
+                                         name=f"clip of {dataset.name}")
 
 
 def _weighted(values: Any, ids: Any, weights: Any) -> np.ndarray:
@@ -238,10 +237,9 @@ def _weighted(values: Any, ids: Any, weights: Any) -> np.ndarray:
     input points (dtype kept; integers rounded, as VTK's interpolation)."""
     xp = array_module(ids)
     values = xp.asarray(values)
-    mixed = weighted_sum(values, ids, weights)
     if np.issubdtype(values.dtype, np.floating):
-        return placed(mixed.astype(values.dtype))
-    return placed(xp.rint(mixed).astype(values.dtype))
+        return placed(weighted_sum(values, ids, weights, dtype=values.dtype))
+    return placed(xp.rint(weighted_sum(values, ids, weights)).astype(values.dtype))
 
 
 def clip(node: Any, value: float = 0.0, result: str | None = None, **options: Any) -> Any:

@@ -248,10 +248,11 @@ def test_weighted_sums_match_the_array_program(seed, width, dtype, components):
     ids = rng.integers(0, n, (m, width))
     weights = rng.choice([0.0, -0.0, 0.25, 1.0, np.nan, rng.standard_normal()], (m, width))
     weights[rng.random(m) < 0.5, 2:] = 0.0   # most rows: two terms, as a clip's
-    ours = weighted_sum(values, ids, weights)
-    reference = weighted_sum(lambda i: values[i], ids, weights)
-    assert ours.dtype == reference.dtype and ours.shape == reference.shape
-    assert ours.tobytes() == reference.tobytes()
+    for dtype in (None, np.float32):
+        ours = weighted_sum(values, ids, weights, dtype=dtype)
+        reference = weighted_sum(lambda i: values[i], ids, weights, dtype=dtype)
+        assert ours.dtype == reference.dtype and ours.shape == reference.shape
+        assert ours.tobytes() == reference.tobytes()
     grid = daxpy.RectilinearGrid(*(np.sort(rng.uniform(-9, 9, k)) for k in (3, 2, 5)))
     ids = rng.integers(0, grid.n_points, (m, width))
     def gather(i):

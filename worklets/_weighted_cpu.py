@@ -22,7 +22,7 @@ from numba import prange, set_num_threads
 
 from daxpy.data.arrays import native_order
 
-from ._numba import CompiledUnavailable, kernel, threads
+from ._numba import KERNEL_DTYPES, CompiledUnavailable, kernel, threads
 
 _VALUE_KINDS = "iuf"
 """Integer and float fields (float16 excepted) are summed here; others by NumPy."""
@@ -49,34 +49,37 @@ def _weighted(values, axes, nx, ny, ids, weights, out):
     m, width = ids.shape
     comps = out.shape[1]
     for block in prange((m + _BLOCK - 1) // _BLOCK):
-        row, extra = np.empty(comps), np.empty(comps)
+        row, total, extra = np.empty(comps), np.empty(comps), np.empty(comps)
         for p in range(block * _BLOCK, min(m, (block + 1) * _BLOCK)):
             _gather(values, axes, nx, ny, ids[p, 0], row)
             for c in range(comps):
-                out[p, c] = row[c] * weights[p, 0]
+                total[c] = row[c] * weights[p, 0]
             if width > 1:
                 _gather(values, axes, nx, ny, ids[p, 1], row)
                 for c in range(comps):
-                    out[p, c] = out[p, c] + row[c] * weights[p, 1]
+                    total[c] = total[c] + row[c] * weights[p, 1]
             more = False
             for j in range(2, width):
                 more = more or weights[p, j] != 0
-            if not more:
-                continue
-            # A centre point: its later terms summed first, then added, as NumPy does.
-            _gather(values, axes, nx, ny, ids[p, 2], row)
-            for c in range(comps):
-                extra[c] = row[c] * weights[p, 2]
-            for j in range(3, width):
-                _gather(values, axes, nx, ny, ids[p, j], row)
+            if more:
+                # A centre point: its later terms summed first, then added, as NumPy does.
+                _gather(values, axes, nx, ny, ids[p, 2], row)
                 for c in range(comps):
-                    extra[c] = extra[c] + row[c] * weights[p, j]
+                    extra[c] = row[c] * weights[p, 2]
+                for j in range(3, width):
+                    _gather(values, axes, nx, ny, ids[p, j], row)
+                    for c in range(comps):
+                        extra[c] = extra[c] + row[c] * weights[p, j]
+                for c in range(comps):
+                    total[c] = total[c] + extra[c]
             for c in range(comps):
-                out[p, c] = out[p, c] + extra[c]
+                out[p, c] = total[c]   # rounded once, to the output's dtype
 
 
-def weighted_rows(values, ids: np.ndarray, weights: np.ndarray, axes=None) -> np.ndarray:
-    """``sum_j weights[:, j] * values[ids[:, j]]`` in float64, on every core.
+def weighted_rows(values, ids: np.ndarray, weights: np.ndarray, axes=None,
+                  dtype=None) -> np.ndarray:
+    """``sum_j weights[:, j] * values[ids[:, j]]`` in float64, on every core, rounded
+    once to ``dtype`` (float32 or float64, float64 by default) as it is stored.
 
     Parameters
     ----------
@@ -88,10 +91,11 @@ def weighted_rows(values, ids: np.ndarray, weights: np.ndarray, axes=None) -> np
         A uniform or rectilinear grid's axis coordinates: the rows are then its
         points' coordinates, computed from their grid indices (as float32, then
         float64), shape (m, 3).
+    dtype : dtype, optional
 
     Returns
     -------
-    float64 array, shape (m,) + values.shape[1:]
+    array of ``dtype``, shape (m,) + values.shape[1:]
 
     Raises
     ------
@@ -106,8 +110,9 @@ def weighted_rows(values, ids: np.ndarray, weights: np.ndarray, axes=None) -> np
     >>> weighted_rows(None, np.array([[0, 1]]), np.array([[0.5, 0.5]]), axes).tolist()
     [[0.5, 5.0, 0.5]]
     """
-    if weights.dtype != np.float64 or ids.dtype.kind not in "iu":
-        raise CompiledUnavailable("weights must be float64 and ids integers")
+    dtype = np.dtype(np.float64 if dtype is None else dtype)
+    if weights.dtype != np.float64 or ids.dtype.kind not in "iu" or dtype not in KERNEL_DTYPES:
+        raise CompiledUnavailable("weights must be float64, ids integers, sums float")
     ids, weights = native_order(ids), native_order(weights)
     if axes is None:
         values = native_order(np.asarray(values))
@@ -122,7 +127,7 @@ def weighted_rows(values, ids: np.ndarray, weights: np.ndarray, axes=None) -> np
         grid_axes = np.zeros((3, max(len(a) for a in axes)), np.float32)
         for a, coordinates in enumerate(axes):
             grid_axes[a, :len(coordinates)] = coordinates
-    out = np.empty((ids.shape[0], int(np.prod(shape, dtype=np.int64))))
+    out = np.empty((ids.shape[0], int(np.prod(shape, dtype=np.int64))), dtype)
     set_num_threads(threads())
     _weighted(table, grid_axes, len(axes[0]) if axes else 1, len(axes[1]) if axes else 1,
               np.ascontiguousarray(ids), np.ascontiguousarray(weights), out)
