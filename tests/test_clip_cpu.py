@@ -20,8 +20,8 @@ from daxpy.worklets import clip as array_clip
 from daxpy.worklets import _weighted_cpu as weighted_cpu
 from daxpy.worklets._numba import CompiledUnavailable, compiled
 
-from strategies import (curvilinear_grids, mixed_grid_all_shapes, rectilinear_grids, seeds,
-                        uniform_grids, unstructured_grids)
+from strategies import (curvilinear_grids, cut_field, mixed_grid_all_shapes, rectilinear_grids,
+                        seeds, uniform_grids, unstructured_grids, wavy_field)
 
 pytest.importorskip("numba")
 
@@ -49,19 +49,6 @@ def _assert_same(ours, reference):
         assert a.tobytes() == b.tobytes(), name
 
 
-def _field(rng, n, kind, dtype):
-    """Smooth-ish random values, or a few integers (ties with the value), with NaN
-    and Inf sprinkled in for ``kind`` "holes"."""
-    if kind == "ties":
-        values = rng.integers(-2, 3, n).astype(dtype)
-    else:
-        values = rng.standard_normal(n).astype(dtype)
-    if kind == "holes":
-        where = rng.integers(0, n, max(1, n // 15))
-        values[where] = rng.choice([np.nan, np.inf, -np.inf], where.shape[0])
-    return values
-
-
 @settings(max_examples=120, deadline=None)
 @given(data=st.data(), family=st.sampled_from(sorted(FAMILIES)),
        kind=st.sampled_from(["smooth", "ties", "holes"]),
@@ -69,7 +56,7 @@ def _field(rng, n, kind, dtype):
 def test_compiled_matches_the_array_program(data, family, kind, dtype, invert, seed):
     grid = data.draw(FAMILIES[family](max_side=7 if family != "unstructured" else 4))
     rng = np.random.default_rng(seed)
-    scalars = _field(rng, grid.n_points, kind, dtype)
+    scalars = cut_field(rng, grid.n_points, kind, dtype)
     finite = scalars[np.isfinite(scalars)]
     value = float(rng.choice(finite)) if finite.size and rng.random() < 0.5 else float(
         rng.uniform(-2.5, 2.5))
@@ -103,7 +90,7 @@ def test_every_shape_of_a_mixed_grid(dtype):
     grid = mixed_grid_all_shapes()
     rng = np.random.default_rng(5)
     for kind in ("smooth", "ties", "holes"):
-        scalars = _field(rng, grid.n_points, kind, dtype)
+        scalars = cut_field(rng, grid.n_points, kind, dtype)
         for value in (-0.5, 0.0, 0.3, 9.0):
             for invert in (False, True):
                 _assert_same(_compiled(grid, scalars, value, invert),
@@ -130,17 +117,8 @@ def test_a_point_id_written_out_of_range_is_refused():
         Clip("s", 0.0, backend="cpu")(grid)
 
 
-def _wavy(dims, dtype=np.float64):
-    """A field of many saddles (centre points), some points at 0 and a few NaN."""
-    z, y, x = np.meshgrid(*(np.arange(n) for n in reversed(dims)), indexing="ij")
-    values = np.sin(0.7 * x) * np.cos(0.5 * y) + 0.3 * np.sin(0.9 * z)
-    values = np.round(values, 2).astype(dtype).ravel()
-    values[::97] = np.nan
-    return values
-
-
 def _hexes(n):
-    """An n^3-point lattice of hexahedra, as an unstructured grid, with ``_wavy``."""
+    """An n^3-point lattice of hexahedra, as an unstructured grid."""
     from daxpy.data.celltypes import HEXAHEDRON
     from daxpy.worklets._marching import IMAGE_CELL_CORNERS, structured_corners
 
@@ -155,7 +133,7 @@ def _both():
     """A structured and an unstructured grid with their scalars, big enough that
     every thread gets rows and cells."""
     grid, hexes = daxpy.UniformGrid(dims=(41, 37, 33)), _hexes(18)
-    return (grid, _wavy(grid.dims)), (hexes, _wavy((18, 18, 18)))
+    return (grid, wavy_field(grid.dims)), (hexes, wavy_field((18, 18, 18)))
 
 
 _FOUR_THREADS = """
@@ -219,7 +197,7 @@ def _clipped(grid, monkeypatch, numpy, **options):
 ])
 def test_the_filter_gives_the_array_programs_grid(make, options, monkeypatch):
     grid = make()
-    grid.point_data["s"] = _wavy(getattr(grid, "dims", (7, 7, 7)), np.float32)
+    grid.point_data["s"] = wavy_field(getattr(grid, "dims", (7, 7, 7)), np.float32)
     grid.point_data["w"] = np.arange(grid.n_points, dtype=np.int32)
     grid.point_data["v"] = np.random.default_rng(2).standard_normal((grid.n_points, 3))
     grid.point_data["h"] = np.arange(grid.n_points, dtype=np.float16)

@@ -182,17 +182,8 @@ def _emit_points(s, value, kept, renumber, cut_keys, ids, weights):
 def clip_unstructured(grid, scalars: np.ndarray, value: float, invert: bool = False,
                       place=None) -> Clipped:
     """The compiled form of :func:`daxpy.worklets.clip.clip_cells` on unstructured
-    grids of float32 or float64 scalars.
-
-    Parameters
-    ----------
-    grid, scalars, value, invert, place
-        As for :func:`~daxpy.worklets.clip.clip_cells` (``place`` is not used:
-        everything stays on the host).
-
-    Returns
-    -------
-    Clipped
+    grids of float32 or float64 scalars: parameters and result as
+    :func:`~daxpy.worklets.clip_cpu.clip_structured`'s.
 
     Raises
     ------

@@ -37,7 +37,8 @@ from numba import parallel_chunksize, prange
 
 from ._clip_tables import CLIP, CLIP_INSIDE_OUT
 from ._marching import at_least_bound
-from ._numba import CompiledUnavailable, kernel, kernel_dtype
+from .contour_cpu import _spread
+from ._numba import kernel, structured_rows
 from .clip import _EDGE_CODE, TABLES, Clipped, _assemble
 
 _KINDS = {3: "voxel", 2: "pixel"}
@@ -106,13 +107,6 @@ def _kept_columns(s, bound, flip, first, up, out, nx, columns):
 def _cut(flag):
     """How many of a point's x, y and z edges are cut (flag bits 1 to 3)."""
     return ((flag >> 1) & 1) + ((flag >> 2) & 1) + ((flag >> 3) & 1)
-
-
-@kernel(inline="always")
-def _spread(column):
-    """A column's bits (its rows (y, z): (0, 0), (1, 0), (0, 1), (1, 1)) at the case
-    bits of the cell corners at x = 0 (VTK's voxel and pixel corner order)."""
-    return (column & 1) | ((column & 2) << 1) | ((column & 4) << 2) | ((column & 8) << 3)
 
 
 @kernel(inline="always")
@@ -317,13 +311,10 @@ def clip_structured(grid, scalars: np.ndarray, value: float, invert: bool = Fals
     >>> ours.weights.tobytes() == theirs.weights.tobytes()
     True
     """
-    sizes = [int(d) for d in grid.dims if int(d) > 1]
-    if len(sizes) not in _KINDS or scalars.ndim != 1:
-        raise CompiledUnavailable("the compiled clip cuts 2-D and 3-D grids")
-    s = np.ascontiguousarray(kernel_dtype(scalars)[0])
-    zc = len(sizes) - 1   # corner rows along z: 2 (voxels) or 1 (pixels)
-    nx, ny, nz = (sizes + [1])[:3]
-    kind = _KINDS[len(sizes)]
+    s, nx, ny, nz, dimension = structured_rows(
+        grid, scalars, "the compiled clip cuts 2-D and 3-D grids")
+    zc = dimension - 1   # corner rows along z: 2 (voxels) or 1 (pixels)
+    kind = _KINDS[dimension]
     tables, places = _TABLES[(kind, bool(invert))], _PLACES[kind]
     value = float(value)
     n_cell_rows = (ny - 1) * max(nz - 1, 1)
