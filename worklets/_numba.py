@@ -240,7 +240,6 @@ def row_corner(row: int, cy: int, nx: int, ny: int) -> tuple:
     return k, j, (k * ny + j) * nx
 
 
-
 def structured_rows(grid, scalars: np.ndarray, refusal: str) -> tuple:
     """A 2-D or 3-D structured grid as the compiled row kernels walk it: its scalars
     (native float32 or float64, contiguous), its points along the axes of more than
