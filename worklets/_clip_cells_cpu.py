@@ -27,7 +27,7 @@ Examples
 from __future__ import annotations
 
 import numpy as np
-from numba import prange
+from numba import parallel_chunksize, prange
 
 from ._marching import at_least
 from ._numba import CompiledUnavailable, kernel, kernel_dtype, refuse_bad_ids
@@ -207,22 +207,33 @@ def clip_unstructured(grid, scalars: np.ndarray, value: float, invert: bool = Fa
     if any(b.shape.name not in _SHAPES for b in blocks) or scalars.ndim != 1:
         raise CompiledUnavailable("the compiled clip cuts the shapes of its tables")
     s = np.ascontiguousarray(kernel_dtype(scalars)[0])
-    value, n = float(value), s.shape[0]
+    value = float(value)
     kept = (at_least(s, value) != bool(invert)).astype(np.uint8)
-    renumber = np.cumsum(kept, dtype=np.int64) - 1
     pieces = [(np.ascontiguousarray(b.corners, np.int64), np.ascontiguousarray(
         b.cell_ids, np.int64), _TABLES[(_SHAPES[b.shape.name], bool(invert))]) for b in blocks]
-    counts = np.zeros((grid.n_cells, 4), np.int64)
+    # Chunks of cells dealt one at a time to the threads as they free up: cells
+    # where the cut is make far more than others, and a thread slowed by another
+    # process does not hold up the rest.
+    with parallel_chunksize(1):
+        return _clipped(s, value, kept, pieces, grid.n_cells)
+
+
+def _clipped(s, value: float, kept, pieces: list, n_input_cells: int) -> Clipped:
+    """Count, scan, sort the cut edges and emit, over every block."""
+    n = s.shape[0]
+    renumber = np.cumsum(kept, dtype=np.int64) - 1
+    counts = np.zeros((n_input_cells, 4), np.int64)
     bad = sum(_count(kept, corners, cells, tables, crossed, counts)
               for corners, cells, (tables, _, crossed) in pieces)
     refuse_bad_ids(bad)
-    starts = np.zeros((grid.n_cells + 1, 4), np.int64)
+    starts = np.zeros((n_input_cells + 1, 4), np.int64)
     np.cumsum(counts, axis=0, out=starts[1:])
     n_cells, n_slots, n_centres, n_keys = (int(x) for x in starts[-1])
     if n_cells == 0:
         # As the array program: a clip that leaves no cell keeps no point either,
         # but a grid of no cells keeps its kept points (as VTK).
-        return _assemble([], kept.astype(bool) if grid.n_cells == 0 else np.zeros(n, bool), np)
+        return _assemble([], kept.astype(bool) if n_input_cells == 0 else np.zeros(n, bool),
+                         np)
     keys = np.empty(n_keys, np.int64)
     for corners, cells, (_, edges, _) in pieces:
         _keys(kept, corners, cells, edges, starts, counts, keys)

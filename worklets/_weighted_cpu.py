@@ -18,7 +18,7 @@ Examples
 from __future__ import annotations
 
 import numpy as np
-from numba import prange, set_num_threads
+from numba import parallel_chunksize, prange, set_num_threads
 
 from daxpy.data.arrays import native_order
 
@@ -129,6 +129,9 @@ def weighted_rows(values, ids: np.ndarray, weights: np.ndarray, axes=None,
             grid_axes[a, :len(coordinates)] = coordinates
     out = np.empty((ids.shape[0], int(np.prod(shape, dtype=np.int64))), dtype)
     set_num_threads(threads())
-    _weighted(table, grid_axes, len(axes[0]) if axes else 1, len(axes[1]) if axes else 1,
-              np.ascontiguousarray(ids), np.ascontiguousarray(weights), out)
+    # Blocks dealt one at a time as threads free up: one slowed by another
+    # process's load does not hold up the rest.
+    with parallel_chunksize(1):
+        _weighted(table, grid_axes, len(axes[0]) if axes else 1, len(axes[1]) if axes else 1,
+                  np.ascontiguousarray(ids), np.ascontiguousarray(weights), out)
     return out.reshape((ids.shape[0],) + shape)

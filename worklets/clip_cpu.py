@@ -321,8 +321,12 @@ def clip_structured(grid, scalars: np.ndarray, value: float, invert: bool = Fals
     flags = np.empty(s.shape[0], np.uint8)
     row_counts = np.empty((ny * nz, 2), np.int64)
     cell_counts = np.empty((n_cell_rows, 3), np.int64)
-    _count(s, at_least_bound(s.dtype, value), np.uint8(bool(invert)), nx, ny, nz, zc,
-           tables[0], tables[2], tables[3], flags, row_counts, cell_counts)
+    # Blocks of rows are dealt one at a time to the threads as they free up: rows
+    # where the cut is emit far more than others, and a thread slowed by another
+    # process does not hold up the rest.
+    with parallel_chunksize(1):
+        _count(s, at_least_bound(s.dtype, value), np.uint8(bool(invert)), nx, ny, nz, zc,
+               tables[0], tables[2], tables[3], flags, row_counts, cell_counts)
     point_start, cell_start = _exclusive(row_counts), _exclusive(cell_counts)
     totals = np.concatenate([point_start[-1], cell_start[-1]])
     n_kept, n_cut, n_cells, n_slots, n_centres = (int(x) for x in totals)
@@ -340,8 +344,6 @@ def clip_structured(grid, scalars: np.ndarray, value: float, invert: bool = Fals
     out = (np.empty(n_slots, np.int64), np.empty(n_cells + 1, np.int64),
            np.empty(n_cells, np.uint8), np.empty(n_cells, np.int64))
     out[1][0] = 0
-    # Where the cut is, rows emit far more than elsewhere: blocks dealt one at a
-    # time to the threads as they free up balance them.
     with parallel_chunksize(1):
         _emit(s, value, nx, ny, nz, zc, tables, places, offsets, flags, point_start,
               cell_start, totals, ids, weights, out)
