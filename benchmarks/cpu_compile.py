@@ -47,7 +47,7 @@ grid = datasets.hex_grid(dims) if family == "unstructured" else datasets.uniform
 n = grid.n_cells if worklet.input_association == "cells" else grid.n_points
 values = datasets.random_field(n, 3 if name == "bias_add" else 1, dtype=np.dtype(dtype))
 params = {"bias": np.ones(3)} if name == "bias_add" else {}
-if name == "contour":  # a surface through the middle of the field's range
+if name in ("contour", "clip"):  # a cut through the middle of the field's range
     params = {"value": 1.0}
 if name == "threshold":  # the cells of the field's upper half
     params = {"at": "points", "lower": float(np.median(values)), "upper": float("inf")}

@@ -191,13 +191,22 @@ def point_coordinates(dataset: Any, ids: Any) -> Any:
     return _TAKE(points, ids) if xp is np else points[ids]
 
 
-def weighted_sum(gather: Any, ids: Any, weights: Any) -> Any:
-    """``sum_j weights[:, j] * gather(ids[:, j])`` in float64, where ``ids`` live.
+def weighted_sum(gather: Any, ids: Any, weights: Any, axes: Any = None,
+                 dtype: Any = None) -> Any:
+    """``sum_j weights[:, j] * gather(ids[:, j])`` in float64, where ``ids`` live,
+    rounded once to ``dtype`` (a float dtype) where one is given.
 
     ``gather`` maps point ids to rows (a field's values, or coordinates computed from a
-    grid's axes). The first two columns hold every point's terms (a corner, or a cut
-    edge's ends); later ones only a few centre points', so those rows alone read them.
-    Columns are added one at a time, in order, so NumPy and CuPy give the same bits.
+    grid's axes), or is an array of rows by point id. The first two columns hold
+    every point's terms (a corner, or a cut edge's ends); later ones only a few centre
+    points', so those rows alone read them. Columns are added one at a time, in order,
+    so NumPy, CuPy and the compiled kernel give the same bits.
+
+    On the host, an array ``gather`` (or, with ``axes``, a uniform or rectilinear
+    grid's coordinates: ``gather`` computes them from these three axis arrays) is
+    summed by a compiled kernel on every core
+    (:func:`daxpy.worklets._weighted_cpu.weighted_rows`); elsewhere, and without
+    Numba, by the array program below.
 
     Examples
     --------
@@ -206,10 +215,29 @@ def weighted_sum(gather: Any, ids: Any, weights: Any) -> Any:
     >>> weighted_sum(lambda i: values[i], np.array([[0, 1, 2], [2, 2, 0]]),
     ...              np.array([[0.5, 0.25, 0.25], [1.0, 0.0, 0.0]])).tolist()
     [7.5, 20.0]
+    >>> weighted_sum(values, np.array([[0, 1]]), np.array([[0.5, 0.5]])).tolist()
+    [5.0]
     """
+    import numpy as np
+
     from daxpy.data.arrays import array_module
 
     xp = array_module(ids)
+    if xp is np and (axes is not None or not callable(gather)):
+        try:
+            from daxpy.worklets._numba import CompiledUnavailable
+            from daxpy.worklets._weighted_cpu import weighted_rows
+        except ImportError as err:  # no Numba: the array program
+            if err.name != "numba":
+                raise
+        else:
+            try:
+                return weighted_rows(None if callable(gather) else gather, ids, weights, axes,
+                                     dtype)
+            except CompiledUnavailable:
+                pass
+    if not callable(gather):
+        gather = xp.asarray(gather).__getitem__
 
     def term(rows, j):
         rows_values = gather(ids[rows, j]).astype(xp.float64)
@@ -226,7 +254,7 @@ def weighted_sum(gather: Any, ids: Any, weights: Any) -> Any:
             for j in range(3, ids.shape[1]):
                 extra = extra + term(rows, j)
             total[rows] = total[rows] + extra
-    return total
+    return total if dtype is None else total.astype(dtype)
 
 
 def taken(values: Any, ids: Any) -> Any:

@@ -155,46 +155,52 @@ def _clipped(dataset: Any, made: Any) -> UnstructuredGrid:
     # Points and fields are interpolated where the clip ran; only the results move.
     ids, weights = made.ids, made.weights
     points = _weighted_points(dataset, ids, weights)
-    dtype = np.float32 if dataset.family in ("uniform", "rectilinear") \
-        else dataset.points().dtype
     point_data = {n: _weighted(dataset, v, ids, weights)
                   for n, v in dataset.point_data.items()}
     cell_data = {n: taken(v, made.source) for n, v in dataset.cell_data.items()}
     # The clip's own cells: ids in range, known types, no repeated point.
-    return UnstructuredGrid.from_checked(placed(points.astype(dtype)),
-                                         placed(made.connectivity), placed(made.offsets),
-                                         placed(made.cell_types), point_data=point_data,
-                                         cell_data=cell_data, name=f"clip of {dataset.name}")
+    return UnstructuredGrid.from_checked(placed(points), placed(made.connectivity),
+                                         placed(made.offsets), placed(made.cell_types),
+                                         point_data=point_data, cell_data=cell_data,
+                                         name=f"clip of {dataset.name}")
 
 
 def _weighted_points(dataset: Any, ids: Any, weights: Any) -> Any:
-    """The output points in float64, where the clip ran (on the GPU in one kernel,
-    the image and rectilinear grids' points read from their axes)."""
+    """The output points in the grid's points' dtype (float32 for image and
+    rectilinear grids, as VTK's), where the clip ran: on every host core, or on the
+    GPU in one kernel; image and rectilinear grids' points read from their axes."""
+    structured = dataset.family in ("uniform", "rectilinear")
+    dtype = np.float32 if structured else dataset.points().dtype
+    axes = [dataset.axis_coordinates(a) for a in range(3)] if structured else None
     if not is_device_array(ids):
-        return weighted_sum(lambda i: point_coordinates(dataset, i), ids, weights)
+        if structured:
+            return weighted_sum(lambda i: point_coordinates(dataset, i), ids, weights,
+                                axes=axes, dtype=dtype)
+        return weighted_sum(dataset.points(), ids, weights, dtype=dtype)
     import cupy
 
     from daxpy.cuda.interpolation import weighted_axes, weighted_values
 
-    if dataset.family in ("uniform", "rectilinear"):
-        return weighted_axes(tuple(dataset.axis_coordinates(a) for a in range(3)), ids,
-                             weights)
-    return weighted_values(dataset_array(dataset, dataset.points(), cupy), ids, weights)
+    if structured:
+        return weighted_axes(tuple(axes), ids, weights).astype(dtype)
+    return weighted_values(dataset_array(dataset, dataset.points(), cupy), ids,
+                           weights).astype(dtype)
 
 
 def _weighted(dataset: Any, values: Any, ids: Any, weights: Any) -> np.ndarray:
     """A point field at the output points, where the new dataset goes: weights over
     input points (dtype kept; integers rounded, as VTK's interpolation)."""
     values = dataset_array(dataset, values, array_module(ids))
+    floating = np.issubdtype(values.dtype, np.floating)
     if is_device_array(ids):
         from daxpy.cuda.interpolation import weighted_values
 
         mixed = weighted_values(values, ids, weights)
-    else:
-        mixed = weighted_sum(lambda i: values[i], ids, weights)
-    if np.issubdtype(values.dtype, np.floating):
-        return placed(mixed.astype(values.dtype))
-    return placed(array_module(mixed).rint(mixed).astype(values.dtype))
+        return placed(mixed.astype(values.dtype) if floating
+                      else array_module(mixed).rint(mixed).astype(values.dtype))
+    if floating:
+        return placed(weighted_sum(values, ids, weights, dtype=values.dtype))
+    return placed(np.rint(weighted_sum(values, ids, weights)).astype(values.dtype))
 
 
 def clip(node: Any, value: float = 0.0, result: str | None = None, **options: Any) -> Any:

@@ -251,6 +251,30 @@ def simple_surfaces(draw):
                                      for kind, sizes in cells.items()})
 
 
+def cut_field(rng, n, kind, dtype):
+    """Point scalars to contour or clip: smooth-ish random values, or a few integers
+    (``kind`` "ties": many equal the value), with NaN and Inf sprinkled in for
+    ``kind`` "holes"."""
+    if kind == "ties":
+        values = rng.integers(-2, 3, n).astype(dtype)
+    else:
+        values = rng.standard_normal(n).astype(dtype)
+    if kind == "holes":
+        where = rng.integers(0, n, max(1, n // 15))
+        values[where] = rng.choice([np.nan, np.inf, -np.inf], where.shape[0])
+    return values
+
+
+def wavy_field(dims, dtype=np.float64):
+    """Point scalars of a structured grid's ``dims`` crossing 0 in many surfaces and
+    saddles, some points exactly at 0 and a few NaN."""
+    z, y, x = np.meshgrid(*(np.arange(n) for n in reversed(dims)), indexing="ij")
+    values = np.sin(0.7 * x) * np.cos(0.5 * y) + 0.3 * np.sin(0.9 * z)
+    values = np.round(values, 2).astype(dtype).ravel()
+    values[::97] = np.nan
+    return values
+
+
 def value_between(values, rng) -> float:
     """A value strictly between two of ``values`` (never equal to one), for cuts whose
     result must not depend on ties."""

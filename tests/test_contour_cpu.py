@@ -17,7 +17,8 @@ from daxpy.filters import Contour
 from daxpy.worklets import contour as numpy_contour
 from daxpy.worklets._numba import compiled
 
-from strategies import curvilinear_grids, rectilinear_grids, seeds, uniform_grids
+from strategies import (curvilinear_grids, cut_field, rectilinear_grids, seeds, uniform_grids,
+                        wavy_field)
 
 pytest.importorskip("numba")
 
@@ -47,19 +48,6 @@ def _assert_same_cut(ours, reference):
             assert np.array_equal(a, b), part
 
 
-def _field(rng, n, kind, dtype):
-    """Smooth-ish random values, or a few integers (many ties with the value), with
-    NaN and Inf sprinkled in for ``kind`` "holes"."""
-    if kind == "ties":
-        values = rng.integers(-2, 3, n).astype(dtype)
-    else:
-        values = rng.standard_normal(n).astype(dtype)
-    if kind == "holes":
-        where = rng.integers(0, n, max(1, n // 15))
-        values[where] = rng.choice([np.nan, np.inf, -np.inf], where.shape[0])
-    return values
-
-
 @settings(max_examples=150, deadline=None)
 @given(data=st.data(), family=st.sampled_from(sorted(FAMILIES)),
        kind=st.sampled_from(["smooth", "ties", "holes"]),
@@ -67,7 +55,7 @@ def _field(rng, n, kind, dtype):
 def test_compiled_matches_numpy(data, family, kind, dtype, seed):
     grid = data.draw(FAMILIES[family](max_side=7))
     rng = np.random.default_rng(seed)
-    scalars = _field(rng, grid.n_points, kind, dtype)
+    scalars = cut_field(rng, grid.n_points, kind, dtype)
     finite = scalars[np.isfinite(scalars)]
     # A grid value itself (ties), or anything around the range.
     value = float(rng.choice(finite)) if finite.size and rng.random() < 0.5 else float(
@@ -94,22 +82,13 @@ def test_a_float32_field_compares_with_the_value_in_float64():
         _assert_same_cut(_compiled(grid, scalars, value), _reference(grid, scalars, value))
 
 
-def _wavy(dims, dtype=np.float64):
-    """A field of many surfaces, some of its points exactly at 0 and a few NaN."""
-    z, y, x = np.meshgrid(*(np.arange(n) for n in reversed(dims)), indexing="ij")
-    values = np.sin(0.7 * x) * np.cos(0.5 * y) + 0.3 * np.sin(0.9 * z)
-    values = np.round(values, 2).astype(dtype).ravel()
-    values[::97] = np.nan
-    return values
-
-
 _FOUR_THREADS = """
 import json, numpy as np, daxpy
 from daxpy.data.worklet import get_worklet
 from daxpy.worklets._numba import threads
-from test_contour_cpu import _wavy
+from strategies import wavy_field
 grid = daxpy.UniformGrid(dims=(41, 37, 33))
-cut = get_worklet("contour").cpu_impl("uniform")(grid, _wavy(grid.dims), value=0.0)
+cut = get_worklet("contour").cpu_impl("uniform")(grid, wavy_field(grid.dims), value=0.0)
 print(json.dumps({"threads": threads(), "cut": [a.tobytes().hex() for a in
                   (cut.lo, cut.hi, cut.t, cut.cells[3], cut.source[3])]}))
 """
@@ -117,7 +96,7 @@ print(json.dumps({"threads": threads(), "cut": [a.tobytes().hex() for a in
 
 def test_thread_counts_give_the_same_bits():
     grid = daxpy.UniformGrid(dims=(41, 37, 33))
-    scalars = _wavy(grid.dims)
+    scalars = wavy_field(grid.dims)
     cuts = []
     try:
         for count in (1, 2):
@@ -161,7 +140,7 @@ def _surface(grid, monkeypatch, numpy, **options):
 ])
 def test_the_filter_gives_the_numpy_surface(make, options, monkeypatch):
     grid = make()
-    grid.point_data["s"] = _wavy(grid.dims, np.float32)
+    grid.point_data["s"] = wavy_field(grid.dims, np.float32)
     grid.point_data["w"] = np.arange(grid.n_points, dtype=np.int32)
     grid.cell_data["c"] = np.arange(grid.n_cells, dtype=np.float64)
     ours = _surface(grid, monkeypatch, False, **options)

@@ -239,3 +239,26 @@ def row_corner(row: int, cy: int, nx: int, ny: int) -> tuple:
     j = row - k * cy
     return k, j, (k * ny + j) * nx
 
+
+def structured_rows(grid, scalars: np.ndarray, refusal: str) -> tuple:
+    """A 2-D or 3-D structured grid as the compiled row kernels walk it: its scalars
+    (native float32 or float64, contiguous), its points along the axes of more than
+    one point ``(nx, ny, nz)`` (``nz`` 1 in 2-D), and its dimension.
+
+    Raises
+    ------
+    CompiledUnavailable
+        On 0-D and 1-D grids (saying ``refusal``) and for other dtypes.
+
+    Examples
+    --------
+    >>> import numpy as np, daxpy
+    >>> rows = structured_rows(daxpy.UniformGrid(dims=(4, 1, 3)), np.zeros(12), "")
+    >>> rows[1:]
+    (4, 3, 1, 2)
+    """
+    sizes = [int(d) for d in grid.dims if int(d) > 1]
+    if len(sizes) not in (2, 3) or scalars.ndim != 1:
+        raise CompiledUnavailable(refusal)
+    nx, ny, nz = (sizes + [1])[:3]
+    return np.ascontiguousarray(kernel_dtype(scalars)[0]), nx, ny, nz, len(sizes)

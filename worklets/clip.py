@@ -6,6 +6,9 @@ case: which corners are kept), count its output cells from VTK's tables
 (:mod:`daxpy.worklets._clip_tables`), scan (one host sync learns the sizes), and
 emit. Every output point is a weighted sum of input points: a kept corner, a cut
 edge's two ends, or a centre point's terms; the weights interpolate every field.
+On the CPU, its compiled twins (:mod:`daxpy.worklets.clip_cpu` for 2-D and 3-D
+structured grids, :mod:`daxpy.worklets._clip_cells_cpu` for unstructured ones)
+give the same bits.
 
 Output points, in order: the kept corners in ascending input id, then the cut
 edges in ascending ``(lo, hi)`` order (one point per edge, shared by the cells
@@ -34,6 +37,7 @@ from ._clip_tables import CLIP, CLIP_INSIDE_OUT
 from ._contour_tables import EDGES
 from ._marching import (GRID_FAMILIES, IMAGE_CELL_CORNERS, at_least, register_generating,
                         structured_corners)
+from ._numba import compiled
 from ._structured_cases import structured_cases
 
 _EDGE_CODE = 100
@@ -119,7 +123,6 @@ def _structured_pieces(grid: Any, scalars: Any, value: float, invert: bool) -> l
     return [(_STRUCTURED[len(active)], cases,
              lambda rows: structured_corners(dims, rows, offsets),
              xp.arange(cases.shape[0], dtype=xp.int64))]
-
 
 def clip_cells(grid: Any, scalars: Any, value: float, invert: bool = False,
                place=None) -> Clipped:
@@ -306,7 +309,14 @@ def _numbered(keys: Any, kept_point: Any, xp) -> tuple:
             others[cut_first], inverse)
 
 
+# The compiled (Numba) twins of this program: 2-D and 3-D structured grids, and
+# unstructured grids.
+_COMPILED = compiled("clip_cpu", "clip_structured", clip_cells)
+_COMPILED_CELLS = compiled("_clip_cells_cpu", "clip_unstructured", clip_cells)
+
 register_generating("clip", {family: clip_cells for family in GRID_FAMILIES},
                     input_association="points", halo=0,
                     doc="the part of each cell on one side of a point field's value, cut as "
-                        "VTK's table-based clip")
+                        "VTK's table-based clip",
+                    cpu={"uniform": _COMPILED, "rectilinear": _COMPILED,
+                         "curvilinear": _COMPILED, "unstructured": _COMPILED_CELLS})

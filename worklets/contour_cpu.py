@@ -38,7 +38,7 @@ from ._contour_careful_cpu import (_careful_flags, _careful_rows, _collapsed, _c
                                    _finite_cell, _repeats, _screen_row, screen_values)
 from ._edge_cut import EdgeCut
 from ._marching import TABLES, at_least_bound, cut_edges
-from ._numba import CompiledUnavailable, kernel, kernel_dtype
+from ._numba import kernel, structured_rows
 
 _KINDS = {3: "voxel", 2: "pixel"}
 """The cell each grid dimension is marched as (1-D grids run the NumPy path)."""
@@ -347,13 +347,10 @@ def contour_structured(grid, scalars: np.ndarray, value: float, place=None) -> E
     >>> contour_structured(g, t, value=7.5).t.tolist() == reference(g, t, value=7.5).t.tolist()
     True
     """
-    sizes = [int(d) for d in grid.dims if int(d) > 1]
-    if len(sizes) not in _KINDS or scalars.ndim != 1:
-        raise CompiledUnavailable("the compiled contour marches 2-D and 3-D grids")
-    s = np.ascontiguousarray(kernel_dtype(scalars)[0])
-    zc = len(sizes) - 1   # corners along z: 2 (voxels) or 1 (pixels)
-    nx, ny, nz = (sizes + [1])[:3]
-    kind = _KINDS[len(sizes)]
+    s, nx, ny, nz, dimension = structured_rows(
+        grid, scalars, "the compiled contour marches 2-D and 3-D grids")
+    zc = dimension - 1   # corners along z: 2 (voxels) or 1 (pixels)
+    kind = _KINDS[dimension]
     counts, table, edges = TABLES[kind]
     tables = (counts, table, edges)
     offsets = np.array([(c & 1) + ((c >> 1) & 1) * nx + (c >> 2) * nx * ny

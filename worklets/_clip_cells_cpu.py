@@ -1,0 +1,254 @@
+"""Compiled CPU clip of unstructured grids: every cell block (vertices, lines,
+triangles, quads, tetrahedra, hexahedra, wedges, pyramids) cut as the array
+program cuts it, its :class:`~daxpy.worklets.clip.Clipped` bit for bit.
+
+1. *count*: per cell (parallel over chunks of each block), its case from its
+   corners' kept flags, and from the tables its output cells, connectivity
+   slots, centre points and cut edges, stored at its input id;
+2. *scan*: exclusive sums over the input cells, in id order: each cell's first
+   output cell, slot, centre point and cut-edge key, whatever its block;
+3. *keys*: each cell's cut edges as ``lo * n + hi``; only these are sorted
+   (``np.unique``), for the output points' ascending ``(lo, hi)`` order;
+4. *emit*: each cell writes its output cells and centre points from its starts,
+   so blocks of mixed grids interleave in input cell order without a sort.
+
+Kept points are numbered by a mask and a scan, as on structured grids.
+
+Examples
+--------
+>>> import numpy as np, daxpy
+>>> from daxpy.data.celltypes import TETRA
+>>> g = daxpy.UnstructuredGrid(np.eye(4, 3), [0, 1, 2, 3], [0, 4], [TETRA])
+>>> made = clip_unstructured(g, np.array([1.0, 0, 0, 0]), value=0.5)
+>>> made.cell_types.tolist(), made.ids[:, :2].tolist()
+([10], [[0, 0], [0, 1], [0, 2], [0, 3]])
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import parallel_chunksize, prange
+
+from ._marching import at_least
+from ._numba import CompiledUnavailable, kernel, kernel_dtype, refuse_bad_ids
+from .clip import _SHAPES, TABLES, Clipped, _assemble
+from .clip_cpu import _CORNER_CODES, _case_arrays, _weight
+
+_CHUNK = 1024
+"""Cells per iteration of the parallel loops."""
+
+
+def _vertex_arrays() -> tuple:
+    """A vertex's table, in :func:`_case_arrays`' form: kept, it stays whole."""
+    one = np.array([0, 1], np.int64)
+    return (one, np.zeros(2, np.int64), one, np.zeros(2, np.int64), np.zeros(2, np.int64),
+            np.array([1], np.uint8), np.array([1], np.int64), np.zeros((1, 8), np.int64),
+            np.zeros((1, 1), np.int64), np.zeros((1, 1)))
+
+
+def _kind_arrays(kind: str, invert: bool) -> tuple:
+    """A kind's case tables, its edges' corners and each case's cut edges."""
+    if kind == "vertex":
+        return _vertex_arrays(), np.zeros((1, 2), np.int64), np.zeros(2, np.int64)
+    edges = TABLES[(kind, invert)]["edges"]
+    cases = TABLES[(kind, invert)]["count"].shape[0]
+    crossed = np.array([sum((case >> a ^ case >> b) & 1 for a, b in edges)
+                        for case in range(cases)], np.int64)
+    return _case_arrays(kind, invert), edges, crossed
+
+
+_TABLES = {(kind, invert): _kind_arrays(kind, invert)
+           for kind in _SHAPES.values() for invert in (False, True)}
+
+
+@kernel(parallel=True)
+def _count(kept, corners, cell_ids, tables, crossed, counts):
+    made, slots, centres = tables[0], tables[2], tables[3]
+    m, k = corners.shape
+    n = kept.shape[0]
+    bad = 0
+    for chunk in prange((m + _CHUNK - 1) // _CHUNK):
+        for x in range(chunk * _CHUNK, min(m, (chunk + 1) * _CHUNK)):
+            case, outside = 0, 0
+            for c in range(k):
+                p = corners[x, c]
+                if 0 <= p < n:
+                    case = case | (np.int64(kept[p]) << c)
+                else:
+                    outside += 1
+            cell = cell_ids[x]
+            if outside:
+                bad += 1   # written into since the grid was checked: skipped, refused
+                continue
+            counts[cell, 0], counts[cell, 1] = made[case], slots[case]
+            counts[cell, 2], counts[cell, 3] = centres[case], crossed[case]
+    return bad
+
+
+@kernel(inline="always")
+def _case(kept, corners, x):
+    """Cell ``x``'s case: bit ``c`` set where its corner ``c`` is kept."""
+    case = 0
+    for c in range(corners.shape[1]):
+        case = case | (np.int64(kept[corners[x, c]]) << c)
+    return case
+
+
+@kernel(parallel=True)
+def _keys(kept, corners, cell_ids, edges, starts, counts, keys):
+    """Each cell's cut edges as ``lo * n + hi``, from its key start."""
+    n = kept.shape[0]
+    m = corners.shape[0]
+    for chunk in prange((m + _CHUNK - 1) // _CHUNK):
+        for x in range(chunk * _CHUNK, min(m, (chunk + 1) * _CHUNK)):
+            cell = cell_ids[x]
+            if counts[cell, 3] == 0:
+                continue
+            case, at = _case(kept, corners, x), starts[cell, 3]
+            for e in range(edges.shape[0]):
+                a, b = corners[x, edges[e, 0]], corners[x, edges[e, 1]]
+                if (case >> edges[e, 0] ^ case >> edges[e, 1]) & 1:
+                    keys[at] = min(a, b) * n + max(a, b)
+                    at += 1
+
+
+@kernel(parallel=True)
+def _emit(s, value, kept, renumber, corners, cell_ids, tables, edges, cut_keys, starts,
+          counts, first_centre, ids, weights, out):
+    made, start, types, sizes, codes = tables[0], tables[1], tables[5], tables[6], tables[7]
+    centre_start, terms, shares = tables[4], tables[8], tables[9]
+    connectivity, cell_offsets, cell_types, source = out
+    n = kept.shape[0]
+    n_kept = renumber[n - 1] + 1 if n else 0
+    m = corners.shape[0]
+    for chunk in prange((m + _CHUNK - 1) // _CHUNK):
+        number = np.empty(_CORNER_CODES + edges.shape[0], np.int64)
+        for x in range(chunk * _CHUNK, min(m, (chunk + 1) * _CHUNK)):
+            cell = cell_ids[x]
+            if counts[cell, 0] == 0:
+                continue
+            case = _case(kept, corners, x)
+            for c in range(corners.shape[1]):
+                number[c] = renumber[corners[x, c]]
+            for e in range(edges.shape[0]):
+                if (case >> edges[e, 0] ^ case >> edges[e, 1]) & 1:   # cut: a point
+                    a, b = corners[x, edges[e, 0]], corners[x, edges[e, 1]]
+                    number[_CORNER_CODES + e] = n_kept + np.searchsorted(
+                        cut_keys, min(a, b) * n + max(a, b))
+            q, slot = starts[cell, 0], starts[cell, 1]
+            centre_at = first_centre + starts[cell, 2]
+            for o in range(start[case], start[case] + made[case]):
+                for j in range(sizes[o]):
+                    code = codes[o, j]
+                    connectivity[slot] = centre_at - 1 - code if code < 0 else number[code]
+                    slot += 1
+                cell_types[q], source[q] = types[o], cell
+                cell_offsets[q + 1] = slot
+                q += 1
+            for j in range(tables[3][case]):
+                term = centre_start[case] + j
+                for t in range(terms.shape[1]):
+                    code = terms[term, t]
+                    if code < _CORNER_CODES:
+                        a = b = corners[x, code]
+                        w = 0.0
+                    else:
+                        one = corners[x, edges[code - _CORNER_CODES, 0]]
+                        other = corners[x, edges[code - _CORNER_CODES, 1]]
+                        a, b = min(one, other), max(one, other)
+                        w = _weight(s, value, a, b)
+                    ids[centre_at + j, 2 * t], ids[centre_at + j, 2 * t + 1] = a, b
+                    weights[centre_at + j, 2 * t] = (1.0 - w) * shares[term, t]
+                    weights[centre_at + j, 2 * t + 1] = w * shares[term, t]
+
+
+@kernel(parallel=True)
+def _emit_points(s, value, kept, renumber, cut_keys, ids, weights):
+    """The kept points' rows (ascending id), then the cut edges' (ascending key)."""
+    n = kept.shape[0]
+    for p in prange(n):
+        if kept[p]:
+            q = renumber[p]
+            ids[q, 0], ids[q, 1], weights[q, 0] = p, p, 1.0
+    n_kept = renumber[n - 1] + 1 if n else 0
+    for e in prange(cut_keys.shape[0]):
+        lo = cut_keys[e] // n
+        hi = cut_keys[e] - lo * n
+        t = _weight(s, value, lo, hi)
+        ids[n_kept + e, 0], ids[n_kept + e, 1] = lo, hi
+        weights[n_kept + e, 0], weights[n_kept + e, 1] = 1.0 - t, t
+
+
+def clip_unstructured(grid, scalars: np.ndarray, value: float, invert: bool = False,
+                      place=None) -> Clipped:
+    """The compiled form of :func:`daxpy.worklets.clip.clip_cells` on unstructured
+    grids of float32 or float64 scalars: parameters and result as
+    :func:`~daxpy.worklets.clip_cpu.clip_structured`'s.
+
+    Raises
+    ------
+    CompiledUnavailable
+        For other dtypes and cell shapes: the array program serves them.
+    IndexError
+        If a cell's point id went out of range since the grid was checked.
+
+    Examples
+    --------
+    >>> import numpy as np, daxpy
+    >>> from daxpy.data.celltypes import QUAD
+    >>> from daxpy.worklets.clip import clip_cells as reference
+    >>> g = daxpy.UnstructuredGrid(np.eye(4, 3), [0, 1, 2, 3], [0, 4], [QUAD])
+    >>> t = np.array([0.0, 1, 2, 3])
+    >>> ours, theirs = clip_unstructured(g, t, 1.5, True), reference(g, t, 1.5, True)
+    >>> ours.connectivity.tolist() == theirs.connectivity.tolist()
+    True
+    """
+    blocks = list(grid.cell_blocks().values())
+    if any(b.shape.name not in _SHAPES for b in blocks) or scalars.ndim != 1:
+        raise CompiledUnavailable("the compiled clip cuts the shapes of its tables")
+    s = np.ascontiguousarray(kernel_dtype(scalars)[0])
+    value = float(value)
+    kept = (at_least(s, value) != bool(invert)).astype(np.uint8)
+    pieces = [(np.ascontiguousarray(b.corners, np.int64), np.ascontiguousarray(
+        b.cell_ids, np.int64), _TABLES[(_SHAPES[b.shape.name], bool(invert))]) for b in blocks]
+    # Chunks of cells dealt one at a time to the threads as they free up: cells
+    # where the cut is make far more than others, and a thread slowed by another
+    # process does not hold up the rest.
+    with parallel_chunksize(1):
+        return _clipped(s, value, kept, pieces, grid.n_cells)
+
+
+def _clipped(s, value: float, kept, pieces: list, n_input_cells: int) -> Clipped:
+    """Count, scan, sort the cut edges and emit, over every block."""
+    n = s.shape[0]
+    renumber = np.cumsum(kept, dtype=np.int64) - 1
+    counts = np.zeros((n_input_cells, 4), np.int64)
+    bad = sum(_count(kept, corners, cells, tables, crossed, counts)
+              for corners, cells, (tables, _, crossed) in pieces)
+    refuse_bad_ids(bad)
+    starts = np.zeros((n_input_cells + 1, 4), np.int64)
+    np.cumsum(counts, axis=0, out=starts[1:])
+    n_cells, n_slots, n_centres, n_keys = (int(x) for x in starts[-1])
+    if n_cells == 0:
+        # As the array program: a clip that leaves no cell keeps no point either,
+        # but a grid of no cells keeps its kept points (as VTK).
+        return _assemble([], kept.astype(bool) if n_input_cells == 0 else np.zeros(n, bool),
+                         np)
+    keys = np.empty(n_keys, np.int64)
+    for corners, cells, (_, edges, _) in pieces:
+        _keys(kept, corners, cells, edges, starts, counts, keys)
+    cut_keys = np.unique(keys)   # the cut edges' only sort
+    n_points = int(renumber[-1]) + 1 + cut_keys.shape[0] + n_centres
+    # As wide as the widest centre of a kind that made cells (two columns at least).
+    width = max([2] + [2 * tables[8].shape[1] for corners, cells, (tables, _, _) in pieces
+                       if counts[cells, 0].any()])
+    ids, weights = np.zeros((n_points, width), np.int64), np.zeros((n_points, width))
+    out = (np.empty(n_slots, np.int64), np.empty(n_cells + 1, np.int64),
+           np.empty(n_cells, np.uint8), np.empty(n_cells, np.int64))
+    out[1][0] = 0
+    _emit_points(s, value, kept, renumber, cut_keys, ids, weights)
+    first_centre = n_points - n_centres
+    for corners, cells, (tables, edges, _) in pieces:
+        _emit(s, value, kept, renumber, corners, cells, tables, edges, cut_keys, starts,
+              counts, first_centre, ids, weights, out)
+    return Clipped(ids, weights, *out)

@@ -1,0 +1,350 @@
+"""Compiled CPU clip of 2-D and 3-D structured grids (uniform, rectilinear,
+curvilinear): the array program's :class:`~daxpy.worklets.clip.Clipped` bit for
+bit, from two parallel passes over the grid's x-rows.
+
+1. *count*: per point row, which points are kept and which of their x, y and z
+   edges are cut (one flag byte per point), with how many of each; per cell row,
+   its output cells, connectivity slots and centre points, from the case tables;
+2. *scan*: exclusive sums of the per-row counts (NumPy, over rows, not points):
+   the one place the output's sizes are known, before anything is written;
+3. *emit*: each point row writes its kept points and cut edges, each cell row
+   its cells, their centre points, and the point numbers of their corners.
+
+Every kind of output point is numbered without a sort. Kept points come first
+in ascending id (a mask and a scan). A voxel's or pixel's cut edge is an axis
+edge ``(p, p + step)``, and the steps grow with the axis, so the array
+program's ascending ``(lo, hi)`` order is ``(p, axis)`` order: a row's edge
+number is its scan plus the cut edges before it in the row, counted as the
+cells walk the row. Centre points follow in input cell order. Each row writes
+its own slices, so the output does not depend on the thread count.
+
+Examples
+--------
+>>> import numpy as np, daxpy
+>>> from daxpy.worklets.clip import clip_cells as reference
+>>> g, t = daxpy.UniformGrid(dims=(3, 2)), np.arange(6.0)
+>>> made = clip_structured(g, t, value=2.5)     # keeps points 3, 4, 5; cuts 3 y edges
+>>> made.ids[:, :2].tolist(), made.connectivity.tolist()
+([[3, 3], [4, 4], [5, 5], [0, 3], [1, 4], [2, 5]], [1, 0, 3, 4, 2, 1, 4, 5])
+>>> made.connectivity.tolist() == reference(g, t, value=2.5).connectivity.tolist()
+True
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import parallel_chunksize, prange
+
+from ._clip_tables import CLIP, CLIP_INSIDE_OUT
+from ._marching import at_least_bound
+from .contour_cpu import _spread
+from ._numba import kernel, structured_rows
+from .clip import _EDGE_CODE, TABLES, Clipped, _assemble
+
+_KINDS = {3: "voxel", 2: "pixel"}
+"""The cell each grid dimension is clipped as (1-D grids run the array program)."""
+
+_BLOCK = 8
+"""Point rows per iteration of the parallel loops (which share one row buffer)."""
+
+_CORNER_CODES = 8
+"""Corner codes 0..7; an edge code ``100 + e`` becomes ``8 + e`` in the kernels."""
+
+
+def _case_arrays(kind: str, invert: bool) -> tuple:
+    """A kind's tables for the kernels: per case its output cells, slots and
+    centres; per output cell its type, size and codes (edges renumbered after the
+    corners); per centre its terms."""
+    t = TABLES[(kind, invert)]
+    cases = (CLIP_INSIDE_OUT if invert else CLIP)[kind]
+    slots = np.array([int(t["size"][s:s + c].sum()) for s, c in zip(t["start"], t["count"])],
+                     np.int64)
+    centres = np.array([len(c) for _, c in cases], np.int64)
+    codes = np.where(t["codes"] >= _EDGE_CODE, t["codes"] - _EDGE_CODE + _CORNER_CODES,
+                     t["codes"])
+    terms = np.where(t["term_codes"] >= _EDGE_CODE,
+                     t["term_codes"] - _EDGE_CODE + _CORNER_CODES, t["term_codes"])
+    return (t["count"].astype(np.int64), t["start"].astype(np.int64), slots, centres,
+            t["centre_start"].astype(np.int64), t["type"], t["size"].astype(np.int64), codes,
+            terms, t["term_weights"])
+
+
+def _code_places(kind: str) -> np.ndarray:
+    """Per corner or edge code: the row of the cell's (up to) four point rows its
+    (lower) corner lies on, its x step (0 or 1), and its axis (-1: a corner).
+    Corner ``c`` sits at ``(c & 1, c >> 1 & 1, c >> 2)``; an edge joins two corners
+    one bit apart, the lower one first."""
+    edges = TABLES[(kind, False)]["edges"]
+    places = np.zeros((_CORNER_CODES + edges.shape[0], 3), np.int64)
+    for c in range(_CORNER_CODES):
+        places[c] = (c >> 1, c & 1, -1)
+    for e, (a, b) in enumerate(edges):
+        lo = min(a, b)
+        places[_CORNER_CODES + e] = (lo >> 1, lo & 1, int(a ^ b).bit_length() - 1)
+    return places
+
+
+_TABLES = {(kind, invert): _case_arrays(kind, invert)
+           for kind in _KINDS.values() for invert in (False, True)}
+_PLACES = {kind: _code_places(kind) for kind in _KINDS.values()}
+
+
+@kernel()
+def _kept_columns(s, bound, flip, first, up, out, nx, columns):
+    """Per x of a point row: which of the points p, p + up, p + out, p + up + out
+    (p = first + x) are kept, as bits 0 to 3 (``up``, ``out``: 0 past the grid's
+    last row or plane, so that no edge leaves it)."""
+    a, b = s[first:first + nx], s[first + up:first + up + nx]
+    c, d = s[first + out:first + out + nx], s[first + up + out:first + up + out + nx]
+    # Byte arithmetic over row slices: a loop the compiler vectorizes.
+    for i in range(nx):
+        columns[i] = ((np.uint8(a[i] >= bound) ^ flip) | ((np.uint8(b[i] >= bound) ^ flip) << 1)
+                      | ((np.uint8(c[i] >= bound) ^ flip) << 2)
+                      | ((np.uint8(d[i] >= bound) ^ flip) << 3))
+
+
+@kernel(inline="always")
+def _cut(flag):
+    """How many of a point's x, y and z edges are cut (flag bits 1 to 3)."""
+    return ((flag >> 1) & 1) + ((flag >> 2) & 1) + ((flag >> 3) & 1)
+
+
+@kernel(inline="always")
+def _weight(s, value, lo, hi):
+    """The array program's cut weight along edge (lo, hi), in float64."""
+    low, high = np.float64(s[lo]), np.float64(s[hi])
+    return (value - low) / (high - low) if high != low else 0.0
+
+
+@kernel(parallel=True)
+def _count(s, bound, flip, nx, ny, nz, zc, made, slots, centres, flags, row_counts,
+           cell_counts):
+    nxy = nx * ny
+    full = (1 << 4 * zc) - 1
+    n = ny * nz
+    for block in prange((n + _BLOCK - 1) // _BLOCK):
+        columns = np.empty(nx, np.uint8)
+        for r in range(block * _BLOCK, min(n, (block + 1) * _BLOCK)):
+            j, k = r % ny, r // ny
+            first = r * nx
+            _kept_columns(s, bound, flip, first, nx if j + 1 < ny else 0,
+                          nxy if k + 1 < nz else 0, nx, columns)
+            kept = cut = 0
+            for i in range(nx):
+                column = columns[i]
+                after = columns[i + 1] if i + 1 < nx else column
+                flag = ((column & 1) | (((column ^ after) & 1) << 1)
+                        | (((column ^ (column >> 1)) & 1) << 2)
+                        | (((column ^ (column >> 2)) & 1) << 3))
+                flags[first + i] = flag
+                kept += flag & 1
+                cut += _cut(flag)
+            row_counts[r, 0], row_counts[r, 1] = kept, cut
+            if j + 1 < ny and (zc == 1 or k + 1 < nz):
+                cells = used = middles = 0
+                for i in range(nx - 1):
+                    case = (_spread(columns[i]) | (_spread(columns[i + 1]) << 1)) & full
+                    cells += made[case]
+                    used += slots[case]
+                    middles += centres[case]
+                c = j + (ny - 1) * k
+                cell_counts[c, 0], cell_counts[c, 1], cell_counts[c, 2] = cells, used, middles
+
+
+@kernel()
+def _emit_points(s, value, first, nx, steps, flags, kept_at, cut_at, ids, weights):
+    """A point row's kept points (from ``kept_at``) and cut edges (from ``cut_at``)."""
+    for i in range(nx):
+        flag = flags[first + i]
+        if flag == 0:
+            continue
+        p = first + i
+        if flag & 1:
+            ids[kept_at, 0], ids[kept_at, 1], weights[kept_at, 0] = p, p, 1.0
+            kept_at += 1
+        for axis in range(3):
+            if flag & (2 << axis):
+                q = p + steps[axis]
+                t = _weight(s, value, p, q)
+                ids[cut_at, 0], ids[cut_at, 1] = p, q
+                weights[cut_at, 0], weights[cut_at, 1] = 1.0 - t, t
+                cut_at += 1
+
+
+@kernel(inline="always")
+def _point_number(code, i, places, bases, flags, kept_before, cut_before):
+    """The output point of a corner or edge code of the cell at x = ``i``: a kept
+    corner's number, or a cut edge's, counted from its row's points before x."""
+    row, dx, axis = places[code, 0], places[code, 1], places[code, 2]
+    flag = flags[bases[row] + i]
+    if axis < 0:
+        return kept_before[row] + dx * (flag & 1)
+    # Edges of the points before, then this point's edges of lower axes.
+    before = flags[bases[row] + i + dx] & ((2 << axis) - 2)
+    return cut_before[row] + dx * _cut(flag) + _cut(before)
+
+
+@kernel()
+def _emit_centres(s, value, base, case, offsets, tables, places, ids, weights, at):
+    """The centre points of the cell at ``base`` (its first corner), from ``at``:
+    each term's ends side by side, as the array program writes them."""
+    centres, centre_start, terms, shares = tables[3], tables[4], tables[8], tables[9]
+    for j in range(centres[case]):
+        term = centre_start[case] + j
+        for m in range(terms.shape[1]):
+            code = terms[term, m]
+            a = base + offsets[code, 0]
+            b = base + offsets[code, 1]
+            t = 0.0 if places[code, 2] < 0 else _weight(s, value, a, b)
+            share = shares[term, m]
+            ids[at + j, 2 * m], ids[at + j, 2 * m + 1] = a, b
+            weights[at + j, 2 * m], weights[at + j, 2 * m + 1] = (1.0 - t) * share, t * share
+
+
+@kernel()
+def _emit_cells(s, value, c, first, nx, ny, zc, tables, places, offsets, flags,
+                point_start, cell_start, totals, ids, weights, out):
+    """A cell row's output cells, with their connectivity and centre points.
+
+    The row's four point rows (a pixel row's two, each twice) are walked in
+    scalars, which stay in registers: their flags at x and x + 1, and how many
+    kept points and cut edges come before x."""
+    made, start, types, sizes, codes = tables[0], tables[1], tables[5], tables[6], tables[7]
+    connectivity, cell_offsets, cell_types, source = out
+    corners = 4 * zc
+    full = (1 << corners) - 1
+    r = first // nx
+    bases, kept_before, cut_before = np.empty(4, np.int64), np.empty(4, np.int64), \
+        np.empty(4, np.int64)
+    for row in range(4):
+        point_row = r + (row & 1) + (row >> 1) * ny * (zc - 1)
+        bases[row] = point_row * nx
+        kept_before[row] = point_start[point_row, 0]
+        cut_before[row] = totals[0] + point_start[point_row, 1]
+    b0, b1, b2, b3 = bases[0], bases[1], bases[2], bases[3]
+    k0, k1, k2, k3 = kept_before[0], kept_before[1], kept_before[2], kept_before[3]
+    c0, c1, c2, c3 = cut_before[0], cut_before[1], cut_before[2], cut_before[3]
+    f0, f1, f2, f3 = flags[b0], flags[b1], flags[b2], flags[b3]
+    number = np.empty(places.shape[0], np.int64)
+    q, slot = cell_start[c, 0], cell_start[c, 1]
+    centre_at = totals[0] + totals[1] + cell_start[c, 2]
+    for i in range(nx - 1):
+        g0, g1, g2, g3 = flags[b0 + i + 1], flags[b1 + i + 1], flags[b2 + i + 1], flags[b3 + i + 1]
+        case = ((f0 & 1) | ((g0 & 1) << 1) | ((f1 & 1) << 2) | ((g1 & 1) << 3)
+                | ((f2 & 1) << 4) | ((g2 & 1) << 5) | ((f3 & 1) << 6) | ((g3 & 1) << 7)) & full
+        if made[case]:
+            if case == full:
+                # Most cells are kept whole: corners only, every one of them kept.
+                number[0], number[1], number[2], number[3] = k0, k0 + 1, k1, k1 + 1
+                number[4], number[5], number[6], number[7] = k2, k2 + 1, k3, k3 + 1
+            else:
+                kept_before[0], kept_before[1], kept_before[2], kept_before[3] = k0, k1, k2, k3
+                cut_before[0], cut_before[1], cut_before[2], cut_before[3] = c0, c1, c2, c3
+                for code in range(places.shape[0]):
+                    # A pixel has four corners: codes 4 to 7 name none.
+                    if code < corners or code >= _CORNER_CODES:
+                        number[code] = _point_number(code, i, places, bases, flags,
+                                                     kept_before, cut_before)
+            for o in range(start[case], start[case] + made[case]):
+                for m in range(sizes[o]):
+                    code = codes[o, m]
+                    connectivity[slot] = centre_at - 1 - code if code < 0 else number[code]
+                    slot += 1
+                cell_types[q], source[q] = types[o], i + (nx - 1) * c
+                cell_offsets[q + 1] = slot
+                q += 1
+            if tables[3][case]:
+                _emit_centres(s, value, first + i, case, offsets, tables, places, ids, weights,
+                              centre_at)
+                centre_at += tables[3][case]
+        k0, k1, k2, k3 = k0 + (f0 & 1), k1 + (f1 & 1), k2 + (f2 & 1), k3 + (f3 & 1)
+        c0, c1, c2, c3 = c0 + _cut(f0), c1 + _cut(f1), c2 + _cut(f2), c3 + _cut(f3)
+        f0, f1, f2, f3 = g0, g1, g2, g3
+
+
+@kernel(parallel=True)
+def _emit(s, value, nx, ny, nz, zc, tables, places, offsets, flags, point_start, cell_start,
+          totals, ids, weights, out):
+    n = ny * nz
+    steps = np.array([1, nx, nx * ny], np.int64)
+    for block in prange((n + _BLOCK - 1) // _BLOCK):
+        for r in range(block * _BLOCK, min(n, (block + 1) * _BLOCK)):
+            j, k = r % ny, r // ny
+            _emit_points(s, value, r * nx, nx, steps, flags, point_start[r, 0],
+                         totals[0] + point_start[r, 1], ids, weights)
+            if j + 1 < ny and (zc == 1 or k + 1 < nz):
+                _emit_cells(s, value, j + (ny - 1) * k, r * nx, nx, ny, zc, tables, places,
+                            offsets, flags, point_start, cell_start, totals, ids, weights, out)
+
+
+def _exclusive(counts: np.ndarray) -> np.ndarray:
+    return np.concatenate([np.zeros((1, counts.shape[1]), np.int64),
+                           np.cumsum(counts, axis=0)]).astype(np.int64)
+
+
+def clip_structured(grid, scalars: np.ndarray, value: float, invert: bool = False,
+                    place=None) -> Clipped:
+    """The compiled form of :func:`daxpy.worklets.clip.clip_cells` on 2-D and 3-D
+    structured grids of float32 or float64 scalars.
+
+    Parameters
+    ----------
+    grid, scalars, value, invert, place
+        As for :func:`~daxpy.worklets.clip.clip_cells` (``place`` is not used:
+        everything stays on the host).
+
+    Returns
+    -------
+    Clipped
+
+    Raises
+    ------
+    CompiledUnavailable
+        On 0-D and 1-D grids and other dtypes: the array program serves them.
+
+    Examples
+    --------
+    >>> import numpy as np, daxpy
+    >>> from daxpy.worklets.clip import clip_cells as reference
+    >>> g, t = daxpy.UniformGrid(dims=(4, 3, 2)), np.arange(24.0)
+    >>> ours, theirs = clip_structured(g, t, 7.5, True), reference(g, t, 7.5, True)
+    >>> ours.weights.tobytes() == theirs.weights.tobytes()
+    True
+    """
+    s, nx, ny, nz, dimension = structured_rows(
+        grid, scalars, "the compiled clip cuts 2-D and 3-D grids")
+    zc = dimension - 1   # corner rows along z: 2 (voxels) or 1 (pixels)
+    kind = _KINDS[dimension]
+    tables, places = _TABLES[(kind, bool(invert))], _PLACES[kind]
+    value = float(value)
+    n_cell_rows = (ny - 1) * max(nz - 1, 1)
+    flags = np.empty(s.shape[0], np.uint8)
+    row_counts = np.empty((ny * nz, 2), np.int64)
+    cell_counts = np.empty((n_cell_rows, 3), np.int64)
+    # Blocks of rows are dealt one at a time to the threads as they free up: rows
+    # where the cut is emit far more than others, and a thread slowed by another
+    # process does not hold up the rest.
+    with parallel_chunksize(1):
+        _count(s, at_least_bound(s.dtype, value), np.uint8(bool(invert)), nx, ny, nz, zc,
+               tables[0], tables[2], tables[3], flags, row_counts, cell_counts)
+    point_start, cell_start = _exclusive(row_counts), _exclusive(cell_counts)
+    totals = np.concatenate([point_start[-1], cell_start[-1]])
+    n_kept, n_cut, n_cells, n_slots, n_centres = (int(x) for x in totals)
+    if n_cells == 0:
+        # As the array program: a clip that leaves no cell keeps no point either.
+        return _assemble([], np.zeros(s.shape[0], bool), np)
+    # Point ids of each code's ends from the cell's first corner (equal for corners).
+    steps = np.array([1, nx, nx * ny])
+    lower = places[:, 1] + (places[:, 0] & 1) * nx + (places[:, 0] >> 1) * nx * ny
+    offsets = np.stack([lower, lower + np.where(places[:, 2] < 0, 0, steps[places[:, 2]])],
+                       axis=1).astype(np.int64)
+    width = max(2, 2 * tables[8].shape[1])
+    n_points = n_kept + n_cut + n_centres
+    ids, weights = np.zeros((n_points, width), np.int64), np.zeros((n_points, width))
+    out = (np.empty(n_slots, np.int64), np.empty(n_cells + 1, np.int64),
+           np.empty(n_cells, np.uint8), np.empty(n_cells, np.int64))
+    out[1][0] = 0
+    with parallel_chunksize(1):
+        _emit(s, value, nx, ny, nz, zc, tables, places, offsets, flags, point_start,
+              cell_start, totals, ids, weights, out)
+    return Clipped(ids, weights, *out)
