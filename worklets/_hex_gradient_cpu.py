@@ -226,8 +226,13 @@ def _walk_cells(points, values, corners, starts, check, counts, total, out, mode
 @kernel(parallel=True)
 def _hex_kernel(points, values, corners, starts, cells, check, counts, total, out, mode,
                 size):
-    n, bad = out.shape[0], 0
-    for t in prange((n + size - 1) // size):
+    n = out.shape[0]
+    tasks = (n + size - 1) // size
+    # Each task's count of bad ids in its own slot, summed after the loop: no
+    # parfor reduction (Numba's reduction analysis of this loop fails on Python
+    # 3.12's bytecode: "unexpected cycle in lookup()").
+    bad = np.zeros(tasks, np.int64)
+    for t in prange(tasks):
         lo, hi = t * size, min(n, (t + 1) * size)
         # The links list each point's cells in ascending order: the range's cells
         # lie between its points' first and last ones.
@@ -235,14 +240,16 @@ def _hex_kernel(points, values, corners, starts, cells, check, counts, total, ou
         for p in range(lo, hi):
             if starts[p + 1] > starts[p]:
                 first, last = min(first, cells[starts[p]]), max(last, cells[starts[p + 1] - 1])
+        here = 0
         if 8 * (last - first + 1) <= 2 * (starts[hi] - starts[lo]):
-            bad += _walk_cells(points, values, corners, starts, check, counts, total, out,
+            here = _walk_cells(points, values, corners, starts, check, counts, total, out,
                                mode, lo, hi, first, last)
-            continue
-        for b in range(lo, hi, BLOCK):
-            bad += _hex_points(points, values, corners, starts, cells, check, counts, total,
-                               out, mode, b, min(hi, b + BLOCK))
-    return bad
+        else:
+            for b in range(lo, hi, BLOCK):
+                here += _hex_points(points, values, corners, starts, cells, check, counts,
+                                    total, out, mode, b, min(hi, b + BLOCK))
+        bad[t] = here
+    return bad.sum()
 
 
 def hex_point_gradient(points, values, corners, starts, cells, check, counts, total, out,
