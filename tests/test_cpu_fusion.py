@@ -12,6 +12,10 @@ from hypothesis import given, settings, strategies as st
 import daxpy
 from daxpy.cuda.pipeline_fusion import plan_units
 from daxpy.data.expressions import parse
+from daxpy.engine.stage import Stage
+from daxpy.errors import NaNPolicyError
+from daxpy.filters import Magnitude
+from daxpy.stream.streaming import run_stages
 from daxpy.worklets._fused_cpu import chain_codes, fused_source
 from daxpy.worklets._tuple_code import TupleType
 
@@ -174,15 +178,21 @@ def test_fused_source_holds_no_user_text():
     assert name == "fused__magnitude__field_map__f32__c3"
 
 
-def test_nan_policy_raise_is_kept():
+def test_a_stage_that_checks_its_input_runs_itself():
     grid = daxpy.UniformGrid(dims=(2,), point_data={"v": np.array([1.0, np.nan])})
-    from daxpy.engine.stage import Stage
-    from daxpy.errors import NaNPolicyError
-    from daxpy.filters import Magnitude
-    from daxpy.stream.streaming import run_stages
-
     stages = [Stage(1, "magnitude", Magnitude("v", result="m"), ("v",), "m"),
               Stage(2, "magnitude", Magnitude("m", result="r", nan_policy="raise"), ("m",),
                     "r", (1,))]
     with pytest.raises(NaNPolicyError, match="'m'"):
         run_stages(grid, stages, ["r"], "cpu", "host")
+
+
+def test_the_generated_kernel_is_cached_on_disk_by_its_hash(tmp_path, monkeypatch):
+    monkeypatch.setenv("DAXPY_CACHE_DIR", str(tmp_path))
+    grid = daxpy.UniformGrid(dims=(4,), point_data={"v": np.ones((4, 3))})
+    pipe = daxpy.pipeline(grid)
+    # A constant no other test uses: a kernel this process has not loaded yet.
+    pipe.field("v").magnitude().map("x * 2.0718")
+    pipe.run(backend="cpu")
+    (module,) = (tmp_path / "cpu").glob("daxpy_fused_*.py")
+    assert "def fused__magnitude__field_map__f64__c3(" in module.read_text()
