@@ -64,20 +64,22 @@ def step_code(name: str, params: dict, kind: TupleType, index: int) -> TupleCode
     return template(kind, params, Slots(kind, index))
 
 
-def input_kind(values: np.ndarray) -> TupleType | None:
-    """The tuples of ``values`` as a chain reads them; None for a dtype or shape
-    the fused kernels do not take (the maps then run one by one).
+def input_kind(values) -> TupleType | None:
+    """The tuples of ``values`` (any array) as a chain reads them, once in native
+    byte order on the host; None for a dtype or shape the fused kernels do not
+    take (the maps then run one by one).
 
     Examples
     --------
-    >>> input_kind(np.zeros((4, 3), np.float32))
+    >>> input_kind(np.zeros((4, 3), ">f4"))
     TupleType(dtype=dtype('float32'), tail=(3,), n=4)
     >>> input_kind(np.zeros(4, np.int32)) is None
     True
     """
-    if values.dtype not in KERNEL_DTYPES or values.ndim not in (1, 2):
+    dtype = np.dtype(values.dtype).newbyteorder("=")
+    if dtype not in KERNEL_DTYPES or len(values.shape) not in (1, 2):
         return None
-    return TupleType(values.dtype, values.shape[1:], values.shape[0])
+    return TupleType(dtype, tuple(values.shape[1:]), values.shape[0])
 
 
 def chain_codes(steps, kind: TupleType, before=()) -> list[TupleCode] | None:

@@ -61,9 +61,10 @@ def _fused_head(unit, working):
     from ..worklets._fused_cpu import chain_codes, input_kind
 
     first = unit[0]
+    if len(unit) < 2:
+        return None
     source = first.inputs[0]
     values, association = working.field(source, first.filter.reads().get(source))
-    values = native_order(to_host(values))
     kind = input_kind(values)
     if kind is None:
         return None
@@ -78,7 +79,8 @@ def _fused_head(unit, working):
         codes, taken = more, taken + 1
     if taken < 2:
         return None
-    return unit[:taken], codes, values, association
+    # Converted only now: a stage that runs through its filter converts for itself.
+    return unit[:taken], codes, native_order(to_host(values)), association
 
 
 def run_piece(unit, working):
