@@ -160,7 +160,8 @@ class Pipeline:
             bytes, transfers, peak memory), as ``(dataset, profile)``.
         fuse : bool
             On the CUDA backend, run chains of maps and their topological
-            worklet as one kernel each (False: one kernel per stage, for comparison).
+            worklet as one kernel each; on the CPU, chains of elementwise maps
+            (False: one kernel per stage, for comparison).
         concurrent : bool
             On the CUDA backend, run independent branches on their own streams
             (False: every kernel on one stream, in build order, for comparison).

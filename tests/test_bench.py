@@ -112,6 +112,19 @@ def test_the_cpu_suite_writes_its_rows(tmp_path, capsys):
     capsys.readouterr()
 
 
+def test_the_cpu_fusion_suite_writes_its_rows(tmp_path, capsys):
+    assert main(["bench", "cpu-fusion", "--points", "2000", "--repeat", "1",
+                 "--out", str(tmp_path)]) == 0
+    (path,) = tmp_path.glob("cpu_fusion-cpu-*core.json")
+    rows = _document(path)["rows"]
+    assert {(r["maps"], r["impl"], r["threads"]) for r in rows if "maps" in r} == {
+        (m, impl, t) for m in (1, 3, 6) for impl in ("daxpy-serial", "daxpy-cpu")
+        for t in (1, 2)}
+    assert {r.get("phase") for r in rows if r["case"] == "map_chain_6_compile"} == \
+        {"cold", "cached"}
+    capsys.readouterr()
+
+
 def test_the_geometry_suite_checks_every_case_against_vtk(tmp_path, capsys):
     assert main(["bench", "geometry", "--quick", "--out", str(tmp_path)]) == 0
     (path,) = tmp_path.glob("geometry-cpu-*core.json")

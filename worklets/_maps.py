@@ -19,7 +19,7 @@ from ._numba import compiled
 
 
 def register_map(function: Callable, cuda: Any, *, compiled_cpu: bool = False,
-                 doc: str = "") -> Worklet:
+                 cpu_tuple: bool = False, doc: str = "") -> Worklet:
     """Declare and register ``function`` as an elementwise map named after it: on
     every grid family, at either association, with no halo.
 
@@ -34,7 +34,9 @@ def register_map(function: Callable, cuda: Any, *, compiled_cpu: bool = False,
 
     With ``compiled_cpu``, the CPU backend runs the compiled, threaded twin of the
     same name in ``<name>_cpu`` on float32 and float64 fields (the same bits); the
-    NumPy ``function`` stays as its reference and serves integer fields.
+    NumPy ``function`` stays as its reference and serves integer fields. With
+    ``cpu_tuple``, ``<name>_tuple`` in ``<name>_cpu`` is its per-tuple code in
+    fused CPU kernels (:mod:`daxpy.worklets._tuple_code`).
 
     Examples
     --------
@@ -51,5 +53,6 @@ def register_map(function: Callable, cuda: Any, *, compiled_cpu: bool = False,
         numpy={ANY_FAMILY: function},
         cpu={ANY_FAMILY: compiled(f"{name}_cpu", name, function)} if compiled_cpu else {},
         cuda=cuda,
+        cpu_tuple=compiled(f"{name}_cpu", f"{name}_tuple", None) if cpu_tuple else None,
         doc=doc,
     ))

@@ -166,5 +166,5 @@ CUDA_SPEC = CudaSpec("bias_add.cuh", "bias_add", "flat", out_dtype=_same_dtype,
 
 
 BIAS_ADD = register_map(
-    bias_add, CUDA_SPEC, compiled_cpu=True,
+    bias_add, CUDA_SPEC, compiled_cpu=True, cpu_tuple=True,
     doc="values + bias repeated along the flat last axis (TensorFlow BiasAdd).")

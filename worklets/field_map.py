@@ -271,6 +271,7 @@ FIELD_MAP = register(Worklet(
     halo=0,
     numpy={ANY_FAMILY: field_map},
     cpu={ANY_FAMILY: compiled("field_map_cpu", "field_map", field_map)},
+    cpu_tuple=compiled("field_map_cpu", "field_map_tuple", None),
     cuda=CUDA_SPEC,
     doc="Elementwise expression over one or more fields (see daxpy.data.expressions).",
 ))

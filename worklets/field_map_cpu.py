@@ -13,7 +13,8 @@ The generated module is written to the daxpy cache directory
 hash of its source, so Numba's disk cache (``cache=True``) serves the next
 process. Values are computed in the fields' working dtype as the NumPy
 evaluation computes them; transcendental functions are LLVM's, equal to
-NumPy's within rounding.
+NumPy's within rounding. :func:`field_map_tuple` writes the same translation
+for one tuple, in fused kernels.
 
 Examples
 --------
@@ -24,26 +25,26 @@ Examples
 
 from __future__ import annotations
 
-import hashlib
-import importlib.util
 import math
-import sys
-import threading
 from typing import Any, Mapping
 
 import numpy as np
 
-from daxpy.cuda.compile import cache_dir, write_atomically
+from daxpy.data.arrays import to_host
 from daxpy.data.expressions import Const, Expression, FieldRef, Op
-from daxpy.errors import ExpressionError
+from daxpy.errors import ExpressionError, FieldError, UnknownFieldError
 
+from ._generated_cpu import load_generated
 from ._numba import KERNEL_DTYPES, CompiledUnavailable
-from .field_map import as_expression, bound_fields
+from ._tuple_code import Slots, TupleCode, TupleType, suffix
+from .field_map import _map_dtype, _map_tail, as_expression, bound_fields
 
-_TRUTH = "(ONE if {} else ZERO)"
+# {S} ends the names of the working dtype and its one and zero: empty in a
+# FieldMap kernel, the dtype's (``_float32``) in a fused one.
+_TRUTH = "(ONE{{S}} if {} else ZERO{{S}})"
 _TEMPLATES = {
     "neg": "(-{0})", "add": "({0} + {1})", "sub": "({0} - {1})", "mul": "({0} * {1})",
-    "div": "({0} / {1})", "pow": "T({0} ** {1})", "mod": "T({0} % {1})",
+    "div": "({0} / {1})", "pow": "T{S}({0} ** {1})", "mod": "T{S}({0} % {1})",
     "lt": _TRUTH.format("{0} < {1}"), "le": _TRUTH.format("{0} <= {1}"),
     "gt": _TRUTH.format("{0} > {1}"), "ge": _TRUTH.format("{0} >= {1}"),
     "eq": _TRUTH.format("{0} == {1}"), "ne": _TRUTH.format("{0} != {1}"),
@@ -62,44 +63,44 @@ _TEMPLATES = {
     "clip": "np.minimum(np.maximum({0}, {1}), {2})",
 }
 
-_KERNELS: dict[str, Any] = {}
-_LOCK = threading.Lock()
 
-
-def _constant(value: float) -> str:
-    """A literal of the working dtype ``T``; infinities and NaN by name.
+def _constant(value: float, suffix: str = "") -> str:
+    """A literal of the working dtype ``T<suffix>``; infinities and NaN by name.
 
     Examples
     --------
-    >>> _constant(0.5), _constant(float("-inf"))
-    ('T(0.5)', 'T(-np.inf)')
+    >>> _constant(0.5), _constant(float("-inf"), "_float32")
+    ('T(0.5)', 'T_float32(-np.inf)')
     """
     if math.isnan(value):
-        return "T(np.nan)"
+        return f"T{suffix}(np.nan)"
     if math.isinf(value):
-        return "T(np.inf)" if value > 0 else "T(-np.inf)"
-    return f"T({float(value)!r})"
+        return f"T{suffix}(np.inf)" if value > 0 else f"T{suffix}(-np.inf)"
+    return f"T{suffix}({float(value)!r})"
 
 
-def to_python(node, fields: tuple) -> str:
-    """Python (Numba) expression computing ``node``; field ``fields[i]`` is ``x{i}``.
-    An operation this backend does not know raises
-    :class:`~daxpy.errors.ExpressionError`.
+def to_python(node, fields: tuple, prefix: str = "x", suffix: str = "") -> str:
+    """Python (Numba) expression computing ``node``; field ``fields[i]`` is
+    ``<prefix><i>``, the working dtype ``T<suffix>`` (its one and zero
+    ``ONE<suffix>`` and ``ZERO<suffix>``). An operation this backend does not
+    know raises :class:`~daxpy.errors.ExpressionError`.
 
     Examples
     --------
     >>> from daxpy.data.expressions import parse
     >>> to_python(parse("where(t > 0, sqrt(t), -t)").root, ("t",))
     '(np.sqrt(x0) if (ONE if x0 > T(0.0) else ZERO) != 0 else (-x0))'
+    >>> to_python(parse("t > 1").root, ("t",), "s2_x", "_float64")
+    '(ONE_float64 if s2_x0 > T_float64(1.0) else ZERO_float64)'
     """
     def walk(n) -> str:
         if isinstance(n, Const):
-            return _constant(float(n.value))
+            return _constant(float(n.value), suffix)
         if isinstance(n, FieldRef):
-            return f"x{fields.index(n.name)}"
+            return f"{prefix}{fields.index(n.name)}"
         if not isinstance(n, Op) or n.op not in _TEMPLATES:
             raise ExpressionError(f"the compiled CPU backend cannot translate IR node {n!r}")
-        return _TEMPLATES[n.op].format(*(walk(a) for a in n.args))
+        return _TEMPLATES[n.op].format(*(walk(a) for a in n.args), S=suffix)
 
     return walk(node)
 
@@ -147,27 +148,6 @@ def kernel_source(expression: Expression, dtype: np.dtype, wide: tuple, componen
     return "\n".join(lines) + "\n"
 
 
-def _load_kernel(source: str):
-    """The ``field_map`` kernel of ``source``, from a module file in the cache
-    directory named by the source's hash (Numba caches beside it)."""
-    digest = hashlib.sha256(source.encode()).hexdigest()[:20]
-    with _LOCK:
-        if digest in _KERNELS:
-            return _KERNELS[digest]
-        path = cache_dir().parent / "cpu" / f"daxpy_field_map_{digest}.py"
-        # Rewritten only when missing or different: a new file time would void
-        # the Numba cache entries beside it.
-        if not path.exists() or path.read_text() != source:
-            write_atomically(path, source.encode())
-        name = f"daxpy_field_map_{digest}"
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-        _KERNELS[digest] = module.field_map
-        return module.field_map
-
-
 def field_map(grid, values: np.ndarray, expression: str | Expression,
               fields: Mapping[str, Any] | None = None) -> np.ndarray:
     """The compiled form of :func:`daxpy.worklets.field_map.field_map` (float fields).
@@ -188,7 +168,53 @@ def field_map(grid, values: np.ndarray, expression: str | Expression,
         raise CompiledUnavailable(f"no kernel for {dtype}")
     components = shape[1] if len(shape) == 2 else 1
     wide = tuple(t.shape[1] == components and components > 1 for t in tables)
-    kernel = _load_kernel(kernel_source(parsed, dtype, wide, components))
+    kernel = load_generated(kernel_source(parsed, dtype, wide, components), "field_map",
+                            "field_map")
     out = np.empty((shape[0], components), dtype)
     kernel(out, *tables)
     return out.reshape(shape)
+
+
+def field_map_tuple(kind: TupleType, params: dict, slots: Slots) -> TupleCode | None:
+    """Per-tuple code of the expression, as :func:`kernel_source` writes it:
+    the chain's tuple is its first field, the other fields are arrays in the
+    working dtype, and each result component is the translated tree over
+    that component of the wide fields (the first of the others). None where
+    the fields do not line up or the dtype has no kernel (the filter then
+    runs, and raises its own errors).
+
+    Examples
+    --------
+    >>> from daxpy.data.expressions import parse
+    >>> kind = TupleType(np.dtype("float32"), (), 4)
+    >>> code = field_map_tuple(kind, {"expression": parse("t * 2")}, Slots(kind, 1))
+    >>> code.lines
+    ['s1_x0 = T_float32(v1_0)', 's1_r0 = (s1_x0 * T_float32(2.0))']
+    """
+    try:
+        dtype, tail = _map_dtype(kind.dtype, params), _map_tail(kind.tail, params)
+        expression = as_expression(params["expression"])
+        others = [to_host(params["fields"][name]) for name in expression.fields[1:]]
+    except (ExpressionError, FieldError, UnknownFieldError):
+        return None
+    if dtype not in KERNEL_DTYPES or any(a.ndim not in (1, 2) or a.shape[0] != kind.n
+                                         for a in others):
+        return None
+    c = tail[0] if tail else 1
+    # Others in the working dtype, as tables (n, components): as the FieldMap kernel reads them.
+    tables = [np.ascontiguousarray(a.astype(dtype, copy=False).reshape(
+        kind.n, a.shape[1] if a.ndim == 2 else 1)) for a in others]
+    x, s = slots.tmp("x"), suffix(dtype)
+    try:
+        body = to_python(expression.root, expression.fields, x, s)
+    except ExpressionError:
+        return None
+    wide = [kind.components == c > 1] + [t.shape[1] == c > 1 for t in tables]
+    lines = []
+    for k in range(c):
+        lines.append(f"{x}0 = T{s}({slots.x[k if wide[0] else 0]})")
+        lines += [f"{x}{j + 1} = {slots.arg(j)}[{slots.i}, {k if w else 0}]"
+                  for j, w in enumerate(wide[1:])]
+        lines.append(f"{slots.tmp('r')}{k} = {body}")
+    return TupleCode(TupleType(dtype, tail, kind.n), [f"{slots.tmp('r')}{k}" for k in range(c)],
+                     lines, tables, tag="field_map")

@@ -61,4 +61,4 @@ def magnitude(grid, values: np.ndarray, out: np.ndarray | None = None):
 
 
 MAGNITUDE = register_map(magnitude, CUDA["magnitude"], compiled_cpu=True,
-                         doc="Euclidean norm over the components of each tuple.")
+                         cpu_tuple=True, doc="Euclidean norm over the components of each tuple.")

@@ -57,4 +57,5 @@ def normalize(grid, values: np.ndarray, out: np.ndarray | None = None):
 
 NORMALIZE = register_map(
     normalize, CudaSpec("normalize.cuh", "normalize", "tuples", map="NormalizeMap"),
-    compiled_cpu=True, doc="Each tuple divided by its Euclidean norm (a zero tuple gives NaN).")
+    compiled_cpu=True, cpu_tuple=True,
+    doc="Each tuple divided by its Euclidean norm (a zero tuple gives NaN).")

@@ -4,6 +4,7 @@ Each tuple's norm is computed as :mod:`daxpy.worklets.magnitude_cpu` does and
 each component divided by it in the field's dtype, as the NumPy
 implementation does (bitwise equal; a zero tuple gives NaN). The NumPy
 implementation stays as the reference and for integer fields.
+:func:`normalize_tuple` writes the same arithmetic for one tuple, in fused kernels.
 
 Examples
 --------
@@ -19,6 +20,8 @@ from numba import prange
 
 from ._averaging import output_array
 from ._numba import columns, kernel
+from ._tuple_code import Slots, TupleCode, TupleType
+from .magnitude_cpu import norm_code
 from .magnitude import magnitude as check_shape
 
 
@@ -52,3 +55,19 @@ def normalize(grid, values: np.ndarray, out: np.ndarray | None = None):
     out = output_array(out, values.shape, values.dtype)
     _normalize_kernel(table, out.reshape(table.shape))
     return out
+
+
+def normalize_tuple(kind: TupleType, params: dict, slots: Slots) -> TupleCode | None:
+    """Per-tuple code of normalize: each component divided by the tuple's norm
+    (:func:`daxpy.worklets.magnitude_cpu.norm_code`).
+
+    Examples
+    --------
+    >>> kind = TupleType(np.dtype("float32"), (2,), 3)
+    >>> normalize_tuple(kind, {}, Slots(kind, 0)).results
+    ['v0_0 / s0_norm', 'v0_1 / s0_norm']
+    """
+    lines, norm = norm_code(slots)
+    name = slots.tmp("norm")
+    return TupleCode(kind, [f"{x} / {name}" for x in slots.x], lines + [f"{name} = {norm}"],
+                     tag="normalize")

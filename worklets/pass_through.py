@@ -44,4 +44,4 @@ def pass_through(grid, values: np.ndarray, dtype=None, out: np.ndarray | None = 
     return out
 
 
-PASS_THROUGH = register_map(pass_through, CUDA["pass_through"])
+PASS_THROUGH = register_map(pass_through, CUDA["pass_through"], cpu_tuple=True)

@@ -39,6 +39,7 @@ SUITES = {
     "pipelines": ("pipelines", "FY11 chains and seed 000's graph, fused vs serial (GPU)"),
     "cpu": ("cpu_vs_vtk", "every filter on the CPU vs VTK, Viskores and NumPy"),
     "cpu-compile": ("cpu_compile", "first-use and cached compile times of the CPU kernels"),
+    "cpu-fusion": ("cpu_fusion", "chains of elementwise maps on the CPU, unfused vs fused"),
     "bias": ("bias_study", "seed 000's BiasAdd study"),
     "dax-study": ("dax_study", "seed 004's Dax study: tables, JSON and a plot (on a CPU: "
                   "daxpy-cpu vs VTK and Viskores)"),

@@ -66,6 +66,12 @@ class Worklet:
         :data:`FIELD_KIND` (the default) or :data:`GENERATING_KIND`. A generating
         worklet's ``cuda`` is a mapping of grid family to a function called as the
         NumPy ones are, which launches its kernels itself.
+    cpu_tuple : object, optional
+        An elementwise map's per-tuple code for fused CPU kernels: a lazy
+        reference (:class:`daxpy.worklets._numba.compiled`) to a template that
+        writes the map's arithmetic for one tuple as its compiled CPU kernel
+        does it (see :mod:`daxpy.worklets._tuple_code`). None: the map does not
+        fuse on the CPU.
     """
 
     name: str
@@ -78,6 +84,7 @@ class Worklet:
     doc: str = field(default="", compare=False)
     aliases: tuple = ()
     kind: str = FIELD_KIND
+    cpu_tuple: Any = None
 
     def numpy_impl(self, family: str) -> Callable[..., Any]:
         """Return the NumPy implementation for a grid family, chosen once per call.

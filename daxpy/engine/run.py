@@ -1,6 +1,8 @@
 """Executing a pipeline's stages: residency, release, streams and profiling.
 
-The CPU backend runs stages in build order. The CUDA backend uploads each
+The CPU backend runs stages in build order (a fused chain when its last stage
+comes), a chain of elementwise maps as one fused kernel
+(:mod:`daxpy.engine.cpu_fusion`). The CUDA backend uploads each
 input field once, gives every branch of the graph its own CUDA stream (a stage
 that continues its only parent's chain stays on the parent's stream), orders
 streams with events where a stage reads another stream's output, and frees each
@@ -16,13 +18,13 @@ transfers: 0 host->device, 0 device->host; peak memory: 0 bytes
 
 from __future__ import annotations
 
-import copy
 import itertools
 import time
 from dataclasses import dataclass, field
 
 from ..data.arrays import is_device_array, to_host
 from .backend import resolve_backend
+from .stage import configured
 from ..errors import ArgumentError
 
 
@@ -92,14 +94,6 @@ def _readers(stages, wanted) -> dict[str, int]:
     return counts
 
 
-def configured(stage, backend: str):
-    """A copy of the stage's filter set to run on ``backend`` (the pipeline owns
-    its filters; running a copy keeps the graph's settings)."""
-    configured = copy.copy(stage.filter)
-    configured.backend = backend
-    return configured
-
-
 def _nbytes(dataset, names) -> int:
     # A gradient stage asked only for derived quantities never writes its own
     # output name: count the fields that exist.
@@ -131,8 +125,9 @@ def run_in_core(dataset, stages, wanted, backend: str, to: str,
 
     Host data on the CUDA backend is copied up whole; the runner that streams
     it in chunks where it can is :func:`daxpy.stream.streaming.run_stages`.
-    ``fuse=False`` runs every stage as its own kernel(s) on the CUDA backend
-    (:mod:`daxpy.cuda.pipeline_fusion` groups them otherwise).
+    ``fuse=False`` runs every stage as its own kernel(s); otherwise
+    :mod:`daxpy.cuda.pipeline_fusion` groups them, and chains of elementwise
+    maps run as one kernel on the CPU too (:mod:`daxpy.engine.cpu_fusion`).
     ``concurrent=False`` puts every CUDA kernel on one stream, in build order.
 
     Examples
@@ -154,30 +149,38 @@ def run_in_core(dataset, stages, wanted, backend: str, to: str,
         what = "+".join(dict.fromkeys(s.verb for s in stages)) or "pipeline"
         return guarded(_run_cuda, dataset, what, dataset, stages, list(wanted), to, fuse,
                        concurrent)
-    return _run_cpu(dataset, stages, list(wanted), to)
+    return _run_cpu(dataset, stages, list(wanted), to, fuse)
 
 
-def _run_cpu(dataset, stages, wanted, to):
+def _run_cpu(dataset, stages, wanted, to, fuse):
+    from .cpu_fusion import cpu_units, run_piece
+
     profile = Profile(backend="cpu")
     readers = _readers(stages, wanted)
     working = dataset.with_fields()
     source = {id(v) for d in (dataset.point_data, dataset.cell_data) for v in d.values()}
-    for stage in stages:
-        start = time.perf_counter()
-        working = configured(stage, "cpu").apply(working)
-        elapsed = (time.perf_counter() - start) * 1e3
-        moved = _nbytes(working, stage.inputs + (stage.output,))
-        profile.stages.append(StageRecord(stage.index, stage.verb, stage.output,
-                                          elapsed, moved))
-        # Fields the run made, at the moment they are most (before releases).
-        held = sum(int(v.nbytes) for d in (working.point_data, working.cell_data)
-                   for v in d.values() if id(v) not in source)
-        profile.peak_bytes = max(profile.peak_bytes, held)
-        for name in stage.inputs:
-            if name in readers:
-                readers[name] -= 1
-                if readers[name] == 0:
-                    _release(working, name)
+    for unit in cpu_units(stages, wanted, dataset, fuse):
+        while unit:
+            # A piece is a chain of maps fused into one kernel, or a single stage.
+            start = time.perf_counter()
+            working, ran = run_piece(unit, working)
+            elapsed = (time.perf_counter() - start) * 1e3
+            unit = unit[len(ran):]
+            last = ran[-1]
+            # A fused chain's intermediates were never stored: only fields that exist count.
+            moved = _nbytes(working, tuple(dict.fromkeys(n for s in ran for n in s.inputs))
+                            + (last.output,))
+            profile.stages.append(StageRecord(last.index, "+".join(s.verb for s in ran),
+                                              last.output, elapsed, moved))
+            # Fields the run made, at the moment they are most (before releases).
+            held = sum(int(v.nbytes) for d in (working.point_data, working.cell_data)
+                       for v in d.values() if id(v) not in source)
+            profile.peak_bytes = max(profile.peak_bytes, held)
+            for name in (n for stage in ran for n in stage.inputs):
+                if name in readers:
+                    readers[name] -= 1
+                    if readers[name] == 0:
+                        _release(working, name)
     return _select(working, wanted, to, profile), profile
 
 

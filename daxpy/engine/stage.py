@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,3 +31,19 @@ class Stage:
     inputs: tuple[str, ...]
     output: str
     depends_on: tuple[int, ...] = field(default=())
+
+
+def configured(stage: Stage, backend: str) -> Any:
+    """A copy of the stage's filter set to run on ``backend`` (the pipeline owns
+    its filters; running a copy keeps the graph's settings).
+
+    Examples
+    --------
+    >>> from daxpy.filters import Magnitude
+    >>> stage = Stage(1, "magnitude", Magnitude("v"), ("v",), "v_magnitude")
+    >>> configured(stage, "cpu").backend, stage.filter.backend
+    ('cpu', 'auto')
+    """
+    made = copy.copy(stage.filter)
+    made.backend = backend
+    return made

@@ -24,7 +24,8 @@ from typing import Any
 
 from ..engine.backend import resolve_backend
 from ..engine.geometry_chunks import STRUCTURED, cells_now, chunk_cells
-from ..engine.run import StageRecord, configured, run_in_core
+from ..engine.run import StageRecord, run_in_core
+from ..engine.stage import configured
 from ..errors import ArgumentError
 from .placement import results_on_device
 from .settings import current_settings
