@@ -53,9 +53,19 @@ class Clipped:
 
     Attributes
     ----------
-    ids, weights : arrays, shape (m, k)
-        Output point ``p`` is ``sum(weights[p] * x[ids[p]])`` for every point field
-        ``x`` (coordinates included).
+    ids, weights : arrays, shape (m, 2)
+        Output point ``p`` is ``weights[p, 0] * x[ids[p, 0]] + weights[p, 1] *
+        x[ids[p, 1]]`` for every point field ``x`` (coordinates included): a kept
+        corner, a cut edge's two ends, or a centre point's first term.
+    centre_rows : int64 array, shape (c,)
+        The centre points' rows, ascending: the few points with terms past their
+        first (every centre of the tables has two terms at least, and one of a
+        term's two weights is never zero, so each has a nonzero weight past
+        column 1: NaN counts).
+    centre_ids, centre_weights : arrays, shape (c, w)
+        Their later terms' ids and weights (padded with zero weights): row ``r``'s
+        sum is its two columns' plus ``sum(centre_weights[j] * x[centre_ids[j]])``
+        (:func:`daxpy.filters._geometry.weighted_sum` says in which order).
     connectivity, offsets, cell_types : arrays
         The output cells, in vtkCellArray's form.
     source : int64 array
@@ -69,6 +79,9 @@ class Clipped:
 
     ids: Any
     weights: Any
+    centre_rows: Any
+    centre_ids: Any
+    centre_weights: Any
     connectivity: Any
     offsets: Any
     cell_types: Any
@@ -123,6 +136,7 @@ def _structured_pieces(grid: Any, scalars: Any, value: float, invert: bool) -> l
     return [(_STRUCTURED[len(active)], cases,
              lambda rows: structured_corners(dims, rows, offsets),
              xp.arange(cases.shape[0], dtype=xp.int64))]
+
 
 def clip_cells(grid: Any, scalars: Any, value: float, invert: bool = False,
                place=None) -> Clipped:
@@ -248,14 +262,17 @@ def _assemble(emitted: list, kept_point: Any, xp) -> Clipped:
     """Join the kinds in input cell order; number the points (every kept input
     point first, as VTK keeps those no cell uses too, a grid of no cells
     included, then the cut points); give each its weights (a corner or an edge
-    point two terms, a centre point its own)."""
+    point two terms, a centre point its own: its first in the two columns, the
+    rest in the centre table)."""
     if not emitted:
         none = xp.zeros(0, xp.int64)
         kept = xp.flatnonzero(kept_point)
         weights = xp.zeros((kept.shape[0], 2))
         weights[:, 0] = 1.0
         return Clipped(xp.stack([kept, kept], axis=1), weights, none,
-                       xp.zeros(1, xp.int64), xp.zeros(0, xp.uint8), none, kept.astype(xp.int64))
+                       xp.zeros((0, 0), xp.int64), xp.zeros((0, 0)), none,
+                       xp.zeros(1, xp.int64), xp.zeros(0, xp.uint8), none,
+                       kept.astype(xp.int64))
     source = xp.concatenate([e[1] for e in emitted])
     # One kind's cells already come in ascending input cell order.
     order = (xp.arange(source.shape[0]) if len(emitted) == 1
@@ -269,9 +286,8 @@ def _assemble(emitted: list, kept_point: Any, xp) -> Clipped:
     valid = xp.arange(slots)[None, :] < sizes[:, None]
     flat = (order[:, None] * slots + xp.arange(slots)[None, :])[valid]
     unique, corners, cut_first, inverse = _numbered(keys.reshape(-1)[flat], kept_point, xp)
-    width = max([2] + [e[5][1].shape[1] for e in emitted])
-    ids = xp.zeros((unique.shape[0], width), xp.int64)
-    weights = xp.zeros((unique.shape[0], width))
+    ids = xp.zeros((unique.shape[0], 2), xp.int64)
+    weights = xp.zeros((unique.shape[0], 2))
     # A corner is itself; a cut point's terms are read from its first slot.
     ids[:corners, 0], ids[:corners, 1], weights[:corners, 0] = unique[:corners], \
         unique[:corners], 1.0
@@ -279,15 +295,26 @@ def _assemble(emitted: list, kept_point: Any, xp) -> Clipped:
                for k in range(3))
     ids[corners:, 0], ids[corners:, 1] = a, b
     weights[corners:, 0], weights[corners:, 1] = 1.0 - t, t
-    for centre_keys, centre_ids, centre_weights in (e[5] for e in emitted):
-        if centre_keys.shape[0]:
-            at = xp.searchsorted(unique, centre_keys)
-            k = centre_ids.shape[1]
-            ids[at, :k], weights[at, :k] = centre_ids, centre_weights
-            ids[at, k:], weights[at, k:] = 0, 0.0
+    rows, centre_ids, centre_weights = _centres(emitted, unique, xp)
+    ids[rows], weights[rows] = centre_ids[:, :2], centre_weights[:, :2]
     offsets = xp.concatenate([xp.zeros(1, xp.int64), xp.cumsum(sizes)])
-    return Clipped(ids, weights, inverse.astype(xp.int64), offsets, types,
-                   source[order].astype(xp.int64), unique.astype(xp.int64))
+    return Clipped(ids, weights, rows, centre_ids[:, 2:], centre_weights[:, 2:],
+                   inverse.astype(xp.int64), offsets, types, source[order].astype(xp.int64),
+                   unique.astype(xp.int64))
+
+
+def _centres(emitted: list, unique: Any, xp) -> tuple:
+    """The centre points' rows (ascending) among the points ``unique`` (their keys),
+    with all their terms, as wide as the widest kind's (two columns at least),
+    padded with zeros. A centre point is named by every slot that uses it: the
+    same terms each time, kept once."""
+    width = max([2] + [e[5][1].shape[1] for e in emitted])
+    found = [(k, xp.pad(i, ((0, 0), (0, width - i.shape[1]))),
+              xp.pad(w, ((0, 0), (0, width - w.shape[1])))) for k, i, w in (e[5] for e in emitted)]
+    at, first = xp.unique(xp.searchsorted(unique, xp.concatenate([f[0] for f in found])),
+                          return_index=True)
+    return (at.astype(xp.int64), xp.concatenate([f[1] for f in found])[first],
+            xp.concatenate([f[2] for f in found])[first])
 
 
 def _numbered(keys: Any, kept_point: Any, xp) -> tuple:
