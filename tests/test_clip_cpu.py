@@ -349,3 +349,19 @@ def test_every_centre_of_the_tables_has_two_terms_at_least():
             assert all(len(centre) >= 2 and all(n for _, n, _ in centre)
                        for _, centres in cases for centre in centres), kind
 
+
+@pytest.mark.parametrize("dims", [(9, 8, 7), (1, 8, 7), (6, 1, 5), (7, 5, 1), (12, 1, 1)])
+def test_cut_edges_numbered_by_a_scan_are_the_sorts(dims, monkeypatch):
+    # A structured grid's cut edges numbered by flags per (point, axis) and a scan,
+    # against the unstructured path's sort of their keys.
+    grid = daxpy.UniformGrid(dims=dims)
+    rng = np.random.default_rng(7)
+    for kind in ("smooth", "ties", "holes"):
+        scalars = cut_field(rng, grid.n_points, kind, np.float64)
+        for invert in (False, True):
+            scan = _reference(grid, scalars, 0.1, invert)
+            with monkeypatch.context() as patch:
+                patch.setattr(array_clip, "_strides", lambda grid: None)
+                sort = _reference(grid, scalars, 0.1, invert)
+            _assert_same(scan, sort)
+            assert scan.keys.tobytes() == sort.keys.tobytes()

@@ -33,6 +33,7 @@ import numpy as np
 
 from daxpy.data.arrays import array_module
 
+from ._clip_numbers import count_dtype, numbered
 from ._clip_tables import CLIP, CLIP_INSIDE_OUT
 from ._contour_tables import EDGES
 from ._marching import (GRID_FAMILIES, IMAGE_CELL_CORNERS, at_least, register_generating,
@@ -168,7 +169,17 @@ def clip_cells(grid: Any, scalars: Any, value: float, invert: bool = False,
     if not emitted and grid.n_cells:
         # VTK's clip of cells that leaves none gives an empty grid, kept points too.
         kept_point = xp.zeros_like(kept_point)
-    return _assemble(emitted, kept_point, xp)
+    return _assemble(emitted, kept_point, xp,
+                     None if grid.family == "unstructured" else _strides(grid))
+
+
+def _strides(grid: Any) -> tuple:
+    """A structured grid's point id strides along its axes of more than one point,
+    padded to three with its point count (no step reaches it)."""
+    dims = tuple(int(d) for d in grid.dims)
+    steps = (1, dims[0], dims[0] * dims[1])
+    active = [steps[a] for a in range(3) if dims[a] > 1]
+    return tuple(active + [int(np.prod(dims))] * (3 - len(active)))
 
 
 def _vertices(kind: tuple, cases: Any, corners_of, cell_ids: Any, scalars: Any,
@@ -235,9 +246,15 @@ def _emit(kind: tuple, cases: Any, corners_of, cell_ids: Any, scalars: Any, valu
     total = int(ends[-1]) if ends.shape[0] else 0  # the one host sync: the output's size
     if total == 0:
         return None
-    index = xp.arange(total)
-    owner = xp.searchsorted(ends, index, side="right")
-    row = t["start"][cases[owner]] + (index - (ends - made)[owner])
+    # Each slot's cell by a scan, not a search: each making cell marks its first
+    # slot, and the marks counted up to a slot name its cell among them.
+    active = xp.flatnonzero(made)
+    firsts = (ends - made)[active]
+    marks = xp.zeros(total, xp.int8)
+    marks[firsts] = 1
+    rank = xp.cumsum(marks, dtype=count_dtype(total, xp)) - 1
+    owner = active[rank]
+    row = t["start"][cases[owner]] + (xp.arange(total) - firsts[rank])
     codes = t["codes"][row]
     cell = corners_of(owner)
     keys, terms = _resolve(codes, cell, t["edges"], scalars, value, xp)
@@ -258,12 +275,13 @@ def _emit(kind: tuple, cases: Any, corners_of, cell_ids: Any, scalars: Any, valu
     return (keys, cell_ids[owner], t["type"][row], t["size"][row], terms, centres)
 
 
-def _assemble(emitted: list, kept_point: Any, xp) -> Clipped:
+def _assemble(emitted: list, kept_point: Any, xp, strides: tuple | None = None) -> Clipped:
     """Join the kinds in input cell order; number the points (every kept input
     point first, as VTK keeps those no cell uses too, a grid of no cells
     included, then the cut points); give each its weights (a corner or an edge
     point two terms, a centre point its own: its first in the two columns, the
-    rest in the centre table)."""
+    rest in the centre table). ``strides``: a structured grid's, for
+    :func:`~daxpy.worklets._clip_numbers.numbered`."""
     if not emitted:
         none = xp.zeros(0, xp.int64)
         kept = xp.flatnonzero(kept_point)
@@ -285,7 +303,8 @@ def _assemble(emitted: list, kept_point: Any, xp) -> Clipped:
     slots = keys.shape[1]
     valid = xp.arange(slots)[None, :] < sizes[:, None]
     flat = (order[:, None] * slots + xp.arange(slots)[None, :])[valid]
-    unique, corners, cut_first, inverse = _numbered(keys.reshape(-1)[flat], kept_point, xp)
+    unique, corners, cut_first, inverse = numbered(keys.reshape(-1)[flat], kept_point, xp,
+                                                    strides)
     ids = xp.zeros((unique.shape[0], 2), xp.int64)
     weights = xp.zeros((unique.shape[0], 2))
     # A corner is itself; a cut point's terms are read from its first slot.
@@ -315,25 +334,6 @@ def _centres(emitted: list, unique: Any, xp) -> tuple:
                           return_index=True)
     return (at.astype(xp.int64), xp.concatenate([f[1] for f in found])[first],
             xp.concatenate([f[2] for f in found])[first])
-
-
-def _numbered(keys: Any, kept_point: Any, xp) -> tuple:
-    """The output points of slot ``keys``: their sorted keys, how many are kept input
-    points (they come first), each cut point's first slot, and each slot's point.
-
-    A kept corner's key is its input id (below the input's point count), and the
-    kept points are numbered by their mask without a sort; only the edge and
-    centre keys (cut cells' few) are sorted.
-    """
-    corner = keys < kept_point.shape[0]
-    corner_ids, renumber = xp.flatnonzero(kept_point), xp.cumsum(kept_point) - 1
-    others = xp.flatnonzero(~corner)
-    cut_keys, cut_first = xp.unique(keys[others], return_index=True)
-    inverse = xp.empty(keys.shape[0], dtype=xp.int64)
-    inverse[corner] = renumber[keys[corner]]
-    inverse[others] = corner_ids.shape[0] + xp.searchsorted(cut_keys, keys[others])
-    return (xp.concatenate([corner_ids, cut_keys]), int(corner_ids.shape[0]),
-            others[cut_first], inverse)
 
 
 # The compiled (Numba) twins of this program: 2-D and 3-D structured grids, and
