@@ -152,7 +152,8 @@ def _merged_clip(parts: list, n_points: int) -> Clipped:
     width = max(p.centre_ids.shape[1] for p in parts)
 
     def centre(name):
-        return np.concatenate([np.pad(getattr(p, name), ((0, 0), (0, width - p.centre_ids.shape[1])))
+        return np.concatenate([np.pad(getattr(p, name),
+                                      ((0, 0), (0, width - p.centre_ids.shape[1])))
                                for p in parts])
 
     return Clipped(np.concatenate([p.ids for p in parts])[first],
