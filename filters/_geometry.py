@@ -191,16 +191,23 @@ def point_coordinates(dataset: Any, ids: Any) -> Any:
     return _TAKE(points, ids) if xp is np else points[ids]
 
 
-def weighted_sum(gather: Any, ids: Any, weights: Any, axes: Any = None,
+def weighted_sum(gather: Any, ids: Any, weights: Any, centres: Any = None, axes: Any = None,
                  dtype: Any = None) -> Any:
-    """``sum_j weights[:, j] * gather(ids[:, j])`` in float64, where ``ids`` live,
+    """``weights[:, 0] * gather(ids[:, 0]) + weights[:, 1] * gather(ids[:, 1])`` in
+    float64, where ``ids`` live, plus on the ``centres`` rows their later terms;
     rounded once to ``dtype`` (a float dtype) where one is given.
 
     ``gather`` maps point ids to rows (a field's values, or coordinates computed from a
-    grid's axes), or is an array of rows by point id. The first two columns hold
-    every point's terms (a corner, or a cut edge's ends); later ones only a few centre
-    points', so those rows alone read them. Columns are added one at a time, in order,
-    so NumPy, CuPy and the compiled kernel give the same bits.
+    grid's axes), or is an array of rows by point id. ``ids`` and ``weights`` hold
+    every point's first terms (a corner, a cut edge's ends), one or two columns;
+    ``centres``, ``(rows, ids, weights)``, the few centre points' later terms
+    (a :class:`~daxpy.worklets.clip.Clipped`'s centre table), so those rows alone
+    read them. The order of operations is fixed, so NumPy, CuPy, the compiled kernel
+    and the CUDA kernel give the same bits: ``total = t0 + t1`` on every row; on a
+    centre row ``extra = c0 + c1 + ...`` (its table's columns, in order), then
+    ``total + extra``. It is the sum over a row of all its terms, columns added as
+    a table of them all would add them (NumPy's column by column), the later ones
+    on the rows where one of their weights is not zero (every clip centre row).
 
     On the host, an array ``gather`` (or, with ``axes``, a uniform or rectilinear
     grid's coordinates: ``gather`` computes them from these three axis arrays) is
@@ -212,8 +219,9 @@ def weighted_sum(gather: Any, ids: Any, weights: Any, axes: Any = None,
     --------
     >>> import numpy as np
     >>> values = np.array([0.0, 10.0, 20.0])
-    >>> weighted_sum(lambda i: values[i], np.array([[0, 1, 2], [2, 2, 0]]),
-    ...              np.array([[0.5, 0.25, 0.25], [1.0, 0.0, 0.0]])).tolist()
+    >>> centres = (np.array([0]), np.array([[2]]), np.array([[0.25]]))
+    >>> weighted_sum(lambda i: values[i], np.array([[0, 1], [2, 2]]),
+    ...              np.array([[0.5, 0.25], [1.0, 0.0]]), centres).tolist()
     [7.5, 20.0]
     >>> weighted_sum(values, np.array([[0, 1]]), np.array([[0.5, 0.5]])).tolist()
     [5.0]
@@ -232,28 +240,26 @@ def weighted_sum(gather: Any, ids: Any, weights: Any, axes: Any = None,
                 raise
         else:
             try:
-                return weighted_rows(None if callable(gather) else gather, ids, weights, axes,
-                                     dtype)
+                return weighted_rows(None if callable(gather) else gather, ids, weights,
+                                     centres, axes, dtype)
             except CompiledUnavailable:
                 pass
     if not callable(gather):
         gather = xp.asarray(gather).__getitem__
 
-    def term(rows, j):
-        rows_values = gather(ids[rows, j]).astype(xp.float64)
-        return rows_values * weights[rows, j].reshape((-1,) + (1,) * (rows_values.ndim - 1))
+    def term(ids, weights, j):
+        rows_values = gather(ids[:, j]).astype(xp.float64)
+        return rows_values * weights[:, j].reshape((-1,) + (1,) * (rows_values.ndim - 1))
 
-    every = slice(None)
-    total = term(every, 0)
+    total = term(ids, weights, 0)
     if ids.shape[1] > 1:
-        total = total + term(every, 1)
-    if ids.shape[1] > 2:
-        rows = xp.flatnonzero((weights[:, 2:] != 0).any(axis=1))
-        if rows.shape[0]:
-            extra = term(rows, 2)
-            for j in range(3, ids.shape[1]):
-                extra = extra + term(rows, j)
-            total[rows] = total[rows] + extra
+        total = total + term(ids, weights, 1)
+    if centres is not None and centres[0].shape[0] and centres[1].shape[1]:
+        rows, centre_ids, centre_weights = centres
+        extra = term(centre_ids, centre_weights, 0)
+        for j in range(1, centre_ids.shape[1]):
+            extra = extra + term(centre_ids, centre_weights, j)
+        total[rows] = total[rows] + extra
     return total if dtype is None else total.astype(dtype)
 
 

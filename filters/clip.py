@@ -153,10 +153,9 @@ class Clip(GeometryFilter):
 
 def _clipped(dataset: Any, made: Any) -> UnstructuredGrid:
     # Points and fields are interpolated where the clip ran; only the results move.
-    ids, weights = made.ids, made.weights
-    points = _weighted_points(dataset, ids, weights)
-    point_data = {n: _weighted(dataset, v, ids, weights)
-                  for n, v in dataset.point_data.items()}
+    terms = (made.ids, made.weights, (made.centre_rows, made.centre_ids, made.centre_weights))
+    points = _weighted_points(dataset, *terms)
+    point_data = {n: _weighted(dataset, v, *terms) for n, v in dataset.point_data.items()}
     cell_data = {n: taken(v, made.source) for n, v in dataset.cell_data.items()}
     # The clip's own cells: ids in range, known types, no repeated point.
     return UnstructuredGrid.from_checked(placed(points), placed(made.connectivity),
@@ -165,7 +164,7 @@ def _clipped(dataset: Any, made: Any) -> UnstructuredGrid:
                                          name=f"clip of {dataset.name}")
 
 
-def _weighted_points(dataset: Any, ids: Any, weights: Any) -> Any:
+def _weighted_points(dataset: Any, ids: Any, weights: Any, centres: tuple) -> Any:
     """The output points in the grid's points' dtype (float32 for image and
     rectilinear grids, as VTK's), where the clip ran: on every host core, or on the
     GPU in one kernel; image and rectilinear grids' points read from their axes."""
@@ -175,32 +174,33 @@ def _weighted_points(dataset: Any, ids: Any, weights: Any) -> Any:
     if not is_device_array(ids):
         if structured:
             return weighted_sum(lambda i: point_coordinates(dataset, i), ids, weights,
-                                axes=axes, dtype=dtype)
-        return weighted_sum(dataset.points(), ids, weights, dtype=dtype)
+                                centres, axes=axes, dtype=dtype)
+        return weighted_sum(dataset.points(), ids, weights, centres, dtype=dtype)
     import cupy
 
     from daxpy.cuda.interpolation import weighted_axes, weighted_values
 
     if structured:
-        return weighted_axes(tuple(axes), ids, weights).astype(dtype)
-    return weighted_values(dataset_array(dataset, dataset.points(), cupy), ids,
-                           weights).astype(dtype)
+        return weighted_axes(tuple(axes), ids, weights, centres).astype(dtype)
+    return weighted_values(dataset_array(dataset, dataset.points(), cupy), ids, weights,
+                           centres).astype(dtype)
 
 
-def _weighted(dataset: Any, values: Any, ids: Any, weights: Any) -> np.ndarray:
+def _weighted(dataset: Any, values: Any, ids: Any, weights: Any, centres: tuple) -> np.ndarray:
     """A point field at the output points, where the new dataset goes: weights over
-    input points (dtype kept; integers rounded, as VTK's interpolation)."""
+    input points, the centre points' later terms in ``centres`` (dtype kept;
+    integers rounded, as VTK's interpolation)."""
     values = dataset_array(dataset, values, array_module(ids))
     floating = np.issubdtype(values.dtype, np.floating)
     if is_device_array(ids):
         from daxpy.cuda.interpolation import weighted_values
 
-        mixed = weighted_values(values, ids, weights)
+        mixed = weighted_values(values, ids, weights, centres)
         return placed(mixed.astype(values.dtype) if floating
                       else array_module(mixed).rint(mixed).astype(values.dtype))
     if floating:
-        return placed(weighted_sum(values, ids, weights, dtype=values.dtype))
-    return placed(np.rint(weighted_sum(values, ids, weights)).astype(values.dtype))
+        return placed(weighted_sum(values, ids, weights, centres, dtype=values.dtype))
+    return placed(np.rint(weighted_sum(values, ids, weights, centres)).astype(values.dtype))
 
 
 def clip(node: Any, value: float = 0.0, result: str | None = None, **options: Any) -> Any:

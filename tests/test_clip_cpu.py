@@ -27,7 +27,8 @@ pytest.importorskip("numba")
 
 FAMILIES = {"uniform": uniform_grids, "rectilinear": rectilinear_grids,
             "curvilinear": curvilinear_grids, "unstructured": unstructured_grids}
-PARTS = ("ids", "weights", "connectivity", "offsets", "cell_types", "source")
+PARTS = ("ids", "weights", "centre_rows", "centre_ids", "centre_weights", "connectivity",
+         "offsets", "cell_types", "source")
 
 
 def _compiled(grid, scalars, value, invert):
@@ -157,7 +158,7 @@ def test_thread_counts_give_the_same_bits():
     for (grid, scalars), one, two in zip(_both(), *made):
         _assert_same(one, two)
         _assert_same(one, _reference(grid, scalars, 0.0, True))
-        assert (one.weights[:, 2:] != 0).any()  # centre points were made
+        assert one.centre_rows.shape[0] and one.centre_ids.shape[1]  # centre points were made
     # Numba's pool size is fixed per process: a child gets 4 threads.
     env = dict(os.environ, NUMBA_NUM_THREADS="4", DAXPY_CPU_THREADS="4")
     child = subprocess.run([sys.executable, "-c", _FOUR_THREADS], env=env, capture_output=True,
@@ -215,30 +216,65 @@ def test_the_filter_gives_the_array_programs_grid(make, options, monkeypatch):
         assert ours.cell_data[name].tobytes() == values.tobytes(), name
 
 
+def split_rows(ids, weights):
+    """Rows of many terms as a clip gives them: every row's first two columns, and
+    the rows with a nonzero weight past them (NaN counts) with their later ones."""
+    rows = np.flatnonzero((weights[:, 2:] != 0).any(axis=1))
+    return ids[:, :2], weights[:, :2], (rows, ids[rows, 2:], weights[rows, 2:])
+
+
+def summed_wide(gather, ids, weights):
+    """The weighted sums of rows of many terms as daxpy made them before the centre
+    table: columns 0 and 1 added on every row; on the rows with a nonzero weight
+    past column 1, the later columns added among themselves first, then added."""
+    def term(rows, j):
+        values = gather(ids[rows, j]).astype(np.float64)
+        return values * weights[rows, j].reshape((-1,) + (1,) * (values.ndim - 1))
+
+    every = slice(None)
+    total = term(every, 0)
+    if ids.shape[1] > 1:
+        total = total + term(every, 1)
+    if ids.shape[1] > 2:
+        rows = np.flatnonzero((weights[:, 2:] != 0).any(axis=1))
+        if rows.shape[0]:
+            extra = term(rows, 2)
+            for j in range(3, ids.shape[1]):
+                extra = extra + term(rows, j)
+            total[rows] = total[rows] + extra
+    return total
+
+
 @settings(max_examples=40, deadline=None)
 @given(seed=seeds, width=st.sampled_from([1, 2, 3, 14]),
        dtype=st.sampled_from([np.float32, np.float64, np.int16, np.uint64]),
        components=st.sampled_from([(), (1,), (3,), (2, 2)]))
 def test_weighted_sums_match_the_array_program(seed, width, dtype, components):
+    # Both give the bits of the wide rows' sums made before the centre table.
     rng = np.random.default_rng(seed)
     n, m = int(rng.integers(1, 30)), int(rng.integers(0, 40))
     values = (rng.standard_normal((n,) + components) * 100).astype(dtype)
     ids = rng.integers(0, n, (m, width))
     weights = rng.choice([0.0, -0.0, 0.25, 1.0, np.nan, rng.standard_normal()], (m, width))
     weights[rng.random(m) < 0.5, 2:] = 0.0   # most rows: two terms, as a clip's
+    rows = split_rows(ids, weights)
+    wide = summed_wide(lambda i: values[i], ids, weights)
     for dtype in (None, np.float32):
-        ours = weighted_sum(values, ids, weights, dtype=dtype)
-        reference = weighted_sum(lambda i: values[i], ids, weights, dtype=dtype)
+        ours = weighted_sum(values, *rows, dtype=dtype)
+        reference = weighted_sum(lambda i: values[i], *rows, dtype=dtype)
         assert ours.dtype == reference.dtype and ours.shape == reference.shape
         assert ours.tobytes() == reference.tobytes()
+        assert reference.tobytes() == (wide if dtype is None else wide.astype(dtype)).tobytes()
     grid = daxpy.RectilinearGrid(*(np.sort(rng.uniform(-9, 9, k)) for k in (3, 2, 5)))
     ids = rng.integers(0, grid.n_points, (m, width))
+    rows = split_rows(ids, weights)
     def gather(i):
         return point_coordinates(grid, i)
 
-    ours = weighted_sum(gather, ids, weights, axes=[grid.axis_coordinates(a) for a in range(3)])
-    reference = weighted_sum(gather, ids, weights)
+    ours = weighted_sum(gather, *rows, axes=[grid.axis_coordinates(a) for a in range(3)])
+    reference = weighted_sum(gather, *rows)
     assert ours.tobytes() == reference.tobytes()
+    assert reference.tobytes() == summed_wide(gather, ids, weights).tobytes()
 
 
 @pytest.mark.parametrize("function", [
@@ -259,3 +295,73 @@ def test_functions_from_the_axes_give_every_points_bits(function):
     ours, every = (Clip(backend="cpu", **function)(g) for g in (grid, lattice))
     assert np.array_equal(ours.connectivity, every.connectivity)
     assert ours.point_data["id"].tobytes() == every.point_data["id"].tobytes()
+
+
+# What the Clip filter made before the centre table (daxpy 48b5dd3: every point's
+# terms in one wide table): a digest of its points, fields and cells at s = 0.3,
+# kept side then inverted side, for fields of exact values.
+_WIDE_TABLE_DIGESTS = {"uniform": ("918b27e3687162ef", "f7d3f73476276889"),
+                       "rectilinear": ("c01df5ea66c47914", "5911daae9798c907"),
+                       "hexes": ("be30ed136a5e798d", "51b08cb170410ddf")}
+
+
+def _digest(made):
+    import hashlib
+
+    digest = hashlib.sha256()
+    for array in (made.points(), made.connectivity, made.offsets, made.cell_types,
+                  *(made.point_data[k] for k in sorted(made.point_data)),
+                  *(made.cell_data[k] for k in sorted(made.cell_data))):
+        digest.update(np.ascontiguousarray(array).tobytes())
+    return digest.hexdigest()[:16]
+
+
+@pytest.mark.parametrize("name", sorted(_WIDE_TABLE_DIGESTS))
+@pytest.mark.parametrize("numpy", [False, True])
+def test_the_centre_table_gives_the_wide_tables_bits(name, numpy, monkeypatch):
+    from daxpy.engine.geometry_chunks import chunk_cells
+
+    grid = {"uniform": lambda: daxpy.UniformGrid(dims=(9, 8, 7), spacing=(0.5, 1, 2)),
+            "rectilinear": lambda: daxpy.RectilinearGrid(np.arange(1, 8.0) ** 1.5,
+                                                         np.arange(6.0), np.linspace(0, 1, 6)),
+            "hexes": lambda: _hexes(6)}[name]()
+    n = grid.n_points
+    grid.point_data["s"] = ((np.arange(n) * 7919 % 23 - 11) / 4).astype(np.float32)
+    grid.point_data["v"] = np.arange(3 * n).reshape(n, 3) % 17 * 0.3
+    grid.point_data["w"] = np.arange(n, dtype=np.int32)
+    grid.cell_data["c"] = np.arange(grid.n_cells, dtype=np.float64)
+    assert _reference(grid, grid.point_data["s"], 0.3, False).centre_rows.shape[0] > 10
+    for invert, want in zip((False, True), _WIDE_TABLE_DIGESTS[name]):
+        assert _digest(_clipped(grid, monkeypatch, numpy, field="s", value=0.3,
+                                invert=invert)) == want
+        with chunk_cells(grid.n_cells // 3):
+            assert _digest(_clipped(grid, monkeypatch, numpy, field="s", value=0.3,
+                                    invert=invert)) == want
+
+
+def test_every_centre_of_the_tables_has_two_terms_at_least():
+    # So each centre point has a nonzero weight past its first term's two: the
+    # centre table's rows are the rows the wide table summed more columns of.
+    from daxpy.worklets._clip_tables import CLIP, CLIP_INSIDE_OUT
+
+    for tables in (CLIP, CLIP_INSIDE_OUT):
+        for kind, cases in tables.items():
+            assert all(len(centre) >= 2 and all(n for _, n, _ in centre)
+                       for _, centres in cases for centre in centres), kind
+
+
+@pytest.mark.parametrize("dims", [(9, 8, 7), (1, 8, 7), (6, 1, 5), (7, 5, 1), (12, 1, 1)])
+def test_cut_edges_numbered_by_a_scan_are_the_sorts(dims, monkeypatch):
+    # A structured grid's cut edges numbered by flags per (point, axis) and a scan,
+    # against the unstructured path's sort of their keys.
+    grid = daxpy.UniformGrid(dims=dims)
+    rng = np.random.default_rng(7)
+    for kind in ("smooth", "ties", "holes"):
+        scalars = cut_field(rng, grid.n_points, kind, np.float64)
+        for invert in (False, True):
+            scan = _reference(grid, scalars, 0.1, invert)
+            with monkeypatch.context() as patch:
+                patch.setattr(array_clip, "_strides", lambda grid: None)
+                sort = _reference(grid, scalars, 0.1, invert)
+            _assert_same(scan, sort)
+            assert scan.keys.tobytes() == sort.keys.tobytes()

@@ -2,7 +2,8 @@
 (daxpy.cuda.interpolation) and structured cases (daxpy.cuda.cases). Every
 specialization compiles without a GPU (nvcc or NVRTC, sm_80 and sm_90); on the GPU
 each gives the array program's result: the bits of filters._geometry.weighted_sum on
-random rows (centre rows with many terms, zero and NaN weights among them), and the
+random rows (two columns, and a centre table of rows with many terms, zero and NaN
+weights among them: the bits of the wide rows' sums made before it), and the
 cases of the shifted-view program on random fields with NaN, at random values."""
 
 import numpy as np
@@ -15,6 +16,7 @@ from daxpy.cuda.interpolation import _TYPES, source_for
 from daxpy.filters._geometry import point_coordinates, weighted_sum
 from daxpy.worklets._structured_cases import structured_cases
 
+from test_clip_cpu import split_rows, summed_wide
 from test_cuda_codegen import ARCHS, _compile_ptx, _have_compiler
 
 SPECIALIZATIONS = ([source_for(kind, c) for kind in list(_TYPES) + ["axes"] for c in (1, 3)]
@@ -43,6 +45,11 @@ def _rows(rng, n_points, m, width):
     return ids, weights
 
 
+def _on_device(cupy, rows):
+    ids, weights, centres = rows
+    return cupy.asarray(ids), cupy.asarray(weights), tuple(cupy.asarray(a) for a in centres)
+
+
 @pytest.mark.gpu
 @settings(max_examples=20, deadline=None)
 @given(seed=st.integers(0, 2**31), width=st.sampled_from([2, 3, 8, 16]),
@@ -56,9 +63,11 @@ def test_weighted_values_give_the_array_programs_bits(seed, width, dtype, compon
     rng = np.random.default_rng(seed)
     values = (rng.standard_normal((50,) + components) * 100).astype(dtype)
     ids, weights = _rows(rng, 50, 40, width)
-    want = weighted_sum(lambda i: values[i], ids, weights)
-    got = weighted_values(cupy.asarray(values), cupy.asarray(ids), cupy.asarray(weights))
-    np.testing.assert_array_equal(cupy.asnumpy(got), want)
+    rows = split_rows(ids, weights)
+    want = weighted_sum(lambda i: values[i], *rows)
+    assert want.tobytes() == summed_wide(lambda i: values[i], ids, weights).tobytes()
+    got = weighted_values(cupy.asarray(values), *_on_device(cupy, rows))
+    assert cupy.asnumpy(got).tobytes() == want.tobytes()
 
 
 @pytest.mark.gpu
@@ -73,10 +82,11 @@ def test_weighted_axes_give_the_array_programs_bits(seed, width):
     grid = daxpy.RectilinearGrid(np.cumsum(rng.random(4)), np.cumsum(rng.random(3)),
                                  np.cumsum(rng.random(5)) * 1e-3)
     ids, weights = _rows(rng, grid.n_points, 30, width)
-    want = weighted_sum(lambda i: point_coordinates(grid, i), ids, weights)
+    rows = split_rows(ids, weights)
+    want = weighted_sum(lambda i: point_coordinates(grid, i), *rows)
     got = weighted_axes(tuple(grid.axis_coordinates(a) for a in range(3)),
-                        cupy.asarray(ids), cupy.asarray(weights))
-    np.testing.assert_array_equal(cupy.asnumpy(got), want)
+                        *_on_device(cupy, rows))
+    assert cupy.asnumpy(got).tobytes() == want.tobytes()
 
 
 @pytest.mark.gpu

@@ -69,18 +69,14 @@ def _shifted_clip(made: Clipped, moved, cells: int, n: int, total: int) -> Clipp
     points, ``total`` the grid's)."""
     keys = made.keys
     edge, centre = keys >= n, keys >= n + n * n
-    ids = made.ids.copy()
-    # Ids past a point's own terms are zeros with zero weight: they stay point 0,
-    # as the whole grid's would.
-    ids[:, :2] = moved(ids[:, :2])
-    ids[centre, 2:] = moved(ids[centre, 2:])
     corner = moved(np.where(edge, 0, keys))
     code = np.where(edge & ~centre, keys - n, 0)
     lo, hi = moved(code // max(n, 1)), moved(code % max(n, 1))
     code = np.where(centre, keys - n - n * n, 0)
     whole = np.where(centre, total + total * total + (code // 64 + cells) * 64 + code % 64,
                      np.where(edge, total + lo * total + hi, corner))
-    return dataclasses.replace(made, ids=ids, source=made.source + cells, keys=whole)
+    return dataclasses.replace(made, ids=moved(made.ids), centre_ids=moved(made.centre_ids),
+                               source=made.source + cells, keys=whole)
 
 
 def merged(parts: list, *, n_points: int) -> Any:
@@ -149,14 +145,20 @@ def _merged_cut(parts: list, n_points: int) -> EdgeCut:
 
 def _merged_clip(parts: list, n_points: int) -> Clipped:
     first, keys, maps = _unique_points([p.keys for p in parts])
-    width = max(p.ids.shape[1] for p in parts)
-
-    def padded(name):
-        return np.concatenate([np.pad(getattr(p, name), ((0, 0), (0, width - p.ids.shape[1])))
-                               for p in parts])[first]
-
     offsets, connectivity = _cells(parts, lambda p: p.offsets, lambda p: p.connectivity,
                                    lambda i, c: maps[i][c])
-    return Clipped(padded("ids"), padded("weights"), connectivity, offsets,
+    # A centre point is its cell's, made by one part: its rows move to the merged
+    # points', ascending as the parts' keys are; narrower tables padded with zeros.
+    width = max(p.centre_ids.shape[1] for p in parts)
+
+    def centre(name):
+        return np.concatenate([np.pad(getattr(p, name),
+                                      ((0, 0), (0, width - p.centre_ids.shape[1])))
+                               for p in parts])
+
+    return Clipped(np.concatenate([p.ids for p in parts])[first],
+                   np.concatenate([p.weights for p in parts])[first],
+                   np.concatenate([maps[i][p.centre_rows] for i, p in enumerate(parts)]),
+                   centre("centre_ids"), centre("centre_weights"), connectivity, offsets,
                    np.concatenate([p.cell_types for p in parts]),
                    np.concatenate([p.source for p in parts]), keys)

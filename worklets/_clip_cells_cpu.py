@@ -32,7 +32,7 @@ from numba import parallel_chunksize, prange
 from ._marching import at_least
 from ._numba import CompiledUnavailable, kernel, kernel_dtype, refuse_bad_ids
 from .clip import _SHAPES, TABLES, Clipped, _assemble
-from .clip_cpu import _CORNER_CODES, _case_arrays, _weight
+from .clip_cpu import _CORNER_CODES, _case_arrays, _weight, new_points
 
 _CHUNK = 1024
 """Cells per iteration of the parallel loops."""
@@ -114,10 +114,11 @@ def _keys(kept, corners, cell_ids, edges, starts, counts, keys):
 
 @kernel(parallel=True)
 def _emit(s, value, kept, renumber, corners, cell_ids, tables, edges, cut_keys, starts,
-          counts, first_centre, ids, weights, out):
+          counts, first_centre, points, out):
     made, start, types, sizes, codes = tables[0], tables[1], tables[5], tables[6], tables[7]
     centre_start, terms, shares = tables[4], tables[8], tables[9]
     connectivity, cell_offsets, cell_types, source = out
+    ids, weights, centre_ids, centre_weights = points
     n = kept.shape[0]
     n_kept = renumber[n - 1] + 1 if n else 0
     m = corners.shape[0]
@@ -157,9 +158,18 @@ def _emit(s, value, kept, renumber, corners, cell_ids, tables, edges, cut_keys, 
                         other = corners[x, edges[code - _CORNER_CODES, 1]]
                         a, b = min(one, other), max(one, other)
                         w = _weight(s, value, a, b)
-                    ids[centre_at + j, 2 * t], ids[centre_at + j, 2 * t + 1] = a, b
-                    weights[centre_at + j, 2 * t] = (1.0 - w) * shares[term, t]
-                    weights[centre_at + j, 2 * t + 1] = w * shares[term, t]
+                    # The first term in the point's two columns, the others in
+                    # the centre table, as the array program writes them.
+                    if t == 0:
+                        row = centre_at + j
+                        ids[row, 0], ids[row, 1] = a, b
+                        weights[row, 0] = (1.0 - w) * shares[term, t]
+                        weights[row, 1] = w * shares[term, t]
+                    else:
+                        c = centre_at + j - first_centre
+                        centre_ids[c, 2 * t - 2], centre_ids[c, 2 * t - 1] = a, b
+                        centre_weights[c, 2 * t - 2] = (1.0 - w) * shares[term, t]
+                        centre_weights[c, 2 * t - 1] = w * shares[term, t]
 
 
 @kernel(parallel=True)
@@ -242,13 +252,14 @@ def _clipped(s, value: float, kept, pieces: list, n_input_cells: int) -> Clipped
     # As wide as the widest centre of a kind that made cells (two columns at least).
     width = max([2] + [2 * tables[8].shape[1] for corners, cells, (tables, _, _) in pieces
                        if counts[cells, 0].any()])
-    ids, weights = np.zeros((n_points, width), np.int64), np.zeros((n_points, width))
+    points = new_points(n_points, n_centres, width)
     out = (np.empty(n_slots, np.int64), np.empty(n_cells + 1, np.int64),
            np.empty(n_cells, np.uint8), np.empty(n_cells, np.int64))
     out[1][0] = 0
-    _emit_points(s, value, kept, renumber, cut_keys, ids, weights)
+    _emit_points(s, value, kept, renumber, cut_keys, points[0], points[1])
     first_centre = n_points - n_centres
     for corners, cells, (tables, edges, _) in pieces:
         _emit(s, value, kept, renumber, corners, cells, tables, edges, cut_keys, starts,
-              counts, first_centre, ids, weights, out)
-    return Clipped(ids, weights, *out)
+              counts, first_centre, points, out)
+    return Clipped(*points[:2], np.arange(first_centre, n_points, dtype=np.int64),
+                   *points[2:], *out)

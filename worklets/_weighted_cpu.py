@@ -2,16 +2,18 @@
 sum of input points (the points a clip makes), in float64, with the NumPy
 program's bits (:func:`daxpy.filters._geometry.weighted_sum`).
 
-Each output row is one thread's: its first two terms added, then, where a later
-weight is not zero (a centre point), those terms added among themselves first
-and their sum last, as NumPy adds columns. No fused multiply-add: Numba compiles
+Each output row is one thread's: its first two terms added; a centre point's
+row is then made again, whole, by a second pass over the centre table: its
+first two terms added, its later terms added among themselves, and their sum
+last, as NumPy adds columns. No fused multiply-add: Numba compiles
 without contraction, as NumPy computes.
 
 Examples
 --------
 >>> import numpy as np
->>> weighted_rows(np.array([0.0, 10.0, 20.0]), np.array([[0, 1, 2], [2, 2, 0]]),
-...               np.array([[0.5, 0.25, 0.25], [1.0, 0.0, 0.0]])).tolist()
+>>> centres = (np.array([0]), np.array([[2]]), np.array([[0.25]]))
+>>> weighted_rows(np.array([0.0, 10.0, 20.0]), np.array([[0, 1], [2, 2]]),
+...               np.array([[0.5, 0.25], [1.0, 0.0]]), centres).tolist()
 [7.5, 20.0]
 """
 
@@ -44,49 +46,65 @@ def _gather(values, axes, nx, ny, point, into):
     into[0], into[1], into[2] = axes[0, point - rest * nx], axes[1, rest - k * ny], axes[2, k]
 
 
+@kernel(inline="always")
+def _pair(values, axes, nx, ny, ids, weights, p, row, total):
+    """Row ``p``'s first terms (one or two columns), added in order."""
+    _gather(values, axes, nx, ny, ids[p, 0], row)
+    for c in range(total.shape[0]):
+        total[c] = row[c] * weights[p, 0]
+    if ids.shape[1] > 1:
+        _gather(values, axes, nx, ny, ids[p, 1], row)
+        for c in range(total.shape[0]):
+            total[c] = total[c] + row[c] * weights[p, 1]
+
+
 @kernel(parallel=True)
 def _weighted(values, axes, nx, ny, ids, weights, out):
-    m, width = ids.shape
-    comps = out.shape[1]
+    m = ids.shape[0]
     for block in prange((m + _BLOCK - 1) // _BLOCK):
-        row, total, extra = np.empty(comps), np.empty(comps), np.empty(comps)
+        row, total = np.empty(out.shape[1]), np.empty(out.shape[1])
         for p in range(block * _BLOCK, min(m, (block + 1) * _BLOCK)):
-            _gather(values, axes, nx, ny, ids[p, 0], row)
-            for c in range(comps):
-                total[c] = row[c] * weights[p, 0]
-            if width > 1:
-                _gather(values, axes, nx, ny, ids[p, 1], row)
-                for c in range(comps):
-                    total[c] = total[c] + row[c] * weights[p, 1]
-            more = False
-            for j in range(2, width):
-                more = more or weights[p, j] != 0
-            if more:
-                # A centre point: its later terms summed first, then added, as NumPy does.
-                _gather(values, axes, nx, ny, ids[p, 2], row)
-                for c in range(comps):
-                    extra[c] = row[c] * weights[p, 2]
-                for j in range(3, width):
-                    _gather(values, axes, nx, ny, ids[p, j], row)
-                    for c in range(comps):
-                        extra[c] = extra[c] + row[c] * weights[p, j]
-                for c in range(comps):
-                    total[c] = total[c] + extra[c]
-            for c in range(comps):
+            _pair(values, axes, nx, ny, ids, weights, p, row, total)
+            for c in range(out.shape[1]):
                 out[p, c] = total[c]   # rounded once, to the output's dtype
 
 
-def weighted_rows(values, ids: np.ndarray, weights: np.ndarray, axes=None,
+@kernel(parallel=True)
+def _centres(values, axes, nx, ny, ids, weights, rows, centre_ids, centre_weights, out):
+    """The centre rows again, whole: their first terms, then their later ones summed
+    among themselves and added last, as the array program adds them."""
+    m, comps = rows.shape[0], out.shape[1]
+    for block in prange((m + _BLOCK - 1) // _BLOCK):
+        row, total, extra = np.empty(comps), np.empty(comps), np.empty(comps)
+        for r in range(block * _BLOCK, min(m, (block + 1) * _BLOCK)):
+            p = rows[r]
+            _pair(values, axes, nx, ny, ids, weights, p, row, total)
+            _gather(values, axes, nx, ny, centre_ids[r, 0], row)
+            for c in range(comps):
+                extra[c] = row[c] * centre_weights[r, 0]
+            for j in range(1, centre_ids.shape[1]):
+                _gather(values, axes, nx, ny, centre_ids[r, j], row)
+                for c in range(comps):
+                    extra[c] = extra[c] + row[c] * centre_weights[r, j]
+            for c in range(comps):
+                out[p, c] = total[c] + extra[c]
+
+
+def weighted_rows(values, ids: np.ndarray, weights: np.ndarray, centres=None, axes=None,
                   dtype=None) -> np.ndarray:
-    """``sum_j weights[:, j] * values[ids[:, j]]`` in float64, on every core, rounded
-    once to ``dtype`` (float32 or float64, float64 by default) as it is stored.
+    """``sum_j weights[:, j] * values[ids[:, j]]`` in float64, plus the centre rows'
+    later terms, on every core, rounded once to ``dtype`` (float32 or float64,
+    float64 by default) as it is stored.
 
     Parameters
     ----------
     values : array, shape (n, ...)
         Rows by point id (unused with ``axes``).
-    ids : int array, shape (m, k)
+    ids : int array, shape (m, k), k = 1 or 2
     weights : float64 array, shape (m, k)
+    centres : (rows, ids, weights), optional
+        Rows (int, shape (c,)) and their later terms (shape (c, w)), as
+        :func:`daxpy.filters._geometry.weighted_sum` takes them.
     axes : three float arrays, optional
         A uniform or rectilinear grid's axis coordinates: the rows are then its
         points' coordinates, computed from their grid indices (as float32, then
@@ -107,13 +125,12 @@ def weighted_rows(values, ids: np.ndarray, weights: np.ndarray, axes=None,
     --------
     >>> import numpy as np
     >>> axes = (np.array([0.0, 1.0]), np.array([5.0]), np.array([0.5]))
-    >>> weighted_rows(None, np.array([[0, 1]]), np.array([[0.5, 0.5]]), axes).tolist()
+    >>> weighted_rows(None, np.array([[0, 1]]), np.array([[0.5, 0.5]]), axes=axes).tolist()
     [[0.5, 5.0, 0.5]]
     """
     dtype = np.dtype(np.float64 if dtype is None else dtype)
     if weights.dtype != np.float64 or ids.dtype.kind not in "iu" or dtype not in KERNEL_DTYPES:
         raise CompiledUnavailable("weights must be float64, ids integers, sums float")
-    ids, weights = native_order(ids), native_order(weights)
     if axes is None:
         values = native_order(np.asarray(values))
         if values.dtype.kind not in _VALUE_KINDS or values.dtype == np.float16:
@@ -128,10 +145,20 @@ def weighted_rows(values, ids: np.ndarray, weights: np.ndarray, axes=None,
         for a, coordinates in enumerate(axes):
             grid_axes[a, :len(coordinates)] = coordinates
     out = np.empty((ids.shape[0], int(np.prod(shape, dtype=np.int64))), dtype)
+    gathered = (table, grid_axes, len(axes[0]) if axes else 1, len(axes[1]) if axes else 1,
+                _rows(ids), _rows(weights))
     set_num_threads(threads())
     # Blocks dealt one at a time as threads free up: one slowed by another
     # process's load does not hold up the rest.
     with parallel_chunksize(1):
-        _weighted(table, grid_axes, len(axes[0]) if axes else 1, len(axes[1]) if axes else 1,
-                  np.ascontiguousarray(ids), np.ascontiguousarray(weights), out)
+        _weighted(*gathered, out)
+        if centres is not None and centres[0].shape[0] and centres[1].shape[1]:
+            rows, centre_ids, centre_weights = centres
+            _centres(*gathered, _rows(rows.astype(np.int64, copy=False)),
+                     _rows(centre_ids.astype(np.int64, copy=False)),
+                     _rows(centre_weights.astype(np.float64, copy=False)), out)
     return out.reshape((ids.shape[0],) + shape)
+
+
+def _rows(array: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(native_order(array))

@@ -33,6 +33,7 @@ import numpy as np
 
 from daxpy.data.arrays import array_module
 
+from ._clip_numbers import count_dtype, numbered
 from ._clip_tables import CLIP, CLIP_INSIDE_OUT
 from ._contour_tables import EDGES
 from ._marching import (GRID_FAMILIES, IMAGE_CELL_CORNERS, at_least, register_generating,
@@ -53,9 +54,19 @@ class Clipped:
 
     Attributes
     ----------
-    ids, weights : arrays, shape (m, k)
-        Output point ``p`` is ``sum(weights[p] * x[ids[p]])`` for every point field
-        ``x`` (coordinates included).
+    ids, weights : arrays, shape (m, 2)
+        Output point ``p`` is ``weights[p, 0] * x[ids[p, 0]] + weights[p, 1] *
+        x[ids[p, 1]]`` for every point field ``x`` (coordinates included): a kept
+        corner, a cut edge's two ends, or a centre point's first term.
+    centre_rows : int64 array, shape (c,)
+        The centre points' rows, ascending: the few points with terms past their
+        first (every centre of the tables has two terms at least, and one of a
+        term's two weights is never zero, so each has a nonzero weight past
+        column 1: NaN counts).
+    centre_ids, centre_weights : arrays, shape (c, w)
+        Their later terms' ids and weights (padded with zero weights): row ``r``'s
+        sum is its two columns' plus ``sum(centre_weights[j] * x[centre_ids[j]])``
+        (:func:`daxpy.filters._geometry.weighted_sum` says in which order).
     connectivity, offsets, cell_types : arrays
         The output cells, in vtkCellArray's form.
     source : int64 array
@@ -69,6 +80,9 @@ class Clipped:
 
     ids: Any
     weights: Any
+    centre_rows: Any
+    centre_ids: Any
+    centre_weights: Any
     connectivity: Any
     offsets: Any
     cell_types: Any
@@ -124,6 +138,7 @@ def _structured_pieces(grid: Any, scalars: Any, value: float, invert: bool) -> l
              lambda rows: structured_corners(dims, rows, offsets),
              xp.arange(cases.shape[0], dtype=xp.int64))]
 
+
 def clip_cells(grid: Any, scalars: Any, value: float, invert: bool = False,
                place=None) -> Clipped:
     """Clip ``grid`` where its point ``scalars`` are at or above ``value`` (below
@@ -154,7 +169,17 @@ def clip_cells(grid: Any, scalars: Any, value: float, invert: bool = False,
     if not emitted and grid.n_cells:
         # VTK's clip of cells that leaves none gives an empty grid, kept points too.
         kept_point = xp.zeros_like(kept_point)
-    return _assemble(emitted, kept_point, xp)
+    return _assemble(emitted, kept_point, xp,
+                     None if grid.family == "unstructured" else _strides(grid))
+
+
+def _strides(grid: Any) -> tuple:
+    """A structured grid's point id strides along its axes of more than one point,
+    padded to three with its point count (no step reaches it)."""
+    dims = tuple(int(d) for d in grid.dims)
+    steps = (1, dims[0], dims[0] * dims[1])
+    active = [steps[a] for a in range(3) if dims[a] > 1]
+    return tuple(active + [int(np.prod(dims))] * (3 - len(active)))
 
 
 def _vertices(kind: tuple, cases: Any, corners_of, cell_ids: Any, scalars: Any,
@@ -221,9 +246,15 @@ def _emit(kind: tuple, cases: Any, corners_of, cell_ids: Any, scalars: Any, valu
     total = int(ends[-1]) if ends.shape[0] else 0  # the one host sync: the output's size
     if total == 0:
         return None
-    index = xp.arange(total)
-    owner = xp.searchsorted(ends, index, side="right")
-    row = t["start"][cases[owner]] + (index - (ends - made)[owner])
+    # Each slot's cell by a scan, not a search: each making cell marks its first
+    # slot, and the marks counted up to a slot name its cell among them.
+    active = xp.flatnonzero(made)
+    firsts = (ends - made)[active]
+    marks = xp.zeros(total, xp.int8)
+    marks[firsts] = 1
+    rank = xp.cumsum(marks, dtype=count_dtype(total, xp)) - 1
+    owner = active[rank]
+    row = t["start"][cases[owner]] + (xp.arange(total) - firsts[rank])
     codes = t["codes"][row]
     cell = corners_of(owner)
     keys, terms = _resolve(codes, cell, t["edges"], scalars, value, xp)
@@ -244,18 +275,22 @@ def _emit(kind: tuple, cases: Any, corners_of, cell_ids: Any, scalars: Any, valu
     return (keys, cell_ids[owner], t["type"][row], t["size"][row], terms, centres)
 
 
-def _assemble(emitted: list, kept_point: Any, xp) -> Clipped:
+def _assemble(emitted: list, kept_point: Any, xp, strides: tuple | None = None) -> Clipped:
     """Join the kinds in input cell order; number the points (every kept input
     point first, as VTK keeps those no cell uses too, a grid of no cells
     included, then the cut points); give each its weights (a corner or an edge
-    point two terms, a centre point its own)."""
+    point two terms, a centre point its own: its first in the two columns, the
+    rest in the centre table). ``strides``: a structured grid's, for
+    :func:`~daxpy.worklets._clip_numbers.numbered`."""
     if not emitted:
         none = xp.zeros(0, xp.int64)
         kept = xp.flatnonzero(kept_point)
         weights = xp.zeros((kept.shape[0], 2))
         weights[:, 0] = 1.0
         return Clipped(xp.stack([kept, kept], axis=1), weights, none,
-                       xp.zeros(1, xp.int64), xp.zeros(0, xp.uint8), none, kept.astype(xp.int64))
+                       xp.zeros((0, 0), xp.int64), xp.zeros((0, 0)), none,
+                       xp.zeros(1, xp.int64), xp.zeros(0, xp.uint8), none,
+                       kept.astype(xp.int64))
     source = xp.concatenate([e[1] for e in emitted])
     # One kind's cells already come in ascending input cell order.
     order = (xp.arange(source.shape[0]) if len(emitted) == 1
@@ -268,10 +303,10 @@ def _assemble(emitted: list, kept_point: Any, xp) -> Clipped:
     slots = keys.shape[1]
     valid = xp.arange(slots)[None, :] < sizes[:, None]
     flat = (order[:, None] * slots + xp.arange(slots)[None, :])[valid]
-    unique, corners, cut_first, inverse = _numbered(keys.reshape(-1)[flat], kept_point, xp)
-    width = max([2] + [e[5][1].shape[1] for e in emitted])
-    ids = xp.zeros((unique.shape[0], width), xp.int64)
-    weights = xp.zeros((unique.shape[0], width))
+    unique, corners, cut_first, inverse = numbered(keys.reshape(-1)[flat], kept_point, xp,
+                                                    strides)
+    ids = xp.zeros((unique.shape[0], 2), xp.int64)
+    weights = xp.zeros((unique.shape[0], 2))
     # A corner is itself; a cut point's terms are read from its first slot.
     ids[:corners, 0], ids[:corners, 1], weights[:corners, 0] = unique[:corners], \
         unique[:corners], 1.0
@@ -279,34 +314,26 @@ def _assemble(emitted: list, kept_point: Any, xp) -> Clipped:
                for k in range(3))
     ids[corners:, 0], ids[corners:, 1] = a, b
     weights[corners:, 0], weights[corners:, 1] = 1.0 - t, t
-    for centre_keys, centre_ids, centre_weights in (e[5] for e in emitted):
-        if centre_keys.shape[0]:
-            at = xp.searchsorted(unique, centre_keys)
-            k = centre_ids.shape[1]
-            ids[at, :k], weights[at, :k] = centre_ids, centre_weights
-            ids[at, k:], weights[at, k:] = 0, 0.0
+    rows, centre_ids, centre_weights = _centres(emitted, unique, xp)
+    ids[rows], weights[rows] = centre_ids[:, :2], centre_weights[:, :2]
     offsets = xp.concatenate([xp.zeros(1, xp.int64), xp.cumsum(sizes)])
-    return Clipped(ids, weights, inverse.astype(xp.int64), offsets, types,
-                   source[order].astype(xp.int64), unique.astype(xp.int64))
+    return Clipped(ids, weights, rows, centre_ids[:, 2:], centre_weights[:, 2:],
+                   inverse.astype(xp.int64), offsets, types, source[order].astype(xp.int64),
+                   unique.astype(xp.int64))
 
 
-def _numbered(keys: Any, kept_point: Any, xp) -> tuple:
-    """The output points of slot ``keys``: their sorted keys, how many are kept input
-    points (they come first), each cut point's first slot, and each slot's point.
-
-    A kept corner's key is its input id (below the input's point count), and the
-    kept points are numbered by their mask without a sort; only the edge and
-    centre keys (cut cells' few) are sorted.
-    """
-    corner = keys < kept_point.shape[0]
-    corner_ids, renumber = xp.flatnonzero(kept_point), xp.cumsum(kept_point) - 1
-    others = xp.flatnonzero(~corner)
-    cut_keys, cut_first = xp.unique(keys[others], return_index=True)
-    inverse = xp.empty(keys.shape[0], dtype=xp.int64)
-    inverse[corner] = renumber[keys[corner]]
-    inverse[others] = corner_ids.shape[0] + xp.searchsorted(cut_keys, keys[others])
-    return (xp.concatenate([corner_ids, cut_keys]), int(corner_ids.shape[0]),
-            others[cut_first], inverse)
+def _centres(emitted: list, unique: Any, xp) -> tuple:
+    """The centre points' rows (ascending) among the points ``unique`` (their keys),
+    with all their terms, as wide as the widest kind's (two columns at least),
+    padded with zeros. A centre point is named by every slot that uses it: the
+    same terms each time, kept once."""
+    width = max([2] + [e[5][1].shape[1] for e in emitted])
+    found = [(k, xp.pad(i, ((0, 0), (0, width - i.shape[1]))),
+              xp.pad(w, ((0, 0), (0, width - w.shape[1])))) for k, i, w in (e[5] for e in emitted)]
+    at, first = xp.unique(xp.searchsorted(unique, xp.concatenate([f[0] for f in found])),
+                          return_index=True)
+    return (at.astype(xp.int64), xp.concatenate([f[1] for f in found])[first],
+            xp.concatenate([f[2] for f in found])[first])
 
 
 # The compiled (Numba) twins of this program: 2-D and 3-D structured grids, and

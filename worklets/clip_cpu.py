@@ -185,25 +185,34 @@ def _point_number(code, i, places, bases, flags, kept_before, cut_before):
 
 
 @kernel()
-def _emit_centres(s, value, base, case, offsets, tables, places, ids, weights, at):
-    """The centre points of the cell at ``base`` (its first corner), from ``at``:
-    each term's ends side by side, as the array program writes them."""
+def _emit_centres(s, value, base, case, offsets, tables, places, points, at, first_centre):
+    """The centre points of the cell at ``base`` (its first corner), from row ``at``:
+    each term's ends side by side, as the array program writes them (the first
+    term in the point's two columns, the others in the centre table)."""
     centres, centre_start, terms, shares = tables[3], tables[4], tables[8], tables[9]
+    ids, weights, centre_ids, centre_weights = points
     for j in range(centres[case]):
         term = centre_start[case] + j
+        row = at + j
         for m in range(terms.shape[1]):
             code = terms[term, m]
             a = base + offsets[code, 0]
             b = base + offsets[code, 1]
             t = 0.0 if places[code, 2] < 0 else _weight(s, value, a, b)
             share = shares[term, m]
-            ids[at + j, 2 * m], ids[at + j, 2 * m + 1] = a, b
-            weights[at + j, 2 * m], weights[at + j, 2 * m + 1] = (1.0 - t) * share, t * share
+            if m == 0:
+                ids[row, 0], ids[row, 1] = a, b
+                weights[row, 0], weights[row, 1] = (1.0 - t) * share, t * share
+            else:
+                c = row - first_centre
+                centre_ids[c, 2 * m - 2], centre_ids[c, 2 * m - 1] = a, b
+                centre_weights[c, 2 * m - 2] = (1.0 - t) * share
+                centre_weights[c, 2 * m - 1] = t * share
 
 
 @kernel()
 def _emit_cells(s, value, c, first, nx, ny, zc, tables, places, offsets, flags,
-                point_start, cell_start, totals, ids, weights, out):
+                point_start, cell_start, totals, points, out):
     """A cell row's output cells, with their connectivity and centre points.
 
     The row's four point rows (a pixel row's two, each twice) are walked in
@@ -254,8 +263,8 @@ def _emit_cells(s, value, c, first, nx, ny, zc, tables, places, offsets, flags,
                 cell_offsets[q + 1] = slot
                 q += 1
             if tables[3][case]:
-                _emit_centres(s, value, first + i, case, offsets, tables, places, ids, weights,
-                              centre_at)
+                _emit_centres(s, value, first + i, case, offsets, tables, places, points,
+                              centre_at, totals[0] + totals[1])
                 centre_at += tables[3][case]
         k0, k1, k2, k3 = k0 + (f0 & 1), k1 + (f1 & 1), k2 + (f2 & 1), k3 + (f3 & 1)
         c0, c1, c2, c3 = c0 + _cut(f0), c1 + _cut(f1), c2 + _cut(f2), c3 + _cut(f3)
@@ -264,17 +273,17 @@ def _emit_cells(s, value, c, first, nx, ny, zc, tables, places, offsets, flags,
 
 @kernel(parallel=True)
 def _emit(s, value, nx, ny, nz, zc, tables, places, offsets, flags, point_start, cell_start,
-          totals, ids, weights, out):
+          totals, points, out):
     n = ny * nz
     steps = np.array([1, nx, nx * ny], np.int64)
     for block in prange((n + _BLOCK - 1) // _BLOCK):
         for r in range(block * _BLOCK, min(n, (block + 1) * _BLOCK)):
             j, k = r % ny, r // ny
             _emit_points(s, value, r * nx, nx, steps, flags, point_start[r, 0],
-                         totals[0] + point_start[r, 1], ids, weights)
+                         totals[0] + point_start[r, 1], points[0], points[1])
             if j + 1 < ny and (zc == 1 or k + 1 < nz):
                 _emit_cells(s, value, j + (ny - 1) * k, r * nx, nx, ny, zc, tables, places,
-                            offsets, flags, point_start, cell_start, totals, ids, weights, out)
+                            offsets, flags, point_start, cell_start, totals, points, out)
 
 
 def _exclusive(counts: np.ndarray) -> np.ndarray:
@@ -338,13 +347,27 @@ def clip_structured(grid, scalars: np.ndarray, value: float, invert: bool = Fals
     lower = places[:, 1] + (places[:, 0] & 1) * nx + (places[:, 0] >> 1) * nx * ny
     offsets = np.stack([lower, lower + np.where(places[:, 2] < 0, 0, steps[places[:, 2]])],
                        axis=1).astype(np.int64)
-    width = max(2, 2 * tables[8].shape[1])
-    n_points = n_kept + n_cut + n_centres
-    ids, weights = np.zeros((n_points, width), np.int64), np.zeros((n_points, width))
+    points = new_points(n_kept + n_cut + n_centres, n_centres, max(2, 2 * tables[8].shape[1]))
     out = (np.empty(n_slots, np.int64), np.empty(n_cells + 1, np.int64),
            np.empty(n_cells, np.uint8), np.empty(n_cells, np.int64))
     out[1][0] = 0
     with parallel_chunksize(1):
         _emit(s, value, nx, ny, nz, zc, tables, places, offsets, flags, point_start,
-              cell_start, totals, ids, weights, out)
-    return Clipped(ids, weights, *out)
+              cell_start, totals, points, out)
+    return Clipped(*points[:2], np.arange(n_kept + n_cut, n_kept + n_cut + n_centres,
+                                          dtype=np.int64),
+                   *points[2:], *out)
+
+
+def new_points(n_points: int, n_centres: int, width: int) -> tuple:
+    """Zeroed ``(ids, weights, centre_ids, centre_weights)`` of ``n_points`` output
+    points, the last ``n_centres`` centre points with terms ``width`` columns wide
+    (their first two in the points' columns), as the array program pads them.
+
+    Examples
+    --------
+    >>> [a.shape for a in new_points(5, 1, 14)]
+    [(5, 2), (5, 2), (1, 12), (1, 12)]
+    """
+    return (np.zeros((n_points, 2), np.int64), np.zeros((n_points, 2)),
+            np.zeros((n_centres, width - 2), np.int64), np.zeros((n_centres, width - 2)))

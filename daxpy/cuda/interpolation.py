@@ -6,8 +6,9 @@ CuPy operations per column and gathers a grid's coordinates from its axes for
 each; this kernel reads each row's ids and weights once and writes its sum. It
 keeps the array program's order of operations, and each product and sum is
 rounded on its own (``__dmul_rn``, ``__dadd_rn``: no fused multiply-add), so it
-gives the host's bits: the first two columns added, then the later columns summed
-among themselves and added, on the rows where one of their weights is not zero.
+gives the host's bits: every row's two columns added, then, in a second launch
+over the few centre rows only, those rows made again with their later terms
+(the centre table) summed among themselves and added last.
 
 Specializations: what is gathered (a field of one dtype and component count, or
 the coordinates of an image or rectilinear grid, float32 as VTK gives them).
@@ -36,24 +37,29 @@ _TYPES = {"f32": "float", "f64": "double", "i8": "signed char", "i16": "short",
 _BODY = r"""
 extern "C" __global__ void __launch_bounds__(256) NAME(
     PARAMS, const long long* __restrict__ ids, const double* __restrict__ weights,
-    double* __restrict__ out, long long rows, int width)
+    const long long* __restrict__ rows, const long long* __restrict__ later_ids,
+    const double* __restrict__ later_weights, double* __restrict__ out, long long count,
+    int width, int later)
 {
     long long r = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-    if (r >= rows) return;
-    const long long* id = ids + r * width;
-    const double* w = weights + r * width;
-    // The array program adds the later columns only on rows with a weight there.
-    bool more = false;
-    for (int j = 2; j < width; ++j) more |= (w[j] != 0.0);
+    if (r >= count) return;
+    // Launched twice: every row's first terms (later == 0), then the centre rows
+    // again, whole (row rows[r]), their later terms summed and added last.
+    long long p = later ? rows[r] : r;
+    const long long* id = ids + p * width;
+    const double* w = weights + p * width;
+    const long long* more_id = later_ids + r * later;
+    const double* more_w = later_weights + r * later;
     for (int c = 0; c < K; ++c) {
         double total = __dmul_rn(VALUE(id[0]), w[0]);
         if (width > 1) total = __dadd_rn(total, __dmul_rn(VALUE(id[1]), w[1]));
-        if (more) {
-            double extra = __dmul_rn(VALUE(id[2]), w[2]);
-            for (int j = 3; j < width; ++j) extra = __dadd_rn(extra, __dmul_rn(VALUE(id[j]), w[j]));
+        if (later) {
+            double extra = __dmul_rn(VALUE(more_id[0]), more_w[0]);
+            for (int j = 1; j < later; ++j)
+                extra = __dadd_rn(extra, __dmul_rn(VALUE(more_id[j]), more_w[j]));
             total = __dadd_rn(total, extra);
         }
-        out[r * K + c] = total;
+        out[p * K + c] = total;
     }
 }
 """
@@ -89,7 +95,8 @@ def _code(dtype: np.dtype) -> str:
     return {"f": "f", "i": "i", "u": "u"}[dtype.kind] + str(8 * dtype.itemsize)
 
 
-def _launch(kind: str, components: int, inputs: tuple, ids: Any, weights: Any) -> Any:
+def _launch(kind: str, components: int, inputs: tuple, ids: Any, weights: Any,
+            centres: Any) -> Any:
     import cupy
 
     ids = cupy.ascontiguousarray(ids, dtype=cupy.int64)
@@ -98,20 +105,34 @@ def _launch(kind: str, components: int, inputs: tuple, ids: Any, weights: Any) -
     out = cupy.empty((rows, components), dtype=cupy.float64)
     if rows:
         kernel = get_kernel(*source_for(kind, components))
+        none = cupy.zeros(0, dtype=cupy.int64)
         kernel(((rows + 255) // 256,), (256,),
-               inputs + (ids, weights, out, np.int64(rows), np.int32(width)))
+               inputs + (ids, weights, none, none, none.astype(cupy.float64), out,
+                         np.int64(rows), np.int32(width), np.int32(0)))
+        if centres is not None and centres[0].shape[0] and centres[1].shape[1]:
+            at, later_ids, later_weights = centres
+            count, later = (int(n) for n in later_ids.shape)
+            kernel(((count + 255) // 256,), (256,),
+                   inputs + (ids, weights, cupy.ascontiguousarray(at, dtype=cupy.int64),
+                             cupy.ascontiguousarray(later_ids, dtype=cupy.int64),
+                             cupy.ascontiguousarray(later_weights, dtype=cupy.float64), out,
+                             np.int64(count), np.int32(width), np.int32(later)))
     return out
 
 
-def weighted_values(values: Any, ids: Any, weights: Any) -> Any:
-    """``sum_j weights[:, j] * values[ids[:, j]]`` in float64, on the device.
+def weighted_values(values: Any, ids: Any, weights: Any, centres: Any = None) -> Any:
+    """``sum_j weights[:, j] * values[ids[:, j]]`` in float64, plus the centre rows'
+    later terms, on the device.
 
     Parameters
     ----------
     values : cupy.ndarray, shape (n,) or (n, k)
         A point field (any real dtype).
-    ids : cupy.ndarray of int64, shape (m, w)
-    weights : cupy.ndarray of float64, shape (m, w)
+    ids : cupy.ndarray of int64, shape (m, 2) (or (m, 1))
+    weights : cupy.ndarray of float64, shape (m, 2)
+    centres : (rows, ids, weights) of cupy.ndarray, optional
+        The centre rows and their later terms, shapes (c,), (c, w), (c, w), as
+        :func:`daxpy.filters._geometry.weighted_sum` takes them.
 
     Returns
     -------
@@ -128,14 +149,15 @@ def weighted_values(values: Any, ids: Any, weights: Any) -> Any:
     if values.dtype.kind == "b":
         values = values.astype(cupy.uint8)
     components = 1 if values.ndim == 1 else int(np.prod(values.shape[1:]))
-    out = _launch(_code(values.dtype), components, (values,), ids, weights)
+    out = _launch(_code(values.dtype), components, (values,), ids, weights, centres)
     return out.reshape((out.shape[0],) + tuple(values.shape[1:]))
 
 
-def weighted_axes(axes: tuple, ids: Any, weights: Any) -> Any:
+def weighted_axes(axes: tuple, ids: Any, weights: Any, centres: Any = None) -> Any:
     """The weighted sums of the points of an image or rectilinear grid given by its
     three axes' coordinates (the points are ``float32(axes[a][index_a])``), float64,
-    shape ``(m, 3)``, on the device.
+    shape ``(m, 3)``, on the device; ``ids``, ``weights`` and ``centres`` as
+    :func:`weighted_values` takes them.
 
     Examples
     --------
@@ -146,4 +168,4 @@ def weighted_axes(axes: tuple, ids: Any, weights: Any) -> Any:
 
     x, y, z = (cupy.asarray(a, dtype=cupy.float64) for a in axes)
     return _launch("axes", 3, (x, y, z, np.int64(x.shape[0]), np.int64(y.shape[0])),
-                   ids, weights)
+                   ids, weights, centres)
