@@ -265,6 +265,24 @@ def cut_field(rng, n, kind, dtype):
     return values
 
 
+CUT_DIMS = [(9, 8, 7), (2, 2, 2), (9, 1, 7), (1, 8, 7), (6, 5, 1), (2, 9, 1), (8, 1, 1),
+            (1, 1, 1)]
+"""Grid shapes a compiled cut (contour, clip) must handle: 3-D, 2-D in every plane,
+1-D and a single point."""
+
+CUT_DTYPES = [np.float32, np.float64, ">f8", np.int32, np.float16]
+"""Scalar dtypes a compiled cut must take or hand to the array program."""
+
+
+def cut_value(rng, scalars) -> float:
+    """A value to contour or clip ``scalars`` at: one of their finite values (ties),
+    or anything around their range."""
+    finite = scalars[np.isfinite(scalars)]
+    if finite.size and rng.random() < 0.5:
+        return float(rng.choice(finite))
+    return float(rng.uniform(-2.5, 2.5))
+
+
 def wavy_field(dims, dtype=np.float64):
     """Point scalars of a structured grid's ``dims`` crossing 0 in many surfaces and
     saddles, some points exactly at 0 and a few NaN."""

@@ -20,8 +20,9 @@ from daxpy.worklets import clip as array_clip
 from daxpy.worklets import _weighted_cpu as weighted_cpu
 from daxpy.worklets._numba import CompiledUnavailable, compiled
 
-from strategies import (curvilinear_grids, cut_field, mixed_grid_all_shapes, rectilinear_grids,
-                        seeds, uniform_grids, unstructured_grids, wavy_field)
+from strategies import (CUT_DIMS, CUT_DTYPES, curvilinear_grids, cut_field, cut_value,
+                        mixed_grid_all_shapes, rectilinear_grids, seeds, uniform_grids,
+                        unstructured_grids, wavy_field)
 
 pytest.importorskip("numba")
 
@@ -58,16 +59,13 @@ def test_compiled_matches_the_array_program(data, family, kind, dtype, invert, s
     grid = data.draw(FAMILIES[family](max_side=7 if family != "unstructured" else 4))
     rng = np.random.default_rng(seed)
     scalars = cut_field(rng, grid.n_points, kind, dtype)
-    finite = scalars[np.isfinite(scalars)]
-    value = float(rng.choice(finite)) if finite.size and rng.random() < 0.5 else float(
-        rng.uniform(-2.5, 2.5))
+    value = cut_value(rng, scalars)
     _assert_same(_compiled(grid, scalars, value, invert),
                  _reference(grid, scalars, value, invert))
 
 
-@pytest.mark.parametrize("dims", [(9, 8, 7), (2, 2, 2), (9, 1, 7), (1, 8, 7), (6, 5, 1),
-                                  (2, 9, 1), (8, 1, 1), (1, 1, 1)])
-@pytest.mark.parametrize("dtype", [np.float32, np.float64, ">f8", np.int32, np.float16])
+@pytest.mark.parametrize("dims", CUT_DIMS)
+@pytest.mark.parametrize("dtype", CUT_DTYPES)
 def test_every_shape_and_dtype(dims, dtype):
     grid = daxpy.UniformGrid(dims=dims)
     scalars = np.random.default_rng(1).integers(0, 4, grid.n_points).astype(dtype)

@@ -17,8 +17,8 @@ from daxpy.filters import Contour
 from daxpy.worklets import contour as numpy_contour
 from daxpy.worklets._numba import compiled
 
-from strategies import (curvilinear_grids, cut_field, rectilinear_grids, seeds, uniform_grids,
-                        wavy_field)
+from strategies import (CUT_DIMS, CUT_DTYPES, curvilinear_grids, cut_field, cut_value,
+                        rectilinear_grids, seeds, uniform_grids, wavy_field)
 
 pytest.importorskip("numba")
 
@@ -56,16 +56,12 @@ def test_compiled_matches_numpy(data, family, kind, dtype, seed):
     grid = data.draw(FAMILIES[family](max_side=7))
     rng = np.random.default_rng(seed)
     scalars = cut_field(rng, grid.n_points, kind, dtype)
-    finite = scalars[np.isfinite(scalars)]
-    # A grid value itself (ties), or anything around the range.
-    value = float(rng.choice(finite)) if finite.size and rng.random() < 0.5 else float(
-        rng.uniform(-2.5, 2.5))
+    value = cut_value(rng, scalars)
     _assert_same_cut(_compiled(grid, scalars, value), _reference(grid, scalars, value))
 
 
-@pytest.mark.parametrize("dims", [(9, 8, 7), (2, 2, 2), (9, 1, 7), (1, 8, 7), (6, 5, 1),
-                                  (2, 9, 1), (8, 1, 1), (1, 1, 1)])
-@pytest.mark.parametrize("dtype", [np.float32, np.float64, ">f8", np.int32, np.float16])
+@pytest.mark.parametrize("dims", CUT_DIMS)
+@pytest.mark.parametrize("dtype", CUT_DTYPES)
 def test_every_shape_and_dtype(dims, dtype):
     grid = daxpy.UniformGrid(dims=dims)
     scalars = np.random.default_rng(1).integers(0, 4, grid.n_points).astype(dtype)

@@ -57,6 +57,20 @@ def _upper(m):
     return ((m ^ (m >> 1)) & 1) | (m & 6)
 
 
+@kernel(inline="always")
+def _cofactors(r00, r01, r02, r10, r11, r12, r20, r21, r22):
+    """The cofactors of the Jacobian's last row and the inverse of its determinant
+    (0 where it is singular): cell_derivatives' closed form, its operations in its
+    order (inlined: the lanes' loop stays one loop without calls)."""
+    c0 = r01 * r12 - r02 * r11
+    c1 = r02 * r10 - r00 * r12
+    c2 = r00 * r11 - r01 * r10
+    det = r20 * c0
+    det += r21 * c1
+    det += r22 * c2
+    return c0, c1, c2, (1.0 / det if det != 0.0 else 0.0)
+
+
 @kernel()
 def _hex_points(points, values, corners, starts, cells, check, counts, total, out, mode,
                 lo, hi):
@@ -83,14 +97,7 @@ def _hex_points(points, values, corners, starts, cells, check, counts, total, ou
                              _diff(h, 2, pz, points[b, 2]))
             r20, r21, r22 = (_diff(h, 4, px, points[d, 0]), _diff(h, 4, py, points[d, 1]),
                              _diff(h, 4, pz, points[d, 2]))
-            # cell_derivatives' closed form: its operations in its order.
-            c0 = r01 * r12 - r02 * r11
-            c1 = r02 * r10 - r00 * r12
-            c2 = r00 * r11 - r01 * r10
-            det = r20 * c0
-            det += r21 * c1
-            det += r22 * c2
-            scale = 1.0 / det if det != 0.0 else 0.0
+            c0, c1, c2, scale = _cofactors(r00, r01, r02, r10, r11, r12, r20, r21, r22)
             for comp in range(c):
                 vp = values[p, comp]
                 f0, f1 = _diff(h, 1, vp, values[a, comp]), _diff(h, 2, vp, values[b, comp])
@@ -152,13 +159,7 @@ def _lanes(xyz, vals, grad, nl, m, comp, u0, l0, u1, l1, u2, l2):
         r20 = xyz[u2, 0, k] - xyz[l2, 0, k]
         r21 = xyz[u2, 1, k] - xyz[l2, 1, k]
         r22 = xyz[u2, 2, k] - xyz[l2, 2, k]
-        c0 = r01 * r12 - r02 * r11
-        c1 = r02 * r10 - r00 * r12
-        c2 = r00 * r11 - r01 * r10
-        det = r20 * c0
-        det += r21 * c1
-        det += r22 * c2
-        scale = 1.0 / det if det != 0.0 else 0.0
+        c0, c1, c2, scale = _cofactors(r00, r01, r02, r10, r11, r12, r20, r21, r22)
         f0 = vals[u0, comp, k] - vals[l0, comp, k]
         f1 = vals[u1, comp, k] - vals[l1, comp, k]
         f2 = vals[u2, comp, k] - vals[l2, comp, k]
