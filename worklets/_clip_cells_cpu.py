@@ -175,18 +175,22 @@ def _emit(s, value, kept, renumber, corners, cell_ids, tables, edges, cut_keys, 
 @kernel(parallel=True)
 def _emit_points(s, value, kept, renumber, cut_keys, ids, weights):
     """The kept points' rows (ascending id), then the cut edges' (ascending key)."""
-    n = kept.shape[0]
-    for p in prange(n):
-        if kept[p]:
-            q = renumber[p]
-            ids[q, 0], ids[q, 1], weights[q, 0] = p, p, 1.0
+    # Chunks of points and of edges, not single ones: the caller deals iterations
+    # to the threads one at a time.
+    n, m = kept.shape[0], cut_keys.shape[0]
+    for chunk in prange((n + _CHUNK - 1) // _CHUNK):
+        for p in range(chunk * _CHUNK, min(n, (chunk + 1) * _CHUNK)):
+            if kept[p]:
+                q = renumber[p]
+                ids[q, 0], ids[q, 1], weights[q, 0] = p, p, 1.0
     n_kept = renumber[n - 1] + 1 if n else 0
-    for e in prange(cut_keys.shape[0]):
-        lo = cut_keys[e] // n
-        hi = cut_keys[e] - lo * n
-        t = _weight(s, value, lo, hi)
-        ids[n_kept + e, 0], ids[n_kept + e, 1] = lo, hi
-        weights[n_kept + e, 0], weights[n_kept + e, 1] = 1.0 - t, t
+    for chunk in prange((m + _CHUNK - 1) // _CHUNK):
+        for e in range(chunk * _CHUNK, min(m, (chunk + 1) * _CHUNK)):
+            lo = cut_keys[e] // n
+            hi = cut_keys[e] - lo * n
+            t = _weight(s, value, lo, hi)
+            ids[n_kept + e, 0], ids[n_kept + e, 1] = lo, hi
+            weights[n_kept + e, 0], weights[n_kept + e, 1] = 1.0 - t, t
 
 
 def clip_unstructured(grid, scalars: np.ndarray, value: float, invert: bool = False,
