@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 import daxpy
@@ -138,6 +138,8 @@ def test_bad_arguments_are_refused_when_the_filter_is_made(source, options, erro
 @settings(max_examples=60, deadline=None)
 @given(source=expressions(), dtype=st.sampled_from([np.float32, np.float64]),
        wide=st.booleans(), seed=st.integers(0, 2**32 - 1))
+# NumPy takes a scalar exponent of 0.5 as a square root: NaN at -inf (found by CI).
+@example(source="(a ** 0.5)", dtype=np.float32, wide=False, seed=0)
 def test_compiled_map_matches_numpy_special_values_included(source, dtype, wide, seed):
     # The compiled kernel's sin, exp, ... are LLVM's, NumPy's its own: equal
     # within rounding; NaN and infinities at the same places.

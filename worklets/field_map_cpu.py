@@ -100,6 +100,10 @@ def to_python(node, fields: tuple, prefix: str = "x", suffix: str = "") -> str:
             return f"{prefix}{fields.index(n.name)}"
         if not isinstance(n, Op) or n.op not in _TEMPLATES:
             raise ExpressionError(f"the compiled CPU backend cannot translate IR node {n!r}")
+        if n.op == "pow" and isinstance(n.args[1], Const) and float(n.args[1].value) == 0.5:
+            # NumPy takes the square root for a scalar exponent of 0.5: its
+            # bits, and NaN at -inf, -0 kept.
+            return _TEMPLATES["sqrt"].format(walk(n.args[0]), S=suffix)
         return _TEMPLATES[n.op].format(*(walk(a) for a in n.args), S=suffix)
 
     return walk(node)

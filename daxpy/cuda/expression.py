@@ -95,6 +95,10 @@ def to_cuda(node, ctype: str, fields: tuple = ()) -> str:
             return f"a{order.index(n.name)}"
         if not isinstance(n, Op) or n.op not in _TEMPLATES:
             raise ExpressionError(f"the CUDA backend cannot translate IR node {n!r}")
+        if n.op == "pow" and isinstance(n.args[1], Const) and float(n.args[1].value) == 0.5:
+            # NumPy takes the square root for a scalar exponent of 0.5: its
+            # bits, and NaN at -inf, -0 kept.
+            return _TEMPLATES["sqrt"].format(walk(n.args[0]), T=ctype)
         return _TEMPLATES[n.op].format(*(walk(a) for a in n.args), T=ctype)
 
     return walk(node)
