@@ -168,20 +168,22 @@ def _weighted_points(dataset: Any, ids: Any, weights: Any, centres: tuple) -> An
     """The output points in the grid's points' dtype (float32 for image and
     rectilinear grids, as VTK's), where the clip ran: on every host core, or on the
     GPU in one kernel; image and rectilinear grids' points read from their axes."""
-    structured = dataset.family in ("uniform", "rectilinear")
-    dtype = np.float32 if structured else dataset.points().dtype
-    axes = [dataset.axis_coordinates(a) for a in range(3)] if structured else None
-    if not is_device_array(ids):
-        if structured:
+    on_device = is_device_array(ids)
+    if dataset.family in ("uniform", "rectilinear"):
+        axes = [dataset.axis_coordinates(a) for a in range(3)]
+        if not on_device:
             return weighted_sum(lambda i: point_coordinates(dataset, i), ids, weights,
-                                centres, axes=axes, dtype=dtype)
+                                centres, axes=axes, dtype=np.float32)
+        from daxpy.cuda.interpolation import weighted_axes
+
+        return weighted_axes(tuple(axes), ids, weights, centres).astype(np.float32)
+    dtype = dataset.points().dtype
+    if not on_device:
         return weighted_sum(dataset.points(), ids, weights, centres, dtype=dtype)
     import cupy
 
-    from daxpy.cuda.interpolation import weighted_axes, weighted_values
+    from daxpy.cuda.interpolation import weighted_values
 
-    if structured:
-        return weighted_axes(tuple(axes), ids, weights, centres).astype(dtype)
     return weighted_values(dataset_array(dataset, dataset.points(), cupy), ids, weights,
                            centres).astype(dtype)
 
