@@ -277,6 +277,30 @@ def first_axis(shape: Sequence[int]) -> int:
     return next((a for a, n in enumerate(shape) if n > 1), 0)
 
 
+def slowest_axis(dims) -> int:
+    """The axis (0=x, 1=y, 2=z) that slabs are cut across: the slowest with > 1 point.
+
+    Examples
+    --------
+    >>> slowest_axis((5, 4, 1)), slowest_axis((1, 1, 1))
+    (1, 2)
+    """
+    return 2 - first_axis(tuple(dims[::-1]))
+
+
+def layer_sizes(grid) -> tuple[int, int]:
+    """Points and cells in one layer across the slowest axis.
+
+    Examples
+    --------
+    >>> import daxpy
+    >>> layer_sizes(daxpy.UniformGrid(dims=(4, 3, 5)))
+    (12, 6)
+    """
+    axis = slowest_axis(grid.dims)
+    return (math.prod(grid.dims[:axis]), math.prod(grid.cell_dims[:axis]))
+
+
 def slab_windows(dims: Sequence[int], planes: int, depth: int) -> list[Piece]:
     """Windows of ``planes`` owned layers along the slowest axis, halos of ``depth``.
 

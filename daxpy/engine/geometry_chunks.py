@@ -1,5 +1,5 @@
-"""Topology-generating worklets run on a structured grid slab by slab: chunked
-host-to-host runs and grids larger than the GPU.
+"""Topology-generating worklets run on a grid chunk by chunk: chunked host-to-host
+runs and grids larger than the GPU.
 
 Within :func:`chunk_cells`, a topology-generating worklet (contour, threshold,
 clip) runs on chunks of a grid one after another: on a uniform, rectilinear or
@@ -9,8 +9,8 @@ cells with the points they use. Each chunk's scalars go to the device, its
 result comes back, and the results are merged into the whole grid's, bit for bit
 (:mod:`daxpy.worklets._chunk_merge`). So the device holds one chunk's working
 set, not the grid's. The filter then assembles its dataset from the merged
-result on the host, where the grid's fields are. The streaming runner
-(:mod:`daxpy.stream.streaming`) sets the layers from its settings.
+result on the host, where the grid's fields are. The geometry runner
+(:mod:`daxpy.stream.geometry_run`) sets the chunk size from the streaming settings.
 
 Examples
 --------
@@ -33,6 +33,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from ..data.arrays import is_device_array, to_host
+from ..data.partition import layer_sizes, slowest_axis
 from ..data.structured import UniformGrid
 from ..errors import ArgumentError
 
@@ -80,18 +81,6 @@ def cells_now() -> int | None:
     return _CELLS.get()
 
 
-def slab_axis(dims: tuple) -> int:
-    """The axis slabs are cut across: the slowest with more than one point (point
-    ids run x fastest, so a slab is a contiguous range of them).
-
-    Examples
-    --------
-    >>> slab_axis((4, 3, 1)), slab_axis((1, 1, 5))
-    (1, 2)
-    """
-    return max([a for a in range(3) if dims[a] > 1] or [0])
-
-
 def run_chunked(impl, dataset: Any, values: Any, association: str, params: dict) -> Any:
     """``impl`` (a topology-generating program) on ``dataset`` chunk by chunk, merged;
     None when it runs whole (no chunks set, a grid that fits one, or PolyData).
@@ -123,9 +112,8 @@ def _slabs(grid: Any, cells: int) -> list:
     """Slabs of whole cell layers across the slowest axis, as many layers as fit
     ``cells`` (one at least); each a contiguous range of points and of cells."""
     dims = tuple(int(d) for d in grid.dims)
-    axis = slab_axis(dims)
-    layer_points = int(np.prod(dims[:axis]))
-    layer_cells = int(np.prod([d - 1 if d > 1 else 1 for d in dims[:axis]]))
+    axis = slowest_axis(dims)
+    layer_points, layer_cells = layer_sizes(grid)
     layers, n_layers = max(cells // layer_cells, 1), dims[axis] - 1
     chunks = []
     for first in range(0, n_layers, layers):

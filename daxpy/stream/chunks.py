@@ -32,40 +32,15 @@ Examples
 from __future__ import annotations
 
 import dataclasses
-import math
 
 import numpy as np
 
 from ..data.decomposition import Piece, as_selection
-from ..data.partition import first_axis, slab_windows, window_grid
+from ..data.partition import slab_windows, window_grid
 from ..data.unstructured import UnstructuredGrid
 
 
 # -- structured ------------------------------------------------------------
-def slowest_axis(dims) -> int:
-    """The axis (0=x, 1=y, 2=z) that slabs are cut across: the slowest with > 1 point.
-
-    Examples
-    --------
-    >>> slowest_axis((5, 4, 1)), slowest_axis((1, 1, 1))
-    (1, 2)
-    """
-    return 2 - first_axis(tuple(dims[::-1]))
-
-
-def layer_sizes(grid) -> tuple[int, int]:
-    """Points and cells in one layer across the slowest axis.
-
-    Examples
-    --------
-    >>> import daxpy
-    >>> layer_sizes(daxpy.UniformGrid(dims=(4, 3, 5)))
-    (12, 6)
-    """
-    axis = slowest_axis(grid.dims)
-    return (math.prod(grid.dims[:axis]), math.prod(grid.cell_dims[:axis]))
-
-
 def structured_chunks(grid, depth: int, planes: int) -> list[Piece]:
     """Slabs of ``planes`` owned layers with ``depth`` layers of halo each side.
 

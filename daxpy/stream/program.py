@@ -27,8 +27,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .chunks import (layer_sizes, structured_chunks, unstructured_chunks,
-                     unstructured_layout)
+from ..data.partition import layer_sizes
+from .chunks import structured_chunks, unstructured_chunks, unstructured_layout
 from ..errors import DaxpyError, DeviceMemoryError
 from ..engine.probe import probe
 
