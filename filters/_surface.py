@@ -23,6 +23,7 @@ from daxpy.data.dataset import DataSet
 from daxpy.data.polydata import PolyData
 from daxpy.errors import FieldError
 from daxpy.worklets._edge_cut import EdgeCut, interpolate
+from daxpy.worklets._numba import compiled
 
 from ._geometry import dataset_array
 
@@ -47,6 +48,15 @@ def coordinates(dataset: Any, cut: EdgeCut) -> Any:
     >>> coordinates(g, cut).tolist()
     [[2.5, 0.0, 0.0]]
     """
+    xp = array_module(cut.lo)
+    if xp is np:
+        return _EDGE_COORDINATES(dataset, cut)
+    return _array_coordinates(dataset, cut)
+
+
+def _array_coordinates(dataset: Any, cut: EdgeCut) -> Any:
+    """:func:`coordinates` as an array program (CuPy on the device; NumPy where the
+    compiled kernel does not serve)."""
     xp = array_module(cut.lo)
     if dataset.family in ("uniform", "rectilinear"):
         dims = tuple(int(d) for d in dataset.dims)
@@ -170,3 +180,6 @@ def _cell_array(parts: list, k: int, xp: Any) -> tuple[np.ndarray, np.ndarray]:
     offsets made there, not copied)."""
     connectivity = to_host(xp.concatenate(parts).reshape(-1).astype(xp.int64))
     return np.arange(0, connectivity.shape[0] + 1, k, dtype=np.int64), connectivity
+
+
+_EDGE_COORDINATES = compiled("_edge_points_cpu", "edge_coordinates", _array_coordinates)

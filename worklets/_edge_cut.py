@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from daxpy.data.arrays import array_module
+from ._numba import compiled
 
 
 @dataclass(frozen=True)
@@ -89,6 +90,15 @@ def interpolate(values: Any, cut: EdgeCut) -> Any:
     [5, 18]
     """
     xp = array_module(values)
+    if xp.__name__ == "numpy" and xp.issubdtype(values.dtype, xp.floating):
+        return _EDGE_VALUES(values, cut)
+    return _array_interpolate(values, cut)
+
+
+def _array_interpolate(values: Any, cut: EdgeCut) -> Any:
+    """:func:`interpolate` as an array program (CuPy on the device; NumPy for integer
+    fields and where the compiled kernel does not serve)."""
+    xp = array_module(values)
     low, high = values[cut.lo], values[cut.hi]
     t = cut.t.reshape((-1,) + (1,) * (values.ndim - 1))
     if xp.issubdtype(values.dtype, xp.floating):
@@ -96,3 +106,6 @@ def interpolate(values: Any, cut: EdgeCut) -> Any:
         return low + t * (high - low)
     mixed = low + t * (high.astype(xp.float64) - low)
     return xp.rint(mixed).astype(values.dtype)
+
+
+_EDGE_VALUES = compiled("_edge_points_cpu", "edge_values", _array_interpolate)
