@@ -20,6 +20,7 @@ from daxpy.data.verbs import Verb, register_verb
 from daxpy.engine.backend import resolve_backend
 from daxpy.engine.dispatch import execute
 from daxpy.errors import ArgumentError
+from daxpy.worklets._numba import compiled
 
 from ._axis_slice import axis_slice
 from ._geometry import GeometryFilter, dataset_array, last_step
@@ -172,11 +173,22 @@ def _signed_distance(dataset: Any, origin: np.ndarray, normal: np.ndarray,
                  for a in range(3)]
         return (parts[2][:, None, None] + parts[1][None, :, None]
                 + parts[0][None, None, :]).reshape(-1)
-    points = dataset_array(dataset, dataset.points(), xp).astype(xp.float64)
+    points = dataset_array(dataset, dataset.points(), xp)
+    return _PLANE_DISTANCE(points, np.asarray(origin).tolist(), normal=np.asarray(normal).tolist())
+
+
+def _array_distance(points: Any, origin: Any, normal: Any) -> Any:
+    """The plane distance as an array program where ``points`` are (NumPy or CuPy)."""
+    xp = array_module(points)
+    points = points.astype(xp.float64)
     # Term by term, as vtkPlane evaluates it: NumPy and CuPy give the same bits (a
     # matrix product would leave the order of the sum to the BLAS).
-    (o0, o1, o2), (n0, n1, n2) = np.asarray(origin).tolist(), np.asarray(normal).tolist()
+    (o0, o1, o2), (n0, n1, n2) = origin, normal
     return (points[:, 0] - o0) * n0 + (points[:, 1] - o1) * n1 + (points[:, 2] - o2) * n2
+
+
+# The compiled distance of host points (a threaded pass, no temporaries).
+_PLANE_DISTANCE = compiled("_plane_cpu", "plane_distance", _array_distance)
 
 
 def slice_verb(node: Any, normal: str | Sequence[float] = "x",

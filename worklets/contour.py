@@ -125,20 +125,36 @@ def contour_cells(grid: Any, scalars: Any, value: float, place=None) -> EdgeCut:
     """
     xp = array_module(scalars)
     place = place or xp.asarray
-    finite = all_finite(scalars)
     by_size: dict[int, list] = {}
     for block in grid.cell_blocks().values():
         for kind, corners, ids in _pieces(block):
             on = place(corners)
-            corner_values = scalars[on]
-            cases = classify(corner_values, value)
-            if not finite:  # cells with a NaN or Inf corner make no output
-                cases = xp.where(xp.isfinite(corner_values).all(axis=1), cases, 0)
             by_size.setdefault(per_cell(kind), []).append(
-                march(on, place(ids), scalars, value, kind, cases))
+                march(on, place(ids), scalars, value, kind, _CASES(on, scalars, value=value)))
     parts = {k: in_cell_order(found) for k, found in by_size.items()}
     return merge(parts, scalars, value, scalars.shape[0])
 
+
+def _array_cases(corners: Any, scalars: Any, value: float) -> Any:
+    """Each cell's case at ``value``, 0 for a cell with a NaN or Inf corner (which
+    makes no output), as an array program where ``corners`` live.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> _array_cases(np.array([[0, 1], [1, 2]]), np.array([0.0, 2.0, np.nan]), 1.0).tolist()
+    [2, 0]
+    """
+    xp = array_module(scalars)
+    corner_values = scalars[corners]
+    cases = classify(corner_values, value)
+    finite = xp.isfinite(corner_values).all(axis=1)
+    # A host sync, as the finiteness check of the field was before.
+    return cases if bool(finite.all()) else xp.where(finite, cases, 0)
+
+
+# The compiled classification of host cells (a threaded pass, no temporaries).
+_CASES = compiled("_cases_cpu", "cell_cases", _array_cases)
 
 _FAMILIES = {"uniform": contour_structured, "rectilinear": contour_structured,
              "curvilinear": contour_structured, "unstructured": contour_cells,

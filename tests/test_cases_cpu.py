@@ -1,0 +1,42 @@
+"""The compiled classification of unstructured cells gives the array program's
+cases (NaN and Inf corners, float32 values next to the cut value, any thread count)."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from daxpy.worklets import _numba
+from daxpy.worklets._cases_cpu import MIN_CELLS, cell_cases
+from daxpy.worklets.contour import _array_cases
+
+pytest.importorskip("numba")
+
+
+@settings(max_examples=30, deadline=None)
+@given(corners=st.sampled_from([2, 3, 4, 5, 6, 8]), n_points=st.integers(1, 500),
+       dtype=st.sampled_from([np.float32, np.float64]), threads=st.sampled_from([1, 2, 4]),
+       seed=st.integers(0, 2 ** 16))
+def test_compiled_cases_are_the_array_programs(corners, n_points, dtype, threads, seed):
+    rng = np.random.default_rng(seed)
+    scalars = rng.normal(size=n_points).astype(dtype)
+    scalars[rng.random(n_points) < 0.05] = np.nan
+    scalars[rng.random(n_points) < 0.02] = np.inf
+    value = float(scalars[0]) if np.isfinite(scalars[0]) else 0.1
+    # Values one float32 step either side of the value: compared as in float64.
+    scalars[rng.random(n_points) < 0.1] = np.nextafter(dtype(value), dtype(np.inf))
+    ids = rng.integers(0, n_points, (MIN_CELLS + 13, corners))
+    _numba.set_threads(threads)
+    try:
+        ours = cell_cases(ids, scalars, value + 1e-12)
+    finally:
+        _numba.set_threads(None)
+    assert ours.dtype == np.int64
+    np.testing.assert_array_equal(ours, _array_cases(ids, scalars, value + 1e-12))
+
+
+def test_a_corner_id_out_of_range_is_refused():
+    ids = np.zeros((MIN_CELLS, 4), np.int64)
+    ids[7, 2] = 3
+    with pytest.raises(IndexError, match="out of range"):
+        cell_cases(ids, np.zeros(3), 0.5)
