@@ -171,8 +171,7 @@ def _signed_distance(dataset: Any, origin: np.ndarray, normal: np.ndarray,
     if structured:
         parts = [xp.asarray((dataset.axis_coordinates(a) - origin[a]) * normal[a])
                  for a in range(3)]
-        return (parts[2][:, None, None] + parts[1][None, :, None]
-                + parts[0][None, None, :]).reshape(-1)
+        return _AXIS_DISTANCE(parts, dataset.n_points)
     points = dataset_array(dataset, dataset.points(), xp)
     return _PLANE_DISTANCE(points, np.asarray(origin).tolist(), normal=np.asarray(normal).tolist())
 
@@ -187,8 +186,16 @@ def _array_distance(points: Any, origin: Any, normal: Any) -> Any:
     return (points[:, 0] - o0) * n0 + (points[:, 1] - o1) * n1 + (points[:, 2] - o2) * n2
 
 
-# The compiled distance of host points (a threaded pass, no temporaries).
+def _array_axis_distance(parts: Any, n_points: int) -> Any:
+    """The plane distance of a uniform or rectilinear grid's points from the axes'
+    terms, as an array program where they are (NumPy or CuPy)."""
+    return (parts[2][:, None, None] + parts[1][None, :, None]
+            + parts[0][None, None, :]).reshape(-1)
+
+
+# The compiled distances on the host (threaded passes, no temporaries).
 _PLANE_DISTANCE = compiled("_plane_cpu", "plane_distance", _array_distance)
+_AXIS_DISTANCE = compiled("_plane_cpu", "axis_plane_distance", _array_axis_distance)
 
 
 def slice_verb(node: Any, normal: str | Sequence[float] = "x",

@@ -1,10 +1,12 @@
 """Compiled, threaded signed distance of a grid's points to a plane, the field a
-slice of a curvilinear or unstructured grid cuts at 0.
+slice cuts at 0, in the array programs' arithmetic (:mod:`daxpy.filters.slice`),
+so the results are their bits; they make temporaries of the grid's size on one
+thread:
 
-``(x - o0) n0 + (y - o1) n1 + (z - o2) n2`` in float64, term by term as vtkPlane
-evaluates it and as the array program in :mod:`daxpy.filters.slice` does, so the
-results are its bits; the array program makes five temporaries of the grid's
-size on one thread.
+- from a grid's points: ``(x - o0) n0 + (y - o1) n1 + (z - o2) n2`` in float64,
+  term by term as vtkPlane evaluates it;
+- on uniform and rectilinear grids, from the axes' terms ``(a - o) n`` (three
+  short arrays): ``(z term + y term) + x term`` at each point.
 
 Examples
 --------
@@ -30,6 +32,39 @@ def _distance(points, o0, o1, o2, n0, n1, n2, out):
     for p in prange(points.shape[0]):
         out[p] = ((np.float64(points[p, 0]) - o0) * n0 + (np.float64(points[p, 1]) - o1) * n1
                   + (np.float64(points[p, 2]) - o2) * n2)
+
+
+@kernel(parallel=True)
+def _axis_distance(tx, ty, tz, out):
+    nx, ny = tx.shape[0], ty.shape[0]
+    for row in prange(ty.shape[0] * tz.shape[0]):
+        k = row // ny
+        zy = tz[k] + ty[row - k * ny]
+        for i in range(nx):
+            out[row * nx + i] = zy + tx[i]
+
+
+def axis_plane_distance(terms, n_points: int) -> np.ndarray:
+    """Signed distance (float64) of a uniform or rectilinear grid's points from the
+    axes' terms ``terms`` (``(a - o) n`` along x, y and z, float64).
+
+    Raises
+    ------
+    CompiledUnavailable
+        For device arrays, or fewer than :data:`MIN_POINTS` points.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> terms = [np.arange(128.0), np.zeros(128), np.ones(2)]
+    >>> axis_plane_distance(terms, 128 * 128 * 2)[:3].tolist()
+    [1.0, 2.0, 3.0]
+    """
+    if n_points < MIN_POINTS or not all(isinstance(t, np.ndarray) for t in terms):
+        raise CompiledUnavailable("device arrays, or few points: the array program")
+    out = np.empty(n_points, np.float64)
+    _axis_distance(*(np.ascontiguousarray(t, dtype=np.float64) for t in terms), out)
+    return out
 
 
 def plane_distance(points: np.ndarray, origin, normal) -> np.ndarray:
