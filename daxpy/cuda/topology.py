@@ -4,7 +4,8 @@ pointer arguments that build it, and (lazily) their values on the device.
 Structured grids keep only their active axes (axes with more than one point),
 so a 2-D slab of a 3-D grid is a 2-D topology. Unstructured grids are seen one
 cell shape at a time (``CellBlock``), or through point -> cell links built
-once on the device and cached on the dataset.
+once on the device and cached on the dataset (on the host, and only uploaded,
+for grids marked by :mod:`daxpy.cuda.host_links`: out-of-core chunks).
 
 Everything uploaded or built here is cached in the dataset's ``_cache``,
 which the dataset empties (and validates its arrays again) whenever their
@@ -29,6 +30,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..errors import InvalidDataSetError
+from . import host_links
 from .codegen import ctype
 from .device import cached, to_device
 
@@ -182,10 +184,10 @@ def checked_ids(grid, ids: np.ndarray) -> np.ndarray:
     >>> import numpy as np, daxpy
     >>> from daxpy.data.celltypes import LINE
     >>> g = daxpy.UnstructuredGrid(np.eye(3), [0, 1], [0, 2], [LINE])
-    >>> checked_ids(g, np.array([0, 3]))
+    >>> checked_ids(g, np.array([0, 3]))  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    daxpy.errors.InvalidDataSetError: unstructured grid holds point id 3, outside [0, 3): were its arrays changed after it was built? Call validate() or build a new grid
+    daxpy.errors.InvalidDataSetError: unstructured grid holds point id 3, outside [0, 3): ...
     """
     if ids.size:
         low, high = int(ids.min()), int(ids.max())
@@ -264,6 +266,12 @@ def _links_by_point(points, items, n_items: int, n_points: int, idt) -> tuple:
     return offsets, items[order].astype(idt)
 
 
+def _uploaded(arrays: tuple) -> tuple:
+    # Host links (daxpy.cuda.host_links) are uploaded, never cached by host identity:
+    # the device copy is the cached entry, dropped with the rest of the device topology.
+    return tuple(to_device(a) for a in arrays)
+
+
 def point_cell_links(grid, index: str) -> tuple:
     """Point -> cell links (CSR) of an unstructured grid, on the device, cached.
 
@@ -280,6 +288,9 @@ def point_cell_links(grid, index: str) -> tuple:
     idt = _index_dtype(index)
 
     def build():
+        if host_links.marked(grid):
+            return _uploaded(host_links.point_cells(
+                grid, checked_ids(grid, grid.connectivity), idt))
         conn = _connectivity(grid)
         offsets = to_device(grid.offsets, grid, np.int64)
         sizes = cupy.diff(offsets)
@@ -327,6 +338,9 @@ def corner_links(grid, shape_name: str, index: str) -> tuple:
     idt = _index_dtype(index)
 
     def build():
+        if host_links.marked(grid):
+            return _uploaded(host_links.corner_slots(grid, checked_ids(
+                grid, grid.cell_blocks()[shape_name].corners), shape_name, idt))
         flat = _corners(grid, shape_name, index).ravel().astype(np.int64)
         slots = cupy.arange(flat.size, dtype=np.int64)
         return _links_by_point(flat, slots, flat.size, grid.n_points, idt)
@@ -338,8 +352,14 @@ def cells_per_point(grid, index: str):
     """Number of cells (of any shape) using each point, on the device, cached."""
     import cupy
 
-    return cached(grid, f"cells_per_point:{index}", lambda: cupy.bincount(
-        _connectivity(grid), minlength=grid.n_points).astype(_index_dtype(index)))
+    def build():
+        if host_links.marked(grid):
+            return to_device(host_links.cells_per_point(
+                grid, checked_ids(grid, grid.connectivity), _index_dtype(index)))
+        return cupy.bincount(_connectivity(grid), minlength=grid.n_points).astype(
+            _index_dtype(index))
+
+    return cached(grid, f"cells_per_point:{index}", build)
 
 
 def shape_links(grid, shape_name: str, index: str, coord, first: bool, last: bool) -> Topology:
@@ -358,8 +378,8 @@ def shape_links(grid, shape_name: str, index: str, coord, first: bool, last: boo
 
     def values():
         offsets, slots = corner_links(grid, shape_name, index)
-        return [_corners(grid, shape_name, index), to_device(grid.points(), grid, coord), offsets, slots,
-                cells_per_point(grid, index), idt(grid.n_points)]
+        return [_corners(grid, shape_name, index), to_device(grid.points(), grid, coord),
+                offsets, slots, cells_per_point(grid, index), idt(grid.n_points)]
 
     names = ("corners", "xyz", "offsets", "slots", "counts")
     types = (index, cty, index, index, index)
