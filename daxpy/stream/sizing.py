@@ -45,10 +45,11 @@ grid whose links the device builds (a whole-grid run): its corner ids, the
 64-bit keys, order and temporaries of sorting the links from points to
 corners, and the links kept. Benchmarks count it in a case's working set."""
 
-CHUNK_BYTES_PER_CORNER = 12
+CHUNK_BYTES_PER_CORNER = 16
 """Device bytes of topology per cell corner of an out-of-core unstructured
 chunk, whose links come from the host: 32-bit corner ids, corner slots and
-cell links (the most any worklet asks for)."""
+cell links (the most any worklet asks for), and room for the 32-bit cell ids
+of each shape of a mixed grid (at most one per corner)."""
 
 CHUNK_BYTES_PER_POINT = 12
 """Device bytes of topology per point of such a chunk: 32-bit link offsets
@@ -108,7 +109,7 @@ def estimated_bytes(family: str, sizes, per_point: int, per_cell: int,
     >>> estimated_bytes("unstructured", (10, 8, 64), 4, 0, False)
     40
     >>> estimated_bytes("unstructured", (10, 8, 64), 4, 0, True)
-    1168
+    1424
     """
     points, cells, corners = sizes
     total = points * per_point + cells * per_cell
@@ -242,10 +243,10 @@ def resident_chunks(family: str, sizes: list, per_point: int, per_cell: int,
 
     Examples
     --------
-    >>> sizes = [(10, 8, 64)] * 4                 # 1168 bytes each, 1128 of topology
-    >>> sorted(resident_chunks("unstructured", sizes, 4, 0, 4000, 2))
+    >>> sizes = [(10, 8, 64)] * 4                 # 1424 bytes each, 1384 of topology
+    >>> sorted(resident_chunks("unstructured", sizes, 4, 0, 5000, 2))
     [0]
-    >>> sorted(resident_chunks("unstructured", sizes, 4, 0, 4600, 2))
+    >>> sorted(resident_chunks("unstructured", sizes, 4, 0, 5700, 2))
     [0, 1, 2, 3]
     """
     fields = [estimated_bytes(family, s, per_point, per_cell, False) for s in sizes]
