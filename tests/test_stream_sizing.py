@@ -134,7 +134,7 @@ def test_resident_topology_and_chunks_in_flight_fit_the_budget(budget, kept):
 
 # -- host links equal the device's ------------------------------------------------------
 def _device_order(points, items, n_points):
-    """The device's links (daxpy.cuda.topology._links_by_point), in NumPy."""
+    """The device's links (daxpy.cuda.unstructured_arrays._links_by_point), in NumPy."""
     order = np.argsort(points.astype(np.int64) * max(items.size, 1) + items, kind="stable")
     offsets = np.zeros(n_points + 1, np.int64)
     offsets[1:] = np.cumsum(np.bincount(points, minlength=n_points))

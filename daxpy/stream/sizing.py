@@ -37,6 +37,7 @@ from ..cuda import host_links
 from ..data.partition import layer_sizes
 from ..errors import DeviceMemoryError
 from .chunks import structured_chunks, unstructured_chunks, unstructured_layout
+from . import transfer
 from .program import Program
 
 UNSTRUCTURED_BYTES_PER_CORNER = 80
@@ -312,7 +313,7 @@ def plan_within(dataset, program: Program, chunk_budget: int, max_device_bytes=N
             from ..worklets._links_cpu import build_links
 
             for chunk in chunks:
-                host_links.mark(chunk.grid, build_links)
+                host_links.mark(chunk.grid, build_links, transfer.page_lock)
     # Sizing reads every chunk's cells (unstructured): once per grid, shape and budget.
     dataset._cache[key] = ChunkPlan(chunks, resident)
     return dataset._cache[key]
