@@ -120,8 +120,13 @@ def test_out_of_core_chunks_build_their_links_on_the_host():
     source, pipe, name, program = _gradient(_hex_grid((12, 10, 20)))
     in_core = plan_within(source, program, 20_000)
     assert not any(host_links.marked(c.grid) for c in in_core.chunks)
-    out = plan_within(source, program, 20_000, _working_set(source, program) // 2, 2)
+    for chunk in in_core.chunks:        # as an in-core GPU run leaves its device links
+        chunk.grid._cache["cuda:links:int"] = "built by the device"
+    out = plan_within(source, program, 20_000, 4 * _working_set(source, program), 2)
     assert all(host_links.marked(c.grid) for c in out.chunks)
+    # The same chunks (the same size): the budget does not keep what it did not build.
+    assert [c.grid for c in out.chunks] == [c.grid for c in in_core.chunks]
+    assert not any("cuda:links:int" in c.grid._cache for c in out.chunks)
 
 
 @pytest.mark.parametrize("budget, kept", [(5000, [0]), (5700, [0, 1, 2, 3]), (4000, [])])

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..cuda import host_links
+from ..cuda.device import forget
 from ..data.partition import layer_sizes
 from ..errors import DeviceMemoryError
 from .chunks import structured_chunks, unstructured_chunks, unstructured_layout
@@ -313,7 +314,11 @@ def plan_within(dataset, program: Program, chunk_budget: int, max_device_bytes=N
             from ..worklets._links_cpu import build_links
 
             for chunk in chunks:
-                host_links.mark(chunk.grid, build_links, transfer.page_lock)
+                if not host_links.marked(chunk.grid):
+                    # An in-core run of the same chunks left device topology built the
+                    # device's way (its sort's int64 ids too): not the budget's to keep.
+                    forget(chunk.grid)
+                    host_links.mark(chunk.grid, build_links, transfer.page_lock)
     # Sizing reads every chunk's cells (unstructured): once per grid, shape and budget.
     dataset._cache[key] = ChunkPlan(chunks, resident)
     return dataset._cache[key]
