@@ -4,14 +4,16 @@ pointer arguments that build it, and (lazily) their values on the device.
 Structured grids keep only their active axes (axes with more than one point),
 so a 2-D slab of a 3-D grid is a 2-D topology. Unstructured grids are seen one
 cell shape at a time (``CellBlock``), or through point -> cell links built
-once on the device and cached on the dataset.
+once on the device and cached on the dataset (on the host, and only uploaded,
+for grids marked by :mod:`daxpy.cuda.host_links`: out-of-core chunks).
 
 Everything uploaded or built here is cached in the dataset's ``_cache``,
 which the dataset empties (and validates its arrays again) whenever their
 fingerprint changes (:mod:`daxpy.data.fingerprint`). Kernels read through point
 ids without bounds checks, and a write into an unsampled part of a large
 array escapes the fingerprint, so ids are also checked in range on the host
-before each upload (:func:`checked_ids`): no kernel reads past the points.
+before each upload (:func:`daxpy.cuda.unstructured_arrays.checked_ids`): no kernel
+reads past the points.
 
 Examples
 --------
@@ -28,9 +30,10 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..errors import InvalidDataSetError
 from .codegen import ctype
 from .device import cached, to_device
+from .unstructured_arrays import (cells_per_point, coordinates, corner_ids, corner_links,
+                                  index_dtype, point_cell_links)
 
 
 @dataclass
@@ -163,54 +166,9 @@ def stencil_inverse(grid, axis: int, coord):
     return cached(grid, f"stencil_inverse:{axis}:{np.dtype(coord).str}", build)
 
 
-def _index_dtype(index: str):
-    return np.int32 if index == "int" else np.int64
-
-
-def checked_ids(grid, ids: np.ndarray) -> np.ndarray:
-    """``ids`` (host point ids of ``grid``), after checking they lie in
-    ``[0, n_points)``: one min and one max, before an upload that kernels will
-    read without bounds checks (and before narrowing, which could wrap).
-
-    Raises
-    ------
-    InvalidDataSetError
-        If the grid's arrays were changed after it was built.
-
-    Examples
-    --------
-    >>> import numpy as np, daxpy
-    >>> from daxpy.data.celltypes import LINE
-    >>> g = daxpy.UnstructuredGrid(np.eye(3), [0, 1], [0, 2], [LINE])
-    >>> checked_ids(g, np.array([0, 3]))
-    Traceback (most recent call last):
-    ...
-    daxpy.errors.InvalidDataSetError: unstructured grid holds point id 3, outside [0, 3): were its arrays changed after it was built? Call validate() or build a new grid
-    """
-    if ids.size:
-        low, high = int(ids.min()), int(ids.max())
-        if low < 0 or high >= grid.n_points:
-            raise InvalidDataSetError(
-                f"{grid.name} holds point id {low if low < 0 else high}, outside "
-                f"[0, {grid.n_points}): were its arrays changed after it was built? Call "
-                "validate() or build a new grid")
-    return ids
-
-
-def _corners(grid, shape_name: str, index: str):
-    """The corner ids of one shape's cells on the device, checked, cached."""
-    return cached(grid, f"corners:{shape_name}:{index}", lambda: to_device(checked_ids(
-        grid, grid.cell_blocks()[shape_name].corners).astype(_index_dtype(index), copy=False)))
-
-
-def _connectivity(grid):
-    """The grid's connectivity on the device as int64, checked, cached."""
-    return to_device(checked_ids(grid, grid.connectivity), grid, np.int64)
-
-
 def _points_or_null(grid, coord, with_coords: bool):
     # Kernels that never read coordinates get a null pointer, not an upload.
-    return to_device(grid.points(), grid, coord) if with_coords else np.uint64(0)
+    return coordinates(grid, coord) if with_coords else np.uint64(0)
 
 
 def cell_block(grid, shape_name: str, index: str, coord, with_coords: bool = True) -> Topology:
@@ -226,14 +184,14 @@ def cell_block(grid, shape_name: str, index: str, coord, with_coords: bool = Tru
     ('unstructured_tet_only', 'dax::CellBlock<dax::Tet, int, float, true>')
     """
     cty = ctype(coord)
-    idt = _index_dtype(index)
+    idt = index_dtype(index)
     shape_type = shape_name.capitalize()
     # A grid of one shape lists its cells in order: no cell ids to load.
     sole = len(grid.cell_blocks()) == 1
 
     def values():
         block = grid.cell_blocks()[shape_name]
-        corners = _corners(grid, shape_name, index)
+        corners = corner_ids(grid, shape_name, index)
         ids = np.uint64(0) if sole else cached(
             grid, f"cell_ids:{shape_name}:{index}",
             lambda: to_device(block.cell_ids.astype(idt, copy=False)))
@@ -250,45 +208,6 @@ def cell_block(grid, shape_name: str, index: str, coord, with_coords: bool = Tru
                     params, setup, values)
 
 
-def _links_by_point(points, items, n_items: int, n_points: int, idt) -> tuple:
-    """CSR ``(offsets, items)`` grouping int64 device ``items`` by their ``points``.
-
-    Unique keys (point, item): each point's items come in ascending order.
-    """
-    import cupy
-
-    order = cupy.argsort(points * max(n_items, 1) + items)
-    counts = cupy.bincount(points, minlength=n_points)
-    offsets = cupy.zeros(n_points + 1, dtype=idt)
-    offsets[1:] = cupy.cumsum(counts)
-    return offsets, items[order].astype(idt)
-
-
-def point_cell_links(grid, index: str) -> tuple:
-    """Point -> cell links (CSR) of an unstructured grid, on the device, cached.
-
-    Links of each point are sorted by cell id, so sums over them always run
-    in the same order (bitwise reproducible results, no atomics).
-
-    Returns
-    -------
-    (cupy.ndarray, cupy.ndarray)
-        ``offsets`` (n_points + 1) and ``cells``, of the index dtype.
-    """
-    import cupy
-
-    idt = _index_dtype(index)
-
-    def build():
-        conn = _connectivity(grid)
-        offsets = to_device(grid.offsets, grid, np.int64)
-        sizes = cupy.diff(offsets)
-        cells = cupy.repeat(cupy.arange(grid.n_cells, dtype=np.int64), sizes)
-        return _links_by_point(conn, cells, grid.n_cells, grid.n_points, idt)
-
-    return cached(grid, f"links:{index}", build)
-
-
 def links(grid, index: str) -> Topology:
     """Topology of an unstructured grid seen from its points (cell-to-point).
 
@@ -300,7 +219,7 @@ def links(grid, index: str) -> Topology:
     >>> links(g, "int").ctype
     'dax::PointCellLinks<int>'
     """
-    idt = _index_dtype(index)
+    idt = index_dtype(index)
 
     def values():
         offsets, cells = point_cell_links(grid, index)
@@ -310,36 +229,6 @@ def links(grid, index: str) -> Topology:
               (f"const {index}* __restrict__", "cells"), (f"const {index}", "n")]
     setup = ["topo.offsets = offsets;", "topo.cells = cells;", "topo.n = n;"]
     return Topology("unstructured", f"dax::PointCellLinks<{index}>", params, setup, values)
-
-
-def corner_links(grid, shape_name: str, index: str) -> tuple:
-    """Links from points to the corners of one shape's cells, on the device, cached.
-
-    Returns
-    -------
-    (cupy.ndarray, cupy.ndarray)
-        ``offsets`` (n_points + 1) and ``slots``: for each point, the flat
-        positions ``cell * K + corner`` where it appears in the block's corner
-        array, in increasing order.
-    """
-    import cupy
-
-    idt = _index_dtype(index)
-
-    def build():
-        flat = _corners(grid, shape_name, index).ravel().astype(np.int64)
-        slots = cupy.arange(flat.size, dtype=np.int64)
-        return _links_by_point(flat, slots, flat.size, grid.n_points, idt)
-
-    return cached(grid, f"corner_links:{shape_name}:{index}", build)
-
-
-def cells_per_point(grid, index: str):
-    """Number of cells (of any shape) using each point, on the device, cached."""
-    import cupy
-
-    return cached(grid, f"cells_per_point:{index}", lambda: cupy.bincount(
-        _connectivity(grid), minlength=grid.n_points).astype(_index_dtype(index)))
 
 
 def shape_links(grid, shape_name: str, index: str, coord, first: bool, last: bool) -> Topology:
@@ -353,13 +242,13 @@ def shape_links(grid, shape_name: str, index: str, coord, first: bool, last: boo
     >>> shape_links(g, "tet", "int", "float32", True, True).ctype
     'dax::ShapeLinks<dax::Tet, int, float, true, true>'
     """
-    idt = _index_dtype(index)
+    idt = index_dtype(index)
     cty = ctype(coord)
 
     def values():
         offsets, slots = corner_links(grid, shape_name, index)
-        return [_corners(grid, shape_name, index), to_device(grid.points(), grid, coord), offsets, slots,
-                cells_per_point(grid, index), idt(grid.n_points)]
+        return [corner_ids(grid, shape_name, index), coordinates(grid, coord),
+                offsets, slots, cells_per_point(grid, index), idt(grid.n_points)]
 
     names = ("corners", "xyz", "offsets", "slots", "counts")
     types = (index, cty, index, index, index)

@@ -61,7 +61,8 @@ def structured_chunks(grid, depth: int, planes: int) -> list[Piece]:
     --------
     >>> import daxpy
     >>> g = daxpy.UniformGrid(dims=(2, 2, 5))
-    >>> [(c.read("cells"), c.owned("cells"), c.written("cells")) for c in structured_chunks(g, 1, 2)]
+    >>> chunks = structured_chunks(g, 1, 2)
+    >>> [(c.read("cells"), c.owned("cells"), c.written("cells")) for c in chunks]
     ... # doctest: +NORMALIZE_WHITESPACE
     [(slice(0, 2, None), slice(0, 2, None), slice(0, 2, None)),
      (slice(1, 4, None), slice(1, 3, None), slice(2, 4, None)),

@@ -11,7 +11,8 @@ Examples
 --------
 >>> import numpy as np, daxpy
 >>> from daxpy.stream.movers import NumpyMover
->>> from daxpy.stream.program import plan, program_of
+>>> from daxpy.stream.program import program_of
+>>> from daxpy.stream.sizing import plan
 >>> g = daxpy.UniformGrid(dims=(6,), point_data={"p": np.arange(6.0) ** 2})
 >>> pipe = daxpy.pipeline(g); grad = pipe.gradient("p")
 >>> prog = program_of(g, pipe.stages, [grad.name])

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Collection
 
 import numpy as np
 
@@ -57,6 +57,7 @@ class Slot:
     keep: list = field(default_factory=list)
     grids: list = field(default_factory=list)
     device_bytes: int = 0
+    chunk: int = -1
 
 
 class NumpyMover:
@@ -68,17 +69,18 @@ class NumpyMover:
         Chunks in flight (only bounds the estimated peak here).
     staging : str
         Ignored on the CPU; kept for the same signature.
-    keep_topology : bool
-        Keep each chunk's device topology for the next run (False out of core).
+    resident : collection of int, optional
+        Chunks whose device topology stays for the next run (default: all);
+        the others' is freed after them (out of core).
     """
 
     backend = "cpu"
     xp = np
 
-    def __init__(self, streams: int, staging: str, keep_topology: bool = True):
+    def __init__(self, streams: int, staging: str, resident: Collection[int] | None = None):
         self.slots = [Slot(i) for i in range(max(int(streams), 1))]
         self.staging = staging
-        self.keep_topology = keep_topology
+        self.resident = resident
         self.peak_bytes = 0
 
     def prepare(self, array: np.ndarray) -> Source:
@@ -93,6 +95,7 @@ class NumpyMover:
         """The slot for chunk ``chunk_index``, free again (its last chunk finished)."""
         slot = self.slots[chunk_index % len(self.slots)]
         self._release(slot)
+        slot.chunk = chunk_index
         return slot
 
     def _release(self, slot: Slot) -> None:
@@ -149,18 +152,19 @@ class CudaMover(NumpyMover):
         Chunks in flight, each on its own stream.
     staging : {"auto", "register", "pool", "pageable"}
         How host inputs reach the device (:data:`daxpy.stream.transfer.STAGING_POLICIES`).
-    keep_topology : bool
-        Keep each chunk's device topology (unstructured links, curvilinear
-        points) cached on its sub-grid for the next run, as the whole-grid
-        runner keeps the grid's; False frees it after each chunk (out of core).
+    resident : collection of int, optional
+        Chunks whose device topology (unstructured links, curvilinear points)
+        stays cached on their sub-grid for the next run, as the whole-grid
+        runner keeps the grid's (default: all); the others' is freed after
+        each of them (out of core).
     """
 
     backend = "cuda"
 
-    def __init__(self, streams: int, staging: str, keep_topology: bool = True):
+    def __init__(self, streams: int, staging: str, resident: Collection[int] | None = None):
         import cupy
 
-        super().__init__(streams, staging, keep_topology)
+        super().__init__(streams, staging, resident)
         self.xp = cupy
         self.pool = cupy.get_default_memory_pool()
         self.base_bytes = self.pool.used_bytes()
@@ -190,7 +194,7 @@ class CudaMover(NumpyMover):
             # out), so its buffers can be refilled.
             slot.done.synchronize()
             slot.done = None
-        if not self.keep_topology:
+        if self.resident is not None and slot.chunk not in self.resident:
             for grid in slot.grids:
                 forget(grid)
         super()._release(slot)
@@ -243,7 +247,8 @@ class CudaMover(NumpyMover):
             self._release(slot)
 
 
-def make_mover(backend: str, streams: int, staging: str, keep_topology: bool = True):
+def make_mover(backend: str, streams: int, staging: str,
+               resident: Collection[int] | None = None):
     """The mover for a resolved backend (``"cpu"`` or ``"cuda"``).
 
     Examples
@@ -256,4 +261,4 @@ def make_mover(backend: str, streams: int, staging: str, keep_topology: bool = T
 
         raise ArgumentError(
             f"staging must be one of {transfer.STAGING_POLICIES}, got {staging!r}")
-    return (CudaMover if backend == "cuda" else NumpyMover)(streams, staging, keep_topology)
+    return (CudaMover if backend == "cuda" else NumpyMover)(streams, staging, resident)

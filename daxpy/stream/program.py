@@ -1,5 +1,4 @@
-"""What a streamed pipeline reads, makes and needs around each chunk, and how big
-its chunks are.
+"""What a streamed pipeline reads, makes and needs around each chunk.
 
 :func:`program_of` learns a pipeline's :class:`Program`: the halo depth and
 every field it makes, with its dtype and components, from one tiny CPU run
@@ -8,7 +7,7 @@ and whether every stage gives the same result wherever a value sits in the
 field from the filters' declarations (a stage whose result depends on the
 position, such as a BiasAdd whose bias spans several tuples, cannot be cut
 into chunks).
-:func:`plan_within` and :func:`plan` turn a byte budget into chunks.
+:mod:`daxpy.stream.sizing` turns it and a byte budget into chunks.
 
 Examples
 --------
@@ -27,9 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..data.partition import layer_sizes
-from .chunks import structured_chunks, unstructured_chunks, unstructured_layout
-from ..errors import DaxpyError, DeviceMemoryError
+from ..errors import DaxpyError
 from ..engine.probe import probe
 
 
@@ -162,181 +159,3 @@ def program_of(dataset, stages, wanted) -> Program:
                      position_free(dataset, stages, found.fields))
     dataset._cache[key] = ([s.filter for s in stages], result)
     return result
-
-
-# -- chunk sizes -------------------------------------------------------------
-UNSTRUCTURED_BYTES_PER_CORNER = 80
-"""Estimated peak device bytes of topology per cell corner of an unstructured
-chunk: its corner ids, the 64-bit keys, order and temporaries of sorting the
-links from points to corners, and the links kept."""
-
-COORDINATE_BYTES = 24
-"""Device bytes per point of explicit coordinates (three float64 at most)."""
-
-
-def item_bytes(dataset, program: Program) -> tuple[int, int]:
-    """Device bytes per point and per cell of the fields a chunk holds.
-
-    Examples
-    --------
-    >>> import numpy as np, daxpy
-    >>> g = daxpy.UniformGrid(dims=(3, 3), point_data={"p": np.zeros(9, np.float32)})
-    >>> pipe = daxpy.pipeline(g); c = pipe.point_to_cell("p")
-    >>> item_bytes(g, program_of(g, pipe.stages, [c.name]))
-    (4, 4)
-    """
-    per = {"points": 0, "cells": 0}
-    for name, association in program.reads.items():
-        values = dataset.fields(association)[name]
-        per[association] += np.dtype(values.dtype).itemsize * int(np.prod(values.shape[1:]))
-    for association, dtype, comps in program.fields.values():
-        per[association] += dtype.itemsize * int(np.prod(comps))
-    return per["points"], per["cells"]
-
-
-def estimated_bytes(family: str, sizes, per_point: int, per_cell: int,
-                    resident: bool) -> int:
-    """Estimated device bytes of a chunk of ``sizes`` = (points, cells, corners):
-    its fields, and with ``resident`` its coordinates and topology too (they
-    stay on the device between runs unless a budget is set, so only then do
-    they count against a chunk's share).
-
-    Examples
-    --------
-    >>> estimated_bytes("unstructured", (10, 8, 64), 4, 0, False)
-    40
-    >>> estimated_bytes("unstructured", (10, 8, 64), 4, 0, True)
-    5400
-    """
-    points, cells, corners = sizes
-    total = points * per_point + cells * per_cell
-    if resident and family in ("curvilinear", "unstructured"):
-        total += points * COORDINATE_BYTES
-    if resident and family == "unstructured":
-        total += corners * UNSTRUCTURED_BYTES_PER_CORNER
-    return int(total)
-
-
-def _owned_unit(dataset, program: Program, resident: bool) -> float:
-    """Estimated bytes per owned layer (structured) or owned cell (unstructured)."""
-    per_point, per_cell = item_bytes(dataset, program)
-    if dataset.family == "unstructured":
-        cells = max(dataset.n_cells, 1)
-        return estimated_bytes("unstructured", (dataset.n_points / cells, 1,
-                                                dataset.connectivity.size / cells),
-                               per_point, per_cell, resident)
-    layer, cell_layer = layer_sizes(dataset)
-    return estimated_bytes(dataset.family, (layer, cell_layer, 0), per_point, per_cell,
-                           resident)
-
-
-def _first_size(dataset, program: Program, budget: int, unit: float) -> int:
-    """Owned layers or cells per chunk from the budget, before halos are counted."""
-    halo = 0 if dataset.family == "unstructured" else 2 * max(program.depth, 1)
-    return max(int(budget // max(unit, 1)) - halo, 1)
-
-
-def _levels(program: Program) -> int:
-    return max(program.depth - 1, 0)
-
-
-def _structured_depth(program: Program) -> int:
-    # A slab of one layer reads no cells across the cut: cells need a halo.
-    return max(program.depth, 1 if program.touches_cells else 0)
-
-
-def _layout(dataset, program: Program, size: int):
-    key = ("stream:layout", _levels(program), size)
-    if key not in dataset._cache:
-        dataset._cache[key] = unstructured_layout(dataset, _levels(program), size)
-    return dataset._cache[key]
-
-
-def chunk_sizes(dataset, program: Program, size: int) -> list[tuple[int, int, int]]:
-    """(points, cells, corners) of each chunk of ``size`` owned layers or cells.
-
-    Examples
-    --------
-    >>> import numpy as np, daxpy
-    >>> g = daxpy.UniformGrid(dims=(4, 4, 8), point_data={"p": np.zeros(128)})
-    >>> pipe = daxpy.pipeline(g); grad = pipe.gradient("p")
-    >>> chunk_sizes(g, program_of(g, pipe.stages, [grad.name]), 4)
-    [(80, 36, 0), (80, 36, 0)]
-    """
-    if dataset.family == "unstructured":
-        return _layout(dataset, program, size).sizes(dataset)
-    return [(c.grid.n_points, c.grid.n_cells, 0) for c in plan(dataset, program, size)]
-
-
-def plan(dataset, program: Program, size: int) -> list:
-    """The chunks of ``dataset`` for ``program``, ``size`` owned layers or cells
-    each (cached on the dataset).
-
-    Examples
-    --------
-    >>> import numpy as np, daxpy
-    >>> g = daxpy.UniformGrid(dims=(4, 4, 20), point_data={"p": np.zeros(320)})
-    >>> pipe = daxpy.pipeline(g); c = pipe.point_to_cell("p")
-    >>> len(plan(g, program_of(g, pipe.stages, [c.name]), 5))
-    4
-    """
-    if dataset.family == "unstructured":
-        key = ("stream:chunks", _levels(program), size)
-        if key not in dataset._cache:
-            dataset._cache[key] = unstructured_chunks(dataset, _levels(program), size,
-                                                      _layout(dataset, program, size))
-    else:
-        key = ("stream:chunks", _structured_depth(program), size)
-        if key not in dataset._cache:
-            dataset._cache[key] = structured_chunks(dataset, _structured_depth(program), size)
-    return dataset._cache[key]
-
-
-def plan_within(dataset, program: Program, chunk_budget: int, max_device_bytes=None,
-                streams: int = 3) -> list:
-    """Chunks whose estimated device bytes (:func:`estimated_bytes`, halos and
-    neighbour rings included) stay under ``chunk_budget`` and, with
-    ``max_device_bytes``, under its share for ``streams`` chunks in flight,
-    coordinates and topology included.
-
-    Raises
-    ------
-    DeviceMemoryError
-        If even the smallest chunks do not fit ``max_device_bytes``.
-
-    Examples
-    --------
-    >>> import numpy as np, daxpy
-    >>> g = daxpy.UniformGrid(dims=(10, 10, 10), point_data={"p": np.zeros(1000)})
-    >>> pipe = daxpy.pipeline(g); grad = pipe.gradient("p")
-    >>> chunks = plan_within(g, program_of(g, pipe.stages, [grad.name]), 32000)
-    >>> len(chunks), max(c.grid.n_points for c in chunks)
-    (2, 900)
-    """
-    key = ("stream:plan", id(program), int(chunk_budget), max_device_bytes, int(streams))
-    if key in dataset._cache and dataset._cache[key][0] is program:
-        return dataset._cache[key][1]
-    budget = int(chunk_budget)
-    if max_device_bytes is not None:
-        budget = min(budget, int(max_device_bytes) // max(int(streams), 1))
-    resident = max_device_bytes is not None
-    per_point, per_cell = item_bytes(dataset, program)
-    unit = _owned_unit(dataset, program, resident)
-    size = _first_size(dataset, program, budget, unit)
-    while True:
-        worst = max(estimated_bytes(dataset.family, sizes, per_point, per_cell, resident)
-                    for sizes in chunk_sizes(dataset, program, size))
-        # chunk_bytes alone is a target: no point in chunks that are mostly halo.
-        mostly_halo = not resident and worst > 2 * size * unit
-        if worst <= budget or size == 1 or mostly_halo:
-            break
-        # Halos and neighbour rings make chunks larger than their owned part.
-        size = max(min(size - 1, int(size * budget / worst * 0.9)), 1)
-    if max_device_bytes is not None and worst > budget:
-        raise DeviceMemoryError(
-            f"max_device_bytes={max_device_bytes} is too small for {streams} chunks in "
-            f"flight: the smallest chunk of this {dataset.topology_name} pipeline needs "
-            f"about {worst} bytes")
-    # Sizing reads every chunk's cells (unstructured): once per program and budget.
-    dataset._cache[key] = (program, plan(dataset, program, size))
-    return dataset._cache[key][1]

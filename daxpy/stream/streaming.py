@@ -11,10 +11,12 @@ through a few CUDA streams, so the copies in, the kernels and the copies out
 of neighbouring chunks overlap (:mod:`daxpy.stream.movers`).
 
 The same chunking runs grids larger than the GPU: with ``max_device_bytes``
-the chunks in flight together stay under that many bytes of device memory,
-and each chunk's device topology is freed after it (without a budget it stays
-cached for the next run, as the whole-grid runner keeps a grid's). Results are
-bitwise those of the whole-grid run.
+the chunks in flight, and the device topology kept between runs, together
+stay under that many bytes of device memory (:mod:`daxpy.stream.sizing`): what
+the budget leaves beside the chunks in flight keeps as many chunks' topology
+as fit, the others' is freed after each chunk (without a budget every chunk's
+stays cached for the next run, as the whole-grid runner keeps a grid's).
+Results are bitwise those of the whole-grid run.
 
 Settings (:func:`configure`, or keyword arguments of :func:`run_streamed`):
 
@@ -57,9 +59,10 @@ from ..engine.run import Profile, StageRecord, run_in_core
 from .geometry_run import run_to_new_dataset
 from .loop import stream_chunks
 from .movers import make_mover
-from .program import NotStreamable, plan_within, position_dependent, program_of
+from .program import NotStreamable, position_dependent, program_of
 # configure is documented here, with the settings it changes.
 from .settings import Settings, configure, current_settings, replaced_settings  # noqa: F401
+from .sizing import plan_within
 from .transfer import STORAGE_KINDS, storage_dtype
 
 
@@ -188,12 +191,11 @@ def run_streamed(dataset, stages, wanted, backend: str = "cuda", fuse: bool = Tr
         run = run_mapped(dataset, stages, program)
         profile.chunks = 1
     else:
-        chunks = plan_within(dataset, program, settings.chunk_bytes,
-                             settings.max_device_bytes, settings.streams)
-        mover = make_mover(backend, settings.streams, settings.staging,
-                           keep_topology=settings.max_device_bytes is None)
-        run = stream_chunks(mover, dataset, stages, program, chunks, storage, fuse)
-        profile.chunks, profile.peak_bytes = len(chunks), mover.peak_bytes
+        found = plan_within(dataset, program, settings.chunk_bytes,
+                            settings.max_device_bytes, settings.streams)
+        mover = make_mover(backend, settings.streams, settings.staging, found.resident)
+        run = stream_chunks(mover, dataset, stages, program, found.chunks, storage, fuse)
+        profile.chunks, profile.peak_bytes = len(found.chunks), mover.peak_bytes
     profile.uploads, profile.downloads = len(run.sources), len(run.outputs)
     profile.inputs = {name: source.mode for name, source in run.sources.items()}
     profile.storage_error = _error_report(run.errors, storage)
