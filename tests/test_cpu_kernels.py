@@ -288,3 +288,26 @@ def test_hexahedra_kernel_gives_the_generic_kernels_bits(data):
     ours = get_worklet("point_gradient").cpu_impl("unstructured")(grid, values)
     for path in _hexahedra_by_every_path(grid, values):
         assert ours.tobytes() == path.astype(ours.dtype).reshape(ours.shape).tobytes()
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.data())
+def test_hexahedra_cell_gradient_gives_the_generic_kernels_bits(data):
+    from daxpy.data.celltypes import HEXAHEDRON
+    from daxpy.worklets import gradient_cpu
+    from daxpy.worklets._cell_gradients import _centre_table
+    from daxpy.worklets._derivatives_cpu import sparse
+    from daxpy.worklets.point_to_cell import corner_rows
+
+    grid = data.draw(unstructured_grids(shapes=(HEXAHEDRON,), max_side=5))
+    values = data.draw(field_arrays(grid.n_points))
+    if data.draw(st.booleans(), label="non-finite"):
+        values.reshape(grid.n_points, -1)[grid.n_points // 2, 0] = np.nan
+    ours = get_worklet("cell_gradient").cpu_impl("unstructured")(grid, values)
+    points, table, check = gradient_cpu._inputs(grid, values)
+    block = grid.cell_blocks()["hex"]
+    generic = np.empty_like(ours).reshape(grid.n_cells, -1)
+    assert gradient_cpu._centre_kernel(points, table, corner_rows(grid, block).T,
+                                       block.cell_ids, sparse(_centre_table("hex")[None]), 3,
+                                       check, generic) == 0
+    assert ours.tobytes() == generic.tobytes()

@@ -11,9 +11,9 @@ One parallel loop per shape block (Numba ``prange``), no temporaries:
   scatters the same terms with ``np.add.at`` in its output dtype; the two
   agree within rounding. Mixed grids sum block after block into a float64
   buffer, so the order stays fixed;
-- point gradient on hexahedra: the same terms in the same order, from kernels
-  that know the shape and walk the cells in SIMD lanes
-  (:mod:`daxpy.worklets._hex_gradient_cpu`).
+- on hexahedra, both from kernels that know the shape: the same terms in the
+  same order (:mod:`daxpy.worklets._hex_cell_gradient_cpu`; the point
+  gradient walks the cells in SIMD lanes, :mod:`daxpy.worklets._hex_gradient_cpu`).
 
 The NumPy implementations stay as the reference these kernels are tested
 against, and for the dtypes the kernels are not compiled for.
@@ -37,6 +37,7 @@ from daxpy.data.arrays import native_order
 from ._cell_gradients import _DIMENSION, _centre_table, _corner_tables
 from ._derivatives_cpu import (ADD, ALONE, BLOCK, LAST, cell_derivatives, finish_point, sparse,
                                valid_ids)
+from ._hex_cell_gradient_cpu import hex_cell_gradient
 from ._hex_gradient_cpu import hex_point_gradient
 from ._jacobian import gradient_output, prepare_field
 from ._links_cpu import block_links
@@ -131,9 +132,13 @@ def unstructured_cell_gradient(grid, values: np.ndarray, out: np.ndarray | None 
             out[block.cell_ids] = 0
             continue
         # Cells stream in order: the cached corner-major int32 ids read half the bytes.
+        corners = corner_rows(grid, block).T
+        if block.shape.name == "hex":
+            refuse_bad_ids(hex_cell_gradient(points, table, corners, block.cell_ids, check, out))
+            continue
         tables = sparse(_centre_table(block.shape.name)[None])
-        refuse_bad_ids(_centre_kernel(points, table, corner_rows(grid, block).T,
-                                      block.cell_ids, tables, dim, check, out))
+        refuse_bad_ids(_centre_kernel(points, table, corners, block.cell_ids, tables, dim, check,
+                                      out))
     return out
 
 
