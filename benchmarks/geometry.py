@@ -208,9 +208,9 @@ def main(argv=None) -> int:
 
 
 def goals(rows: list[dict]) -> list[dict]:
-    """The issue's goals on the largest wavelet: GPU host to host over VTK STDThread
-    (at least 50×), device time over the write floor (at most 2×), CPU over VTK
-    STDThread (at least 10×).
+    """The issue's goals on the largest wavelet: for threshold and clip, GPU host to
+    host over VTK STDThread (at least 50×) and CPU over VTK STDThread (at least 10×);
+    for every case, device time over the write floor (at most 2×).
 
     Examples
     --------
@@ -225,7 +225,9 @@ def goals(rows: list[dict]) -> list[dict]:
     for case in peers.CASES:
         for n in sorted(set(wavelets)):
             vtk = times.get((case, "uniform3d", n, "vtk-stdthread"))
-            for impl, target in (("daxpy", 50.0), ("daxpy-cpu", 10.0)):
+            # The issue sets the speed-ups over VTK for threshold and clip only.
+            targets = (("daxpy", 50.0), ("daxpy-cpu", 10.0)) if case != "slice_plane" else ()
+            for impl, target in targets:
                 ours = times.get((case, "uniform3d", n, impl))
                 if vtk and ours:
                     value = vtk["time_ms"] / ours["time_ms"]
