@@ -88,13 +88,8 @@ def _spread_plane(values, q, plane, nx, ny, cx, cy, xrows, spread):
 
 
 @kernel(parallel=True)
-def _points_from_cells(values, nx, ny, nz, out):
+def _points_from_cells(values, nx, ny, nz, planes, out):
     cx, cy, cz = max(nx - 1, 1), max(ny - 1, 1), max(nz - 1, 1)
-    # One run of point planes per thread: prange hands each thread an equal
-    # share of the tasks, so as many tasks as threads balance the work, and a
-    # task spreads one cell plane more than it has point planes (4 planes a
-    # task at 215^3 and 16 threads: 54 tasks, 3 or 4 a thread, 25% extra spreads).
-    planes = (nz + get_num_threads() - 1) // get_num_threads()
     for b in prange((nz + planes - 1) // planes):
         xrows = np.empty((cy, nx))
         # The spreads of the two cell planes beside a point plane; a task's next
@@ -160,4 +155,13 @@ def cell_to_point_structured(grid, values: np.ndarray, out: np.ndarray | None = 
     >>> cell_to_point_structured(g, np.array([1.0, 3.0], np.float32)).tolist()
     [1.0, 1.0, 2.0, 2.0, 3.0, 3.0]
     """
-    return _average(grid, values, out, "cell", _points_from_cells)
+    # One run of point planes per thread: prange hands each thread an equal share
+    # of the tasks, so as many tasks as threads balance the work, and a task
+    # spreads one cell plane more than it has point planes (4 planes a task at
+    # 215^3 and 16 threads: 54 tasks, 3 or 4 a thread, 25% extra spreads). The
+    # count is read here: read in the kernel, it would keep Numba from caching it.
+    nz, threads = grid.dims[2], get_num_threads()
+    planes = (nz + threads - 1) // threads
+    return _average(grid, values, out, "cell",
+                    lambda table, nx, ny, nz, points: _points_from_cells(table, nx, ny, nz,
+                                                                         planes, points))
