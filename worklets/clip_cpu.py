@@ -48,6 +48,12 @@ _BLOCK = 8
 """Point rows per iteration of the parallel loops (which share one row buffer)."""
 
 _CORNER_CODES = 8
+_CUTS = np.array([(f >> 1 & 1) + (f >> 2 & 1) + (f >> 3 & 1) for f in range(16)], np.int64)
+"""Per point flag, how many of its x, y and z edges are cut (as ``_cut``)."""
+
+_WHOLE = {"voxel": (12, (0, 1, 3, 2, 4, 5, 7, 6)), "pixel": (9, (0, 1, 3, 2))}
+"""The one output cell of a cell with every corner kept: its type and corner codes,
+which the emit pass writes without the tables (checked against them below)."""
 """Corner codes 0..7; an edge code ``100 + e`` becomes ``8 + e`` in the kernels."""
 
 
@@ -84,9 +90,25 @@ def _code_places(kind: str) -> np.ndarray:
     return places
 
 
-_TABLES = {(kind, invert): _case_arrays(kind, invert)
+def _needs(tables: tuple) -> np.ndarray:
+    """Per case, a bit per corner or edge code its output cells read (a cut cell
+    numbers only those)."""
+    made, start, sizes, codes = tables[0], tables[1], tables[6], tables[7]
+    needs = np.zeros(made.shape[0], np.int64)
+    for case in range(made.shape[0]):
+        for o in range(start[case], start[case] + made[case]):
+            for code in codes[o, :sizes[o]]:
+                needs[case] |= (1 << int(code)) if code >= 0 else 0
+    return needs
+
+
+_TABLES = {(kind, invert): _case_arrays(kind, invert) + (_needs(_case_arrays(kind, invert)),)
            for kind in _KINDS.values() for invert in (False, True)}
 _PLACES = {kind: _code_places(kind) for kind in _KINDS.values()}
+for (_kind, _invert), _t in _TABLES.items():
+    _whole = _t[1][(1 << len(_WHOLE[_kind][1])) - 1]
+    if (_t[5][_whole], tuple(_t[7][_whole, :_t[6][_whole]])) != _WHOLE[_kind]:
+        raise ImportError(f"clip tables: a whole {_kind} is not {_WHOLE[_kind]}")
 
 
 @kernel()
@@ -116,42 +138,53 @@ def _weight(s, value, lo, hi):
     return (value - low) / (high - low) if high != low else 0.0
 
 
+@kernel()
+def _count_rows(s, bound, flip, nx, ny, nz, zc, made, slots, centres, flags, row_counts,
+                cell_counts, first_row, last_row):
+    """Point rows ``first_row`` to ``last_row``: their flags and counts, and their
+    cell rows' counts."""
+    nxy = nx * ny
+    full = (1 << 4 * zc) - 1
+    columns = np.empty(nx, np.uint8)
+    for r in range(first_row, last_row):
+        j, k = r % ny, r // ny
+        first = r * nx
+        _kept_columns(s, bound, flip, first, nx if j + 1 < ny else 0,
+                      nxy if k + 1 < nz else 0, nx, columns)
+        kept = cut = 0
+        for i in range(nx):
+            column = columns[i]
+            after = columns[i + 1] if i + 1 < nx else column
+            flag = ((column & 1) | (((column ^ after) & 1) << 1)
+                    | (((column ^ (column >> 1)) & 1) << 2)
+                    | (((column ^ (column >> 2)) & 1) << 3))
+            flags[first + i] = flag
+            kept += flag & 1
+            cut += _cut(flag)
+        row_counts[r, 0], row_counts[r, 1] = kept, cut
+        if j + 1 < ny and (zc == 1 or k + 1 < nz):
+            cells = used = middles = 0
+            for i in range(nx - 1):
+                case = (_spread(columns[i]) | (_spread(columns[i + 1]) << 1)) & full
+                cells += made[case]
+                used += slots[case]
+                middles += centres[case]
+            c = j + (ny - 1) * k
+            cell_counts[c, 0], cell_counts[c, 1], cell_counts[c, 2] = cells, used, middles
+
+
 @kernel(parallel=True)
 def _count(s, bound, flip, nx, ny, nz, zc, made, slots, centres, flags, row_counts,
            cell_counts):
-    nxy = nx * ny
-    full = (1 << 4 * zc) - 1
+    # Each block of rows in a function of its own: loops in a parallel loop's body
+    # run several times slower (its arrays' addresses are reloaded at every access).
     n = ny * nz
     for block in prange((n + _BLOCK - 1) // _BLOCK):
-        columns = np.empty(nx, np.uint8)
-        for r in range(block * _BLOCK, min(n, (block + 1) * _BLOCK)):
-            j, k = r % ny, r // ny
-            first = r * nx
-            _kept_columns(s, bound, flip, first, nx if j + 1 < ny else 0,
-                          nxy if k + 1 < nz else 0, nx, columns)
-            kept = cut = 0
-            for i in range(nx):
-                column = columns[i]
-                after = columns[i + 1] if i + 1 < nx else column
-                flag = ((column & 1) | (((column ^ after) & 1) << 1)
-                        | (((column ^ (column >> 1)) & 1) << 2)
-                        | (((column ^ (column >> 2)) & 1) << 3))
-                flags[first + i] = flag
-                kept += flag & 1
-                cut += _cut(flag)
-            row_counts[r, 0], row_counts[r, 1] = kept, cut
-            if j + 1 < ny and (zc == 1 or k + 1 < nz):
-                cells = used = middles = 0
-                for i in range(nx - 1):
-                    case = (_spread(columns[i]) | (_spread(columns[i + 1]) << 1)) & full
-                    cells += made[case]
-                    used += slots[case]
-                    middles += centres[case]
-                c = j + (ny - 1) * k
-                cell_counts[c, 0], cell_counts[c, 1], cell_counts[c, 2] = cells, used, middles
+        _count_rows(s, bound, flip, nx, ny, nz, zc, made, slots, centres, flags, row_counts,
+                    cell_counts, block * _BLOCK, min(n, (block + 1) * _BLOCK))
 
 
-@kernel()
+@kernel(inline="always")
 def _emit_points(s, value, first, nx, steps, flags, kept_at, cut_at, ids, weights):
     """A point row's kept points (from ``kept_at``) and cut edges (from ``cut_at``)."""
     for i in range(nx):
@@ -169,19 +202,6 @@ def _emit_points(s, value, first, nx, steps, flags, kept_at, cut_at, ids, weight
                 ids[cut_at, 0], ids[cut_at, 1] = p, q
                 weights[cut_at, 0], weights[cut_at, 1] = 1.0 - t, t
                 cut_at += 1
-
-
-@kernel(inline="always")
-def _point_number(code, i, places, bases, flags, kept_before, cut_before):
-    """The output point of a corner or edge code of the cell at x = ``i``: a kept
-    corner's number, or a cut edge's, counted from its row's points before x."""
-    row, dx, axis = places[code, 0], places[code, 1], places[code, 2]
-    flag = flags[bases[row] + i]
-    if axis < 0:
-        return kept_before[row] + dx * (flag & 1)
-    # Edges of the points before, then this point's edges of lower axes.
-    before = flags[bases[row] + i + dx] & ((2 << axis) - 2)
-    return cut_before[row] + dx * _cut(flag) + _cut(before)
 
 
 @kernel()
@@ -210,50 +230,60 @@ def _emit_centres(s, value, base, case, offsets, tables, places, points, at, fir
                 centre_weights[c, 2 * m - 1] = t * share
 
 
-@kernel()
+@kernel(inline="always")
 def _emit_cells(s, value, c, first, nx, ny, zc, tables, places, offsets, flags,
-                point_start, cell_start, totals, points, out):
+                point_start, cell_start, totals, points, out, state, number):
     """A cell row's output cells, with their connectivity and centre points.
 
     The row's four point rows (a pixel row's two, each twice) are walked in
     scalars, which stay in registers: their flags at x and x + 1, and how many
-    kept points and cut edges come before x."""
+    kept points and cut edges come before x (``state`` holds them for a cut
+    cell's codes, ``number`` its codes' output points)."""
     made, start, types, sizes, codes = tables[0], tables[1], tables[5], tables[6], tables[7]
+    needs = tables[10]
     connectivity, cell_offsets, cell_types, source = out
-    corners = 4 * zc
-    full = (1 << corners) - 1
+    full = (1 << 4 * zc) - 1
+    whole = start[full]   # a cell of every corner kept: its one output cell, uncut
     r = first // nx
-    bases, kept_before, cut_before = np.empty(4, np.int64), np.empty(4, np.int64), \
-        np.empty(4, np.int64)
-    for row in range(4):
-        point_row = r + (row & 1) + (row >> 1) * ny * (zc - 1)
-        bases[row] = point_row * nx
-        kept_before[row] = point_start[point_row, 0]
-        cut_before[row] = totals[0] + point_start[point_row, 1]
-    b0, b1, b2, b3 = bases[0], bases[1], bases[2], bases[3]
-    k0, k1, k2, k3 = kept_before[0], kept_before[1], kept_before[2], kept_before[3]
-    c0, c1, c2, c3 = cut_before[0], cut_before[1], cut_before[2], cut_before[3]
-    f0, f1, f2, f3 = flags[b0], flags[b1], flags[b2], flags[b3]
-    number = np.empty(places.shape[0], np.int64)
+    b0, b1 = r * nx, (r + 1) * nx
+    b2, b3 = b0 + nx * ny * (zc - 1), b1 + nx * ny * (zc - 1)
+    first_cut = totals[0]
+    k0, k1 = point_start[r, 0], point_start[r + 1, 0]
+    k2, k3 = point_start[b2 // nx, 0], point_start[b3 // nx, 0]
+    c0, c1 = first_cut + point_start[r, 1], first_cut + point_start[r + 1, 1]
+    c2, c3 = first_cut + point_start[b2 // nx, 1], first_cut + point_start[b3 // nx, 1]
+    # The four point rows' flags as row slices: indices from 0, which need no
+    # wrapping around below zero.
+    row0, row1 = flags[b0:b0 + nx], flags[b1:b1 + nx]
+    row2, row3 = flags[b2:b2 + nx], flags[b3:b3 + nx]
+    f0, f1, f2, f3 = row0[0], row1[0], row2[0], row3[0]
+    column = (f0 & 1) | ((f1 & 1) << 1) | ((f2 & 1) << 2) | ((f3 & 1) << 3)
     q, slot = cell_start[c, 0], cell_start[c, 1]
     centre_at = totals[0] + totals[1] + cell_start[c, 2]
     for i in range(nx - 1):
-        g0, g1, g2, g3 = flags[b0 + i + 1], flags[b1 + i + 1], flags[b2 + i + 1], flags[b3 + i + 1]
-        case = ((f0 & 1) | ((g0 & 1) << 1) | ((f1 & 1) << 2) | ((g1 & 1) << 3)
-                | ((f2 & 1) << 4) | ((g2 & 1) << 5) | ((f3 & 1) << 6) | ((g3 & 1) << 7)) & full
-        if made[case]:
-            if case == full:
-                # Most cells are kept whole: corners only, every one of them kept.
-                number[0], number[1], number[2], number[3] = k0, k0 + 1, k1, k1 + 1
-                number[4], number[5], number[6], number[7] = k2, k2 + 1, k3, k3 + 1
-            else:
-                kept_before[0], kept_before[1], kept_before[2], kept_before[3] = k0, k1, k2, k3
-                cut_before[0], cut_before[1], cut_before[2], cut_before[3] = c0, c1, c2, c3
-                for code in range(places.shape[0]):
-                    # A pixel has four corners: codes 4 to 7 name none.
-                    if code < corners or code >= _CORNER_CODES:
-                        number[code] = _point_number(code, i, places, bases, flags,
-                                                     kept_before, cut_before)
+        g0, g1, g2, g3 = row0[i + 1], row1[i + 1], row2[i + 1], row3[i + 1]
+        after = (g0 & 1) | ((g1 & 1) << 1) | ((g2 & 1) << 2) | ((g3 & 1) << 3)
+        # A pixel's rows 2 and 3 are its rows 0 and 1: the same bits.
+        case = 0 if (column | after) == 0 else (_spread(column) | (_spread(after) << 1)) & full
+        if case == full:
+            # Most cells are kept whole: _WHOLE's corners, each the next kept point
+            # of its row, written without reading the tables.
+            at = np.uint64(slot)
+            connectivity[at], connectivity[at + np.uint64(1)] = k0, k0 + 1
+            connectivity[at + np.uint64(2)], connectivity[at + np.uint64(3)] = k1 + 1, k1
+            if zc == 2:
+                connectivity[at + np.uint64(4)], connectivity[at + np.uint64(5)] = k2, k2 + 1
+                connectivity[at + np.uint64(6)], connectivity[at + np.uint64(7)] = k3 + 1, k3
+            slot += 4 * zc
+            cell_types[q], source[q] = types[whole], i + (nx - 1) * c
+            cell_offsets[q + 1] = slot
+            q += 1
+        elif case:
+            state[0, 0], state[0, 1], state[0, 2], state[0, 3] = k0, k1, k2, k3
+            state[1, 0], state[1, 1], state[1, 2], state[1, 3] = c0, c1, c2, c3
+            state[2, 0], state[2, 1], state[2, 2], state[2, 3] = f0, f1, f2, f3
+            state[3, 0], state[3, 1], state[3, 2], state[3, 3] = g0, g1, g2, g3
+            _numbers(needs[case], places, state, number)
             for o in range(start[case], start[case] + made[case]):
                 for m in range(sizes[o]):
                     code = codes[o, m]
@@ -267,23 +297,56 @@ def _emit_cells(s, value, c, first, nx, ny, zc, tables, places, offsets, flags,
                               centre_at, totals[0] + totals[1])
                 centre_at += tables[3][case]
         k0, k1, k2, k3 = k0 + (f0 & 1), k1 + (f1 & 1), k2 + (f2 & 1), k3 + (f3 & 1)
-        c0, c1, c2, c3 = c0 + _cut(f0), c1 + _cut(f1), c2 + _cut(f2), c3 + _cut(f3)
-        f0, f1, f2, f3 = g0, g1, g2, g3
+        c0, c1, c2, c3 = c0 + _CUTS[f0], c1 + _CUTS[f1], c2 + _CUTS[f2], c3 + _CUTS[f3]
+        f0, f1, f2, f3, column = g0, g1, g2, g3, after
+
+
+@kernel(inline="always")
+def _numbers(need, places, state, number):
+    """The output points of the codes a cut cell's case reads (bits of ``need``): a
+    kept corner's number, or a cut edge's, from its row's counters (``state``: per
+    row the kept points and cut edges before x, and the flags at x and x + 1)."""
+    for code in range(places.shape[0]):
+        if (need >> code) & 1:
+            row, dx, axis = places[code, 0], places[code, 1], places[code, 2]
+            flag = state[2, row]
+            if axis < 0:
+                number[code] = state[0, row] + dx * (flag & 1)
+            else:
+                # Edges of the points before, then this point's edges of lower axes.
+                near = state[3, row] if dx else flag
+                number[code] = (state[1, row] + dx * _cut(flag)
+                                + _cut(near & ((2 << axis) - 2)))
+
+
+@kernel()
+def _emit_rows(s, value, nx, ny, nz, zc, tables, places, offsets, flags, point_start,
+               cell_start, totals, points, out, first_row, last_row):
+    """Point rows ``first_row`` to ``last_row``'s points, and their cell rows' cells."""
+    steps = np.array([1, nx, nx * ny], np.int64)
+    state, number = np.empty((4, 4), np.int64), np.empty(places.shape[0], np.int64)
+    for r in range(first_row, last_row):
+        j, k = r % ny, r // ny
+        c = j + (ny - 1) * k
+        # Rows that keep and cut nothing (far from the cut, on its outer side), and
+        # cell rows that make no cell, have nothing to write.
+        if point_start[r + 1, 0] + point_start[r + 1, 1] > point_start[r].sum():
+            _emit_points(s, value, r * nx, nx, steps, flags, point_start[r, 0],
+                         totals[0] + point_start[r, 1], points[0], points[1])
+        if j + 1 < ny and (zc == 1 or k + 1 < nz) and cell_start[c + 1, 0] > cell_start[c, 0]:
+            _emit_cells(s, value, c, r * nx, nx, ny, zc, tables, places, offsets, flags,
+                        point_start, cell_start, totals, points, out, state, number)
 
 
 @kernel(parallel=True)
 def _emit(s, value, nx, ny, nz, zc, tables, places, offsets, flags, point_start, cell_start,
           totals, points, out):
+    # Blocks of rows in functions of their own, as _count's.
     n = ny * nz
-    steps = np.array([1, nx, nx * ny], np.int64)
     for block in prange((n + _BLOCK - 1) // _BLOCK):
-        for r in range(block * _BLOCK, min(n, (block + 1) * _BLOCK)):
-            j, k = r % ny, r // ny
-            _emit_points(s, value, r * nx, nx, steps, flags, point_start[r, 0],
-                         totals[0] + point_start[r, 1], points[0], points[1])
-            if j + 1 < ny and (zc == 1 or k + 1 < nz):
-                _emit_cells(s, value, j + (ny - 1) * k, r * nx, nx, ny, zc, tables, places,
-                            offsets, flags, point_start, cell_start, totals, points, out)
+        _emit_rows(s, value, nx, ny, nz, zc, tables, places, offsets, flags, point_start,
+                   cell_start, totals, points, out, block * _BLOCK,
+                   min(n, (block + 1) * _BLOCK))
 
 
 def _exclusive(counts: np.ndarray) -> np.ndarray:
