@@ -34,9 +34,15 @@ _BLOCK = 4096
 
 
 @kernel(inline="always")
-def _quotient(a, b, inverse):
+def quotient(a, b, inverse):
     """``a // b`` for 0 <= a < 2**52 and b > 0, from a multiply by ``inverse`` (1 / b)
-    and one correction: an integer division costs several times more."""
+    and one correction: an integer division costs several times more.
+
+    Examples
+    --------
+    >>> quotient(17, 5, 1 / 5), quotient(2**40 - 1, 3, 1 / 3) == (2**40 - 1) // 3
+    (3, True)
+    """
     q = np.int64(a * inverse)
     if q * b > a:
         return q - 1
@@ -55,8 +61,8 @@ def _row(values, axes, nx, ny, point):
         return (np.float64(values[point, 0]),
                 np.float64(values[point, 1]) if comps > 1 else 0.0,
                 np.float64(values[point, 2]) if comps > 2 else 0.0)
-    rest = _quotient(point, nx, 1.0 / nx)
-    k = _quotient(rest, ny, 1.0 / ny)
+    rest = quotient(point, nx, 1.0 / nx)
+    k = quotient(rest, ny, 1.0 / ny)
     return (np.float64(axes[0, point - rest * nx]), np.float64(axes[1, rest - k * ny]),
             np.float64(axes[2, k]))
 
