@@ -292,8 +292,9 @@ def _clipped(s, value: float, kept, pieces: list, n_input_cells: int) -> Clipped
     cut_keys = sorted_unique(keys, n * n)   # the cut edges' only sort
     n_points = int(renumber[-1]) + 1 + cut_keys.shape[0] + n_centres
     # As wide as the widest centre of a kind that made cells (two columns at least).
+    # (A grid of one kind made cells: it has no other kind to look through.)
     width = max([2] + [2 * tables[8].shape[1] for corners, cells, (tables, _, _) in pieces
-                       if counts[cells, 0].any()])
+                       if len(pieces) == 1 or counts[cells, 0].any()])
     points = new_points(n_points, n_centres, width)
     out = (np.empty(n_slots, np.int64), np.empty(n_cells + 1, np.int64),
            np.empty(n_cells, np.uint8), np.empty(n_cells, np.int64))
