@@ -33,7 +33,8 @@ from ._marching import at_least
 from ._numba import CompiledUnavailable, kernel, kernel_dtype, refuse_bad_ids
 from .clip import _SHAPES, TABLES, Clipped, _assemble
 from ._scan_cpu import exclusive_rows, rank, ranks, sorted_unique
-from .clip_cpu import _CORNER_CODES, _case_arrays, _weight, new_points
+from ._clip_rows_cpu import _weight
+from .clip_cpu import _CORNER_CODES, _case_arrays, new_points
 
 _CHUNK = 1024
 """Cells per iteration of the parallel loops."""
