@@ -32,39 +32,48 @@ _PER_BUCKET = 256
 _SMALL = 1 << 16
 """Fewer keys are sorted by NumPy: the buckets' passes cost more than they save."""
 
+_GROUP = 64
+"""Buckets per iteration of the parallel loops over buckets."""
+
 
 @kernel()
-def _sum_rows(counts, first, last, into):
+def _sum_rows(counts, first, last, sums, block):
+    """Block ``block``'s column sums (rows ``first`` to ``last``) into ``sums``."""
     for c in range(counts.shape[1]):
-        into[c] = 0
+        sums[block, c] = 0
     for r in range(first, last):
         for c in range(counts.shape[1]):
-            into[c] += counts[r, c]
+            sums[block, c] += counts[r, c]
 
 
 @kernel()
-def _scan_rows(counts, first, last, starts):
-    """Rows ``first`` to ``last`` of the scan, from ``starts[first]``."""
+def _scan_rows(counts, first, last, block_starts, block, starts):
+    """Rows ``first`` to ``last`` of the scan, from their block's start."""
+    for c in range(counts.shape[1]):
+        starts[first, c] = block_starts[block, c]
     for r in range(first, last):
         for c in range(counts.shape[1]):
             starts[r + 1, c] = starts[r, c] + counts[r, c]
 
 
+# The parallel kernels below hold nothing but their parallel loop, each iteration
+# a function call: loops in a parallel loop's body run several times slower, and
+# array expressions there become parallel loops of their own, each a start and a
+# wait of every thread.
+
 @kernel(parallel=True)
-def _exclusive(counts, starts):
+def _block_sums(counts, sums):
     n = counts.shape[0]
-    blocks = (n + _ROWS - 1) // _ROWS
-    sums = np.zeros((blocks + 1, counts.shape[1]), np.int64)
-    # Each block's sums, then (serially, over blocks) where each block starts,
-    # then each block's rows from there. Each loop's body is a function of its
-    # own: loops in a parallel loop's body run several times slower.
-    for block in prange(blocks):
-        _sum_rows(counts, block * _ROWS, min(n, (block + 1) * _ROWS), sums[block + 1])
-    for block in range(blocks):
-        sums[block + 1] += sums[block]
-    for block in prange(blocks):
-        starts[block * _ROWS] = sums[block]
-        _scan_rows(counts, block * _ROWS, min(n, (block + 1) * _ROWS), starts)
+    for block in prange(sums.shape[0]):
+        _sum_rows(counts, block * _ROWS, min(n, (block + 1) * _ROWS), sums, block)
+
+
+@kernel(parallel=True)
+def _scan_blocks(counts, block_starts, starts):
+    n = counts.shape[0]
+    for block in prange(block_starts.shape[0]):
+        _scan_rows(counts, block * _ROWS, min(n, (block + 1) * _ROWS), block_starts, block,
+                   starts)
 
 
 def exclusive_rows(counts: np.ndarray) -> np.ndarray:
@@ -85,76 +94,114 @@ def exclusive_rows(counts: np.ndarray) -> np.ndarray:
     >>> exclusive_rows(np.zeros((0, 3), np.int64)).tolist()
     [[0, 0, 0]]
     """
+    counts = np.ascontiguousarray(counts, np.int64)
     starts = np.empty((counts.shape[0] + 1, counts.shape[1]), np.int64)
     starts[0] = 0
-    _exclusive(np.ascontiguousarray(counts, np.int64), starts)
+    # Each block's sums, where each block starts (NumPy, over blocks), then each
+    # block's rows from there.
+    sums = np.empty(((counts.shape[0] + _ROWS - 1) // _ROWS, counts.shape[1]), np.int64)
+    _block_sums(counts, sums)
+    block_starts = np.cumsum(sums, axis=0) - sums
+    _scan_blocks(counts, block_starts, starts)
     return starts
 
 
 @kernel()
-def _histogram(keys, first, last, shift, into):
+def _histogram(keys, first, last, shift, counts, chunk):
+    for b in range(counts.shape[1]):
+        counts[chunk, b] = 0
     for x in range(first, last):
-        into[keys[x] >> shift] += 1
-
-
-@kernel()
-def _scatter(keys, first, last, shift, at, out):
-    for x in range(first, last):
-        b = keys[x] >> shift
-        out[at[b]] = keys[x]
-        at[b] += 1
-
-
-@kernel()
-def _sort_bucket(bucket):
-    """Sort a bucket in place; how many distinct keys it holds."""
-    bucket.sort()
-    distinct = 1 if bucket.shape[0] else 0
-    for x in range(1, bucket.shape[0]):
-        distinct += bucket[x] != bucket[x - 1]
-    return distinct
-
-
-@kernel()
-def _copy_distinct(bucket, out):
-    if bucket.shape[0]:
-        out[0] = bucket[0]
-    at = 1
-    for x in range(1, bucket.shape[0]):
-        if bucket[x] != bucket[x - 1]:
-            out[at] = bucket[x]
-            at += 1
+        counts[chunk, keys[x] >> shift] += 1
 
 
 @kernel(parallel=True)
-def _bucket_unique(keys, shift, n_buckets, n_chunks):
+def _histograms(keys, shift, size, counts):
     n = keys.shape[0]
-    size = (n + n_chunks - 1) // n_chunks
-    counts = np.zeros((n_chunks, n_buckets), np.int64)
-    for chunk in prange(n_chunks):
-        _histogram(keys, chunk * size, min(n, (chunk + 1) * size), shift, counts[chunk])
-    # Buckets in key order, each filled by the chunks in order: one pass places
-    # every key in its bucket, then the buckets are sorted side by side.
-    at = np.empty((n_chunks, n_buckets), np.int64)
-    bounds = np.empty(n_buckets + 1, np.int64)
+    for chunk in prange(counts.shape[0]):
+        _histogram(keys, chunk * size, min(n, (chunk + 1) * size), shift, counts, chunk)
+
+
+@kernel()
+def _places(counts, at, bounds):
+    """Where each chunk's keys of each bucket go: buckets in key order, each filled
+    by the chunks in order (``at``); each bucket's bounds."""
     total = 0
-    for b in range(n_buckets):
+    for b in range(counts.shape[1]):
         bounds[b] = total
-        for chunk in range(n_chunks):
+        for chunk in range(counts.shape[0]):
             at[chunk, b] = total
             total += counts[chunk, b]
-    bounds[n_buckets] = total
-    placed = np.empty(n, np.int64)
-    for chunk in prange(n_chunks):
-        _scatter(keys, chunk * size, min(n, (chunk + 1) * size), shift, at[chunk], placed)
-    distinct = np.zeros(n_buckets + 1, np.int64)
-    for b in prange(n_buckets):
-        distinct[b + 1] = _sort_bucket(placed[bounds[b]:bounds[b + 1]])
-    for b in range(n_buckets):
-        distinct[b + 1] += distinct[b]
-    out = np.empty(distinct[n_buckets], np.int64)
-    for b in prange(n_buckets):
-        _copy_distinct(placed[bounds[b]:bounds[b + 1]], out[distinct[b]:distinct[b + 1]])
+    bounds[counts.shape[1]] = total
+
+
+@kernel()
+def _scatter(keys, first, last, shift, at, chunk, out):
+    for x in range(first, last):
+        b = keys[x] >> shift
+        out[at[chunk, b]] = keys[x]
+        at[chunk, b] += 1
+
+
+@kernel(parallel=True)
+def _scatters(keys, shift, size, at, out):
+    n = keys.shape[0]
+    for chunk in prange(at.shape[0]):
+        _scatter(keys, chunk * size, min(n, (chunk + 1) * size), shift, at, chunk, out)
+
+
+@kernel()
+def _sort_buckets(placed, bounds, first, last, distinct):
+    """Sort buckets ``first`` to ``last`` in place; how many distinct keys each holds."""
+    for b in range(first, last):
+        bucket = placed[bounds[b]:bounds[b + 1]]
+        bucket.sort()
+        count = 1 if bucket.shape[0] else 0
+        for x in range(1, bucket.shape[0]):
+            count += bucket[x] != bucket[x - 1]
+        distinct[b] = count
+
+
+@kernel()
+def _copy_distinct(placed, bounds, first, last, starts, out):
+    """Buckets ``first`` to ``last``'s distinct keys, from their starts."""
+    for b in range(first, last):
+        at = starts[b]
+        for x in range(bounds[b], bounds[b + 1]):
+            if x == bounds[b] or placed[x] != placed[x - 1]:
+                out[at] = placed[x]
+                at += 1
+
+
+@kernel(parallel=True)
+def _sorts(placed, bounds, distinct):
+    n = distinct.shape[0]
+    for group in prange((n + _GROUP - 1) // _GROUP):
+        _sort_buckets(placed, bounds, group * _GROUP, min(n, (group + 1) * _GROUP), distinct)
+
+
+@kernel(parallel=True)
+def _copies(placed, bounds, starts, out):
+    n = starts.shape[0]
+    for group in prange((n + _GROUP - 1) // _GROUP):
+        _copy_distinct(placed, bounds, group * _GROUP, min(n, (group + 1) * _GROUP), starts,
+                       out)
+
+
+def _bucket_unique(keys: np.ndarray, shift: int, n_buckets: int, n_chunks: int) -> np.ndarray:
+    """Count each chunk's keys per bucket, place every key in its bucket, sort the
+    buckets side by side, and copy out their distinct keys."""
+    size = (keys.shape[0] + n_chunks - 1) // n_chunks
+    counts = np.empty((n_chunks, n_buckets), np.int64)
+    _histograms(keys, shift, size, counts)
+    at, bounds = np.empty((n_chunks, n_buckets), np.int64), np.empty(n_buckets + 1, np.int64)
+    _places(counts, at, bounds)
+    placed = np.empty(keys.shape[0], np.int64)
+    _scatters(keys, shift, size, at, placed)
+    distinct = np.empty(n_buckets, np.int64)
+    _sorts(placed, bounds, distinct)
+    starts = np.cumsum(distinct) - distinct
+    out = np.empty(int(distinct.sum()), np.int64)
+    _copies(placed, bounds, starts, out)
     return out
 
 
