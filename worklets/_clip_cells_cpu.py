@@ -5,12 +5,16 @@ program cuts it, its :class:`~daxpy.worklets.clip.Clipped` bit for bit.
 1. *count*: per cell (parallel over chunks of each block), its case from its
    corners' kept flags, and from the tables its output cells, connectivity
    slots, centre points and cut edges, stored at its input id;
-2. *scan*: exclusive sums over the input cells, in id order: each cell's first
-   output cell, slot, centre point and cut-edge key, whatever its block;
+2. *scan*: exclusive sums over the input cells, in id order (on every core,
+   :func:`~daxpy.worklets._scan_cpu.exclusive_rows`): each cell's first output
+   cell, slot, centre point and cut-edge key, whatever its block;
 3. *keys*: each cell's cut edges as ``lo * n + hi``; only these are sorted
-   (``np.unique``), for the output points' ascending ``(lo, hi)`` order;
+   (in buckets of their high bits, on every core:
+   :func:`~daxpy.worklets._scan_cpu.sorted_unique`), for the output points'
+   ascending ``(lo, hi)`` order;
 4. *emit*: each cell writes its output cells and centre points from its starts,
-   so blocks of mixed grids interleave in input cell order without a sort.
+   so blocks of mixed grids interleave in input cell order without a sort; a
+   cut edge's point is found by a search of its bucket of sorted keys.
 
 Kept points are numbered by a mask and a scan, as on structured grids.
 
