@@ -249,7 +249,15 @@ def ranks(unique: np.ndarray, top: int) -> tuple:
 @kernel(inline="always")
 def rank(unique, shift, first, key):
     """Where ``key`` is in ``unique`` (:func:`ranks`' index): a binary search of its
-    bucket."""
+    bucket.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> unique = np.array([1, 2, 9])
+    >>> int(rank(unique, *ranks(unique, 10), 9))
+    2
+    """
     lo, hi = first[key >> shift], first[(key >> shift) + 1]
     while lo < hi:
         mid = (lo + hi) >> 1
