@@ -93,8 +93,8 @@ def _count_chunk(kept, corners, cell_ids, tables, crossed, counts, first, last):
 @kernel(parallel=True)
 def _count(kept, corners, cell_ids, tables, crossed, counts):
     # Each chunk in a function of its own, as every loop below: loops in a parallel
-    # loop's body run several times slower (its arrays' addresses are reloaded at
-    # every access).
+    # loop's body ran several times slower (a weighted sum of 1.16M rows, one
+    # thread: 8.8 ms there, 2.4 ms in a function called from it).
     m = corners.shape[0]
     bad = 0
     for chunk in prange((m + _CHUNK - 1) // _CHUNK):

@@ -48,7 +48,7 @@ def _take_chunk(src, ids, out, first, last):
 @kernel(parallel=True)
 def _take(src, ids, out, bad):
     # Each chunk in a function of its own: loops in a parallel loop's body run
-    # several times slower (its arrays' addresses are reloaded at every access).
+    # several times slower (_weighted_cpu._weighted says by how much).
     m = ids.shape[0]
     for chunk in prange(bad.shape[0]):
         bad[chunk] = _take_chunk(src, ids, out, chunk * _CHUNK, min(m, (chunk + 1) * _CHUNK))

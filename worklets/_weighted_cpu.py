@@ -130,7 +130,8 @@ def _weighted_block(values, axes, nx, ny, ids, weights, out, first, last):
 @kernel(parallel=True)
 def _weighted(values, axes, nx, ny, ids, weights, out):
     # Each block in a function of its own: loops in a parallel loop's body run
-    # several times slower (its arrays' addresses are reloaded at every access).
+    # several times slower (this loop over 1.16M rows of a clip, one thread:
+    # 8.8 ms there, 2.4 ms in a function called from it).
     # Unsigned bounds: no index below zero to wrap around.
     m = ids.shape[0]
     for block in prange((m + _BLOCK - 1) // _BLOCK):

@@ -163,7 +163,7 @@ def _count_rows(s, bound, flip, nx, ny, nz, zc, made, slots, centres, flags, row
 def _count(s, bound, flip, nx, ny, nz, zc, made, slots, centres, flags, row_counts,
            cell_counts):
     # Each block of rows in a function of its own: loops in a parallel loop's body
-    # run several times slower (its arrays' addresses are reloaded at every access).
+    # run several times slower (_weighted_cpu._weighted says by how much).
     n = ny * nz
     for block in prange((n + _BLOCK - 1) // _BLOCK):
         _count_rows(s, bound, flip, nx, ny, nz, zc, made, slots, centres, flags, row_counts,
