@@ -5,12 +5,16 @@ program cuts it, its :class:`~daxpy.worklets.clip.Clipped` bit for bit.
 1. *count*: per cell (parallel over chunks of each block), its case from its
    corners' kept flags, and from the tables its output cells, connectivity
    slots, centre points and cut edges, stored at its input id;
-2. *scan*: exclusive sums over the input cells, in id order: each cell's first
-   output cell, slot, centre point and cut-edge key, whatever its block;
+2. *scan*: exclusive sums over the input cells, in id order (on every core,
+   :func:`~daxpy.worklets._scan_cpu.exclusive_rows`): each cell's first output
+   cell, slot, centre point and cut-edge key, whatever its block;
 3. *keys*: each cell's cut edges as ``lo * n + hi``; only these are sorted
-   (``np.unique``), for the output points' ascending ``(lo, hi)`` order;
+   (in buckets of their high bits, on every core:
+   :func:`~daxpy.worklets._scan_cpu.sorted_unique`), for the output points'
+   ascending ``(lo, hi)`` order;
 4. *emit*: each cell writes its output cells and centre points from its starts,
-   so blocks of mixed grids interleave in input cell order without a sort.
+   so blocks of mixed grids interleave in input cell order without a sort; a
+   cut edge's point is found by a search of its bucket of sorted keys.
 
 Kept points are numbered by a mask and a scan, as on structured grids.
 
@@ -32,7 +36,9 @@ from numba import parallel_chunksize, prange
 from ._marching import at_least
 from ._numba import CompiledUnavailable, kernel, kernel_dtype, refuse_bad_ids
 from .clip import _SHAPES, TABLES, Clipped, _assemble
-from .clip_cpu import _CORNER_CODES, _case_arrays, _weight, new_points
+from ._scan_cpu import exclusive_rows, rank, ranks, sorted_unique
+from ._clip_rows_cpu import _weight
+from .clip_cpu import _CORNER_CODES, _case_arrays, new_points
 
 _CHUNK = 1024
 """Cells per iteration of the parallel loops."""
@@ -61,27 +67,39 @@ _TABLES = {(kind, invert): _kind_arrays(kind, invert)
            for kind in _SHAPES.values() for invert in (False, True)}
 
 
-@kernel(parallel=True)
-def _count(kept, corners, cell_ids, tables, crossed, counts):
+@kernel()
+def _count_chunk(kept, corners, cell_ids, tables, crossed, counts, first, last):
+    """Cells ``first`` to ``last``'s counts; how many have a corner out of range."""
     made, slots, centres = tables[0], tables[2], tables[3]
-    m, k = corners.shape
     n = kept.shape[0]
     bad = 0
+    for x in range(first, last):
+        case, outside = 0, 0
+        for c in range(corners.shape[1]):
+            p = corners[x, c]
+            if 0 <= p < n:
+                case = case | (np.int64(kept[p]) << c)
+            else:
+                outside += 1
+        cell = cell_ids[x]
+        if outside:
+            bad += 1   # written into since the grid was checked: skipped, refused
+            continue
+        counts[cell, 0], counts[cell, 1] = made[case], slots[case]
+        counts[cell, 2], counts[cell, 3] = centres[case], crossed[case]
+    return bad
+
+
+@kernel(parallel=True)
+def _count(kept, corners, cell_ids, tables, crossed, counts):
+    # Each chunk in a function of its own, as every loop below: loops in a parallel
+    # loop's body ran several times slower (a weighted sum of 1.16M rows, one
+    # thread: 8.8 ms there, 2.4 ms in a function called from it).
+    m = corners.shape[0]
+    bad = 0
     for chunk in prange((m + _CHUNK - 1) // _CHUNK):
-        for x in range(chunk * _CHUNK, min(m, (chunk + 1) * _CHUNK)):
-            case, outside = 0, 0
-            for c in range(k):
-                p = corners[x, c]
-                if 0 <= p < n:
-                    case = case | (np.int64(kept[p]) << c)
-                else:
-                    outside += 1
-            cell = cell_ids[x]
-            if outside:
-                bad += 1   # written into since the grid was checked: skipped, refused
-                continue
-            counts[cell, 0], counts[cell, 1] = made[case], slots[case]
-            counts[cell, 2], counts[cell, 3] = centres[case], crossed[case]
+        bad += _count_chunk(kept, corners, cell_ids, tables, crossed, counts, chunk * _CHUNK,
+                            min(m, (chunk + 1) * _CHUNK))
     return bad
 
 
@@ -94,82 +112,115 @@ def _case(kept, corners, x):
     return case
 
 
+@kernel()
+def _keys_chunk(kept, corners, cell_ids, edges, starts, counts, keys, first, last):
+    n = kept.shape[0]
+    for x in range(first, last):
+        cell = cell_ids[x]
+        if counts[cell, 3] == 0:
+            continue
+        case, at = _case(kept, corners, x), starts[cell, 3]
+        for e in range(edges.shape[0]):
+            a, b = corners[x, edges[e, 0]], corners[x, edges[e, 1]]
+            if (case >> edges[e, 0] ^ case >> edges[e, 1]) & 1:
+                keys[at] = min(a, b) * n + max(a, b)
+                at += 1
+
+
 @kernel(parallel=True)
 def _keys(kept, corners, cell_ids, edges, starts, counts, keys):
     """Each cell's cut edges as ``lo * n + hi``, from its key start."""
-    n = kept.shape[0]
     m = corners.shape[0]
     for chunk in prange((m + _CHUNK - 1) // _CHUNK):
-        for x in range(chunk * _CHUNK, min(m, (chunk + 1) * _CHUNK)):
-            cell = cell_ids[x]
-            if counts[cell, 3] == 0:
-                continue
-            case, at = _case(kept, corners, x), starts[cell, 3]
-            for e in range(edges.shape[0]):
-                a, b = corners[x, edges[e, 0]], corners[x, edges[e, 1]]
-                if (case >> edges[e, 0] ^ case >> edges[e, 1]) & 1:
-                    keys[at] = min(a, b) * n + max(a, b)
-                    at += 1
+        _keys_chunk(kept, corners, cell_ids, edges, starts, counts, keys, chunk * _CHUNK,
+                    min(m, (chunk + 1) * _CHUNK))
 
 
-@kernel(parallel=True)
-def _emit(s, value, kept, renumber, corners, cell_ids, tables, edges, cut_keys, starts,
-          counts, first_centre, points, out):
+@kernel()
+def _emit_chunk(s, value, kept, renumber, corners, cell_ids, tables, edges, cut, starts,
+                counts, first_centre, points, out, first, last):
+    cut_keys, shift, bucket_first = cut
     made, start, types, sizes, codes = tables[0], tables[1], tables[5], tables[6], tables[7]
     centre_start, terms, shares = tables[4], tables[8], tables[9]
     connectivity, cell_offsets, cell_types, source = out
     ids, weights, centre_ids, centre_weights = points
     n = kept.shape[0]
     n_kept = renumber[n - 1] + 1 if n else 0
+    number = np.empty(_CORNER_CODES + edges.shape[0], np.int64)
+    for x in range(first, last):
+        cell = cell_ids[x]
+        if counts[cell, 0] == 0:
+            continue
+        case = _case(kept, corners, x)
+        for c in range(corners.shape[1]):
+            number[c] = renumber[corners[x, c]]
+        for e in range(edges.shape[0]):
+            if (case >> edges[e, 0] ^ case >> edges[e, 1]) & 1:   # cut: a point
+                a, b = corners[x, edges[e, 0]], corners[x, edges[e, 1]]
+                number[_CORNER_CODES + e] = n_kept + rank(
+                    cut_keys, shift, bucket_first, min(a, b) * n + max(a, b))
+        q, slot = starts[cell, 0], starts[cell, 1]
+        centre_at = first_centre + starts[cell, 2]
+        for o in range(start[case], start[case] + made[case]):
+            for j in range(sizes[o]):
+                code = codes[o, j]
+                connectivity[slot] = centre_at - 1 - code if code < 0 else number[code]
+                slot += 1
+            cell_types[q], source[q] = types[o], cell
+            cell_offsets[q + 1] = slot
+            q += 1
+        for j in range(tables[3][case]):
+            term = centre_start[case] + j
+            for t in range(terms.shape[1]):
+                code = terms[term, t]
+                if code < _CORNER_CODES:
+                    a = b = corners[x, code]
+                    w = 0.0
+                else:
+                    one = corners[x, edges[code - _CORNER_CODES, 0]]
+                    other = corners[x, edges[code - _CORNER_CODES, 1]]
+                    a, b = min(one, other), max(one, other)
+                    w = _weight(s, value, a, b)
+                # The first term in the point's two columns, the others in
+                # the centre table, as the array program writes them.
+                if t == 0:
+                    row = centre_at + j
+                    ids[row, 0], ids[row, 1] = a, b
+                    weights[row, 0] = (1.0 - w) * shares[term, t]
+                    weights[row, 1] = w * shares[term, t]
+                else:
+                    c = centre_at + j - first_centre
+                    centre_ids[c, 2 * t - 2], centre_ids[c, 2 * t - 1] = a, b
+                    centre_weights[c, 2 * t - 2] = (1.0 - w) * shares[term, t]
+                    centre_weights[c, 2 * t - 1] = w * shares[term, t]
+
+
+@kernel(parallel=True)
+def _emit(s, value, kept, renumber, corners, cell_ids, tables, edges, cut, starts,
+          counts, first_centre, points, out):
     m = corners.shape[0]
     for chunk in prange((m + _CHUNK - 1) // _CHUNK):
-        number = np.empty(_CORNER_CODES + edges.shape[0], np.int64)
-        for x in range(chunk * _CHUNK, min(m, (chunk + 1) * _CHUNK)):
-            cell = cell_ids[x]
-            if counts[cell, 0] == 0:
-                continue
-            case = _case(kept, corners, x)
-            for c in range(corners.shape[1]):
-                number[c] = renumber[corners[x, c]]
-            for e in range(edges.shape[0]):
-                if (case >> edges[e, 0] ^ case >> edges[e, 1]) & 1:   # cut: a point
-                    a, b = corners[x, edges[e, 0]], corners[x, edges[e, 1]]
-                    number[_CORNER_CODES + e] = n_kept + np.searchsorted(
-                        cut_keys, min(a, b) * n + max(a, b))
-            q, slot = starts[cell, 0], starts[cell, 1]
-            centre_at = first_centre + starts[cell, 2]
-            for o in range(start[case], start[case] + made[case]):
-                for j in range(sizes[o]):
-                    code = codes[o, j]
-                    connectivity[slot] = centre_at - 1 - code if code < 0 else number[code]
-                    slot += 1
-                cell_types[q], source[q] = types[o], cell
-                cell_offsets[q + 1] = slot
-                q += 1
-            for j in range(tables[3][case]):
-                term = centre_start[case] + j
-                for t in range(terms.shape[1]):
-                    code = terms[term, t]
-                    if code < _CORNER_CODES:
-                        a = b = corners[x, code]
-                        w = 0.0
-                    else:
-                        one = corners[x, edges[code - _CORNER_CODES, 0]]
-                        other = corners[x, edges[code - _CORNER_CODES, 1]]
-                        a, b = min(one, other), max(one, other)
-                        w = _weight(s, value, a, b)
-                    # The first term in the point's two columns, the others in
-                    # the centre table, as the array program writes them.
-                    if t == 0:
-                        row = centre_at + j
-                        ids[row, 0], ids[row, 1] = a, b
-                        weights[row, 0] = (1.0 - w) * shares[term, t]
-                        weights[row, 1] = w * shares[term, t]
-                    else:
-                        c = centre_at + j - first_centre
-                        centre_ids[c, 2 * t - 2], centre_ids[c, 2 * t - 1] = a, b
-                        centre_weights[c, 2 * t - 2] = (1.0 - w) * shares[term, t]
-                        centre_weights[c, 2 * t - 1] = w * shares[term, t]
+        _emit_chunk(s, value, kept, renumber, corners, cell_ids, tables, edges, cut, starts,
+                    counts, first_centre, points, out, chunk * _CHUNK,
+                    min(m, (chunk + 1) * _CHUNK))
+
+
+@kernel()
+def _kept_rows(kept, renumber, ids, weights, first, last):
+    for p in range(first, last):
+        if kept[p]:
+            q = renumber[p]
+            ids[q, 0], ids[q, 1], weights[q, 0] = p, p, 1.0
+
+
+@kernel()
+def _cut_rows(s, value, n, n_kept, cut_keys, ids, weights, first, last):
+    for e in range(first, last):
+        lo = cut_keys[e] // n
+        hi = cut_keys[e] - lo * n
+        t = _weight(s, value, lo, hi)
+        ids[n_kept + e, 0], ids[n_kept + e, 1] = lo, hi
+        weights[n_kept + e, 0], weights[n_kept + e, 1] = 1.0 - t, t
 
 
 @kernel(parallel=True)
@@ -179,18 +230,11 @@ def _emit_points(s, value, kept, renumber, cut_keys, ids, weights):
     # to the threads one at a time.
     n, m = kept.shape[0], cut_keys.shape[0]
     for chunk in prange((n + _CHUNK - 1) // _CHUNK):
-        for p in range(chunk * _CHUNK, min(n, (chunk + 1) * _CHUNK)):
-            if kept[p]:
-                q = renumber[p]
-                ids[q, 0], ids[q, 1], weights[q, 0] = p, p, 1.0
+        _kept_rows(kept, renumber, ids, weights, chunk * _CHUNK, min(n, (chunk + 1) * _CHUNK))
     n_kept = renumber[n - 1] + 1 if n else 0
     for chunk in prange((m + _CHUNK - 1) // _CHUNK):
-        for e in range(chunk * _CHUNK, min(m, (chunk + 1) * _CHUNK)):
-            lo = cut_keys[e] // n
-            hi = cut_keys[e] - lo * n
-            t = _weight(s, value, lo, hi)
-            ids[n_kept + e, 0], ids[n_kept + e, 1] = lo, hi
-            weights[n_kept + e, 0], weights[n_kept + e, 1] = 1.0 - t, t
+        _cut_rows(s, value, n, n_kept, cut_keys, ids, weights, chunk * _CHUNK,
+                  min(m, (chunk + 1) * _CHUNK))
 
 
 def clip_unstructured(grid, scalars: np.ndarray, value: float, invert: bool = False,
@@ -240,8 +284,7 @@ def _clipped(s, value: float, kept, pieces: list, n_input_cells: int) -> Clipped
     bad = sum(_count(kept, corners, cells, tables, crossed, counts)
               for corners, cells, (tables, _, crossed) in pieces)
     refuse_bad_ids(bad)
-    starts = np.zeros((n_input_cells + 1, 4), np.int64)
-    np.cumsum(counts, axis=0, out=starts[1:])
+    starts = exclusive_rows(counts)
     n_cells, n_slots, n_centres, n_keys = (int(x) for x in starts[-1])
     if n_cells == 0:
         # As the array program: a clip that leaves no cell keeps no point either,
@@ -251,19 +294,22 @@ def _clipped(s, value: float, kept, pieces: list, n_input_cells: int) -> Clipped
     keys = np.empty(n_keys, np.int64)
     for corners, cells, (_, edges, _) in pieces:
         _keys(kept, corners, cells, edges, starts, counts, keys)
-    cut_keys = np.unique(keys)   # the cut edges' only sort
+    cut_keys = sorted_unique(keys, n * n)   # the cut edges' only sort
     n_points = int(renumber[-1]) + 1 + cut_keys.shape[0] + n_centres
     # As wide as the widest centre of a kind that made cells (two columns at least).
+    # (A grid of one kind made cells: it has no other kind to look through.)
     width = max([2] + [2 * tables[8].shape[1] for corners, cells, (tables, _, _) in pieces
-                       if counts[cells, 0].any()])
+                       if len(pieces) == 1 or counts[cells, 0].any()])
     points = new_points(n_points, n_centres, width)
     out = (np.empty(n_slots, np.int64), np.empty(n_cells + 1, np.int64),
            np.empty(n_cells, np.uint8), np.empty(n_cells, np.int64))
     out[1][0] = 0
     _emit_points(s, value, kept, renumber, cut_keys, points[0], points[1])
     first_centre = n_points - n_centres
+    # The cut edges' keys, with an index that finds each among a few.
+    cut = (cut_keys,) + ranks(cut_keys, n * n)
     for corners, cells, (tables, edges, _) in pieces:
-        _emit(s, value, kept, renumber, corners, cells, tables, edges, cut_keys, starts,
+        _emit(s, value, kept, renumber, corners, cells, tables, edges, cut, starts,
               counts, first_centre, points, out)
     return Clipped(*points[:2], np.arange(first_centre, n_points, dtype=np.int64),
                    *points[2:], *out)

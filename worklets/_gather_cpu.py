@@ -19,6 +19,7 @@ import numpy as np
 from numba import prange
 
 from ._numba import CompiledUnavailable, kernel
+from ._weighted_cpu import quotient
 
 _CHUNK = 1 << 14
 """Rows per iteration of the parallel loops."""
@@ -27,40 +28,55 @@ MIN_ROWS = 1 << 16
 """Fewer rows than this are gathered by NumPy: threads would not pay off."""
 
 
+@kernel()
+def _take_chunk(src, ids, out, first, last):
+    """Rows ``first`` to ``last``; how many ids were out of range."""
+    n = src.shape[0]
+    wrong = 0
+    for q in range(first, last):
+        p = ids[q]
+        # NumPy's indexing: negative ids count from the end.
+        p = p + n if p < 0 else p
+        if p < 0 or p >= n:
+            wrong += 1
+            continue
+        for c in range(src.shape[1]):
+            out[q, c] = src[p, c]
+    return wrong
+
+
 @kernel(parallel=True)
 def _take(src, ids, out, bad):
-    n, m = src.shape[0], ids.shape[0]
+    # Each chunk in a function of its own: loops in a parallel loop's body run
+    # several times slower (_weighted_cpu._weighted says by how much).
+    m = ids.shape[0]
     for chunk in prange(bad.shape[0]):
-        wrong = 0
-        for q in range(chunk * _CHUNK, min(m, (chunk + 1) * _CHUNK)):
-            p = ids[q]
-            # NumPy's indexing: negative ids count from the end.
-            p = p + n if p < 0 else p
-            if p < 0 or p >= n:
-                wrong += 1
-                continue
-            for c in range(src.shape[1]):
-                out[q, c] = src[p, c]
-        bad[chunk] = wrong
+        bad[chunk] = _take_chunk(src, ids, out, chunk * _CHUNK, min(m, (chunk + 1) * _CHUNK))
+
+
+@kernel()
+def _axis_chunk(x, y, z, nx, nxy, ids, out, first, last):
+    n = nxy * z.shape[0]
+    wrong = 0
+    for q in range(first, last):
+        p = ids[q]
+        if p < 0 or p >= n:
+            wrong += 1
+            continue
+        k = quotient(p, nxy, 1.0 / nxy)
+        j = quotient(p - k * nxy, nx, 1.0 / nx)
+        out[q, 0] = np.float32(x[p - k * nxy - j * nx])
+        out[q, 1] = np.float32(y[j])
+        out[q, 2] = np.float32(z[k])
+    return wrong
 
 
 @kernel(parallel=True)
 def _axis_points(x, y, z, nx, nxy, ids, out, bad):
     m = ids.shape[0]
-    n = nxy * z.shape[0]
     for chunk in prange(bad.shape[0]):
-        wrong = 0
-        for q in range(chunk * _CHUNK, min(m, (chunk + 1) * _CHUNK)):
-            p = ids[q]
-            if p < 0 or p >= n:
-                wrong += 1
-                continue
-            k = p // nxy
-            j = (p - k * nxy) // nx
-            out[q, 0] = np.float32(x[p - k * nxy - j * nx])
-            out[q, 1] = np.float32(y[j])
-            out[q, 2] = np.float32(z[k])
-        bad[chunk] = wrong
+        bad[chunk] = _axis_chunk(x, y, z, nx, nxy, ids, out, chunk * _CHUNK,
+                                 min(m, (chunk + 1) * _CHUNK))
 
 
 def _checked(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -7,8 +7,9 @@ bit, from two parallel passes over the grid's x-rows.
    its output cells, connectivity slots and centre points, from the case tables;
 2. *scan*: exclusive sums of the per-row counts (NumPy, over rows, not points):
    the one place the output's sizes are known, before anything is written;
-3. *emit*: each point row writes its kept points and cut edges, each cell row
-   its cells, their centre points, and the point numbers of their corners.
+3. *emit* (:mod:`daxpy.worklets._clip_rows_cpu`): each point row writes its
+   kept points and cut edges, each cell row its cells, their centre points, and
+   the point numbers of their corners.
 
 Every kind of output point is numbered without a sort. Kept points come first
 in ascending id (a mask and a scan). A voxel's or pixel's cut edge is an axis
@@ -38,6 +39,7 @@ from numba import parallel_chunksize, prange
 from ._clip_tables import CLIP, CLIP_INSIDE_OUT
 from ._marching import at_least_bound
 from .contour_cpu import _spread
+from ._clip_rows_cpu import _cut, _emit
 from ._numba import kernel, structured_rows
 from .clip import _EDGE_CODE, TABLES, Clipped, _assemble
 
@@ -48,6 +50,9 @@ _BLOCK = 8
 """Point rows per iteration of the parallel loops (which share one row buffer)."""
 
 _CORNER_CODES = 8
+_WHOLE = {"voxel": (12, (0, 1, 3, 2, 4, 5, 7, 6)), "pixel": (9, (0, 1, 3, 2))}
+"""The one output cell of a cell with every corner kept: its type and corner codes,
+which the emit pass writes without the tables (checked against them below)."""
 """Corner codes 0..7; an edge code ``100 + e`` becomes ``8 + e`` in the kernels."""
 
 
@@ -84,9 +89,25 @@ def _code_places(kind: str) -> np.ndarray:
     return places
 
 
-_TABLES = {(kind, invert): _case_arrays(kind, invert)
+def _needs(tables: tuple) -> np.ndarray:
+    """Per case, a bit per corner or edge code its output cells read (a cut cell
+    numbers only those)."""
+    made, start, sizes, codes = tables[0], tables[1], tables[6], tables[7]
+    needs = np.zeros(made.shape[0], np.int64)
+    for case in range(made.shape[0]):
+        for o in range(start[case], start[case] + made[case]):
+            for code in codes[o, :sizes[o]]:
+                needs[case] |= (1 << int(code)) if code >= 0 else 0
+    return needs
+
+
+_TABLES = {(kind, invert): _case_arrays(kind, invert) + (_needs(_case_arrays(kind, invert)),)
            for kind in _KINDS.values() for invert in (False, True)}
 _PLACES = {kind: _code_places(kind) for kind in _KINDS.values()}
+for (_kind, _invert), _t in _TABLES.items():
+    _whole = _t[1][(1 << len(_WHOLE[_kind][1])) - 1]
+    if (_t[5][_whole], tuple(_t[7][_whole, :_t[6][_whole]])) != _WHOLE[_kind]:
+        raise ImportError(f"clip tables: a whole {_kind} is not {_WHOLE[_kind]}")
 
 
 @kernel()
@@ -103,187 +124,50 @@ def _kept_columns(s, bound, flip, first, up, out, nx, columns):
                       | ((np.uint8(d[i] >= bound) ^ flip) << 3))
 
 
-@kernel(inline="always")
-def _cut(flag):
-    """How many of a point's x, y and z edges are cut (flag bits 1 to 3)."""
-    return ((flag >> 1) & 1) + ((flag >> 2) & 1) + ((flag >> 3) & 1)
-
-
-@kernel(inline="always")
-def _weight(s, value, lo, hi):
-    """The array program's cut weight along edge (lo, hi), in float64."""
-    low, high = np.float64(s[lo]), np.float64(s[hi])
-    return (value - low) / (high - low) if high != low else 0.0
+@kernel()
+def _count_rows(s, bound, flip, nx, ny, nz, zc, made, slots, centres, flags, row_counts,
+                cell_counts, first_row, last_row):
+    """Point rows ``first_row`` to ``last_row``: their flags and counts, and their
+    cell rows' counts."""
+    nxy = nx * ny
+    full = (1 << 4 * zc) - 1
+    columns = np.empty(nx, np.uint8)
+    for r in range(first_row, last_row):
+        j, k = r % ny, r // ny
+        first = r * nx
+        _kept_columns(s, bound, flip, first, nx if j + 1 < ny else 0,
+                      nxy if k + 1 < nz else 0, nx, columns)
+        kept = cut = 0
+        for i in range(nx):
+            column = columns[i]
+            after = columns[i + 1] if i + 1 < nx else column
+            flag = ((column & 1) | (((column ^ after) & 1) << 1)
+                    | (((column ^ (column >> 1)) & 1) << 2)
+                    | (((column ^ (column >> 2)) & 1) << 3))
+            flags[first + i] = flag
+            kept += flag & 1
+            cut += _cut(flag)
+        row_counts[r, 0], row_counts[r, 1] = kept, cut
+        if j + 1 < ny and (zc == 1 or k + 1 < nz):
+            cells = used = middles = 0
+            for i in range(nx - 1):
+                case = (_spread(columns[i]) | (_spread(columns[i + 1]) << 1)) & full
+                cells += made[case]
+                used += slots[case]
+                middles += centres[case]
+            c = j + (ny - 1) * k
+            cell_counts[c, 0], cell_counts[c, 1], cell_counts[c, 2] = cells, used, middles
 
 
 @kernel(parallel=True)
 def _count(s, bound, flip, nx, ny, nz, zc, made, slots, centres, flags, row_counts,
            cell_counts):
-    nxy = nx * ny
-    full = (1 << 4 * zc) - 1
+    # Each block of rows in a function of its own: loops in a parallel loop's body
+    # run several times slower (_weighted_cpu._weighted says by how much).
     n = ny * nz
     for block in prange((n + _BLOCK - 1) // _BLOCK):
-        columns = np.empty(nx, np.uint8)
-        for r in range(block * _BLOCK, min(n, (block + 1) * _BLOCK)):
-            j, k = r % ny, r // ny
-            first = r * nx
-            _kept_columns(s, bound, flip, first, nx if j + 1 < ny else 0,
-                          nxy if k + 1 < nz else 0, nx, columns)
-            kept = cut = 0
-            for i in range(nx):
-                column = columns[i]
-                after = columns[i + 1] if i + 1 < nx else column
-                flag = ((column & 1) | (((column ^ after) & 1) << 1)
-                        | (((column ^ (column >> 1)) & 1) << 2)
-                        | (((column ^ (column >> 2)) & 1) << 3))
-                flags[first + i] = flag
-                kept += flag & 1
-                cut += _cut(flag)
-            row_counts[r, 0], row_counts[r, 1] = kept, cut
-            if j + 1 < ny and (zc == 1 or k + 1 < nz):
-                cells = used = middles = 0
-                for i in range(nx - 1):
-                    case = (_spread(columns[i]) | (_spread(columns[i + 1]) << 1)) & full
-                    cells += made[case]
-                    used += slots[case]
-                    middles += centres[case]
-                c = j + (ny - 1) * k
-                cell_counts[c, 0], cell_counts[c, 1], cell_counts[c, 2] = cells, used, middles
-
-
-@kernel()
-def _emit_points(s, value, first, nx, steps, flags, kept_at, cut_at, ids, weights):
-    """A point row's kept points (from ``kept_at``) and cut edges (from ``cut_at``)."""
-    for i in range(nx):
-        flag = flags[first + i]
-        if flag == 0:
-            continue
-        p = first + i
-        if flag & 1:
-            ids[kept_at, 0], ids[kept_at, 1], weights[kept_at, 0] = p, p, 1.0
-            kept_at += 1
-        for axis in range(3):
-            if flag & (2 << axis):
-                q = p + steps[axis]
-                t = _weight(s, value, p, q)
-                ids[cut_at, 0], ids[cut_at, 1] = p, q
-                weights[cut_at, 0], weights[cut_at, 1] = 1.0 - t, t
-                cut_at += 1
-
-
-@kernel(inline="always")
-def _point_number(code, i, places, bases, flags, kept_before, cut_before):
-    """The output point of a corner or edge code of the cell at x = ``i``: a kept
-    corner's number, or a cut edge's, counted from its row's points before x."""
-    row, dx, axis = places[code, 0], places[code, 1], places[code, 2]
-    flag = flags[bases[row] + i]
-    if axis < 0:
-        return kept_before[row] + dx * (flag & 1)
-    # Edges of the points before, then this point's edges of lower axes.
-    before = flags[bases[row] + i + dx] & ((2 << axis) - 2)
-    return cut_before[row] + dx * _cut(flag) + _cut(before)
-
-
-@kernel()
-def _emit_centres(s, value, base, case, offsets, tables, places, points, at, first_centre):
-    """The centre points of the cell at ``base`` (its first corner), from row ``at``:
-    each term's ends side by side, as the array program writes them (the first
-    term in the point's two columns, the others in the centre table)."""
-    centres, centre_start, terms, shares = tables[3], tables[4], tables[8], tables[9]
-    ids, weights, centre_ids, centre_weights = points
-    for j in range(centres[case]):
-        term = centre_start[case] + j
-        row = at + j
-        for m in range(terms.shape[1]):
-            code = terms[term, m]
-            a = base + offsets[code, 0]
-            b = base + offsets[code, 1]
-            t = 0.0 if places[code, 2] < 0 else _weight(s, value, a, b)
-            share = shares[term, m]
-            if m == 0:
-                ids[row, 0], ids[row, 1] = a, b
-                weights[row, 0], weights[row, 1] = (1.0 - t) * share, t * share
-            else:
-                c = row - first_centre
-                centre_ids[c, 2 * m - 2], centre_ids[c, 2 * m - 1] = a, b
-                centre_weights[c, 2 * m - 2] = (1.0 - t) * share
-                centre_weights[c, 2 * m - 1] = t * share
-
-
-@kernel()
-def _emit_cells(s, value, c, first, nx, ny, zc, tables, places, offsets, flags,
-                point_start, cell_start, totals, points, out):
-    """A cell row's output cells, with their connectivity and centre points.
-
-    The row's four point rows (a pixel row's two, each twice) are walked in
-    scalars, which stay in registers: their flags at x and x + 1, and how many
-    kept points and cut edges come before x."""
-    made, start, types, sizes, codes = tables[0], tables[1], tables[5], tables[6], tables[7]
-    connectivity, cell_offsets, cell_types, source = out
-    corners = 4 * zc
-    full = (1 << corners) - 1
-    r = first // nx
-    bases, kept_before, cut_before = np.empty(4, np.int64), np.empty(4, np.int64), \
-        np.empty(4, np.int64)
-    for row in range(4):
-        point_row = r + (row & 1) + (row >> 1) * ny * (zc - 1)
-        bases[row] = point_row * nx
-        kept_before[row] = point_start[point_row, 0]
-        cut_before[row] = totals[0] + point_start[point_row, 1]
-    b0, b1, b2, b3 = bases[0], bases[1], bases[2], bases[3]
-    k0, k1, k2, k3 = kept_before[0], kept_before[1], kept_before[2], kept_before[3]
-    c0, c1, c2, c3 = cut_before[0], cut_before[1], cut_before[2], cut_before[3]
-    f0, f1, f2, f3 = flags[b0], flags[b1], flags[b2], flags[b3]
-    number = np.empty(places.shape[0], np.int64)
-    q, slot = cell_start[c, 0], cell_start[c, 1]
-    centre_at = totals[0] + totals[1] + cell_start[c, 2]
-    for i in range(nx - 1):
-        g0, g1, g2, g3 = flags[b0 + i + 1], flags[b1 + i + 1], flags[b2 + i + 1], flags[b3 + i + 1]
-        case = ((f0 & 1) | ((g0 & 1) << 1) | ((f1 & 1) << 2) | ((g1 & 1) << 3)
-                | ((f2 & 1) << 4) | ((g2 & 1) << 5) | ((f3 & 1) << 6) | ((g3 & 1) << 7)) & full
-        if made[case]:
-            if case == full:
-                # Most cells are kept whole: corners only, every one of them kept.
-                number[0], number[1], number[2], number[3] = k0, k0 + 1, k1, k1 + 1
-                number[4], number[5], number[6], number[7] = k2, k2 + 1, k3, k3 + 1
-            else:
-                kept_before[0], kept_before[1], kept_before[2], kept_before[3] = k0, k1, k2, k3
-                cut_before[0], cut_before[1], cut_before[2], cut_before[3] = c0, c1, c2, c3
-                for code in range(places.shape[0]):
-                    # A pixel has four corners: codes 4 to 7 name none.
-                    if code < corners or code >= _CORNER_CODES:
-                        number[code] = _point_number(code, i, places, bases, flags,
-                                                     kept_before, cut_before)
-            for o in range(start[case], start[case] + made[case]):
-                for m in range(sizes[o]):
-                    code = codes[o, m]
-                    connectivity[slot] = centre_at - 1 - code if code < 0 else number[code]
-                    slot += 1
-                cell_types[q], source[q] = types[o], i + (nx - 1) * c
-                cell_offsets[q + 1] = slot
-                q += 1
-            if tables[3][case]:
-                _emit_centres(s, value, first + i, case, offsets, tables, places, points,
-                              centre_at, totals[0] + totals[1])
-                centre_at += tables[3][case]
-        k0, k1, k2, k3 = k0 + (f0 & 1), k1 + (f1 & 1), k2 + (f2 & 1), k3 + (f3 & 1)
-        c0, c1, c2, c3 = c0 + _cut(f0), c1 + _cut(f1), c2 + _cut(f2), c3 + _cut(f3)
-        f0, f1, f2, f3 = g0, g1, g2, g3
-
-
-@kernel(parallel=True)
-def _emit(s, value, nx, ny, nz, zc, tables, places, offsets, flags, point_start, cell_start,
-          totals, points, out):
-    n = ny * nz
-    steps = np.array([1, nx, nx * ny], np.int64)
-    for block in prange((n + _BLOCK - 1) // _BLOCK):
-        for r in range(block * _BLOCK, min(n, (block + 1) * _BLOCK)):
-            j, k = r % ny, r // ny
-            _emit_points(s, value, r * nx, nx, steps, flags, point_start[r, 0],
-                         totals[0] + point_start[r, 1], points[0], points[1])
-            if j + 1 < ny and (zc == 1 or k + 1 < nz):
-                _emit_cells(s, value, j + (ny - 1) * k, r * nx, nx, ny, zc, tables, places,
-                            offsets, flags, point_start, cell_start, totals, points, out)
+        _count_rows(s, bound, flip, nx, ny, nz, zc, made, slots, centres, flags, row_counts,
+                    cell_counts, block * _BLOCK, min(n, (block + 1) * _BLOCK))
 
 
 def _exclusive(counts: np.ndarray) -> np.ndarray:

@@ -1,0 +1,268 @@
+"""Parallel scans and sorts of the compiled topology-generating kernels: the exclusive
+sums of per-element counts (each element's first output), and the sorted distinct
+values of a key array, on every core instead of NumPy's one.
+
+Both are exact (integers), so their results do not depend on the thread count.
+
+Examples
+--------
+>>> import numpy as np
+>>> exclusive_rows(np.array([[1, 0], [2, 3], [0, 1]])).tolist()
+[[0, 0], [1, 0], [3, 3], [3, 4]]
+>>> sorted_unique(np.array([5, 3, 5, 0]), 6).tolist()
+[0, 3, 5]
+>>> shift, first = ranks(np.array([0, 3, 5]), 6)
+>>> int(rank(np.array([0, 3, 5]), shift, first, 5))
+2
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import prange
+
+from ._numba import kernel
+
+_ROWS = 1 << 16
+"""Rows per iteration of the scan's parallel loops."""
+
+_PER_BUCKET = 256
+"""Keys per bucket, on average, of the sort: few enough to sort in a core's cache."""
+
+_SMALL = 1 << 16
+"""Fewer keys are sorted by NumPy: the buckets' passes cost more than they save."""
+
+_GROUP = 64
+"""Buckets per iteration of the parallel loops over buckets."""
+
+
+@kernel()
+def _sum_rows(counts, first, last, sums, block):
+    """Block ``block``'s column sums (rows ``first`` to ``last``) into ``sums``."""
+    for c in range(counts.shape[1]):
+        sums[block, c] = 0
+    for r in range(first, last):
+        for c in range(counts.shape[1]):
+            sums[block, c] += counts[r, c]
+
+
+@kernel()
+def _scan_rows(counts, first, last, block_starts, block, starts):
+    """Rows ``first`` to ``last`` of the scan, from their block's start."""
+    for c in range(counts.shape[1]):
+        starts[first, c] = block_starts[block, c]
+    for r in range(first, last):
+        for c in range(counts.shape[1]):
+            starts[r + 1, c] = starts[r, c] + counts[r, c]
+
+
+# The parallel kernels below hold nothing but their parallel loop, each iteration
+# a function call: loops in a parallel loop's body run several times slower, and
+# array expressions there become parallel loops of their own, each a start and a
+# wait of every thread.
+
+@kernel(parallel=True)
+def _block_sums(counts, sums):
+    n = counts.shape[0]
+    for block in prange(sums.shape[0]):
+        _sum_rows(counts, block * _ROWS, min(n, (block + 1) * _ROWS), sums, block)
+
+
+@kernel(parallel=True)
+def _scan_blocks(counts, block_starts, starts):
+    n = counts.shape[0]
+    for block in prange(block_starts.shape[0]):
+        _scan_rows(counts, block * _ROWS, min(n, (block + 1) * _ROWS), block_starts, block,
+                   starts)
+
+
+def exclusive_rows(counts: np.ndarray) -> np.ndarray:
+    """The exclusive sums down the rows of an integer count table, with the
+    total last: ``starts[0] = 0``, ``starts[r + 1] = starts[r] + counts[r]``.
+
+    Parameters
+    ----------
+    counts : int array, shape (n, k)
+
+    Returns
+    -------
+    int64 array, shape (n + 1, k)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> exclusive_rows(np.zeros((0, 3), np.int64)).tolist()
+    [[0, 0, 0]]
+    """
+    counts = np.ascontiguousarray(counts, np.int64)
+    starts = np.empty((counts.shape[0] + 1, counts.shape[1]), np.int64)
+    starts[0] = 0
+    # Each block's sums, where each block starts (NumPy, over blocks), then each
+    # block's rows from there.
+    sums = np.empty(((counts.shape[0] + _ROWS - 1) // _ROWS, counts.shape[1]), np.int64)
+    _block_sums(counts, sums)
+    block_starts = np.cumsum(sums, axis=0) - sums
+    _scan_blocks(counts, block_starts, starts)
+    return starts
+
+
+@kernel()
+def _histogram(keys, first, last, shift, counts, chunk):
+    for b in range(counts.shape[1]):
+        counts[chunk, b] = 0
+    for x in range(first, last):
+        counts[chunk, keys[x] >> shift] += 1
+
+
+@kernel(parallel=True)
+def _histograms(keys, shift, size, counts):
+    n = keys.shape[0]
+    for chunk in prange(counts.shape[0]):
+        _histogram(keys, chunk * size, min(n, (chunk + 1) * size), shift, counts, chunk)
+
+
+@kernel()
+def _places(counts, at, bounds):
+    """Where each chunk's keys of each bucket go: buckets in key order, each filled
+    by the chunks in order (``at``); each bucket's bounds."""
+    total = 0
+    for b in range(counts.shape[1]):
+        bounds[b] = total
+        for chunk in range(counts.shape[0]):
+            at[chunk, b] = total
+            total += counts[chunk, b]
+    bounds[counts.shape[1]] = total
+
+
+@kernel()
+def _scatter(keys, first, last, shift, at, chunk, out):
+    for x in range(first, last):
+        b = keys[x] >> shift
+        out[at[chunk, b]] = keys[x]
+        at[chunk, b] += 1
+
+
+@kernel(parallel=True)
+def _scatters(keys, shift, size, at, out):
+    n = keys.shape[0]
+    for chunk in prange(at.shape[0]):
+        _scatter(keys, chunk * size, min(n, (chunk + 1) * size), shift, at, chunk, out)
+
+
+@kernel()
+def _sort_buckets(placed, bounds, first, last, distinct):
+    """Sort buckets ``first`` to ``last`` in place; how many distinct keys each holds."""
+    for b in range(first, last):
+        bucket = placed[bounds[b]:bounds[b + 1]]
+        bucket.sort()
+        count = 1 if bucket.shape[0] else 0
+        for x in range(1, bucket.shape[0]):
+            count += bucket[x] != bucket[x - 1]
+        distinct[b] = count
+
+
+@kernel()
+def _copy_distinct(placed, bounds, first, last, starts, out):
+    """Buckets ``first`` to ``last``'s distinct keys, from their starts."""
+    for b in range(first, last):
+        at = starts[b]
+        for x in range(bounds[b], bounds[b + 1]):
+            if x == bounds[b] or placed[x] != placed[x - 1]:
+                out[at] = placed[x]
+                at += 1
+
+
+@kernel(parallel=True)
+def _sorts(placed, bounds, distinct):
+    n = distinct.shape[0]
+    for group in prange((n + _GROUP - 1) // _GROUP):
+        _sort_buckets(placed, bounds, group * _GROUP, min(n, (group + 1) * _GROUP), distinct)
+
+
+@kernel(parallel=True)
+def _copies(placed, bounds, starts, out):
+    n = starts.shape[0]
+    for group in prange((n + _GROUP - 1) // _GROUP):
+        _copy_distinct(placed, bounds, group * _GROUP, min(n, (group + 1) * _GROUP), starts,
+                       out)
+
+
+def _bucket_unique(keys: np.ndarray, shift: int, n_buckets: int, n_chunks: int) -> np.ndarray:
+    """Count each chunk's keys per bucket, place every key in its bucket, sort the
+    buckets side by side, and copy out their distinct keys."""
+    size = (keys.shape[0] + n_chunks - 1) // n_chunks
+    counts = np.empty((n_chunks, n_buckets), np.int64)
+    _histograms(keys, shift, size, counts)
+    at, bounds = np.empty((n_chunks, n_buckets), np.int64), np.empty(n_buckets + 1, np.int64)
+    _places(counts, at, bounds)
+    placed = np.empty(keys.shape[0], np.int64)
+    _scatters(keys, shift, size, at, placed)
+    distinct = np.empty(n_buckets, np.int64)
+    _sorts(placed, bounds, distinct)
+    starts = np.cumsum(distinct) - distinct
+    out = np.empty(int(distinct.sum()), np.int64)
+    _copies(placed, bounds, starts, out)
+    return out
+
+
+def sorted_unique(keys: np.ndarray, top: int) -> np.ndarray:
+    """The distinct values of non-negative int64 ``keys`` (all below ``top``),
+    ascending: ``np.unique(keys)``, sorted in buckets of their high bits on every
+    core.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> keys = np.random.default_rng(0).integers(0, 10**9, 200_000)
+    >>> bool((sorted_unique(keys, 10**9) == np.unique(keys)).all())
+    True
+    """
+    if keys.shape[0] < _SMALL:
+        return np.unique(keys)
+    # At most 2**14 buckets: the per-chunk bucket tables stay small.
+    levels = min(14, max(1, (keys.shape[0] // _PER_BUCKET).bit_length() - 1))
+    shift = max(0, int(top - 1).bit_length() - levels)
+    n_buckets = (int(top - 1) >> shift) + 1
+    return _bucket_unique(np.ascontiguousarray(keys, np.int64), shift, n_buckets, 64)
+
+
+def ranks(unique: np.ndarray, top: int) -> tuple:
+    """An index into ascending distinct ``unique`` keys (all below ``top``), so that
+    :func:`rank` finds a key among the few that share its high bits, not by a
+    search of the whole array: ``(shift, first)``, where the keys whose ``key >>
+    shift`` is ``b`` are ``unique[first[b]:first[b + 1]]``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> shift, first = ranks(np.array([1, 2, 9]), 10)
+    >>> first.shape[0] >= 2
+    True
+    """
+    # About four keys per bucket, if they were spread evenly.
+    levels = max(0, (unique.shape[0] // 4).bit_length() - 1)
+    shift = max(0, int(top - 1).bit_length() - levels)
+    buckets = np.arange((int(top - 1) >> shift) + 2, dtype=np.int64) << shift
+    return shift, np.searchsorted(unique, buckets).astype(np.int64)
+
+
+@kernel(inline="always")
+def rank(unique, shift, first, key):
+    """Where ``key`` is in ``unique`` (:func:`ranks`' index): a binary search of its
+    bucket.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> unique = np.array([1, 2, 9])
+    >>> int(rank(unique, *ranks(unique, 10), 9))
+    2
+    """
+    lo, hi = first[key >> shift], first[(key >> shift) + 1]
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if unique[mid] < key:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
