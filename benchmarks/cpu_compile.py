@@ -49,6 +49,8 @@ values = datasets.random_field(n, 3 if name == "bias_add" else 1, dtype=np.dtype
 params = {"bias": np.ones(3)} if name == "bias_add" else {}
 if name in ("contour", "clip"):  # a cut through the middle of the field's range
     params = {"value": 1.0}
+if name == "field_map":  # an expression of the one field
+    params = {"expression": "t * 2 + 1"}
 if name == "threshold":  # the cells of the field's upper half
     params = {"at": "points", "lower": float(np.median(values)), "upper": float("inf")}
 impl = worklet.cpu_impl(family)
