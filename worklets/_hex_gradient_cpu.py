@@ -236,8 +236,9 @@ def _hex_kernel(points, values, corners, starts, cells, check, counts, total, ou
     for t in prange(tasks):
         lo, hi = t * size, min(n, (t + 1) * size)
         # The links list each point's cells in ascending order: the range's cells
-        # lie between its points' first and last ones.
-        first, last = corners.shape[0], -1
+        # lie between its points' first and last ones (int64 from the start: a
+        # literal -1 would compile _walk_cells twice, seconds cold).
+        first, last = corners.shape[0], np.int64(-1)
         for p in range(lo, hi):
             if starts[p + 1] > starts[p]:
                 first, last = min(first, cells[starts[p]]), max(last, cells[starts[p + 1] - 1])
