@@ -232,7 +232,7 @@ def _hex_kernel(points, values, corners, starts, cells, check, counts, total, ou
     # Each task's count of bad ids in its own slot, summed after the loop: no
     # parfor reduction (Numba's reduction analysis of this loop fails on Python
     # 3.12's bytecode: "unexpected cycle in lookup()").
-    bad = np.zeros(tasks, np.int64)
+    bad = np.empty(tasks, np.int64)
     for t in prange(tasks):
         lo, hi = t * size, min(n, (t + 1) * size)
         # The links list each point's cells in ascending order: the range's cells
@@ -251,7 +251,12 @@ def _hex_kernel(points, values, corners, starts, cells, check, counts, total, ou
                 here += _hex_points(points, values, corners, starts, cells, check, counts,
                                     total, out, mode, b, min(hi, b + BLOCK))
         bad[t] = here
-    return bad.sum()
+    # A serial sum: np.zeros and sum() are each a parallel loop of their own in
+    # a parallel function, compiled as such (most of a second, cold).
+    total = 0
+    for t in range(tasks):
+        total += bad[t]
+    return total
 
 
 def hex_point_gradient(points, values, corners, starts, cells, check, counts, total, out,
