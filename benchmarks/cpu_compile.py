@@ -126,9 +126,10 @@ def main(argv=None) -> int:
                           f"{compile_ms:8.0f} ms (numba init {t['init_ms']:.0f} ms)",
                           flush=True)
     write_results("cpu_compile", rows, folder=output_dir(args), gpu=False)
-    table = [{"case": r["case"], "dtype": r["dtype"], "phase": r["phase"],
+    table = [{"case": r["case"], "grid": r["grid"], "dtype": r["dtype"], "phase": r["phase"],
               "compile_ms": r["time_ms"], "numba_init_ms": r["numba_init_ms"]} for r in rows]
-    print(format_table(table, ["case", "dtype", "phase", "compile_ms", "numba_init_ms"]))
+    print(format_table(table, ["case", "grid", "dtype", "phase", "compile_ms",
+                               "numba_init_ms"]))
     return 0
 
 
