@@ -49,6 +49,8 @@ values = datasets.random_field(n, 3 if name == "bias_add" else 1, dtype=np.dtype
 params = {"bias": np.ones(3)} if name == "bias_add" else {}
 if name in ("contour", "clip"):  # a cut through the middle of the field's range
     params = {"value": 1.0}
+if name == "field_map":  # an expression of the one field
+    params = {"expression": "t * 2 + 1"}
 if name == "threshold":  # the cells of the field's upper half
     params = {"at": "points", "lower": float(np.median(values)), "upper": float("inf")}
 impl = worklet.cpu_impl(family)
@@ -124,9 +126,10 @@ def main(argv=None) -> int:
                           f"{compile_ms:8.0f} ms (numba init {t['init_ms']:.0f} ms)",
                           flush=True)
     write_results("cpu_compile", rows, folder=output_dir(args), gpu=False)
-    table = [{"case": r["case"], "dtype": r["dtype"], "phase": r["phase"],
+    table = [{"case": r["case"], "grid": r["grid"], "dtype": r["dtype"], "phase": r["phase"],
               "compile_ms": r["time_ms"], "numba_init_ms": r["numba_init_ms"]} for r in rows]
-    print(format_table(table, ["case", "dtype", "phase", "compile_ms", "numba_init_ms"]))
+    print(format_table(table, ["case", "grid", "dtype", "phase", "compile_ms",
+                               "numba_init_ms"]))
     return 0
 
 

@@ -120,7 +120,7 @@ def _corner_key(s, value, base, offsets, a, b, careful):
     """The output point of a cell's edge from corner ``a`` to ``b`` (``a < b``):
     ``(lo, hi, row)``, ``row`` the cell's point row holding ``lo``."""
     pa, pb = base + offsets[a], base + offsets[b]
-    if careful:
+    if careful is not None and careful:
         if s[pa] == value:
             return pa, pa, a >> 1
         if s[pb] == value:

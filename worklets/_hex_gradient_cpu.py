@@ -226,31 +226,41 @@ def _walk_cells(points, values, corners, starts, check, counts, total, out, mode
 
 @kernel(parallel=True)
 def _hex_kernel(points, values, corners, starts, cells, check, counts, total, out, mode,
-                size):
+                size, scattered):
+    """Each task's count of bad ids, in its own slot (no parfor reduction: Numba's
+    reduction analysis of this loop fails on Python 3.12's bytecode, "unexpected
+    cycle in lookup()"). ``scattered`` None: the tasks whose cells are not
+    scattered, walking them (-1 in the others' slots); else the tasks it marks,
+    by points. Numba prunes the branch not taken before typing, so a grid whose
+    cells follow its points never compiles the walk by points (seconds, cold)."""
     n = out.shape[0]
     tasks = (n + size - 1) // size
-    # Each task's count of bad ids in its own slot, summed after the loop: no
-    # parfor reduction (Numba's reduction analysis of this loop fails on Python
-    # 3.12's bytecode: "unexpected cycle in lookup()").
-    bad = np.zeros(tasks, np.int64)
+    # np.empty, not np.zeros: in a parallel function np.zeros is a parallel loop
+    # of its own, compiled as such. Every slot is written.
+    bad = np.empty(tasks, np.int64)
     for t in prange(tasks):
         lo, hi = t * size, min(n, (t + 1) * size)
-        # The links list each point's cells in ascending order: the range's cells
-        # lie between its points' first and last ones.
-        first, last = corners.shape[0], -1
-        for p in range(lo, hi):
-            if starts[p + 1] > starts[p]:
-                first, last = min(first, cells[starts[p]]), max(last, cells[starts[p + 1] - 1])
-        here = 0
-        if 8 * (last - first + 1) <= 2 * (starts[hi] - starts[lo]):
-            here = _walk_cells(points, values, corners, starts, check, counts, total, out,
-                               mode, lo, hi, first, last)
+        if scattered is None:
+            # The links list each point's cells in ascending order: the range's
+            # cells lie between its points' first and last ones (int64 from the
+            # start: a literal -1 would compile _walk_cells twice).
+            first, last = corners.shape[0], np.int64(-1)
+            for p in range(lo, hi):
+                if starts[p + 1] > starts[p]:
+                    first = min(first, cells[starts[p]])
+                    last = max(last, cells[starts[p + 1] - 1])
+            bad[t] = -1
+            if 8 * (last - first + 1) <= 2 * (starts[hi] - starts[lo]):
+                bad[t] = _walk_cells(points, values, corners, starts, check, counts, total,
+                                     out, mode, lo, hi, first, last)
         else:
-            for b in range(lo, hi, BLOCK):
-                here += _hex_points(points, values, corners, starts, cells, check, counts,
-                                    total, out, mode, b, min(hi, b + BLOCK))
-        bad[t] = here
-    return bad.sum()
+            here = 0
+            if scattered[t]:
+                for b in range(lo, hi, BLOCK):
+                    here += _hex_points(points, values, corners, starts, cells, check,
+                                        counts, total, out, mode, b, min(hi, b + BLOCK))
+            bad[t] = here
+    return bad
 
 
 def hex_point_gradient(points, values, corners, starts, cells, check, counts, total, out,
@@ -296,5 +306,11 @@ def hex_point_gradient(points, values, corners, starts, cells, check, counts, to
     # flight (one per thread, 8 bytes a sum, 4 a count) stay under the output's
     # size even for float32 (4 bytes a value).
     size = max(-(-out.shape[0] // (3 * threads())), 1)
-    return _hex_kernel(points, values, corners, starts, cells, check, counts, total, out,
-                       mode, size)
+    bad = _hex_kernel(points, values, corners, starts, cells, check, counts, total, out, mode,
+                      size, None)
+    scattered = bad < 0
+    if scattered.any():
+        # Each task writes its own points, in either call: the same bits.
+        bad[scattered] = _hex_kernel(points, values, corners, starts, cells, check, counts,
+                                     total, out, mode, size, scattered)[scattered]
+    return int(bad.sum())

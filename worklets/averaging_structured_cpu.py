@@ -81,37 +81,50 @@ def _spread_plane(values, q, plane, nx, ny, cx, cy, xrows, spread):
     for j in range(ny):
         lo, hi = (j - 1 if j > 0 else 0), (j if j < cy else cy - 1)
         if lo == hi:
-            spread[j, :] = xrows[lo, :]
+            # A loop, not a slice copy: Numba compiles a slice copy with its
+            # broadcast error's string formatting (about 2 s, cold).
+            for i in range(nx):
+                spread[j, i] = xrows[lo, i]
             continue
         for i in range(nx):
             spread[j, i] = (xrows[lo, i] + xrows[hi, i]) * 0.5
 
 
+@kernel()
+def _points_task(values, nx, ny, nz, b, planes, out):
+    """Point planes ``b * planes`` to ``(b + 1) * planes`` of cell-to-point."""
+    cx, cy, cz = max(nx - 1, 1), max(ny - 1, 1), max(nz - 1, 1)
+    xrows = np.empty((cy, nx))
+    # The spreads of the two cell planes beside a point plane; a task's next
+    # point plane reuses the upper one as its lower.
+    below, above = np.empty((ny, nx)), np.empty((ny, nx))
+    for q in range(values.shape[1]):
+        has_below = has_above = -1
+        for k in range(b * planes, min(nz, (b + 1) * planes)):
+            lo, hi = (k - 1 if k > 0 else 0), (k if k < cz else cz - 1)
+            if has_above == lo:
+                below, above, has_below, has_above = above, below, has_above, has_below
+            if has_below != lo:
+                _spread_plane(values, q, lo * cx * cy, nx, ny, cx, cy, xrows, below)
+                has_below = lo
+            if lo != hi and has_above != hi:
+                _spread_plane(values, q, hi * cx * cy, nx, ny, cx, cy, xrows, above)
+                has_above = hi
+            base = k * ny * nx
+            for j in range(ny):
+                for i in range(nx):
+                    out[base + j * nx + i, q] = ((below[j, i] + above[j, i]) * 0.5
+                                                 if lo != hi else below[j, i])
+
+
 @kernel(parallel=True)
 def _points_from_cells(values, nx, ny, nz, planes, out):
-    cx, cy, cz = max(nx - 1, 1), max(ny - 1, 1), max(nz - 1, 1)
+    # The loop's body is a call: Numba's parallel lowering then compiles a
+    # small loop, not the body's arrays and branches (seconds, cold). The index
+    # is passed as int64: the parallel loop's own is unsigned, and a second
+    # argument type would compile the body twice.
     for b in prange((nz + planes - 1) // planes):
-        xrows = np.empty((cy, nx))
-        # The spreads of the two cell planes beside a point plane; a task's next
-        # point plane reuses the upper one as its lower.
-        below, above = np.empty((ny, nx)), np.empty((ny, nx))
-        for q in range(values.shape[1]):
-            has_below = has_above = -1
-            for k in range(b * planes, min(nz, (b + 1) * planes)):
-                lo, hi = (k - 1 if k > 0 else 0), (k if k < cz else cz - 1)
-                if has_above == lo:
-                    below, above, has_below, has_above = above, below, has_above, has_below
-                if has_below != lo:
-                    _spread_plane(values, q, lo * cx * cy, nx, ny, cx, cy, xrows, below)
-                    has_below = lo
-                if lo != hi and has_above != hi:
-                    _spread_plane(values, q, hi * cx * cy, nx, ny, cx, cy, xrows, above)
-                    has_above = hi
-                base = k * ny * nx
-                for j in range(ny):
-                    for i in range(nx):
-                        out[base + j * nx + i, q] = ((below[j, i] + above[j, i]) * 0.5
-                                                     if lo != hi else below[j, i])
+        _points_task(values, nx, ny, nz, np.int64(b), planes, out)
 
 
 def _average(grid, values: np.ndarray, out: np.ndarray | None, source: str, rows) -> np.ndarray:

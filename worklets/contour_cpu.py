@@ -20,6 +20,10 @@ loop the compiler vectorizes; only the rows' spans are walked after the count.
 The points come out in the ``(lo, hi)`` order of the NumPy implementation's sort,
 and the cells in input cell order, then the case table's order.
 
+Where no row takes the careful path, the kernels get None for its flags:
+Numba prunes the branches testing ``careful is None`` before typing, so the
+careful path is compiled only for a field that needs it (seconds, cold).
+
 Examples
 --------
 >>> import numpy as np, daxpy
@@ -146,10 +150,10 @@ def _point_row(s, value, bound, j, k, nx, ny, nz, zc, careful, i0, i1, lo, hi, t
     up = nx if j + 1 < ny else 0
     out = nxy if k + 1 < nz else 0
     count, low, high = 0, nx, -1
-    if not careful:
+    if careful is None or not careful:
         _columns(s, bound, first, up, out, i0, min(i1 + 1, nx - 1), columns)
     for i in range(i0, i1 + 1):
-        if careful:
+        if careful is not None and careful:
             flags = _careful_flags(s, value, bound, i, j, k, nx, ny, nz, zc)
         else:
             flags = _fast_flags(columns[i], columns[i + 1] if i + 1 < nx else columns[i])
@@ -245,7 +249,8 @@ def _emit_cells_row(s, value, bound, j, k, nx, ny, zc, careful, counts, table, e
     count = start
     for i in range(i0, i1 + 1):
         case = _case(columns, i, full)
-        if case == 0 or (careful and not _finite_cell(s, i, j, k, nx, nxy, zc)):
+        if case == 0 or (careful is not None and careful
+                         and not _finite_cell(s, i, j, k, nx, nxy, zc)):
             continue
         base = first + i
         q0, q1 = _advance(lo, q0, base), _advance(lo, q1, base + nx)
@@ -259,7 +264,7 @@ def _emit_cells_row(s, value, bound, j, k, nx, ny, zc, careful, counts, table, e
             q = (q0 * (r == 0) + q1 * (r == 1)) + (q2 * (r == 2) + q3 * (r == 3))
             found[e] = _find(lo, hi, q, lo_key, hi_key)
         for n in range(counts[case]):
-            if careful and _repeats(found, table[case, n]):
+            if careful is not None and careful and _repeats(found, table[case, n]):
                 continue  # collapsed on a snapped point
             for m in range(per):
                 cells[count, m] = found[table[case, n, m]]
@@ -281,7 +286,8 @@ def _count(s, value, bound, equal, zero, nx, ny, nz, zc, rows, careful_points, c
             bad[r] = _screen_row(s, equal, zero, r * nx, nx)
             c = j + (ny - 1) * k
             cells_too = j + 1 < ny and (zc == 1 or k + 1 < nz)
-            if not careful_points[r] and not (cells_too and careful_cells[c]):
+            if careful_points is None or (not careful_points[r]
+                                          and not (cells_too and careful_cells[c])):
                 (point_counts[r], point_spans[r, 0], point_spans[r, 1], made, low,
                  high) = _fast_counts(s, bound, j, k, nx, ny, nz, zc, cells_too, tables[0],
                                       columns)
@@ -305,7 +311,8 @@ def _emit_points(s, value, bound, nx, ny, nz, zc, careful_points, point_counts, 
         columns = np.empty(nx, np.uint8)
         for r in range(block * _BLOCK, min(n, (block + 1) * _BLOCK)):
             if point_counts[r]:
-                _point_row(s, value, bound, r % ny, r // ny, nx, ny, nz, zc, careful_points[r],
+                careful = None if careful_points is None else careful_points[r]
+                _point_row(s, value, bound, r % ny, r // ny, nx, ny, nz, zc, careful,
                            point_spans[r, 0], point_spans[r, 1], lo, hi, t, point_start[r],
                            columns)
 
@@ -320,8 +327,9 @@ def _emit_cells(s, value, bound, nx, ny, zc, careful_cells, offsets, tables, cut
         found = np.empty(edges.shape[0], np.int64)
         for c in range(block * _BLOCK, min(n, (block + 1) * _BLOCK)):
             if cell_counts[c]:
+                careful = None if careful_cells is None else careful_cells[c]
                 _emit_cells_row(s, value, bound, c % (ny - 1), c // (ny - 1), nx, ny, zc,
-                                careful_cells[c], counts, table, edges, cut, offsets,
+                                careful, counts, table, edges, cut, offsets,
                                 cell_spans[c, 0], cell_spans[c, 1], lo, hi, point_start, cells,
                                 source, cell_start[c], columns, found)
 
@@ -363,7 +371,7 @@ def contour_structured(grid, scalars: np.ndarray, value: float, place=None) -> E
     cell_counts = np.zeros(n_cell_rows, np.int64)
     cell_spans = np.zeros((n_cell_rows, 2), np.int64)
     bad = np.zeros(ny * nz, bool)
-    careful_points, careful_cells = np.zeros(ny * nz, bool), np.zeros(n_cell_rows, bool)
+    careful_points = careful_cells = None   # no row on the careful path, yet
     counted = (point_counts, point_spans, cell_counts, cell_spans, bad)
     # Every row on the fast path, screened as it goes; then the rows near a bad
     # one again, on the careful path (none, for most fields).
