@@ -29,6 +29,7 @@ from numba import prange
 
 from ._cell_gradients import _centre_table
 from ._derivatives_cpu import BLOCK
+from ._hex_gradient_cpu import _cofactors
 from ._numba import kernel
 
 _WEIGHTS = np.ascontiguousarray(_centre_table("hex"), dtype=np.float64)
@@ -62,13 +63,7 @@ def _hex_cells(points, values, corners, cell_ids, check, out, lo, hi):
             r21 += y * w2
             r22 += z * w2
         # solve_rows: det = r2 . (r0 x r1); g = ((b0 r1 - b1 r0) x r2 + b2 (r0 x r1)) / det.
-        c0 = r01 * r12 - r02 * r11
-        c1 = r02 * r10 - r00 * r12
-        c2 = r00 * r11 - r01 * r10
-        det = r20 * c0
-        det += r21 * c1
-        det += r22 * c2
-        scale = 1.0 / det if det != 0.0 else 0.0
+        c0, c1, c2, scale = _cofactors(r00, r01, r02, r10, r11, r12, r20, r21, r22)
         row = cell_ids[i]
         for comp in range(values.shape[1]):
             b0 = b1 = b2 = 0.0
