@@ -29,7 +29,7 @@ from daxpy.worklets._marching import at_least
 
 from ._geometry import (GeometryFilter, dataset_array, last_step, point_coordinates, taken,
                         weighted_sum, whole_cells)
-from ._implicit import coordinate_columns, implicit_function
+from ._implicit import coordinate_columns, implicit_function, plane_distance, plane_terms
 from ._surface_cells import as_unstructured
 
 __all__ = ["Clip"]
@@ -106,6 +106,7 @@ class Clip(GeometryFilter):
             raise ArgumentError(f"value must be finite, got {value!r}")
         self.field, self.value, self.association = field, float(value), association
         self.function = implicit_function(plane, box, sphere)
+        self.plane = None if plane is None else plane_terms(plane)
         self.invert, self.both, self.crinkle = bool(invert), bool(both), bool(crinkle)
 
     def reads(self) -> dict[str, str | None]:
@@ -136,8 +137,14 @@ class Clip(GeometryFilter):
 
     def _scalars(self, dataset: DataSet) -> Any:
         if self.function is not None:
+            backend = resolve_backend(self.backend)
+            if self.plane is not None and backend == "cpu" and \
+                    dataset.family not in ("uniform", "rectilinear"):
+                # The same terms in the same order, on every core, from the points as
+                # they are (no float64 copy of them).
+                return plane_distance(dataset_array(dataset, dataset.points(), np), *self.plane)
             # Evaluated where the clip runs: no host pass over every point for a GPU clip.
-            columns = coordinate_columns(dataset, resolve_backend(self.backend))
+            columns = coordinate_columns(dataset, backend)
             # Each point's value, whatever the columns broadcast from, in point id order.
             return self.function(*columns).reshape(-1)
         field = cast(str, self.field)  # exactly one of field and function is given

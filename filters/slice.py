@@ -24,6 +24,7 @@ from daxpy.worklets._numba import compiled
 
 from ._axis_slice import axis_slice
 from ._geometry import GeometryFilter, dataset_array, last_step
+from ._implicit import plane_distance
 from ._surface import cut_to_polydata
 
 __all__ = ["Slice"]
@@ -173,17 +174,7 @@ def _signed_distance(dataset: Any, origin: np.ndarray, normal: np.ndarray,
                  for a in range(3)]
         return _AXIS_DISTANCE(parts, dataset.n_points)
     points = dataset_array(dataset, dataset.points(), xp)
-    return _PLANE_DISTANCE(points, np.asarray(origin).tolist(), normal=np.asarray(normal).tolist())
-
-
-def _array_distance(points: Any, origin: Any, normal: Any) -> Any:
-    """The plane distance as an array program where ``points`` are (NumPy or CuPy)."""
-    xp = array_module(points)
-    points = points.astype(xp.float64)
-    # Term by term, as vtkPlane evaluates it: NumPy and CuPy give the same bits (a
-    # matrix product would leave the order of the sum to the BLAS).
-    (o0, o1, o2), (n0, n1, n2) = origin, normal
-    return (points[:, 0] - o0) * n0 + (points[:, 1] - o1) * n1 + (points[:, 2] - o2) * n2
+    return plane_distance(points, np.asarray(origin).tolist(), np.asarray(normal).tolist())
 
 
 def _array_axis_distance(parts: Any, n_points: int) -> Any:
@@ -193,8 +184,7 @@ def _array_axis_distance(parts: Any, n_points: int) -> Any:
             + parts[0][None, None, :]).reshape(-1)
 
 
-# The compiled distances on the host (threaded passes, no temporaries).
-_PLANE_DISTANCE = compiled("_plane_cpu", "plane_distance", _array_distance)
+# The compiled distance on the host (a threaded pass, no temporaries).
 _AXIS_DISTANCE = compiled("_plane_cpu", "axis_plane_distance", _array_axis_distance)
 
 

@@ -1,5 +1,5 @@
 """The compiled classification of unstructured cells and the compiled plane
-distances give the array programs' results (NaN and Inf corners, float32 values
+distances (a slice's, a clip's) give the array programs' results (NaN and Inf corners, float32 values
 next to the cut value, every grid family a slice measures, any thread count)."""
 
 import numpy as np
@@ -8,7 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import daxpy
-from daxpy.filters.slice import _array_axis_distance, _array_distance
+from daxpy.filters import Clip
+from daxpy.filters._implicit import _array_distance, coordinate_columns, implicit_function
+from daxpy.filters.slice import _array_axis_distance
 from daxpy.worklets import _numba
 from daxpy.worklets._cases_cpu import MIN_CELLS, cell_cases
 from daxpy.worklets._plane_cpu import MIN_POINTS, axis_plane_distance, plane_distance
@@ -71,3 +73,18 @@ def test_compiled_plane_distances_are_the_array_programs(dims, rectilinear, thre
     many = np.repeat(points, 1 + MIN_POINTS // len(points), axis=0)
     assert by_points.tobytes() == _array_distance(many, origin.tolist(),
                                                   normal.tolist()).tobytes()
+
+
+@settings(max_examples=15, deadline=None)
+@given(n_points=st.integers(1, 3 * MIN_POINTS), dtype=st.sampled_from([np.float32, np.float64]),
+       seed=st.integers(0, 2 ** 16))
+def test_a_clip_planes_values_on_host_points_are_the_array_programs(n_points, dtype, seed):
+    from daxpy.data.celltypes import VERTEX
+
+    rng = np.random.default_rng(seed)
+    points = (rng.normal(size=(n_points, 3)) * 10).astype(dtype)
+    grid = daxpy.UnstructuredGrid.from_blocks(points, {VERTEX: np.arange(n_points)[:, None]})
+    plane = (tuple(rng.normal(size=3)), tuple(rng.normal(size=3)))
+    clip = Clip(plane=plane, backend="cpu")
+    want = implicit_function(plane, None, None)(*coordinate_columns(grid, "cpu"))
+    assert clip._scalars(grid).tobytes() == want.tobytes()
