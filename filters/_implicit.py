@@ -84,6 +84,21 @@ def plane_distance(points: Any, origin: list, normal: list) -> Any:
     return _PLANE_DISTANCE(points, origin, normal=normal)
 
 
+def points_distance(dataset: Any, origin: list, normal: list) -> Any:
+    """:func:`plane_distance` of a curvilinear or unstructured grid's points, on the
+    host (the points as they are: no float64 copy of them).
+
+    Examples
+    --------
+    >>> import numpy as np, daxpy
+    >>> from daxpy.data.celltypes import VERTEX
+    >>> g = daxpy.UnstructuredGrid.from_blocks(np.eye(3), {VERTEX: [[0], [1], [2]]})
+    >>> points_distance(g, [0.0, 0.0, 0.0], [1.0, 0.0, 0.0]).tolist()
+    [1.0, 0.0, 0.0]
+    """
+    return plane_distance(dataset_array(dataset, dataset.points(), np), origin, normal)
+
+
 def plane_terms(plane: Any) -> tuple[list, list]:
     """A clip plane's origin and unit normal, as lists of floats.
 

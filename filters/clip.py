@@ -29,7 +29,7 @@ from daxpy.worklets._marching import at_least
 
 from ._geometry import (GeometryFilter, dataset_array, last_step, point_coordinates, taken,
                         weighted_sum, whole_cells)
-from ._implicit import coordinate_columns, implicit_function, plane_distance, plane_terms
+from ._implicit import coordinate_columns, implicit_function, plane_terms, points_distance
 from ._surface_cells import as_unstructured
 
 __all__ = ["Clip"]
@@ -142,7 +142,7 @@ class Clip(GeometryFilter):
                     dataset.family not in ("uniform", "rectilinear"):
                 # The same terms in the same order, on every core, from the points as
                 # they are (no float64 copy of them).
-                return plane_distance(dataset_array(dataset, dataset.points(), np), *self.plane)
+                return points_distance(dataset, *self.plane)
             # Evaluated where the clip runs: no host pass over every point for a GPU clip.
             columns = coordinate_columns(dataset, backend)
             # Each point's value, whatever the columns broadcast from, in point id order.
