@@ -81,6 +81,8 @@ def plane_distance(points: Any, origin: list, normal: list) -> Any:
     >>> plane_distance(np.array([[1.0, 2.0, 3.0]]), [0.0, 0.0, 1.0], [0.0, 0.0, 1.0]).tolist()
     [2.0]
     """
+    if not isinstance(points, np.ndarray):  # device points never load Numba
+        return _array_distance(points, origin, normal)
     return _PLANE_DISTANCE(points, origin, normal=normal)
 
 

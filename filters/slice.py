@@ -172,7 +172,9 @@ def _signed_distance(dataset: Any, origin: np.ndarray, normal: np.ndarray,
     if structured:
         parts = [xp.asarray((dataset.axis_coordinates(a) - origin[a]) * normal[a])
                  for a in range(3)]
-        return _AXIS_DISTANCE(parts, dataset.n_points)
+        # Host terms by the compiled pass; device terms never load Numba.
+        distance = _AXIS_DISTANCE if xp is np else _array_axis_distance
+        return distance(parts, dataset.n_points)
     points = dataset_array(dataset, dataset.points(), xp)
     return plane_distance(points, np.asarray(origin).tolist(), np.asarray(normal).tolist())
 

@@ -125,12 +125,14 @@ def contour_cells(grid: Any, scalars: Any, value: float, place=None) -> EdgeCut:
     """
     xp = array_module(scalars)
     place = place or xp.asarray
+    # Host cells by the compiled pass; device cells never load Numba.
+    cases_of = _CASES if xp.__name__ == "numpy" else _array_cases
     by_size: dict[int, list] = {}
     for block in grid.cell_blocks().values():
         for kind, corners, ids in _pieces(block):
             on = place(corners)
             by_size.setdefault(per_cell(kind), []).append(
-                march(on, place(ids), scalars, value, kind, _CASES(on, scalars, value=value)))
+                march(on, place(ids), scalars, value, kind, cases_of(on, scalars, value=value)))
     parts = {k: in_cell_order(found) for k, found in by_size.items()}
     return merge(parts, scalars, value, scalars.shape[0])
 
