@@ -28,13 +28,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 
 from daxpy.data.arrays import all_finite, array_module
 from daxpy.errors import ArgumentError
 
 from ._edge_cut import EdgeCut
-from ._marching import (IMAGE_CELL_CORNERS, classify, in_cell_order, march, merge, per_cell,
-                        register_generating, structured_corners)
+from ._marching import (IMAGE_CELL_CORNERS, TABLES, at_least_bound, classify, in_cell_order,
+                        march, merge, per_cell, register_generating, structured_corners)
 from ._numba import compiled
 from ._structured_cases import mask_cases, structured_cases
 
@@ -63,6 +64,29 @@ def contour_structured(grid: Any, scalars: Any, value: float, place=None) -> Edg
     """
     xp = array_module(scalars)
     dims = tuple(int(d) for d in grid.dims)
+    if xp.__name__ != "numpy" and min(dims) > 1 and scalars.dtype in (np.float32, np.float64):
+        from daxpy.cuda.contour_rows import contour_rows
+
+        found = contour_rows(scalars, dims, value, at_least_bound(scalars.dtype, value),
+                             TABLES["voxel"])
+        if found is not None:
+            lo, hi, t, triangles, source = found
+            return EdgeCut(lo=lo, hi=hi, t=t, cells={3: triangles}, source={3: source})
+    return marched_structured(dims, scalars, value)
+
+
+def marched_structured(dims: tuple, scalars: Any, value: float) -> EdgeCut:
+    """:func:`contour_structured` as the array program, on NumPy or CuPy: the rules
+    every backend follows (the GPU's row kernels hand values that are not finite or
+    equal ``value`` to it).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> marched_structured((3, 1, 1), np.array([0.0, 1.0, 2.0]), 0.5).t.tolist()
+    [0.5]
+    """
+    xp = array_module(scalars)
     active = [axis for axis in range(3) if dims[axis] > 1]
     if not active:  # a single point has no edge to cut
         return merge({}, scalars, value, scalars.shape[0])

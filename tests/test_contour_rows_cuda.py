@@ -1,0 +1,106 @@
+"""The GPU's row kernels for the contour of 3-D structured grids
+(daxpy.cuda.contour_rows): both specializations compile without a GPU (nvcc or
+NVRTC, sm_80 and sm_90); on the GPU they give the array program's bits (points,
+weights, triangles, source cells) on random grids and values, rows longer and
+shorter than a warp, and hand fields with NaN or values equal to the cut back to
+the array program."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import daxpy
+from daxpy.cuda.contour_rows import source_for
+from daxpy.worklets._marching import TABLES, at_least_bound
+from daxpy.worklets.contour import contour_structured, marched_structured
+
+from test_cuda_codegen import ARCHS, _compile_ptx, _have_compiler
+
+SPECIALIZATIONS = [source_for(code, *TABLES["voxel"]) for code in ("f32", "f64")]
+
+
+@pytest.mark.skipif(not _have_compiler(), reason="needs nvcc or NVRTC (CuPy)")
+def test_every_contour_rows_specialization_compiles_to_ptx(tmp_path):
+    source = "\n".join(text for _, text in SPECIALIZATIONS)
+    for arch in ARCHS:
+        ptx = _compile_ptx(source, arch, tmp_path)
+        for name, _ in SPECIALIZATIONS:
+            for part in ("classify", "emit"):
+                assert f".entry {name}_{part}(" in ptx, f"{name}_{part} missing from the PTX"
+        # The weights are the array program's quotients: no contraction anywhere.
+        assert "fma" not in ptx
+
+
+def test_every_cut_edge_of_a_voxel_case_makes_a_triangle_corner():
+    # contour_rows emits every cut edge as a point: VTK's table must use them all.
+    counts, table, edges = TABLES["voxel"]
+    for case in range(256):
+        cut = {e for e, (a, b) in enumerate(edges.tolist()) if (case >> a ^ case >> b) & 1}
+        assert set(table[case, :counts[case]].ravel().tolist()) == cut, case
+
+
+def _same(got, want):
+    for name in ("lo", "hi", "t"):
+        assert getattr(got, name).dtype == getattr(want, name).dtype, name
+        assert getattr(got, name).get().tobytes() == getattr(want, name).get().tobytes(), name
+    assert sorted(got.cells) == sorted(want.cells)
+    for k in want.cells:
+        assert got.cells[k].shape == want.cells[k].shape
+        assert got.cells[k].get().tobytes() == want.cells[k].get().tobytes()
+        assert got.source[k].get().tobytes() == want.source[k].get().tobytes()
+
+
+dims_strategy = st.tuples(st.integers(2, 70), st.integers(2, 9), st.integers(2, 7))
+
+
+@pytest.mark.gpu
+@settings(max_examples=40, deadline=None)
+@given(dims=dims_strategy, seed=st.integers(0, 2**31), dtype=st.sampled_from(["float32",
+                                                                               "float64"]),
+       where=st.floats(0.05, 0.95))
+def test_rows_give_the_array_programs_bits(dims, seed, dtype, where):
+    import cupy
+
+    from daxpy.cuda.contour_rows import contour_rows
+
+    rng = np.random.default_rng(seed)
+    field = cupy.asarray(rng.standard_normal(int(np.prod(dims))).astype(dtype))
+    lo, hi = float(field.min()), float(field.max())
+    value = lo + where * (hi - lo) + 1e-7  # between the values: no point equals it
+    assert contour_rows(field, dims, value, at_least_bound(field.dtype, value),
+                        TABLES["voxel"]) is not None
+    grid = daxpy.UniformGrid(dims=dims)
+    _same(contour_structured(grid, field, value), marched_structured(dims, field, value))
+
+
+@pytest.mark.gpu
+@settings(max_examples=20, deadline=None)
+@given(dims=dims_strategy, seed=st.integers(0, 2**31), odd=st.sampled_from(["nan", "inf",
+                                                                             "equal"]))
+def test_unusual_fields_are_handed_to_the_array_program(dims, seed, odd):
+    import cupy
+
+    from daxpy.cuda.contour_rows import contour_rows
+
+    rng = np.random.default_rng(seed)
+    values = rng.integers(0, 4, int(np.prod(dims))).astype(np.float64)
+    value = 1.5
+    if odd == "equal":
+        value = 2.0
+        values[rng.integers(0, values.size)] = value
+    else:
+        values[rng.integers(0, values.size)] = np.nan if odd == "nan" else np.inf
+    field = cupy.asarray(values)
+    assert contour_rows(field, dims, value, at_least_bound(field.dtype, value),
+                        TABLES["voxel"]) is None
+    grid = daxpy.UniformGrid(dims=dims)
+    _same(contour_structured(grid, field, value), marched_structured(dims, field, value))
+
+
+@pytest.mark.gpu
+def test_a_value_outside_the_field_gives_an_empty_cut():
+    import cupy
+
+    field = cupy.arange(4 * 3 * 2, dtype=cupy.float32)
+    cut = contour_structured(daxpy.UniformGrid(dims=(4, 3, 2)), field, 100.5)
+    assert cut.n_points == 0 and cut.cells[3].shape == (0, 3) and cut.source[3].shape == (0,)
