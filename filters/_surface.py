@@ -18,10 +18,11 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from daxpy.data.arrays import array_module, to_host
+from daxpy.data.arrays import array_module
 from daxpy.data.dataset import DataSet
 from daxpy.data.polydata import PolyData
 from daxpy.errors import FieldError
+from daxpy.stream.transfer import download
 from daxpy.worklets._edge_cut import EdgeCut, interpolate
 from daxpy.worklets._numba import compiled
 
@@ -157,11 +158,12 @@ def cut_to_polydata(dataset: DataSet, cuts: list[EdgeCut], values: Sequence[floa
                 point_data.setdefault(name, []).append(array[ids])
             cells[k].append(offset + xp.arange(ids.shape[0]).reshape(-1, k))
             offset += ids.shape[0]
-    xyz = to_host(xp.concatenate(points)) if points else np.zeros((0, 3), np.float32)
+    # A device surface comes back into pinned memory, at the bus's rate.
+    xyz = download(xp.concatenate(points)) if points else np.zeros((0, 3), np.float32)
     arrays = {_KINDS[k]: _cell_array(parts, k, xp) for k, parts in cells.items() if parts}
     return PolyData.from_checked(
-        xyz, arrays, point_data={n: to_host(xp.concatenate(a)) for n, a in point_data.items()},
-        cell_data={n: to_host(xp.concatenate(a)) for n, a in cell_data.items()},
+        xyz, arrays, point_data={n: download(xp.concatenate(a)) for n, a in point_data.items()},
+        cell_data={n: download(xp.concatenate(a)) for n, a in cell_data.items()},
         name=f"contour of {dataset.name}")
 
 
@@ -178,7 +180,7 @@ def _normals(gradient: Any) -> Any:
 def _cell_array(parts: list, k: int, xp: Any) -> tuple[np.ndarray, np.ndarray]:
     """``(offsets, connectivity)`` on the host of cells of ``k`` points each (the
     offsets made there, not copied)."""
-    connectivity = to_host(xp.concatenate(parts).reshape(-1).astype(xp.int64))
+    connectivity = download(xp.concatenate(parts).reshape(-1).astype(xp.int64))
     return np.arange(0, connectivity.shape[0] + 1, k, dtype=np.int64), connectivity
 
 

@@ -27,7 +27,7 @@ from ..engine.geometry_chunks import STRUCTURED, cells_now, chunk_cells
 from ..engine.run import StageRecord, run_in_core
 from ..engine.stage import configured
 from ..errors import ArgumentError
-from .placement import results_on_device
+from .placement import results_on_device, uploaded
 from .settings import current_settings
 
 CHUNKED = STRUCTURED + ("unstructured",)
@@ -101,6 +101,12 @@ def run_to_new_dataset(dataset, stages, backend: str, to: str, fuse: bool,
     keep = "device" if on_gpu and cells is None else "host"
     working, profile = run_in_core(dataset, fields, wanted, backend, keep, fuse, concurrent)
     working = dataset.with_fields(working.point_data, working.cell_data)
+    if keep == "device":
+        # The geometry filter reads its field and carries the others: every host
+        # field goes up once, at the bus's rate, not through a pageable copy.
+        working = working.with_fields(
+            {name: uploaded(v, settings.staging) for name, v in working.point_data.items()},
+            {name: uploaded(v, settings.staging) for name, v in working.cell_data.items()})
     start = time.perf_counter()
     with results_on_device(to == "device"), chunk_cells(cells):
         made = configured(last, backend).apply(working)
