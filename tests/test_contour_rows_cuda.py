@@ -110,3 +110,17 @@ def test_a_value_outside_the_field_gives_an_empty_cut():
     field = cupy.arange(4 * 3 * 2, dtype=cupy.float32)
     cut = contour_structured(daxpy.UniformGrid(dims=(4, 3, 2)), field, 100.5)
     assert cut.n_points == 0 and cut.cells[3].shape == (0, 3) and cut.source[3].shape == (0,)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_a_field_not_16_byte_aligned_is_read_point_by_point(dtype):
+    import cupy
+
+    # A view one value into its array: rows of 64 points no longer start on 16 bytes.
+    dims = (64, 5, 4)
+    whole = cupy.asarray(np.random.default_rng(3).standard_normal(1 + int(np.prod(dims))),
+                         dtype=dtype)
+    field = whole[1:]
+    assert field.data.ptr % 16 != 0
+    assert _rows_and_program(field, dims, 0.1) is not None

@@ -108,7 +108,8 @@ def contour_rows(scalars: Any, dims: tuple, value: float, bound: Any,
     at = scalars.dtype.type(value)
     at = at if float(at) == value else scalars.dtype.type(np.nan)
     classify(blocks, threads, (scalars, scalars.dtype.type(bound), at,
-                               np.int32(nx), np.int32(ny), np.int32(nz), flags,
+                               np.int32(nx), np.int32(ny), np.int32(nz),
+                               np.int32(scalars.data.ptr % 16 == 0), flags,
                                row_counts[0], row_counts[1], active, unusual))
     starts = cupy.zeros((2, rows + 1), cupy.int64)
     cupy.cumsum(row_counts[0], dtype=cupy.int64, out=starts[0, 1:])

@@ -82,24 +82,48 @@ __device__ __forceinline__ int points_at(unsigned f) {
   return (f & ALONE) ? 1 : __popc(f >> 1 & 7u);
 }
 
-// A point's in bits (bit q: row q) and its bits of values equal to the value.
+// Four points' bits from row values v[0..3]: bit i of in at or above the bound,
+// of ex equal to the value.
 template <typename R>
-__device__ __forceinline__ void point_bits(const R* const (&row)[4], int x, R bound, R at,
-                                          unsigned& in, unsigned& ex) {
+__device__ __forceinline__ void four_bits(const R (&v)[4], R bound, R at, unsigned& in,
+                                          unsigned& ex) {
   in = 0;
   ex = 0;
 #pragma unroll
-  for (int q = 0; q < 4; ++q) {
-    const R v = row[q][x];
-    in |= (unsigned)(v >= bound) << q;
-    ex |= (unsigned)(v == at) << q;
+  for (int i = 0; i < 4; ++i) {
+    in |= (unsigned)(v[i] >= bound) << i;
+    ex |= (unsigned)(v[i] == at) << i;
   }
+}
+
+// Points x .. x + 3 of a row (the last point repeated past its end): one 16-byte
+// load (two for doubles) where rows start 16-byte aligned.
+__device__ __forceinline__ void load4(const float* row, int x, int nx, bool wide, float (&v)[4]) {
+  if (wide && x + 3 < nx) {
+    const float4 w = *reinterpret_cast<const float4*>(row + x);
+    v[0] = w.x; v[1] = w.y; v[2] = w.z; v[3] = w.w;
+    return;
+  }
+#pragma unroll
+  for (int i = 0; i < 4; ++i) v[i] = row[x + i < nx ? x + i : nx - 1];
+}
+
+__device__ __forceinline__ void load4(const double* row, int x, int nx, bool wide,
+                                      double (&v)[4]) {
+  if (wide && x + 3 < nx) {
+    const double2 a = *reinterpret_cast<const double2*>(row + x);
+    const double2 b = *reinterpret_cast<const double2*>(row + x + 2);
+    v[0] = a.x; v[1] = a.y; v[2] = b.x; v[3] = b.y;
+    return;
+  }
+#pragma unroll
+  for (int i = 0; i < 4; ++i) v[i] = row[x + i < nx ? x + i : nx - 1];
 }
 #endif
 
 extern "C" __global__ void __launch_bounds__(256) NAME_classify(
     const T* __restrict__ s, const T bound, const T at, const int nx,
-    const int ny, const int nz, unsigned char* __restrict__ flags,
+    const int ny, const int nz, const int aligned, unsigned char* __restrict__ flags,
     int* __restrict__ row_points, int* __restrict__ row_tris, unsigned char* __restrict__ active,
     int* __restrict__ unusual)
 {
@@ -113,50 +137,97 @@ extern "C" __global__ void __launch_bounds__(256) NAME_classify(
   const long long plane = (long long)nx * ny;
   const T* const row[4] = {s + r * nx, s + r * nx + (hy ? nx : 0), s + r * nx + (hz ? plane : 0),
                            s + r * nx + (cells ? nx + plane : 0)};
-  const int chunks = (nx + 31) / 32;
+  // Each lane takes four consecutive points (a warp 128): the bits of a point's
+  // x, y and z edges and of its cell are then a few operations on 4-bit masks.
+  const bool wide = aligned && nx % 4 == 0;  // rows start 16-byte aligned
+  const int chunks = (nx + 31) / 32;  // the emit pass's stretches of 32 points
   int points = 0, tris = 0, odd = 0;
-  // The x + 1 neighbours of a stretch's last lane are the next stretch's first:
-  // each stretch's bits are read one step ahead.
-  unsigned in_ahead, ex_ahead;
-  point_bits(row, lane < nx ? lane : nx - 1, bound, at, in_ahead, ex_ahead);
-  for (int chunk = 0; chunk < chunks; ++chunk) {
-    const int x = chunk * 32 + lane;
-    const unsigned in = in_ahead, ex = ex_ahead;
-    const T a = row[0][x < nx ? x : nx - 1];
-    const int x_ahead = x + 32 < nx ? x + 32 : nx - 1;
-    point_bits(row, x_ahead, bound, at, in_ahead, ex_ahead);
-    const unsigned first_in = __shfl_sync(FULL, in_ahead, 0);
-    const unsigned first_ex = __shfl_sync(FULL, ex_ahead, 0);
-    unsigned next = __shfl_down_sync(FULL, in, 1), next_ex = __shfl_down_sync(FULL, ex, 1);
-    if (lane == 31) {
-      next = first_in;
-      next_ex = first_ex;
-    }
-    const unsigned cut = x < nx ? ((x + 1 < nx && ((in ^ next) & 1))
-                                   | (hy && ((in ^ in >> 1) & 1)) << 1
-                                   | (hz && ((in ^ in >> 2) & 1)) << 2) : 0u;
-    unsigned f = 0;
-    if (x < nx) {
-      // An edge with an end at the value makes no point of its own.
-      const unsigned own = (ex & 1) ? 0u : cut & ~((next_ex & 1) | (ex & 6u));
-      f = (in & 1) | own << 1 | (ex & 1) * EXACT;
-      if (ex & 1) {  // rare: is an edge at this point cut, from below too?
-        const long long p = r * nx + x;
-        const bool below = (x > 0 && !(s[p - 1] >= bound)) || (j > 0 && !(s[p - nx] >= bound))
-                        || (k > 0 && !(s[p - plane] >= bound));
-        if (cut || below) f |= ALONE;
-      }
-      flags[r * nx + x] = (unsigned char)f;
-      points += points_at(f);
-      odd |= !isfinite(a);
-      if (cells && x + 1 < nx) {
-        const unsigned c8 = voxel_bits(in, next);
-        tris += made_by(c8, voxel_bits(ex, next_ex), counts[c8], TABLE);
+  for (int x0 = 0; x0 < nx; x0 += 128) {
+    const int x = x0 + 4 * lane;
+    unsigned in[4], ex[4];  // per row q, bits 0-3 the lane's points, bit 4 the next one
+    T v0[4];
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+      T v[4];
+      load4(row[q], x < nx ? x : nx - 1, nx, wide, v);
+      four_bits(v, bound, at, in[q], ex[q]);
+      if (q == 0) {
+#pragma unroll
+        for (int i = 0; i < 4; ++i) v0[i] = v[i];
       }
     }
-    // The stretches the emit pass visits: a cut edge or an output point in them.
-    const unsigned busy = __ballot_sync(FULL, cut != 0 || points_at(f) != 0);
-    if (lane == 0) active[r * chunks + chunk] = busy != 0;
+    unsigned packed = in[0] | in[1] << 4 | in[2] << 8 | in[3] << 12;
+    unsigned packed_ex = ex[0] | ex[1] << 4 | ex[2] << 8 | ex[3] << 12;
+    unsigned after = __shfl_down_sync(FULL, packed, 1), after_ex = __shfl_down_sync(FULL, packed_ex, 1);
+    if (lane == 31 && x + 4 < nx) {  // the first point of the next 128
+      after = 0;
+      after_ex = 0;
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        const T w = row[q][x + 4];
+        after |= (unsigned)(w >= bound) << (4 * q);
+        after_ex |= (unsigned)(w == at) << (4 * q);
+      }
+    }
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+      in[q] |= (after >> (4 * q) & 1) << 4;
+      ex[q] |= (after_ex >> (4 * q) & 1) << 4;
+    }
+    const int left = nx - x;  // points of this lane's four that exist, and their x edges
+    const unsigned valid = left >= 4 ? 15u : left > 0 ? (1u << left) - 1 : 0u;
+    const unsigned with_x = left >= 5 ? 15u : left > 1 ? (1u << (left - 1)) - 1 : 0u;
+    const unsigned cut_x = (in[0] ^ in[0] >> 1) & with_x;
+    const unsigned cut_y = hy ? (in[0] ^ in[1]) & valid : 0u;
+    const unsigned cut_z = hz ? (in[0] ^ in[2]) & valid : 0u;
+    // An edge with an end at the value makes no point of its own.
+    const unsigned here_ex = ex[0] & 15u;
+    const unsigned own_x = cut_x & ~here_ex & ~(ex[0] >> 1);
+    const unsigned own_y = cut_y & ~here_ex & ~ex[1];
+    const unsigned own_z = cut_z & ~here_ex & ~ex[2];
+    unsigned alone = 0;
+    for (unsigned todo = here_ex & valid; todo; todo &= todo - 1) {  // rare
+      const int i = __ffs(todo) - 1;
+      const long long p = r * nx + x + i;
+      const bool below = (x + i > 0 && !(s[p - 1] >= bound)) || (j > 0 && !(s[p - nx] >= bound))
+                      || (k > 0 && !(s[p - plane] >= bound));
+      if (((cut_x | cut_y | cut_z) >> i & 1) || below) alone |= 1u << i;
+    }
+    unsigned bytes = 0;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const unsigned f = (in[0] >> i & 1) | (own_x >> i & 1) << 1 | (own_y >> i & 1) << 2
+                       | (own_z >> i & 1) << 3 | (alone >> i & 1) * ALONE
+                       | (here_ex >> i & 1) * EXACT;
+      bytes |= f << (8 * i);
+    }
+    unsigned char* out = flags + r * nx + x;
+    if (wide && left >= 4) {
+      *reinterpret_cast<unsigned*>(out) = bytes;
+    } else {
+      for (int i = 0; i < left && i < 4; ++i) out[i] = (unsigned char)(bytes >> (8 * i));
+    }
+    points += __popc(own_x) + __popc(own_y) + __popc(own_z) + __popc(alone);
+#pragma unroll
+    for (int i = 0; i < 4; ++i) odd |= (valid >> i & 1) && !isfinite(v0[i]);
+    if (cells) {
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        if (!(with_x >> i & 1)) continue;
+        // VTK's voxel corner order: x fastest, then y, then z.
+        const unsigned c = (in[0] >> i & 3) | (in[1] >> i & 3) << 2 | (in[2] >> i & 3) << 4
+                         | (in[3] >> i & 3) << 6;
+        const unsigned e = (ex[0] >> i & 3) | (ex[1] >> i & 3) << 2 | (ex[2] >> i & 3) << 4
+                         | (ex[3] >> i & 3) << 6;
+        tris += made_by(c, e, counts[c], TABLE);
+      }
+    }
+    // The 32-point stretches the emit pass visits: a cut edge or a point in them.
+    const unsigned busy = __ballot_sync(FULL, (cut_x | cut_y | cut_z | alone) != 0);
+    if (lane == 0) {
+      for (int part = 0; part < 4 && x0 / 32 + part < chunks; ++part)
+        active[r * chunks + x0 / 32 + part] = (busy >> (8 * part) & 255u) != 0;
+    }
   }
 #pragma unroll
   for (int d = 16; d > 0; d >>= 1) {
