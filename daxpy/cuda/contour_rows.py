@@ -84,7 +84,7 @@ def contour_rows(scalars: Any, dims: tuple, value: float, bound: Any,
     (lo, hi, t, triangles, source) or None
         The cut edges (int64, int64, float64), the triangles (int64, (m, 3)) and
         their input cells (int64); None where a value is not finite (the
-        array program's rules apply there).
+        array program's rules apply there) or for 2^31 output points or more.
 
     Examples
     --------
@@ -117,12 +117,12 @@ def contour_rows(scalars: Any, dims: tuple, value: float, bound: Any,
     # The one host sync: the output's sizes, and whether the array program must run.
     n_points, n_tris, odd = (int(v) for v in cupy.concatenate(
         [starts[:, -1], unusual.astype(cupy.int64)]).get())
-    if odd:
+    if odd or n_points >= 2**31:  # the emit pass keeps point ids in 32 bits
         return None
     lo, hi = cupy.empty(n_points, cupy.int64), cupy.empty(n_points, cupy.int64)
     t = cupy.empty(n_points, cupy.float64)
     triangles, source = cupy.empty((n_tris, 3), cupy.int64), cupy.empty(n_tris, cupy.int64)
-    if n_tris:
+    if n_points or n_tris:  # all triangles may collapse onto points at the value
         emit(blocks, threads, (scalars, np.float64(value), np.int32(nx), np.int32(ny),
                                np.int32(nz), flags, active, starts[0], starts[1], lo, hi, t,
                                triangles, source))

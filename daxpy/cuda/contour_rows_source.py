@@ -96,6 +96,14 @@ __device__ __forceinline__ void four_bits(const R (&v)[4], R bound, R at, unsign
   }
 }
 
+// Bit i of a 4-bit mask to bit 8i (byte i's lowest bit); bits i and i + 1 of a
+// 5-bit mask to bits 8i and 8i + 1. One multiply: the four shifted copies of
+// the mask (by 0, 7, 14 and 21) do not overlap, so nothing carries.
+__device__ __forceinline__ unsigned to_bytes(unsigned m) { return m * 0x204081u & 0x01010101u; }
+__device__ __forceinline__ unsigned pairs_to_bytes(unsigned m) {
+  return m * 0x204081u & 0x03030303u;
+}
+
 // Points x .. x + 3 of a row (the last point repeated past its end): one 16-byte
 // load (two for doubles) where rows start 16-byte aligned.
 __device__ __forceinline__ void load4(const float* row, int x, int nx, bool wide, float (&v)[4]) {
@@ -193,14 +201,9 @@ extern "C" __global__ void __launch_bounds__(256) NAME_classify(
                       || (k > 0 && !(s[p - plane] >= bound));
       if (((cut_x | cut_y | cut_z) >> i & 1) || below) alone |= 1u << i;
     }
-    unsigned bytes = 0;
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      const unsigned f = (in[0] >> i & 1) | (own_x >> i & 1) << 1 | (own_y >> i & 1) << 2
-                       | (own_z >> i & 1) << 3 | (alone >> i & 1) * ALONE
-                       | (here_ex >> i & 1) * EXACT;
-      bytes |= f << (8 * i);
-    }
+    // The four points' bytes (see IN, ALONE, EXACT), byte i point x + i.
+    const unsigned bytes = to_bytes(in[0] & 15u) | to_bytes(own_x) << 1 | to_bytes(own_y) << 2
+                         | to_bytes(own_z) << 3 | to_bytes(alone) << 4 | to_bytes(here_ex) << 5;
     unsigned char* out = flags + r * nx + x;
     if (wide && left >= 4) {
       *reinterpret_cast<unsigned*>(out) = bytes;
@@ -211,15 +214,16 @@ extern "C" __global__ void __launch_bounds__(256) NAME_classify(
 #pragma unroll
     for (int i = 0; i < 4; ++i) odd |= (valid >> i & 1) && !isfinite(v0[i]);
     if (cells) {
+      // Byte i: the case of cell x + i (VTK's voxel corner order: x fastest, then y,
+      // then z), and which of its corners equal the value.
+      const unsigned cases = pairs_to_bytes(in[0]) | pairs_to_bytes(in[1]) << 2
+                           | pairs_to_bytes(in[2]) << 4 | pairs_to_bytes(in[3]) << 6;
+      const unsigned exact = pairs_to_bytes(ex[0]) | pairs_to_bytes(ex[1]) << 2
+                           | pairs_to_bytes(ex[2]) << 4 | pairs_to_bytes(ex[3]) << 6;
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
-        if (!(with_x >> i & 1)) continue;
-        // VTK's voxel corner order: x fastest, then y, then z.
-        const unsigned c = (in[0] >> i & 3) | (in[1] >> i & 3) << 2 | (in[2] >> i & 3) << 4
-                         | (in[3] >> i & 3) << 6;
-        const unsigned e = (ex[0] >> i & 3) | (ex[1] >> i & 3) << 2 | (ex[2] >> i & 3) << 4
-                         | (ex[3] >> i & 3) << 6;
-        tris += made_by(c, e, counts[c], TABLE);
+        const unsigned c = cases >> (8 * i) & 255u;
+        if (with_x >> i & 1) tris += made_by(c, exact >> (8 * i) & 255u, counts[c], TABLE);
       }
     }
     // The 32-point stretches the emit pass visits: a cut edge or a point in them.
@@ -242,9 +246,10 @@ extern "C" __global__ void __launch_bounds__(256) NAME_classify(
   }
 }
 
-// Three blocks a multiprocessor (at most 85 registers, no spills), not two: more
-// warps to hide the latency of its scattered stores.
-extern "C" __global__ void __launch_bounds__(256, 3) NAME_emit(
+// Four blocks a multiprocessor (at most 64 registers), not two: each stretch is a
+// chain of dependent loads, and more warps hide their latency. Point ids are
+// below 2^31 (the caller checks), so a lane's twelve fit in 48 bytes of shared memory.
+extern "C" __global__ void __launch_bounds__(256, 4) NAME_emit(
     const T* __restrict__ s, const double value, const int nx, const int ny, const int nz,
     const unsigned char* __restrict__ flags, const unsigned char* __restrict__ active,
     const long long* __restrict__ point_start,
@@ -254,7 +259,7 @@ extern "C" __global__ void __launch_bounds__(256, 3) NAME_emit(
 {
   __shared__ unsigned char counts[256];
   __shared__ signed char table[256 * 15];
-  __shared__ long long ids[ROWS][32][12];  // each lane's cell: the point of each cut edge
+  __shared__ int ids[ROWS][32][12];  // each lane's cell: the point of each cut edge
   for (int i = threadIdx.y * 32 + threadIdx.x; i < 256 * 15; i += 32 * ROWS) {
     table[i] = TABLE[i];
     if (i < 256) counts[i] = COUNTS[i];
@@ -299,13 +304,16 @@ extern "C" __global__ void __launch_bounds__(256, 3) NAME_emit(
       }
       const unsigned c = voxel_bits(here, next), exact = voxel_bits(here_ex, next_ex);
       const int made = cells && x + 1 < nx ? made_by(c, exact, counts[c], table) : 0;
+      // One scan for the four rows: a lane's counts are at most 3, a warp's at most
+      // 96, so each row's sum keeps to its own byte of the word.
+      const int counted = n[0] | n[1] << 8 | n[2] << 16 | n[3] << 24;
+      const int inclusive = scan_warp(counted), row_totals = __shfl_sync(FULL, inclusive, 31);
       long long at[4][2];  // the first output point of this lane's point and the next, per row
 #pragma unroll
       for (int q = 0; q < 4; ++q) {
-        const int inclusive = scan_warp(n[q]);
-        at[q][0] = run[q] + inclusive - n[q];
+        at[q][0] = run[q] + (inclusive >> (8 * q) & 255) - n[q];
         at[q][1] = at[q][0] + n[q];
-        run[q] += __shfl_sync(FULL, inclusive, 31);
+        run[q] += row_totals >> (8 * q) & 255;
       }
       if (x < nx && (f[0] & ALONE)) {  // the point itself
         const long long p = r * nx + x;
@@ -336,8 +344,8 @@ extern "C" __global__ void __launch_bounds__(256, 3) NAME_emit(
           const int hq = q | (axis == 1 ? 1 : axis == 2 ? 2 : 0), hdx = axis == 0 ? 1 : dx;
           const unsigned fl = dx ? g[q] : f[q], fh = hdx ? g[hq] : f[hq];
           if (((fl ^ fh) & IN) == 0) continue;  // not cut
-          ids[w][lane][e] = (fl & EXACT) ? at[q][dx] : (fh & EXACT) ? at[hq][hdx]
-                          : at[q][dx] + __popc((fl >> 1) & ((1u << axis) - 1));
+          ids[w][lane][e] = (int)((fl & EXACT) ? at[q][dx] : (fh & EXACT) ? at[hq][hdx]
+                                  : at[q][dx] + __popc((fl >> 1) & ((1u << axis) - 1)));
         }
         long long out = tri_run + made_inclusive - made;
         const int listed = counts[c];
