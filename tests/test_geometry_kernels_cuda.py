@@ -12,6 +12,7 @@ from hypothesis import given, settings, strategies as st
 
 import daxpy
 from daxpy.cuda import cases as cases_kernels
+from daxpy.cuda import edge_points
 from daxpy.cuda.interpolation import _TYPES, source_for
 from daxpy.filters._geometry import point_coordinates, weighted_sum
 from daxpy.worklets._structured_cases import structured_cases
@@ -21,7 +22,8 @@ from test_cuda_codegen import ARCHS, _compile_ptx, _have_compiler
 
 SPECIALIZATIONS = ([source_for(kind, c) for kind in list(_TYPES) + ["axes"] for c in (1, 3)]
                    + [cases_kernels.source_for(code, k) for code in ("f32", "f64")
-                      for k in (2, 4, 8)])
+                      for k in (2, 4, 8)]
+                   + [edge_points.source_for(code) for code in ("f32", "f64")])
 
 
 @pytest.mark.skipif(not _have_compiler(), reason="needs nvcc or NVRTC (CuPy)")
@@ -105,3 +107,30 @@ def test_structured_cases_on_the_gpu_are_the_array_programs(seed, dims, dtype, i
     want = structured_cases(scalars, dims, value, invert)
     got = structured_cases(cupy.asarray(scalars), dims, value, invert)
     np.testing.assert_array_equal(cupy.asnumpy(got), want)
+
+
+@pytest.mark.gpu
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 2**31), axis_dtype=st.sampled_from(["float32", "float64"]),
+       uniform=st.booleans())
+def test_axis_points_give_the_array_programs_bits(seed, axis_dtype, uniform):
+    import cupy
+
+    from daxpy.filters._surface import _array_coordinates
+    from daxpy.worklets._edge_cut import EdgeCut
+
+    rng = np.random.default_rng(seed)
+    dims = tuple(int(d) for d in rng.integers(1, 9, 3))
+    if uniform:
+        grid = daxpy.UniformGrid(dims=dims, origin=tuple(rng.standard_normal(3)),
+                                 spacing=tuple(rng.random(3) + 0.1))
+    else:
+        grid = daxpy.RectilinearGrid(*(np.sort(rng.standard_normal(d)).astype(axis_dtype)
+                                       for d in dims))
+    n = int(np.prod(dims))
+    lo, hi = rng.integers(0, n, 50), rng.integers(0, n, 50)
+    cut = EdgeCut(lo, hi, rng.random(50), {}, {})
+    want = _array_coordinates(grid, cut)  # NumPy: the array program
+    on_device = EdgeCut(*(cupy.asarray(a) for a in (lo, hi, cut.t)), {}, {})
+    got = _array_coordinates(grid, on_device)
+    assert got.dtype == want.dtype and cupy.asnumpy(got).tobytes() == want.tobytes()

@@ -1,0 +1,91 @@
+"""The points of an edge cut of an axis-aligned grid (uniform, rectilinear) on the
+GPU, in one pass.
+
+The array program finds each end's ``(i, j, k)`` with integer divisions, gathers
+its three coordinates for each end, stacks them and interpolates: a dozen CuPy
+passes over the cut (half a millisecond for the 2.2M points of the wavelet at
+512³ on an H200). This kernel does the same arithmetic per point, each operation
+rounded as NumPy rounds it (``low + t * (high - low)`` with ``high - low`` in the
+axis's dtype, then the rest in float64, no fused multiply-add), and writes the
+float32 point, so it gives the array program's bits.
+
+Specialization: the axes' dtype (float32 or float64, the same for the three).
+
+Examples
+--------
+>>> source_for("f64")[0]
+'edge_points__f64'
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .compile import get_kernel
+
+_TYPES = {"f32": "float", "f64": "double"}
+
+_BODY = r"""
+extern "C" __global__ void __launch_bounds__(256) NAME(
+    const long long* __restrict__ lo, const long long* __restrict__ hi,
+    const double* __restrict__ t, const A* __restrict__ ax, const A* __restrict__ ay,
+    const A* __restrict__ az, const long long nx, const long long ny,
+    float* __restrict__ out, const long long n)
+{
+  const long long m = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (m >= n) return;
+  const long long a = lo[m], b = hi[m];
+  const long long ia[3] = {a % nx, a / nx % ny, a / (nx * ny)};
+  const long long ib[3] = {b % nx, b / nx % ny, b / (nx * ny)};
+  const A* axes[3] = {ax, ay, az};
+  const double w = t[m];
+#pragma unroll
+  for (int c = 0; c < 3; ++c) {
+    const A low = axes[c][ia[c]], span = axes[c][ib[c]] - low;
+    out[3 * m + c] = __double2float_rn(__dadd_rn((double)low, __dmul_rn(w, (double)span)));
+  }
+}
+"""
+
+
+def source_for(axis_code: str) -> tuple[str, str]:
+    """``(name, source)`` of the kernel for axes of ``axis_code`` (``"f32"``, ``"f64"``).
+
+    Examples
+    --------
+    >>> name, source = source_for("f32")
+    >>> name, "#define A float" in source
+    ('edge_points__f32', True)
+    """
+    name = f"edge_points__{axis_code}"
+    return name, f"#define A {_TYPES[axis_code]}\n{_BODY.replace('NAME', name)}#undef A\n"
+
+
+def axis_points(lo: Any, hi: Any, t: Any, dims: tuple, axes: list) -> Any | None:
+    """The float32 points at ``t`` along the edges ``(lo, hi)`` of an axis-aligned
+    grid of ``dims`` points whose coordinates along x, y and z are ``axes`` (device
+    arrays); None where the axes are not all float32 or all float64.
+
+    Examples
+    --------
+    >>> callable(axis_points)
+    True
+    """
+    import cupy
+
+    codes = {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64"}
+    kinds = {axis.dtype for axis in axes}
+    if len(kinds) != 1 or next(iter(kinds)) not in codes:
+        return None
+    n = int(lo.shape[0])
+    out = cupy.empty((n, 3), cupy.float32)
+    if n:
+        kernel = get_kernel(*source_for(codes[next(iter(kinds))]))
+        axes = [cupy.ascontiguousarray(axis) for axis in axes]
+        kernel(((n + 255) // 256,), (256,),
+               (cupy.ascontiguousarray(lo), cupy.ascontiguousarray(hi),
+                cupy.ascontiguousarray(t), *axes, np.int64(dims[0]), np.int64(dims[1]), out,
+                np.int64(n)))
+    return out
