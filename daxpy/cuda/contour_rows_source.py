@@ -82,20 +82,6 @@ __device__ __forceinline__ int points_at(unsigned f) {
   return (f & ALONE) ? 1 : __popc(f >> 1 & 7u);
 }
 
-// Four points' bits from row values v[0..3]: bit i of in at or above the bound,
-// of ex equal to the value.
-template <typename R>
-__device__ __forceinline__ void four_bits(const R (&v)[4], R bound, R at, unsigned& in,
-                                          unsigned& ex) {
-  in = 0;
-  ex = 0;
-#pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    in |= (unsigned)(v[i] >= bound) << i;
-    ex |= (unsigned)(v[i] == at) << i;
-  }
-}
-
 // Bit i of a 4-bit mask to bit 8i (byte i's lowest bit); bits i and i + 1 of a
 // 5-bit mask to bits 8i and 8i + 1. One multiply: the four shifted copies of
 // the mask (by 0, 7, 14 and 21) do not overlap, so nothing carries.
@@ -152,21 +138,34 @@ extern "C" __global__ void __launch_bounds__(256) NAME_classify(
   int points = 0, tris = 0, odd = 0;
   for (int x0 = 0; x0 < nx; x0 += 128) {
     const int x = x0 + 4 * lane;
-    unsigned in[4], ex[4];  // per row q, bits 0-3 the lane's points, bit 4 the next one
-    T v0[4];
+    T v[4][4];
+#pragma unroll
+    for (int q = 0; q < 4; ++q) load4(row[q], x < nx ? x : nx - 1, nx, wide, v[q]);
+    // Per row q, bits 0-3 the lane's points, bit 4 the next one: at or above the
+    // bound (in), equal to the value (ex: rare, its bits made only where a value
+    // of the warp's stretch is).
+    unsigned in[4] = {0u, 0u, 0u, 0u}, ex[4] = {0u, 0u, 0u, 0u};
+    bool equal = false;
 #pragma unroll
     for (int q = 0; q < 4; ++q) {
-      T v[4];
-      load4(row[q], x < nx ? x : nx - 1, nx, wide, v);
-      four_bits(v, bound, at, in[q], ex[q]);
-      if (q == 0) {
 #pragma unroll
-        for (int i = 0; i < 4; ++i) v0[i] = v[i];
+      for (int i = 0; i < 4; ++i) {
+        in[q] |= (unsigned)(v[q][i] >= bound) << i;
+        equal |= v[q][i] == at;
       }
     }
-    unsigned packed = in[0] | in[1] << 4 | in[2] << 8 | in[3] << 12;
-    unsigned packed_ex = ex[0] | ex[1] << 4 | ex[2] << 8 | ex[3] << 12;
-    unsigned after = __shfl_down_sync(FULL, packed, 1), after_ex = __shfl_down_sync(FULL, packed_ex, 1);
+    const bool some_equal = __any_sync(FULL, equal);
+    if (some_equal) {
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+#pragma unroll
+        for (int i = 0; i < 4; ++i) ex[q] |= (unsigned)(v[q][i] == at) << i;
+      }
+    }
+    const unsigned packed = in[0] | in[1] << 4 | in[2] << 8 | in[3] << 12;
+    unsigned after = __shfl_down_sync(FULL, packed, 1), after_ex = 0;
+    if (some_equal)
+      after_ex = __shfl_down_sync(FULL, ex[0] | ex[1] << 4 | ex[2] << 8 | ex[3] << 12, 1);
     if (lane == 31 && x + 4 < nx) {  // the first point of the next 128
       after = 0;
       after_ex = 0;
@@ -212,14 +211,15 @@ extern "C" __global__ void __launch_bounds__(256) NAME_classify(
     }
     points += __popc(own_x) + __popc(own_y) + __popc(own_z) + __popc(alone);
 #pragma unroll
-    for (int i = 0; i < 4; ++i) odd |= (valid >> i & 1) && !isfinite(v0[i]);
+    for (int i = 0; i < 4; ++i) odd |= (valid >> i & 1) && !isfinite(v[0][i]);
     if (cells) {
       // Byte i: the case of cell x + i (VTK's voxel corner order: x fastest, then y,
       // then z), and which of its corners equal the value.
       const unsigned cases = pairs_to_bytes(in[0]) | pairs_to_bytes(in[1]) << 2
                            | pairs_to_bytes(in[2]) << 4 | pairs_to_bytes(in[3]) << 6;
-      const unsigned exact = pairs_to_bytes(ex[0]) | pairs_to_bytes(ex[1]) << 2
-                           | pairs_to_bytes(ex[2]) << 4 | pairs_to_bytes(ex[3]) << 6;
+      const unsigned exact = (ex[0] | ex[1] | ex[2] | ex[3]) == 0 ? 0u
+                           : pairs_to_bytes(ex[0]) | pairs_to_bytes(ex[1]) << 2
+                             | pairs_to_bytes(ex[2]) << 4 | pairs_to_bytes(ex[3]) << 6;
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
         const unsigned c = cases >> (8 * i) & 255u;
@@ -276,6 +276,9 @@ extern "C" __global__ void __launch_bounds__(256, 4) NAME_emit(
 #pragma unroll
   for (int q = 0; q < 4; ++q) run[q] = point_start[rows[q]];
   long long tri_run = tri_start[r];
+  // A row with no point of its own and no triangle of its cells writes nothing
+  // (the rows far from the surface).
+  if (point_start[r + 1] == run[0] && tri_start[r + 1] == tri_run) return;
   const long long first_cell = (long long)(nx - 1) * (j + (long long)(ny - 1) * k);
   const int chunks = (nx + 31) / 32;
   for (int first = 0; first < chunks; first += 32) {
@@ -302,7 +305,8 @@ extern "C" __global__ void __launch_bounds__(256, 4) NAME_emit(
         here_ex |= (f[q] >> 5 & 1) << q;
         next_ex |= (g[q] >> 5 & 1) << q;
       }
-      const unsigned c = voxel_bits(here, next), exact = voxel_bits(here_ex, next_ex);
+      const unsigned c = voxel_bits(here, next);
+      const unsigned exact = (here_ex | next_ex) ? voxel_bits(here_ex, next_ex) : 0u;
       const int made = cells && x + 1 < nx ? made_by(c, exact, counts[c], table) : 0;
       // One scan for the four rows: a lane's counts are at most 3, a warp's at most
       // 96, so each row's sum keeps to its own byte of the word.
