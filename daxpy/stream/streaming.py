@@ -53,7 +53,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..data.arrays import is_device_array
-from ..errors import ArgumentError
+from ..errors import ArgumentError, DeviceMemoryError
 from ..engine.backend import backend_for, resolve_backend
 from ..engine.run import Profile, StageRecord, run_in_core
 from .geometry_run import run_to_new_dataset
@@ -74,6 +74,9 @@ class StreamProfile(Profile):
     ----------
     chunks : int
         Chunks the grid was cut into.
+    streams : int
+        Chunks in flight: the settings' ``streams``, or fewer where the device
+        budget cannot hold that many.
     depth : int
         Halo layers (structured) or neighbour rings + 1 (unstructured).
     inputs : dict of str to str
@@ -83,12 +86,14 @@ class StreamProfile(Profile):
     """
 
     chunks: int = 0
+    streams: int = 0
     depth: int = 0
     inputs: dict = field(default_factory=dict)
     storage_error: dict = field(default_factory=dict)
 
     def __str__(self) -> str:
-        lines = [super().__str__(), f"streamed in {self.chunks} chunk(s), depth {self.depth}; "
+        lines = [super().__str__(), f"streamed in {self.chunks} chunk(s) on {self.streams} "
+                 f"stream(s), depth {self.depth}; "
                  f"inputs: {self.inputs}"]
         for name, err in self.storage_error.items():
             lines.append(f"{name} stored as {err['storage']}: max |error| "
@@ -96,6 +101,21 @@ class StreamProfile(Profile):
         return "\n".join(lines)
 
 
+
+
+def _plan_in_flight(dataset, program, settings: Settings) -> tuple:
+    """The chunk plan and the chunks in flight it runs with: the settings' ``streams``,
+    or fewer where ``max_device_bytes`` cannot hold that many of the smallest chunks
+    (one stream runs slower, with no copy beside a kernel, but runs)."""
+    streams = max(int(settings.streams), 1)
+    while True:
+        try:
+            return plan_within(dataset, program, settings.chunk_bytes,
+                               settings.max_device_bytes, streams), streams
+        except DeviceMemoryError:
+            if streams == 1:
+                raise
+            streams -= 1
 
 
 def _storage(settings: Settings, program) -> dict:
@@ -163,7 +183,7 @@ def run_streamed(dataset, stages, wanted, backend: str = "cuda", fuse: bool = Tr
         For a pipeline with a map whose values depend on their position in
         the field (it must run on the whole grid).
     DeviceMemoryError
-        If ``max_device_bytes`` cannot hold the smallest chunks.
+        If ``max_device_bytes`` cannot hold the smallest chunks, even one in flight.
 
     Examples
     --------
@@ -191,11 +211,11 @@ def run_streamed(dataset, stages, wanted, backend: str = "cuda", fuse: bool = Tr
         run = run_mapped(dataset, stages, program)
         profile.chunks = 1
     else:
-        found = plan_within(dataset, program, settings.chunk_bytes,
-                            settings.max_device_bytes, settings.streams)
-        mover = make_mover(backend, settings.streams, settings.staging, found.resident)
+        found, streams = _plan_in_flight(dataset, program, settings)
+        mover = make_mover(backend, streams, settings.staging, found.resident)
         run = stream_chunks(mover, dataset, stages, program, found.chunks, storage, fuse)
         profile.chunks, profile.peak_bytes = len(found.chunks), mover.peak_bytes
+        profile.streams = streams
     profile.uploads, profile.downloads = len(run.sources), len(run.outputs)
     profile.inputs = {name: source.mode for name, source in run.sources.items()}
     profile.storage_error = _error_report(run.errors, storage)
