@@ -1,6 +1,6 @@
 """The GPU's row kernels for the contour of 3-D structured grids
-(daxpy.cuda.contour_rows): both specializations compile without a GPU (nvcc or
-NVRTC, sm_80 and sm_90); on the GPU they give the array program's bits (points,
+(daxpy.cuda.contour_rows; test_geometry_kernels_cuda compiles every specialization
+without a GPU): on the GPU they give the array program's bits (points,
 weights, triangles, source cells) on random grids and values, rows longer and
 shorter than a warp, values equal to the cut (merged, collapsed triangles
 dropped), and hand fields with NaN or Inf back to the array program."""
@@ -10,25 +10,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import daxpy
-from daxpy.cuda.contour_rows_source import source_for
 from daxpy.worklets._marching import TABLES, at_least_bound
 from daxpy.worklets.contour import contour_structured, marched_structured
-
-from test_cuda_codegen import ARCHS, _compile_ptx, _have_compiler
-
-SPECIALIZATIONS = [source_for(code, *TABLES["voxel"]) for code in ("f32", "f64")]
-
-
-@pytest.mark.skipif(not _have_compiler(), reason="needs nvcc or NVRTC (CuPy)")
-def test_every_contour_rows_specialization_compiles_to_ptx(tmp_path):
-    source = "\n".join(text for _, text in SPECIALIZATIONS)
-    for arch in ARCHS:
-        ptx = _compile_ptx(source, arch, tmp_path)
-        for name, _ in SPECIALIZATIONS:
-            for part in ("classify", "emit"):
-                assert f".entry {name}_{part}(" in ptx, f"{name}_{part} missing from the PTX"
-        # The weights are the array program's quotients: no contraction anywhere.
-        assert "fma" not in ptx
 
 
 def test_every_cut_edge_of_a_voxel_case_makes_a_triangle_corner():

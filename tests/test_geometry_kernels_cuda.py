@@ -12,9 +12,10 @@ from hypothesis import given, settings, strategies as st
 
 import daxpy
 from daxpy.cuda import cases as cases_kernels
-from daxpy.cuda import edge_points
+from daxpy.cuda import contour_rows_source, edge_points
 from daxpy.cuda.interpolation import _TYPES, source_for
 from daxpy.filters._geometry import point_coordinates, weighted_sum
+from daxpy.worklets._marching import TABLES
 from daxpy.worklets._structured_cases import structured_cases
 
 from test_clip_cpu import split_rows, summed_wide
@@ -23,12 +24,16 @@ from test_cuda_codegen import ARCHS, _compile_ptx, _have_compiler
 SPECIALIZATIONS = ([source_for(kind, c) for kind in list(_TYPES) + ["axes"] for c in (1, 3)]
                    + [cases_kernels.source_for(code, k) for code in ("f32", "f64")
                       for k in (2, 4, 8)]
-                   + [edge_points.source_for(code) for code in ("f32", "f64")])
+                   + [edge_points.source_for(code) for code in ("f32", "f64")]
+                   # The contour's row kernels: two entries from one source.
+                   + [(f"{name}_{part}", text) for name, text in
+                      (contour_rows_source.source_for(code, *TABLES["voxel"])
+                       for code in ("f32", "f64")) for part in ("classify", "emit")])
 
 
 @pytest.mark.skipif(not _have_compiler(), reason="needs nvcc or NVRTC (CuPy)")
 def test_every_geometry_kernel_specialization_compiles_to_ptx(tmp_path):
-    source = "\n".join(text for _, text in SPECIALIZATIONS)
+    source = "\n".join(dict.fromkeys(text for _, text in SPECIALIZATIONS))
     for arch in ARCHS:
         ptx = _compile_ptx(source, arch, tmp_path)
         for name, _ in SPECIALIZATIONS:
