@@ -19,8 +19,8 @@ import numpy as np
 from ._contour_careful_cpu import HELPER, _careful_flags, _collapsed, _corner_key, _finite_cell
 from ._numba import kernel
 
-_ZERO, _NO, _YES = np.int64(0), np.bool_(False), np.bool_(True)
-"""Constants typed as values, not literals: a literal argument would make Numba
+_ZERO = np.int64(0)
+"""Zero typed as a value, not a literal: a literal argument would make Numba
 compile one more specialization of the function called (seconds, cold)."""
 
 
@@ -58,55 +58,6 @@ def _spread(column):
 
 
 @kernel(**HELPER)
-def _fast_counts(s, bound, j, k, nx, ny, nz, zc, cells_too, counts, columns):
-    """Point row (j, k)'s outputs and, with ``cells_too``, its cell row's, with
-    their spans: where nothing near is NaN, Inf or the value."""
-    nxy = nx * ny
-    up = nx if j + 1 < ny else 0
-    out = nxy if k + 1 < nz else 0
-    _columns(s, bound, j * nx + k * nxy, up, out, _ZERO, nx - 1, columns)
-    full = (1 << 4 * zc) - 1
-    last = columns[nx - 1]
-    points = ((last ^ (last >> 1)) & 1) + ((last ^ (last >> 2)) & 1)
-    cells = 0
-    for i in range(nx - 1):
-        column, after = columns[i], columns[i + 1]
-        if column == after and (column == 0 or column == 15):
-            continue  # all in or all out: no cut edge, no crossed cell
-        points += (((column ^ after) & 1) + ((column ^ (column >> 1)) & 1)
-                   + ((column ^ (column >> 2)) & 1))
-        cells += counts[(_spread(column) | (_spread(after) << 1)) & full]
-    if not cells_too:
-        cells = _ZERO
-    point_low, point_high = _first_and_last(columns, nx, _NO, points)
-    cell_low, cell_high = _first_and_last(columns, nx - 1, _YES, cells)
-    return points, point_low, point_high, cells, cell_low, cell_high
-
-
-@kernel(**HELPER)
-def _first_and_last(columns, n, of_cells, made):
-    """The first and last x (of ``n``) where a point has a cut edge, or a cell is
-    crossed (``of_cells``); ``(n, -1)`` where nothing is ``made``."""
-    if made == 0:
-        return n, -1
-    low, high = _ZERO, n - 1
-    while _quiet(columns, low, n, of_cells):
-        low += 1
-    while _quiet(columns, high, n, of_cells):
-        high -= 1
-    return low, high
-
-
-@kernel(**HELPER)
-def _quiet(columns, i, n, of_cells):
-    column = columns[i]
-    after = columns[i + 1] if i + 1 < columns.shape[0] else column
-    if of_cells:
-        return column == after and (column == 0 or column == 15)
-    return _fast_flags(column, after if i + 1 < n else column) == 0
-
-
-@kernel(**HELPER)
 def _point_row(s, value, bound, j, k, nx, ny, nz, zc, careful, i0, i1, lo, hi, t, start,
                columns):
     """Point row (j, k): counts its outputs over ``[i0, i1]`` (``start < 0``),
@@ -117,7 +68,8 @@ def _point_row(s, value, bound, j, k, nx, ny, nz, zc, careful, i0, i1, lo, hi, t
     out = nxy if k + 1 < nz else 0
     count, low, high = 0, nx, -1
     if careful is None or not careful:
-        _columns(s, bound, first, up, out, i0, min(i1 + 1, nx - 1), columns)
+        _columns(s, bound, first, up, out, i0, i1 + 1 if i1 + 1 < nx - 1 else nx - 1,
+                 columns)
     for i in range(i0, i1 + 1):
         if careful is not None and careful:
             flags = _careful_flags(s, value, bound, i, j, k, nx, ny, nz, zc)
@@ -125,7 +77,7 @@ def _point_row(s, value, bound, j, k, nx, ny, nz, zc, careful, i0, i1, lo, hi, t
             flags = _fast_flags(columns[i], columns[i + 1] if i + 1 < nx else columns[i])
         if flags == 0:
             continue
-        low, high = min(low, i), i
+        low, high = (i if i < low else low), i
         if start < 0:
             count += ((flags & 1) + ((flags >> 1) & 1) + ((flags >> 2) & 1)
                       + ((flags >> 3) & 1))

@@ -26,7 +26,9 @@ Numba prunes the branches testing ``careful is None`` before typing, so the
 careful path is compiled only for a field that needs it (seconds, cold). The
 kernels are serial (``nogil``), threaded from Python, not Numba ``prange`` loops:
 a parallel kernel is two more levels of compiled code, each re-optimizing all
-it calls, and cost a cold first call about half of its 6 s.
+it calls, and cost a cold first call about half of its 6 s. For the same reason
+the row loops are written out in the passes, and the threads' buffers are made
+by the caller (an array made in a kernel compiles NumPy's allocation with it).
 
 Examples
 --------
@@ -45,8 +47,8 @@ import numpy as np
 
 from ._contour_careful_cpu import (HELPER, _careful_rows, _corner_key, _finite_cell, _repeats,
                                    _screen_row, screen_values)
-from ._contour_rows_cpu import _ZERO, _case, _columns, _count_cells, _fast_counts, _point_row
-from ._contour_rows_cpu import _spread  # noqa: F401  (the clip kernels import it from here)
+# _spread: the clip kernels import it from here too.
+from ._contour_rows_cpu import _ZERO, _case, _columns, _count_cells, _point_row, _spread
 from ._edge_cut import EdgeCut
 from ._marching import TABLES, at_least_bound, cut_edges
 from ._numba import kernel, structured_rows, threads
@@ -66,6 +68,15 @@ blocks go to different threads."""
 _POOL: list[ThreadPoolExecutor] = []
 """The threads the passes run on, made at the first pass that uses more than one."""
 
+
+@kernel(**HELPER)
+def _block_end(block, n):
+    """Where block ``block`` of rows ends, of ``n`` (a conditional, not ``min``: each
+    builtin overload is compiled once more, cold)."""
+    end = (block + 1) * _BLOCK
+    return n if end > n else end
+
+
 @kernel(**HELPER)
 def _advance(lo, q, point):
     """The first output from ``q`` on whose edge starts at ``point`` or after."""
@@ -82,59 +93,17 @@ def _find(lo, hi, q, a, b):
     return q
 
 
-@kernel(**HELPER)
-def _emit_cells_row(s, value, bound, j, k, nx, ny, zc, careful, counts, table, edges, cut,
-                    offsets, i0, i1, lo, hi, row_start, cells, source, start, columns, found):
-    """Write cell row (j, k)'s output cells from ``start``: each crossed edge's
-    point (``found``, by edge; ``cut``: each case's crossed edges) looked up once
-    per cell, in the rows' outputs (``lo``, ``hi``, the rows from ``row_start``)."""
-    per = table.shape[2]
-    full = (1 << 4 * zc) - 1
-    nxy = nx * ny
-    first = j * nx + k * nxy
-    row = j + ny * k
-    # Each of the cell row's point rows: the first output at or after this cell
-    # (scalars, not an array, so that they stay in registers).
-    q0, q1 = row_start[row], row_start[row + 1]
-    q2 = q3 = q0
-    if zc == 2:
-        q2, q3 = row_start[row + ny], row_start[row + ny + 1]
-    _columns(s, bound, first, nx, nxy if zc == 2 else 0, i0, i1 + 1, columns)
-    count = start
-    for i in range(i0, i1 + 1):
-        case = _case(columns, i, full)
-        if case == 0 or (careful is not None and careful
-                         and not _finite_cell(s, i, j, k, nx, nxy, zc)):
-            continue
-        base = first + i
-        q0, q1 = _advance(lo, q0, base), _advance(lo, q1, base + nx)
-        if zc == 2:
-            q2, q3 = _advance(lo, q2, base + nxy), _advance(lo, q3, base + nx + nxy)
-        for m in range(cut[case, 0]):
-            e = cut[case, m + 1]
-            lo_key, hi_key, r = _corner_key(s, value, base, offsets, edges[e, 0],
-                                            edges[e, 1], careful)
-            # Arithmetic, not branches: the row varies from edge to edge.
-            q = (q0 * (r == 0) + q1 * (r == 1)) + (q2 * (r == 2) + q3 * (r == 3))
-            found[e] = _find(lo, hi, q, lo_key, hi_key)
-        for n in range(counts[case]):
-            if careful is not None and careful and _repeats(found, table[case, n]):
-                continue  # collapsed on a snapped point
-            for m in range(per):
-                cells[count, m] = found[table[case, n, m]]
-            source[count] = i + (nx - 1) * (j + (ny - 1) * k)
-            count += 1
-
-
 @kernel(nogil=True)
 def _count(s, value, bound, equal, zero, nx, ny, nz, zc, rows, careful_points, careful_cells,
-           offsets, tables, point_counts, point_spans, cell_counts, cell_spans, bad, first,
-           step):
-    none = np.zeros(0, np.int64)
+           offsets, tables, point_counts, point_spans, cell_counts, cell_spans, bad, scratch,
+           first, step):
     n = rows.shape[0]
-    columns = np.empty(nx, np.uint8)
+    nxy = nx * ny
+    full = (1 << 4 * zc) - 1
+    counts = tables[0]
+    columns = scratch[first]
     for block in range(first, (n + _BLOCK - 1) // _BLOCK, step):
-        for x in range(block * _BLOCK, min(n, (block + 1) * _BLOCK)):
+        for x in range(block * _BLOCK, _block_end(block, n)):
             r = rows[x]
             j, k = r % ny, r // ny
             # The screen, while the row is in cache.
@@ -143,12 +112,36 @@ def _count(s, value, bound, equal, zero, nx, ny, nz, zc, rows, careful_points, c
             cells_too = j + 1 < ny and (zc == 1 or k + 1 < nz)
             if careful_points is None or (not careful_points[r]
                                           and not (cells_too and careful_cells[c])):
-                (point_counts[r], point_spans[r, 0], point_spans[r, 1], made, low,
-                 high) = _fast_counts(s, bound, j, k, nx, ny, nz, zc, cells_too, tables[0],
-                                      columns)
+                # Nothing near is NaN, Inf or the value: the point row's columns with
+                # its y and z neighbours are its cell row's too. (In this loop, not a
+                # function of its own: each level of calls is compiled again, cold.)
+                _columns(s, bound, r * nx, nx if j + 1 < ny else 0, nxy if k + 1 < nz else 0,
+                         _ZERO, nx - 1, columns)
+                # Counts and spans in one walk: the quiet x (all in or all out) make
+                # nothing, and every other x crosses its cell.
+                points, cells = _ZERO, _ZERO
+                point_low, point_high, cell_low, cell_high = nx, _ZERO - 1, nx - 1, _ZERO - 1
+                for i in range(nx - 1):
+                    column, after = columns[i], columns[i + 1]
+                    if column == after and (column == 0 or column == 15):
+                        continue
+                    made = (((column ^ after) & 1) + ((column ^ (column >> 1)) & 1)
+                            + ((column ^ (column >> 2)) & 1))
+                    if made:
+                        point_low, point_high = (i if point_high < 0 else point_low), i
+                    points += made
+                    cells += counts[(_spread(column) | (_spread(after) << 1)) & full]
+                    cell_low, cell_high = (i if cell_high < 0 else cell_low), i
+                last = columns[nx - 1]
+                made = ((last ^ (last >> 1)) & 1) + ((last ^ (last >> 2)) & 1)
+                if made:
+                    point_low, point_high = (nx - 1 if point_high < 0 else point_low), nx - 1
+                point_counts[r] = points + made
+                point_spans[r, 0], point_spans[r, 1] = point_low, point_high
                 if cells_too:
-                    cell_counts[c], cell_spans[c, 0], cell_spans[c, 1] = made, low, high
+                    cell_counts[c], cell_spans[c, 0], cell_spans[c, 1] = cells, cell_low, cell_high
                 continue
+            none = np.zeros(0, np.int64)
             point_counts[r], point_spans[r, 0], point_spans[r, 1] = _point_row(
                 s, value, bound, j, k, nx, ny, nz, zc, careful_points[r], _ZERO, nx - 1, none,
                 none, np.zeros(0), _ZERO - 1, columns)
@@ -160,11 +153,11 @@ def _count(s, value, bound, equal, zero, nx, ny, nz, zc, rows, careful_points, c
 
 @kernel(nogil=True)
 def _emit_points(s, value, bound, nx, ny, nz, zc, careful_points, point_counts, point_spans,
-                 point_start, lo, hi, t, first, step):
+                 point_start, lo, hi, t, scratch, first, step):
     n = ny * nz
-    columns = np.empty(nx, np.uint8)
+    columns = scratch[first]
     for block in range(first, (n + _BLOCK - 1) // _BLOCK, step):
-        for r in range(block * _BLOCK, min(n, (block + 1) * _BLOCK)):
+        for r in range(block * _BLOCK, _block_end(block, n)):
             if point_counts[r]:
                 careful = None if careful_points is None else careful_points[r]
                 _point_row(s, value, bound, r % ny, r // ny, nx, ny, nz, zc, careful,
@@ -174,25 +167,65 @@ def _emit_points(s, value, bound, nx, ny, nz, zc, careful_points, point_counts, 
 
 @kernel(nogil=True)
 def _emit_cells(s, value, bound, nx, ny, zc, careful_cells, offsets, tables, cut, cell_counts,
-                cell_spans, cell_start, point_start, lo, hi, cells, source, first, step):
+                cell_spans, cell_start, row_start, lo, hi, cells, source, scratch, edge_points,
+                first, step):
+    """Write each cell row's output cells from its start: each crossed edge's point
+    (``found``, by edge; ``cut``: each case's crossed edges) looked up once per
+    cell, in the outputs (``lo``, ``hi``) of the cell's point rows (from
+    ``row_start``). One loop, no row function: each level of calls is compiled
+    again, cold."""
     n = cell_counts.shape[0]
     counts, table, edges = tables
-    columns = np.empty(nx, np.uint8)
-    found = np.empty(edges.shape[0], np.int64)
+    per = table.shape[2]
+    full = (1 << 4 * zc) - 1
+    nxy = nx * ny
+    columns = scratch[first]
+    found = edge_points[first]
     for block in range(first, (n + _BLOCK - 1) // _BLOCK, step):
-        for c in range(block * _BLOCK, min(n, (block + 1) * _BLOCK)):
-            if cell_counts[c]:
-                careful = None if careful_cells is None else careful_cells[c]
-                _emit_cells_row(s, value, bound, c % (ny - 1), c // (ny - 1), nx, ny, zc,
-                                careful, counts, table, edges, cut, offsets,
-                                cell_spans[c, 0], cell_spans[c, 1], lo, hi, point_start, cells,
-                                source, cell_start[c], columns, found)
+        for c in range(block * _BLOCK, _block_end(block, n)):
+            if cell_counts[c] == 0:
+                continue
+            careful = None if careful_cells is None else careful_cells[c]
+            j, k = c % (ny - 1), c // (ny - 1)
+            i0, i1, count = cell_spans[c, 0], cell_spans[c, 1], cell_start[c]
+            row_first = j * nx + k * nxy
+            row = j + ny * k
+            # Each of the cell row's point rows: the first output at or after this
+            # cell (scalars, not an array, so that they stay in registers).
+            q0, q1 = row_start[row], row_start[row + 1]
+            q2 = q3 = q0
+            if zc == 2:
+                q2, q3 = row_start[row + ny], row_start[row + ny + 1]
+            _columns(s, bound, row_first, nx, nxy if zc == 2 else 0, i0, i1 + 1, columns)
+            for i in range(i0, i1 + 1):
+                case = _case(columns, i, full)
+                if case == 0 or (careful_cells is not None and careful_cells[c]
+                                 and not _finite_cell(s, i, j, k, nx, nxy, zc)):
+                    continue
+                base = row_first + i
+                q0, q1 = _advance(lo, q0, base), _advance(lo, q1, base + nx)
+                if zc == 2:
+                    q2, q3 = _advance(lo, q2, base + nxy), _advance(lo, q3, base + nx + nxy)
+                for m in range(cut[case, 0]):
+                    e = cut[case, m + 1]
+                    lo_key, hi_key, r = _corner_key(s, value, base, offsets, edges[e, 0],
+                                                    edges[e, 1], careful)
+                    # Arithmetic, not branches: the row varies from edge to edge.
+                    q = (q0 * (r == 0) + q1 * (r == 1)) + (q2 * (r == 2) + q3 * (r == 3))
+                    found[e] = _find(lo, hi, q, lo_key, hi_key)
+                for t in range(counts[case]):
+                    if careful_cells is not None and careful_cells[c] and _repeats(
+                            found, table[case, t]):
+                        continue  # collapsed on a snapped point
+                    for m in range(per):
+                        cells[count, m] = found[table[case, t, m]]
+                    source[count] = i + (nx - 1) * (j + (ny - 1) * k)
+                    count += 1
 
 
-def _on_threads(kernel_, *args) -> None:
-    """``kernel_(*args, first, step)`` on each of :func:`~daxpy.worklets._numba.threads`
-    threads (``first`` its number, ``step`` their count), returning when all are done."""
-    step = threads()
+def _on_threads(step: int, kernel_, *args) -> None:
+    """``kernel_(*args, first, step)`` on ``step`` threads at once (``first`` the
+    thread's number), returning when all are done."""
     if step == 1:
         kernel_(*args, 0, 1)
         return
@@ -243,16 +276,21 @@ def contour_structured(grid, scalars: np.ndarray, value: float, place=None) -> E
     cell_spans = np.zeros((n_cell_rows, 2), np.int64)
     bad = np.zeros(ny * nz, bool)
     careful_points = careful_cells = None   # no row on the careful path, yet
-    counted = (point_counts, point_spans, cell_counts, cell_spans, bad)
+    # Each thread's buffers, made here (an array made in a kernel costs its
+    # compilation more than a second, cold), a cache line or more apart.
+    step = threads()
+    scratch = np.empty((step, nx + 64), np.uint8)
+    edge_points = np.empty((step, 32), np.int64)
+    counted = (point_counts, point_spans, cell_counts, cell_spans, bad, scratch)
     # Every row on the fast path, screened as it goes; then the rows near a bad
     # one again, on the careful path (none, for most fields).
     screen = screen_values(s.dtype, value)
-    _on_threads(_count, s, value, bound, *screen, nx, ny, nz, zc, np.arange(ny * nz),
+    _on_threads(step, _count, s, value, bound, *screen, nx, ny, nz, zc, np.arange(ny * nz),
                 careful_points, careful_cells, offsets, tables, *counted)
     if bad.any():
         careful_points, careful_cells, again = _careful_rows(bad.reshape(nz, ny), zc)
-        _on_threads(_count, s, value, bound, *screen, nx, ny, nz, zc, again, careful_points,
-                    careful_cells, offsets, tables, *counted)
+        _on_threads(step, _count, s, value, bound, *screen, nx, ny, nz, zc, again,
+                    careful_points, careful_cells, offsets, tables, *counted)
     point_start, cell_start = _exclusive(point_counts), _exclusive(cell_counts)
 
     lo = np.empty(point_start[-1], np.int64)
@@ -260,9 +298,9 @@ def contour_structured(grid, scalars: np.ndarray, value: float, place=None) -> E
     per = table.shape[2]
     cells = np.empty((cell_start[-1], per), np.int64)
     source = np.empty(cells.shape[0], np.int64)
-    _on_threads(_emit_points, s, value, bound, nx, ny, nz, zc, careful_points, point_counts,
-                point_spans, point_start, lo, hi, t)
-    _on_threads(_emit_cells, s, value, bound, nx, ny, zc, careful_cells, offsets, tables,
+    _on_threads(step, _emit_points, s, value, bound, nx, ny, nz, zc, careful_points,
+                point_counts, point_spans, point_start, lo, hi, t, scratch)
+    _on_threads(step, _emit_cells, s, value, bound, nx, ny, zc, careful_cells, offsets, tables,
                 _CUT[kind], cell_counts, cell_spans, cell_start, point_start, lo, hi, cells,
-                source)
+                source, scratch, edge_points)
     return EdgeCut(lo=lo, hi=hi, t=t, cells={per: cells}, source={per: source})
