@@ -74,7 +74,11 @@ def _point_row(s, value, bound, j, k, nx, ny, nz, zc, careful, i0, i1, lo, hi, t
         if careful is not None and careful:
             flags = _careful_flags(s, value, bound, i, j, k, nx, ny, nz, zc)
         else:
-            flags = _fast_flags(columns[i], columns[i + 1] if i + 1 < nx else columns[i])
+            column = columns[i]
+            after = columns[i + 1] if i + 1 < nx else column
+            if column == after and (column == 0 or column == 15):
+                continue  # all in or all out: most of a span, passed by the one test
+            flags = _fast_flags(column, after)
         if flags == 0:
             continue
         low, high = (i if i < low else low), i

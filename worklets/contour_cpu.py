@@ -48,7 +48,7 @@ import numpy as np
 from ._contour_careful_cpu import (HELPER, _careful_rows, _corner_key, _finite_cell, _repeats,
                                    _screen_row, screen_values)
 # _spread: the clip kernels import it from here too.
-from ._contour_rows_cpu import _ZERO, _case, _columns, _count_cells, _point_row, _spread
+from ._contour_rows_cpu import _ZERO, _columns, _count_cells, _point_row, _spread
 from ._edge_cut import EdgeCut
 from ._marching import TABLES, at_least_bound, cut_edges
 from ._numba import kernel, structured_rows, threads
@@ -198,10 +198,13 @@ def _emit_cells(s, value, bound, nx, ny, zc, careful_cells, offsets, tables, cut
                 q2, q3 = row_start[row + ny], row_start[row + ny + 1]
             _columns(s, bound, row_first, nx, nxy if zc == 2 else 0, i0, i1 + 1, columns)
             for i in range(i0, i1 + 1):
-                case = _case(columns, i, full)
-                if case == 0 or (careful_cells is not None and careful_cells[c]
-                                 and not _finite_cell(s, i, j, k, nx, nxy, zc)):
+                column, after = columns[i], columns[i + 1]
+                if column == after and (column == 0 or column == 15):
+                    continue  # all in or all out: the count pass's test
+                if careful_cells is not None and careful_cells[c] and not _finite_cell(
+                        s, i, j, k, nx, nxy, zc):
                     continue
+                case = (_spread(column) | (_spread(after) << 1)) & full
                 base = row_first + i
                 q0, q1 = _advance(lo, q0, base), _advance(lo, q1, base + nx)
                 if zc == 2:
