@@ -19,6 +19,9 @@ import numpy as np
 from ._contour_careful_cpu import HELPER, _careful_flags, _collapsed, _corner_key, _finite_cell
 from ._numba import kernel
 
+_ALL_IN = np.uint64(0x0F0F0F0F0F0F0F0F)
+"""Eight columns all in, as the word of their bytes."""
+
 _ZERO = np.int64(0)
 """Zero typed as a value, not a literal: a literal argument would make Numba
 compile one more specialization of the function called (seconds, cold)."""
@@ -58,10 +61,21 @@ def _spread(column):
 
 
 @kernel(**HELPER)
+def _quiet_eight(columns, words, i):
+    """Whether the eight x from ``i`` (a multiple of 8) are all in or all out, with
+    the x after them: one word, not eight bytes (most of a row is quiet). Bytes
+    past the columns filled may be stale: they can only stop a skip, or allow one
+    past the x walked."""
+    word = words[i >> 3]
+    return (word == 0 or word == _ALL_IN) and columns[i + 8] == (word & 15)
+
+
+@kernel(**HELPER)
 def _point_row(s, value, bound, j, k, nx, ny, nz, zc, careful, i0, i1, lo, hi, t, start,
-               columns):
+               columns, words):
     """Point row (j, k): counts its outputs over ``[i0, i1]`` (``start < 0``),
-    returning their number and span, or writes them from ``start``."""
+    returning their number and span, or writes them from ``start``; ``words``: the
+    bytes of ``columns`` eight at a time."""
     nxy = nx * ny
     first = j * nx + k * nxy
     up = nx if j + 1 < ny else 0
@@ -70,10 +84,15 @@ def _point_row(s, value, bound, j, k, nx, ny, nz, zc, careful, i0, i1, lo, hi, t
     if careful is None or not careful:
         _columns(s, bound, first, up, out, i0, i1 + 1 if i1 + 1 < nx - 1 else nx - 1,
                  columns)
-    for i in range(i0, i1 + 1):
+    i = i0 - 1
+    while i < i1:
+        i += 1
         if careful is not None and careful:
             flags = _careful_flags(s, value, bound, i, j, k, nx, ny, nz, zc)
         else:
+            if i & 7 == 0 and _quiet_eight(columns, words, i):
+                i += 7
+                continue
             column = columns[i]
             after = columns[i + 1] if i + 1 < nx else column
             if column == after and (column == 0 or column == 15):

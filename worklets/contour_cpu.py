@@ -48,7 +48,8 @@ import numpy as np
 from ._contour_careful_cpu import (HELPER, _careful_rows, _corner_key, _finite_cell, _repeats,
                                    _screen_row, screen_values)
 # _spread: the clip kernels import it from here too.
-from ._contour_rows_cpu import _ZERO, _columns, _count_cells, _point_row, _spread
+from ._contour_rows_cpu import (_ZERO, _columns, _count_cells, _point_row, _quiet_eight,
+                               _spread)
 from ._edge_cut import EdgeCut
 from ._marching import TABLES, at_least_bound, cut_edges
 from ._numba import kernel, structured_rows, threads
@@ -96,12 +97,12 @@ def _find(lo, hi, q, a, b):
 @kernel(nogil=True)
 def _count(s, value, bound, equal, zero, nx, ny, nz, zc, rows, careful_points, careful_cells,
            offsets, tables, point_counts, point_spans, cell_counts, cell_spans, bad, scratch,
-           first, step):
+           scratch_words, first, step):
     n = rows.shape[0]
     nxy = nx * ny
     full = (1 << 4 * zc) - 1
     counts = tables[0]
-    columns = scratch[first]
+    columns, words = scratch[first], scratch_words[first]
     for block in range(first, (n + _BLOCK - 1) // _BLOCK, step):
         for x in range(block * _BLOCK, _block_end(block, n)):
             r = rows[x]
@@ -121,17 +122,21 @@ def _count(s, value, bound, equal, zero, nx, ny, nz, zc, rows, careful_points, c
                 # nothing, and every other x crosses its cell.
                 points, cells = _ZERO, _ZERO
                 point_low, point_high, cell_low, cell_high = nx, _ZERO - 1, nx - 1, _ZERO - 1
-                for i in range(nx - 1):
-                    column, after = columns[i], columns[i + 1]
-                    if column == after and (column == 0 or column == 15):
+                i = _ZERO
+                while i < nx - 1:
+                    if i & 7 == 0 and _quiet_eight(columns, words, i):
+                        i += 8
                         continue
-                    made = (((column ^ after) & 1) + ((column ^ (column >> 1)) & 1)
-                            + ((column ^ (column >> 2)) & 1))
-                    if made:
-                        point_low, point_high = (i if point_high < 0 else point_low), i
-                    points += made
-                    cells += counts[(_spread(column) | (_spread(after) << 1)) & full]
-                    cell_low, cell_high = (i if cell_high < 0 else cell_low), i
+                    column, after = columns[i], columns[i + 1]
+                    if column != after or (column != 0 and column != 15):
+                        made = (((column ^ after) & 1) + ((column ^ (column >> 1)) & 1)
+                                + ((column ^ (column >> 2)) & 1))
+                        if made:
+                            point_low, point_high = (i if point_high < 0 else point_low), i
+                        points += made
+                        cells += counts[(_spread(column) | (_spread(after) << 1)) & full]
+                        cell_low, cell_high = (i if cell_high < 0 else cell_low), i
+                    i += 1
                 last = columns[nx - 1]
                 made = ((last ^ (last >> 1)) & 1) + ((last ^ (last >> 2)) & 1)
                 if made:
@@ -144,7 +149,7 @@ def _count(s, value, bound, equal, zero, nx, ny, nz, zc, rows, careful_points, c
             none = np.zeros(0, np.int64)
             point_counts[r], point_spans[r, 0], point_spans[r, 1] = _point_row(
                 s, value, bound, j, k, nx, ny, nz, zc, careful_points[r], _ZERO, nx - 1, none,
-                none, np.zeros(0), _ZERO - 1, columns)
+                none, np.zeros(0), _ZERO - 1, columns, words)
             if cells_too:
                 cell_counts[c], cell_spans[c, 0], cell_spans[c, 1] = _count_cells(
                     s, value, bound, j, k, nx, ny, zc, careful_cells[c], tables[0], tables[1],
@@ -153,22 +158,22 @@ def _count(s, value, bound, equal, zero, nx, ny, nz, zc, rows, careful_points, c
 
 @kernel(nogil=True)
 def _emit_points(s, value, bound, nx, ny, nz, zc, careful_points, point_counts, point_spans,
-                 point_start, lo, hi, t, scratch, first, step):
+                 point_start, lo, hi, t, scratch, scratch_words, first, step):
     n = ny * nz
-    columns = scratch[first]
+    columns, words = scratch[first], scratch_words[first]
     for block in range(first, (n + _BLOCK - 1) // _BLOCK, step):
         for r in range(block * _BLOCK, _block_end(block, n)):
             if point_counts[r]:
                 careful = None if careful_points is None else careful_points[r]
                 _point_row(s, value, bound, r % ny, r // ny, nx, ny, nz, zc, careful,
                            point_spans[r, 0], point_spans[r, 1], lo, hi, t, point_start[r],
-                           columns)
+                           columns, words)
 
 
 @kernel(nogil=True)
 def _emit_cells(s, value, bound, nx, ny, zc, careful_cells, offsets, tables, cut, cell_counts,
-                cell_spans, cell_start, row_start, lo, hi, cells, source, scratch, edge_points,
-                first, step):
+                cell_spans, cell_start, row_start, lo, hi, cells, source, scratch, scratch_words,
+                edge_points, first, step):
     """Write each cell row's output cells from its start: each crossed edge's point
     (``found``, by edge; ``cut``: each case's crossed edges) looked up once per
     cell, in the outputs (``lo``, ``hi``) of the cell's point rows (from
@@ -179,7 +184,7 @@ def _emit_cells(s, value, bound, nx, ny, zc, careful_cells, offsets, tables, cut
     per = table.shape[2]
     full = (1 << 4 * zc) - 1
     nxy = nx * ny
-    columns = scratch[first]
+    columns, words = scratch[first], scratch_words[first]
     found = edge_points[first]
     for block in range(first, (n + _BLOCK - 1) // _BLOCK, step):
         for c in range(block * _BLOCK, _block_end(block, n)):
@@ -197,7 +202,12 @@ def _emit_cells(s, value, bound, nx, ny, zc, careful_cells, offsets, tables, cut
             if zc == 2:
                 q2, q3 = row_start[row + ny], row_start[row + ny + 1]
             _columns(s, bound, row_first, nx, nxy if zc == 2 else 0, i0, i1 + 1, columns)
-            for i in range(i0, i1 + 1):
+            i = i0 - 1
+            while i < i1:
+                i += 1
+                if i & 7 == 0 and _quiet_eight(columns, words, i):
+                    i += 7
+                    continue
                 column, after = columns[i], columns[i + 1]
                 if column == after and (column == 0 or column == 15):
                     continue  # all in or all out: the count pass's test
@@ -282,9 +292,10 @@ def contour_structured(grid, scalars: np.ndarray, value: float, place=None) -> E
     # Each thread's buffers, made here (an array made in a kernel costs its
     # compilation more than a second, cold), a cache line or more apart.
     step = threads()
-    scratch = np.empty((step, nx + 64), np.uint8)
+    scratch = np.empty((step, 8 * ((nx + 71) // 8)), np.uint8)
+    scratch_words = scratch.view(np.uint64)   # the same bytes, eight at a time
     edge_points = np.empty((step, 32), np.int64)
-    counted = (point_counts, point_spans, cell_counts, cell_spans, bad, scratch)
+    counted = (point_counts, point_spans, cell_counts, cell_spans, bad, scratch, scratch_words)
     # Every row on the fast path, screened as it goes; then the rows near a bad
     # one again, on the careful path (none, for most fields).
     screen = screen_values(s.dtype, value)
@@ -302,8 +313,8 @@ def contour_structured(grid, scalars: np.ndarray, value: float, place=None) -> E
     cells = np.empty((cell_start[-1], per), np.int64)
     source = np.empty(cells.shape[0], np.int64)
     _on_threads(step, _emit_points, s, value, bound, nx, ny, nz, zc, careful_points,
-                point_counts, point_spans, point_start, lo, hi, t, scratch)
+                point_counts, point_spans, point_start, lo, hi, t, scratch, scratch_words)
     _on_threads(step, _emit_cells, s, value, bound, nx, ny, zc, careful_cells, offsets, tables,
                 _CUT[kind], cell_counts, cell_spans, cell_start, point_start, lo, hi, cells,
-                source, scratch, edge_points)
+                source, scratch, scratch_words, edge_points)
     return EdgeCut(lo=lo, hi=hi, t=t, cells={per: cells}, source={per: source})
