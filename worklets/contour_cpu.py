@@ -41,6 +41,7 @@ Examples
 
 from __future__ import annotations
 
+import os
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -66,8 +67,10 @@ _BLOCK = 8
 the rows that emit anything are bunched where the surface is, and neighbouring
 blocks go to different threads."""
 
-_POOL: list[ThreadPoolExecutor] = []
-"""The threads the passes run on, made at the first pass that uses more than one."""
+_POOL: list[tuple[int, ThreadPoolExecutor]] = []
+"""The threads the passes run on, with the process they were made in: made at the
+first pass that uses more than one, and again in a forked child (which has none
+of its parent's threads)."""
 
 
 @kernel(**HELPER)
@@ -242,12 +245,12 @@ def _on_threads(step: int, kernel_, *args) -> None:
     if step == 1:
         kernel_(*args, 0, 1)
         return
-    if not _POOL:
+    if not _POOL or _POOL[0][0] != os.getpid():
         from numba import config
 
-        _POOL.append(ThreadPoolExecutor(config.NUMBA_NUM_THREADS,
-                                        thread_name_prefix="daxpy-contour"))
-    for _ in _POOL[0].map(lambda first: kernel_(*args, first, step), range(step)):
+        _POOL[:] = [(os.getpid(), ThreadPoolExecutor(config.NUMBA_NUM_THREADS,
+                                                     thread_name_prefix="daxpy-contour"))]
+    for _ in _POOL[0][1].map(lambda first: kernel_(*args, first, step), range(step)):
         pass  # iterating re-raises a thread's exception
 
 
