@@ -151,3 +151,30 @@ def test_the_filter_gives_the_numpy_surface(make, options, monkeypatch):
         assert ours.point_data[name].tobytes() == values.tobytes(), name
     for name, values in reference.cell_data.items():
         assert ours.cell_data[name].tobytes() == values.tobytes(), name
+
+
+_FORKED = """
+import os, numpy as np, daxpy
+from daxpy.data.worklet import get_worklet
+daxpy.configure_cpu(threads=2)
+grid = daxpy.UniformGrid(dims=(30, 30, 30))
+field = np.random.default_rng(0).random(grid.n_points)
+contour = get_worklet("contour").cpu_impl("uniform")
+before = contour(grid, field, value=0.5)
+pid = os.fork()
+if pid == 0:
+    after = contour(grid, field, value=0.5)
+    os._exit(0 if after.cells[3].tobytes() == before.cells[3].tobytes() else 3)
+_, status = os.waitpid(pid, 0)
+print(os.waitstatus_to_exitcode(status))
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_forked_child_contours_on_threads_of_its_own():
+    # The passes' thread pool was made in the parent: a child that used it would
+    # wait forever on threads it does not have.
+    child = subprocess.run([sys.executable, "-c", _FORKED], capture_output=True, text=True,
+                           check=False, timeout=300, cwd=os.path.dirname(__file__))
+    assert child.returncode == 0, child.stderr
+    assert child.stdout.strip().splitlines()[-1] == "0"

@@ -21,8 +21,13 @@ import numpy as np
 
 from ._numba import kernel
 
+HELPER = {"no_cpython_wrapper": True, "no_cfunc_wrapper": True}
+"""Options of the contour's helpers, called only from compiled code: without the
+wrappers for calls from Python, which cost each function a fraction of a second
+cold."""
 
-@kernel()
+
+@kernel(**HELPER)
 def _screen_row(s, equal, zero, first, n):
     """Whether ``s[first:first + n]`` holds a NaN, an Inf or ``equal`` (the value,
     in the field's dtype: NaN where the dtype cannot hold it). All in the field's
@@ -51,7 +56,7 @@ def screen_values(dtype: np.dtype, value: float) -> tuple:
     return (same if float(same) == value else dtype.type(np.nan)), dtype.type(0)
 
 
-@kernel()
+@kernel(**HELPER)
 def _finite_cell(s, ci, cj, ck, nx, nxy, zc):
     base = ci + cj * nx + ck * nxy
     for dk in range(zc):
@@ -63,7 +68,7 @@ def _finite_cell(s, ci, cj, ck, nx, nxy, zc):
     return True
 
 
-@kernel()
+@kernel(**HELPER)
 def _span(c, n, along):
     """The cells beside coordinate ``c`` on an axis of ``n`` points: its own cell
     along the edge, else the cells before and after it."""
@@ -72,7 +77,7 @@ def _span(c, n, along):
     return max(c - 1, 0), min(c, n - 2)
 
 
-@kernel()
+@kernel(**HELPER)
 def _edge_used(s, bound, i, j, k, axis, nx, ny, nz, zc):
     """Whether the edge from point (i, j, k) along ``axis`` is cut by a cell with
     finite corners (such a cell cuts every edge it crosses)."""
@@ -92,7 +97,7 @@ def _edge_used(s, bound, i, j, k, axis, nx, ny, nz, zc):
     return False
 
 
-@kernel()
+@kernel(**HELPER)
 def _careful_flags(s, value, bound, i, j, k, nx, ny, nz, zc):
     """A point's outputs, bit 0 for the point itself (snapped), bits 1.. for its
     edges along x, y, z: any grid, any values."""
@@ -115,7 +120,7 @@ def _careful_flags(s, value, bound, i, j, k, nx, ny, nz, zc):
     return flags | (1 if at_point and touched else 0)
 
 
-@kernel()
+@kernel(**HELPER)
 def _corner_key(s, value, base, offsets, a, b, careful):
     """The output point of a cell's edge from corner ``a`` to ``b`` (``a < b``):
     ``(lo, hi, row)``, ``row`` the cell's point row holding ``lo``."""
@@ -128,7 +133,7 @@ def _corner_key(s, value, base, offsets, a, b, careful):
     return pa, pb, a >> 1
 
 
-@kernel()
+@kernel(**HELPER)
 def _collapsed(keys):
     """Whether an output cell lists one point twice (snapped where a grid value
     equals the value): VTK drops those."""
@@ -140,7 +145,7 @@ def _collapsed(keys):
     return False
 
 
-@kernel()
+@kernel(**HELPER)
 def _repeats(found, cut):
     """Whether the output cell through the edges ``cut`` lists one point twice."""
     for a in range(cut.shape[0]):

@@ -2,8 +2,9 @@
 curvilinear): Flying Edges-style passes over the grid's x-rows, giving the NumPy
 implementation's :class:`~daxpy.worklets._edge_cut.EdgeCut` bit for bit.
 
-Each pass is one parallel loop over blocks of rows (Numba ``prange``); every row
-writes its own slots, so the output does not depend on the thread count:
+Each pass is a serial kernel over blocks of rows, run on every thread at once
+(:func:`_on_threads`), each thread taking every n-th block; every row writes its
+own slots, so the output does not depend on the thread count:
 
 1. *count*: per point row, its output points (the cut edges starting at its
    points, by point then axis) and per cell row its output cells, with the span
@@ -22,7 +23,12 @@ and the cells in input cell order, then the case table's order.
 
 Where no row takes the careful path, the kernels get None for its flags:
 Numba prunes the branches testing ``careful is None`` before typing, so the
-careful path is compiled only for a field that needs it (seconds, cold).
+careful path is compiled only for a field that needs it (seconds, cold). The
+kernels are serial (``nogil``), threaded from Python, not Numba ``prange`` loops:
+a parallel kernel is two more levels of compiled code, each re-optimizing all
+it calls, and cost a cold first call about half of its 6 s. For the same reason
+the row loops are written out in the passes, and the threads' buffers are made
+by the caller (an array made in a kernel compiles NumPy's allocation with it).
 
 Examples
 --------
@@ -35,14 +41,19 @@ Examples
 
 from __future__ import annotations
 
-import numpy as np
-from numba import parallel_chunksize, prange
+import os
+from concurrent.futures import ThreadPoolExecutor
 
-from ._contour_careful_cpu import (_careful_flags, _careful_rows, _collapsed, _corner_key,
-                                   _finite_cell, _repeats, _screen_row, screen_values)
+import numpy as np
+
+from ._contour_careful_cpu import (HELPER, _careful_rows, _corner_key, _finite_cell, _repeats,
+                                   _screen_row, screen_values)
+# _spread: the clip kernels import it from here too.
+from ._contour_rows_cpu import (_ZERO, _columns, _count_cells, _point_row, _quiet_eight,
+                               _spread)
 from ._edge_cut import EdgeCut
 from ._marching import TABLES, at_least_bound, cut_edges
-from ._numba import kernel, structured_rows
+from ._numba import kernel, structured_rows, threads
 
 _KINDS = {3: "voxel", 2: "pixel"}
 """The cell each grid dimension is marched as (1-D grids run the NumPy path)."""
@@ -52,167 +63,25 @@ _CUT = {kind: cut_edges(kind) for kind in _KINDS.values()}
 """Each case's cut edges, by kind (a cell's triangles use all of them)."""
 
 _BLOCK = 8
-"""Rows per iteration of the parallel loops (which share one row buffer)."""
+"""Rows per block (which share one row buffer); a thread takes every n-th block:
+the rows that emit anything are bunched where the surface is, and neighbouring
+blocks go to different threads."""
 
-_ZERO, _NO, _YES = np.int64(0), np.bool_(False), np.bool_(True)
-"""Constants typed as values, not literals: a literal argument would make Numba
-compile one more specialization of the function called (seconds, cold)."""
-
-@kernel()
-def _columns(s, bound, first, up, out, i0, i1, columns):
-    """For x from ``i0`` to ``i1``: which of the points p, p + up, p + out,
-    p + up + out (p = first + x) are at or above the value, as bits 0 to 3. That is
-    the x-column of a row of cells, or of a point row and its y and z neighbours
-    (``up``, ``out``: 0 on the grid's last row, or in 2-D)."""
-    n = i1 + 1 - i0
-    start = first + i0
-    # Four row slices and byte arithmetic: a loop the compiler vectorizes, so the
-    # passes after it walk bytes, not four rows of floats.
-    a, b = s[start:start + n], s[start + up:start + up + n]
-    c, d = s[start + out:start + out + n], s[start + up + out:start + up + out + n]
-    into = columns[i0:i0 + n]
-    for i in range(n):
-        into[i] = (np.uint8(a[i] >= bound) | (np.uint8(b[i] >= bound) << 1)
-                   | (np.uint8(c[i] >= bound) << 2) | (np.uint8(d[i] >= bound) << 3))
+_POOL: list[tuple[int, ThreadPoolExecutor]] = []
+"""The threads the passes run on, with the process they were made in: made at the
+first pass that uses more than one, and again in a forked child (which has none
+of its parent's threads)."""
 
 
-@kernel()
-def _fast_flags(column, after):
-    """A point's cut edges (bits 1 to 3: x, y, z) from its column and the next
-    one, where nothing near is NaN, Inf or equal to the value."""
-    return ((((column ^ after) & 1) << 1) | (((column ^ (column >> 1)) & 1) << 2)
-            | (((column ^ (column >> 2)) & 1) << 3))
+@kernel(**HELPER)
+def _block_end(block, n):
+    """Where block ``block`` of rows ends, of ``n`` (a conditional, not ``min``: each
+    builtin overload is compiled once more, cold)."""
+    end = (block + 1) * _BLOCK
+    return n if end > n else end
 
 
-@kernel()
-def _spread(column):
-    """A column's bits (its rows (y, z): (0, 0), (1, 0), (0, 1), (1, 1)) at the case
-    bits of the cell corners at x = 0 (VTK's voxel and pixel corner order)."""
-    return (column & 1) | ((column & 2) << 1) | ((column & 4) << 2) | ((column & 8) << 3)
-
-
-@kernel()
-def _fast_counts(s, bound, j, k, nx, ny, nz, zc, cells_too, counts, columns):
-    """Point row (j, k)'s outputs and, with ``cells_too``, its cell row's, with
-    their spans: where nothing near is NaN, Inf or the value."""
-    nxy = nx * ny
-    up = nx if j + 1 < ny else 0
-    out = nxy if k + 1 < nz else 0
-    _columns(s, bound, j * nx + k * nxy, up, out, _ZERO, nx - 1, columns)
-    full = (1 << 4 * zc) - 1
-    last = columns[nx - 1]
-    points = ((last ^ (last >> 1)) & 1) + ((last ^ (last >> 2)) & 1)
-    cells = 0
-    for i in range(nx - 1):
-        column, after = columns[i], columns[i + 1]
-        if column == after and (column == 0 or column == 15):
-            continue  # all in or all out: no cut edge, no crossed cell
-        points += (((column ^ after) & 1) + ((column ^ (column >> 1)) & 1)
-                   + ((column ^ (column >> 2)) & 1))
-        cells += counts[(_spread(column) | (_spread(after) << 1)) & full]
-    if not cells_too:
-        cells = _ZERO
-    point_low, point_high = _first_and_last(columns, nx, _NO, points)
-    cell_low, cell_high = _first_and_last(columns, nx - 1, _YES, cells)
-    return points, point_low, point_high, cells, cell_low, cell_high
-
-
-@kernel()
-def _first_and_last(columns, n, of_cells, made):
-    """The first and last x (of ``n``) where a point has a cut edge, or a cell is
-    crossed (``of_cells``); ``(n, -1)`` where nothing is ``made``."""
-    if made == 0:
-        return n, -1
-    low, high = _ZERO, n - 1
-    while _quiet(columns, low, n, of_cells):
-        low += 1
-    while _quiet(columns, high, n, of_cells):
-        high -= 1
-    return low, high
-
-
-@kernel()
-def _quiet(columns, i, n, of_cells):
-    column = columns[i]
-    after = columns[i + 1] if i + 1 < columns.shape[0] else column
-    if of_cells:
-        return column == after and (column == 0 or column == 15)
-    return _fast_flags(column, after if i + 1 < n else column) == 0
-
-
-@kernel()
-def _point_row(s, value, bound, j, k, nx, ny, nz, zc, careful, i0, i1, lo, hi, t, start,
-               columns):
-    """Point row (j, k): counts its outputs over ``[i0, i1]`` (``start < 0``),
-    returning their number and span, or writes them from ``start``."""
-    nxy = nx * ny
-    first = j * nx + k * nxy
-    up = nx if j + 1 < ny else 0
-    out = nxy if k + 1 < nz else 0
-    count, low, high = 0, nx, -1
-    if careful is None or not careful:
-        _columns(s, bound, first, up, out, i0, min(i1 + 1, nx - 1), columns)
-    for i in range(i0, i1 + 1):
-        if careful is not None and careful:
-            flags = _careful_flags(s, value, bound, i, j, k, nx, ny, nz, zc)
-        else:
-            flags = _fast_flags(columns[i], columns[i + 1] if i + 1 < nx else columns[i])
-        if flags == 0:
-            continue
-        low, high = min(low, i), i
-        if start < 0:
-            count += ((flags & 1) + ((flags >> 1) & 1) + ((flags >> 2) & 1)
-                      + ((flags >> 3) & 1))
-            continue
-        p = first + i
-        steps = (0, 1, up, out)
-        for bit in range(4):
-            if flags & (1 << bit):
-                q = p + steps[bit]
-                lo[start + count], hi[start + count] = p, q
-                low_value = np.float64(s[p])
-                # The NumPy implementation's float64 arithmetic, in its order.
-                t[start + count] = 0.0 if bit == 0 else (
-                    (value - low_value) / (np.float64(s[q]) - low_value))
-                count += 1
-    return count, low, high
-
-
-@kernel()
-def _case(columns, i, full):
-    """The case of the cell at x = i from its two columns (0 where it is all in or
-    all out)."""
-    case = (_spread(columns[i]) | (_spread(columns[i + 1]) << 1)) & full
-    return 0 if case == full else case
-
-
-@kernel()
-def _count_cells(s, value, bound, j, k, nx, ny, zc, careful, counts, table, edges, offsets,
-                 columns):
-    """Cell row (j, k)'s output cells and the span of its crossed cells (on the
-    careful path: cells collapsing on a snapped point are not counted)."""
-    per = table.shape[2]
-    full = (1 << 4 * zc) - 1
-    nxy = nx * ny
-    keys = np.empty((per, 3), np.int64)
-    count, low, high = 0, nx, -1
-    first = j * nx + k * nxy
-    _columns(s, bound, first, nx, nxy if zc == 2 else 0, _ZERO, nx - 1, columns)
-    for i in range(nx - 1):
-        case = _case(columns, i, full)
-        if case == 0 or (careful and not _finite_cell(s, i, j, k, nx, nxy, zc)):
-            continue
-        low, high = min(low, i), i
-        for n in range(counts[case]):
-            for m in range(per):
-                e = table[case, n, m]
-                keys[m, 0], keys[m, 1], keys[m, 2] = _corner_key(
-                    s, value, first + i, offsets, edges[e, 0], edges[e, 1], careful)
-            count += 0 if careful and _collapsed(keys) else 1
-    return count, low, high
-
-
-@kernel()
+@kernel(**HELPER)
 def _advance(lo, q, point):
     """The first output from ``q`` on whose edge starts at ``point`` or after."""
     while q < lo.shape[0] and lo[q] < point:
@@ -220,7 +89,7 @@ def _advance(lo, q, point):
     return q
 
 
-@kernel()
+@kernel(**HELPER)
 def _find(lo, hi, q, a, b):
     """The output point on edge (a, b), at or after ``q`` (a few steps on)."""
     while q + 1 < lo.shape[0] and (lo[q] != a or hi[q] != b):
@@ -228,58 +97,17 @@ def _find(lo, hi, q, a, b):
     return q
 
 
-@kernel()
-def _emit_cells_row(s, value, bound, j, k, nx, ny, zc, careful, counts, table, edges, cut,
-                    offsets, i0, i1, lo, hi, row_start, cells, source, start, columns, found):
-    """Write cell row (j, k)'s output cells from ``start``: each crossed edge's
-    point (``found``, by edge; ``cut``: each case's crossed edges) looked up once
-    per cell, in the rows' outputs (``lo``, ``hi``, the rows from ``row_start``)."""
-    per = table.shape[2]
-    full = (1 << 4 * zc) - 1
-    nxy = nx * ny
-    first = j * nx + k * nxy
-    row = j + ny * k
-    # Each of the cell row's point rows: the first output at or after this cell
-    # (scalars, not an array, so that they stay in registers).
-    q0, q1 = row_start[row], row_start[row + 1]
-    q2 = q3 = q0
-    if zc == 2:
-        q2, q3 = row_start[row + ny], row_start[row + ny + 1]
-    _columns(s, bound, first, nx, nxy if zc == 2 else 0, i0, i1 + 1, columns)
-    count = start
-    for i in range(i0, i1 + 1):
-        case = _case(columns, i, full)
-        if case == 0 or (careful is not None and careful
-                         and not _finite_cell(s, i, j, k, nx, nxy, zc)):
-            continue
-        base = first + i
-        q0, q1 = _advance(lo, q0, base), _advance(lo, q1, base + nx)
-        if zc == 2:
-            q2, q3 = _advance(lo, q2, base + nxy), _advance(lo, q3, base + nx + nxy)
-        for m in range(cut[case, 0]):
-            e = cut[case, m + 1]
-            lo_key, hi_key, r = _corner_key(s, value, base, offsets, edges[e, 0],
-                                            edges[e, 1], careful)
-            # Arithmetic, not branches: the row varies from edge to edge.
-            q = (q0 * (r == 0) + q1 * (r == 1)) + (q2 * (r == 2) + q3 * (r == 3))
-            found[e] = _find(lo, hi, q, lo_key, hi_key)
-        for n in range(counts[case]):
-            if careful is not None and careful and _repeats(found, table[case, n]):
-                continue  # collapsed on a snapped point
-            for m in range(per):
-                cells[count, m] = found[table[case, n, m]]
-            source[count] = i + (nx - 1) * (j + (ny - 1) * k)
-            count += 1
-
-
-@kernel(parallel=True)
+@kernel(nogil=True)
 def _count(s, value, bound, equal, zero, nx, ny, nz, zc, rows, careful_points, careful_cells,
-           offsets, tables, point_counts, point_spans, cell_counts, cell_spans, bad):
-    none = np.zeros(0, np.int64)
+           offsets, tables, point_counts, point_spans, cell_counts, cell_spans, bad, scratch,
+           scratch_words, first, step):
     n = rows.shape[0]
-    for block in prange((n + _BLOCK - 1) // _BLOCK):
-        columns = np.empty(nx, np.uint8)
-        for x in range(block * _BLOCK, min(n, (block + 1) * _BLOCK)):
+    nxy = nx * ny
+    full = (1 << 4 * zc) - 1
+    counts = tables[0]
+    columns, words = scratch[first], scratch_words[first]
+    for block in range(first, (n + _BLOCK - 1) // _BLOCK, step):
+        for x in range(block * _BLOCK, _block_end(block, n)):
             r = rows[x]
             j, k = r % ny, r // ny
             # The screen, while the row is in cache.
@@ -288,50 +116,142 @@ def _count(s, value, bound, equal, zero, nx, ny, nz, zc, rows, careful_points, c
             cells_too = j + 1 < ny and (zc == 1 or k + 1 < nz)
             if careful_points is None or (not careful_points[r]
                                           and not (cells_too and careful_cells[c])):
-                (point_counts[r], point_spans[r, 0], point_spans[r, 1], made, low,
-                 high) = _fast_counts(s, bound, j, k, nx, ny, nz, zc, cells_too, tables[0],
-                                      columns)
+                # Nothing near is NaN, Inf or the value: the point row's columns with
+                # its y and z neighbours are its cell row's too. (In this loop, not a
+                # function of its own: each level of calls is compiled again, cold.)
+                _columns(s, bound, r * nx, nx if j + 1 < ny else 0, nxy if k + 1 < nz else 0,
+                         _ZERO, nx - 1, columns)
+                # Counts and spans in one walk: the quiet x (all in or all out) make
+                # nothing, and every other x crosses its cell.
+                points, cells = _ZERO, _ZERO
+                point_low, point_high, cell_low, cell_high = nx, _ZERO - 1, nx - 1, _ZERO - 1
+                i = _ZERO
+                while i < nx - 1:
+                    if i & 7 == 0 and _quiet_eight(columns, words, i):
+                        i += 8
+                        continue
+                    column, after = columns[i], columns[i + 1]
+                    if column != after or (column != 0 and column != 15):
+                        made = (((column ^ after) & 1) + ((column ^ (column >> 1)) & 1)
+                                + ((column ^ (column >> 2)) & 1))
+                        if made:
+                            point_low, point_high = (i if point_high < 0 else point_low), i
+                        points += made
+                        cells += counts[(_spread(column) | (_spread(after) << 1)) & full]
+                        cell_low, cell_high = (i if cell_high < 0 else cell_low), i
+                    i += 1
+                last = columns[nx - 1]
+                made = ((last ^ (last >> 1)) & 1) + ((last ^ (last >> 2)) & 1)
+                if made:
+                    point_low, point_high = (nx - 1 if point_high < 0 else point_low), nx - 1
+                point_counts[r] = points + made
+                point_spans[r, 0], point_spans[r, 1] = point_low, point_high
                 if cells_too:
-                    cell_counts[c], cell_spans[c, 0], cell_spans[c, 1] = made, low, high
+                    cell_counts[c], cell_spans[c, 0], cell_spans[c, 1] = cells, cell_low, cell_high
                 continue
+            none = np.zeros(0, np.int64)
             point_counts[r], point_spans[r, 0], point_spans[r, 1] = _point_row(
                 s, value, bound, j, k, nx, ny, nz, zc, careful_points[r], _ZERO, nx - 1, none,
-                none, np.zeros(0), _ZERO - 1, columns)
+                none, np.zeros(0), _ZERO - 1, columns, words)
             if cells_too:
                 cell_counts[c], cell_spans[c, 0], cell_spans[c, 1] = _count_cells(
                     s, value, bound, j, k, nx, ny, zc, careful_cells[c], tables[0], tables[1],
                     tables[2], offsets, columns)
 
 
-@kernel(parallel=True)
+@kernel(nogil=True)
 def _emit_points(s, value, bound, nx, ny, nz, zc, careful_points, point_counts, point_spans,
-                 point_start, lo, hi, t):
+                 point_start, lo, hi, t, scratch, scratch_words, first, step):
     n = ny * nz
-    for block in prange((n + _BLOCK - 1) // _BLOCK):
-        columns = np.empty(nx, np.uint8)
-        for r in range(block * _BLOCK, min(n, (block + 1) * _BLOCK)):
+    columns, words = scratch[first], scratch_words[first]
+    for block in range(first, (n + _BLOCK - 1) // _BLOCK, step):
+        for r in range(block * _BLOCK, _block_end(block, n)):
             if point_counts[r]:
                 careful = None if careful_points is None else careful_points[r]
                 _point_row(s, value, bound, r % ny, r // ny, nx, ny, nz, zc, careful,
                            point_spans[r, 0], point_spans[r, 1], lo, hi, t, point_start[r],
-                           columns)
+                           columns, words)
 
 
-@kernel(parallel=True)
+@kernel(nogil=True)
 def _emit_cells(s, value, bound, nx, ny, zc, careful_cells, offsets, tables, cut, cell_counts,
-                cell_spans, cell_start, point_start, lo, hi, cells, source):
+                cell_spans, cell_start, row_start, lo, hi, cells, source, scratch, scratch_words,
+                edge_points, first, step):
+    """Write each cell row's output cells from its start: each crossed edge's point
+    (``found``, by edge; ``cut``: each case's crossed edges) looked up once per
+    cell, in the outputs (``lo``, ``hi``) of the cell's point rows (from
+    ``row_start``). One loop, no row function: each level of calls is compiled
+    again, cold."""
     n = cell_counts.shape[0]
     counts, table, edges = tables
-    for block in prange((n + _BLOCK - 1) // _BLOCK):
-        columns = np.empty(nx, np.uint8)
-        found = np.empty(edges.shape[0], np.int64)
-        for c in range(block * _BLOCK, min(n, (block + 1) * _BLOCK)):
-            if cell_counts[c]:
-                careful = None if careful_cells is None else careful_cells[c]
-                _emit_cells_row(s, value, bound, c % (ny - 1), c // (ny - 1), nx, ny, zc,
-                                careful, counts, table, edges, cut, offsets,
-                                cell_spans[c, 0], cell_spans[c, 1], lo, hi, point_start, cells,
-                                source, cell_start[c], columns, found)
+    per = table.shape[2]
+    full = (1 << 4 * zc) - 1
+    nxy = nx * ny
+    columns, words = scratch[first], scratch_words[first]
+    found = edge_points[first]
+    for block in range(first, (n + _BLOCK - 1) // _BLOCK, step):
+        for c in range(block * _BLOCK, _block_end(block, n)):
+            if cell_counts[c] == 0:
+                continue
+            careful = None if careful_cells is None else careful_cells[c]
+            j, k = c % (ny - 1), c // (ny - 1)
+            i0, i1, count = cell_spans[c, 0], cell_spans[c, 1], cell_start[c]
+            row_first = j * nx + k * nxy
+            row = j + ny * k
+            # Each of the cell row's point rows: the first output at or after this
+            # cell (scalars, not an array, so that they stay in registers).
+            q0, q1 = row_start[row], row_start[row + 1]
+            q2 = q3 = q0
+            if zc == 2:
+                q2, q3 = row_start[row + ny], row_start[row + ny + 1]
+            _columns(s, bound, row_first, nx, nxy if zc == 2 else 0, i0, i1 + 1, columns)
+            i = i0 - 1
+            while i < i1:
+                i += 1
+                if i & 7 == 0 and _quiet_eight(columns, words, i):
+                    i += 7
+                    continue
+                column, after = columns[i], columns[i + 1]
+                if column == after and (column == 0 or column == 15):
+                    continue  # all in or all out: the count pass's test
+                if careful_cells is not None and careful_cells[c] and not _finite_cell(
+                        s, i, j, k, nx, nxy, zc):
+                    continue
+                case = (_spread(column) | (_spread(after) << 1)) & full
+                base = row_first + i
+                q0, q1 = _advance(lo, q0, base), _advance(lo, q1, base + nx)
+                if zc == 2:
+                    q2, q3 = _advance(lo, q2, base + nxy), _advance(lo, q3, base + nx + nxy)
+                for m in range(cut[case, 0]):
+                    e = cut[case, m + 1]
+                    lo_key, hi_key, r = _corner_key(s, value, base, offsets, edges[e, 0],
+                                                    edges[e, 1], careful)
+                    # Arithmetic, not branches: the row varies from edge to edge.
+                    q = (q0 * (r == 0) + q1 * (r == 1)) + (q2 * (r == 2) + q3 * (r == 3))
+                    found[e] = _find(lo, hi, q, lo_key, hi_key)
+                for t in range(counts[case]):
+                    if careful_cells is not None and careful_cells[c] and _repeats(
+                            found, table[case, t]):
+                        continue  # collapsed on a snapped point
+                    for m in range(per):
+                        cells[count, m] = found[table[case, t, m]]
+                    source[count] = i + (nx - 1) * (j + (ny - 1) * k)
+                    count += 1
+
+
+def _on_threads(step: int, kernel_, *args) -> None:
+    """``kernel_(*args, first, step)`` on ``step`` threads at once (``first`` the
+    thread's number), returning when all are done."""
+    if step == 1:
+        kernel_(*args, 0, 1)
+        return
+    if not _POOL or _POOL[0][0] != os.getpid():
+        from numba import config
+
+        _POOL[:] = [(os.getpid(), ThreadPoolExecutor(config.NUMBA_NUM_THREADS,
+                                                     thread_name_prefix="daxpy-contour"))]
+    for _ in _POOL[0][1].map(lambda first: kernel_(*args, first, step), range(step)):
+        pass  # iterating re-raises a thread's exception
 
 
 def _exclusive(counts: np.ndarray) -> np.ndarray:
@@ -372,16 +292,22 @@ def contour_structured(grid, scalars: np.ndarray, value: float, place=None) -> E
     cell_spans = np.zeros((n_cell_rows, 2), np.int64)
     bad = np.zeros(ny * nz, bool)
     careful_points = careful_cells = None   # no row on the careful path, yet
-    counted = (point_counts, point_spans, cell_counts, cell_spans, bad)
+    # Each thread's buffers, made here (an array made in a kernel costs its
+    # compilation more than a second, cold), a cache line or more apart.
+    step = threads()
+    scratch = np.empty((step, 8 * ((nx + 71) // 8)), np.uint8)
+    scratch_words = scratch.view(np.uint64)   # the same bytes, eight at a time
+    edge_points = np.empty((step, 32), np.int64)
+    counted = (point_counts, point_spans, cell_counts, cell_spans, bad, scratch, scratch_words)
     # Every row on the fast path, screened as it goes; then the rows near a bad
     # one again, on the careful path (none, for most fields).
     screen = screen_values(s.dtype, value)
-    _count(s, value, bound, *screen, nx, ny, nz, zc, np.arange(ny * nz), careful_points,
-           careful_cells, offsets, tables, *counted)
+    _on_threads(step, _count, s, value, bound, *screen, nx, ny, nz, zc, np.arange(ny * nz),
+                careful_points, careful_cells, offsets, tables, *counted)
     if bad.any():
         careful_points, careful_cells, again = _careful_rows(bad.reshape(nz, ny), zc)
-        _count(s, value, bound, *screen, nx, ny, nz, zc, again, careful_points, careful_cells,
-               offsets, tables, *counted)
+        _on_threads(step, _count, s, value, bound, *screen, nx, ny, nz, zc, again,
+                    careful_points, careful_cells, offsets, tables, *counted)
     point_start, cell_start = _exclusive(point_counts), _exclusive(cell_counts)
 
     lo = np.empty(point_start[-1], np.int64)
@@ -389,11 +315,9 @@ def contour_structured(grid, scalars: np.ndarray, value: float, place=None) -> E
     per = table.shape[2]
     cells = np.empty((cell_start[-1], per), np.int64)
     source = np.empty(cells.shape[0], np.int64)
-    # The rows that emit anything are bunched where the surface is: blocks dealt
-    # one at a time to the threads as they free up balance them.
-    with parallel_chunksize(1):
-        _emit_points(s, value, bound, nx, ny, nz, zc, careful_points, point_counts,
-                     point_spans, point_start, lo, hi, t)
-        _emit_cells(s, value, bound, nx, ny, zc, careful_cells, offsets, tables, _CUT[kind],
-                    cell_counts, cell_spans, cell_start, point_start, lo, hi, cells, source)
+    _on_threads(step, _emit_points, s, value, bound, nx, ny, nz, zc, careful_points,
+                point_counts, point_spans, point_start, lo, hi, t, scratch, scratch_words)
+    _on_threads(step, _emit_cells, s, value, bound, nx, ny, zc, careful_cells, offsets, tables,
+                _CUT[kind], cell_counts, cell_spans, cell_start, point_start, lo, hi, cells,
+                source, scratch, scratch_words, edge_points)
     return EdgeCut(lo=lo, hi=hi, t=t, cells={per: cells}, source={per: source})
