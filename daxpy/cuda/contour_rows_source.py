@@ -1,11 +1,6 @@
 """The CUDA source of the row kernels of :mod:`daxpy.cuda.contour_rows`: classify
-and emit, specialized per field dtype, with VTK's voxel tables compiled in.
-
-Examples
---------
->>> from daxpy.worklets._marching import TABLES
->>> source_for("f32", *TABLES["voxel"])[0]
-'contour_rows__f32'
+and emit, specialized per field dtype, with VTK's voxel tables compiled in
+(:func:`source_for`).
 """
 
 from __future__ import annotations
@@ -400,5 +395,3 @@ def source_for(dtype_code: str, counts: np.ndarray, table: np.ndarray,
             .replace("TABLE_INIT", ", ".join(str(int(e)) for e in padded.ravel()))
             .replace("EDGE_INFO_INIT", f"{_edge_info(edges)}ull"))
     return name, f"#define T {_TYPES[dtype_code]}\n{body}#undef T\n"
-
-
