@@ -191,23 +191,25 @@ def _emit(s, value, kept, renumber, corners, cell_ids, made, start, centres, cen
 
 
 @block_kernel()
-def _kept_rows(kept, renumber, ids, weights, first, last):
-    """Chunks ``first`` to ``last``'s kept points' rows (ascending id)."""
-    for p in range(first * _CHUNK, min(kept.shape[0], last * _CHUNK)):
-        if kept[p]:
-            q = renumber[p]
-            ids[q, 0], ids[q, 1], weights[q, 0] = p, p, 1.0
-
-
-@block_kernel()
-def _cut_rows(s, value, n, n_kept, cut_keys, ids, weights, first, last):
-    """Chunks ``first`` to ``last``'s cut edges' rows (ascending key)."""
-    for e in range(first * _CHUNK, min(cut_keys.shape[0], last * _CHUNK)):
-        lo = cut_keys[e] // n
-        hi = cut_keys[e] - lo * n
-        t = _weight(s, value, lo, hi)
-        ids[n_kept + e, 0], ids[n_kept + e, 1] = lo, hi
-        weights[n_kept + e, 0], weights[n_kept + e, 1] = 1.0 - t, t
+def _point_rows(s, value, kept, renumber, cut_keys, ids, weights, first, last):
+    """Chunks ``first`` to ``last`` of the output points: the kept points' rows
+    (ascending id) in the first chunks, then the cut edges' (ascending key)."""
+    n, m = kept.shape[0], cut_keys.shape[0]
+    kept_chunks, n_kept = (n + _CHUNK - 1) // _CHUNK, renumber[n - 1] + 1
+    for chunk in range(first, last):
+        if chunk < kept_chunks:
+            for p in range(chunk * _CHUNK, min(n, (chunk + 1) * _CHUNK)):
+                if kept[p]:
+                    q = renumber[p]
+                    ids[q, 0], ids[q, 1], weights[q, 0] = p, p, 1.0
+            continue
+        at = (chunk - kept_chunks) * _CHUNK
+        for e in range(at, min(m, at + _CHUNK)):
+            lo = cut_keys[e] // n
+            hi = cut_keys[e] - lo * n
+            t = _weight(s, value, lo, hi)
+            ids[n_kept + e, 0], ids[n_kept + e, 1] = lo, hi
+            weights[n_kept + e, 0], weights[n_kept + e, 1] = 1.0 - t, t
 
 
 def clip_unstructured(grid, scalars: np.ndarray, value: float, invert: bool = False,
@@ -278,9 +280,7 @@ def _clipped(s, value: float, kept, pieces: list, n_input_cells: int) -> Clipped
     out = (np.empty(n_slots, np.int64), np.empty(n_cells + 1, np.int64),
            np.empty(n_cells, np.uint8), np.empty(n_cells, np.int64))
     out[1][0] = 0
-    # The kept points' rows, then the cut edges'.
-    over_blocks(_kept_rows, _chunks(n), kept, renumber, points[0], points[1])
-    over_blocks(_cut_rows, _chunks(cut_keys.shape[0]), s, value, n, int(renumber[-1]) + 1,
+    over_blocks(_point_rows, _chunks(n) + _chunks(cut_keys.shape[0]), s, value, kept, renumber,
                 cut_keys, points[0], points[1])
     first_centre = n_points - n_centres
     # The cut edges' keys, with an index that finds each among a few.

@@ -17,11 +17,16 @@ Examples
 from __future__ import annotations
 
 import numpy as np
-from ._blocks_cpu import block_kernel, inner_kernel
+from ._blocks_cpu import block_kernel
 from ._numba import kernel
 
 _CUTS = np.array([(f >> 1 & 1) + (f >> 2 & 1) + (f >> 3 & 1) for f in range(16)], np.int64)
 """Per point flag, how many of its x, y and z edges are cut (as ``_cut``)."""
+
+_SPREAD = np.array([(c & 1) | (c & 2) << 1 | (c & 4) << 2 | (c & 8) << 3 for c in range(16)],
+                   np.int64)
+"""Per column, ``_spread`` of it: the emit pass looks it up (each inlined call costs
+the first use's compile more than a lookup costs the run)."""
 
 
 @kernel(inline="always")
@@ -47,7 +52,7 @@ def _weight(s, value, lo, hi):
 
 
 @kernel(inline="always")
-def _emit_points(s, value, first, nx, steps, flags, kept_at, cut_at, ids, weights):
+def _emit_points(s, value, first, nx, ny, flags, kept_at, cut_at, ids, weights):
     """A point row's kept points (from ``kept_at``) and cut edges (from ``cut_at``)."""
     for i in range(nx):
         flag = flags[first + i]
@@ -59,14 +64,14 @@ def _emit_points(s, value, first, nx, steps, flags, kept_at, cut_at, ids, weight
             kept_at += 1
         for axis in range(3):
             if flag & (2 << axis):
-                q = p + steps[axis]
+                q = p + (1 if axis == 0 else nx if axis == 1 else nx * ny)
                 t = _weight(s, value, p, q)
                 ids[cut_at, 0], ids[cut_at, 1] = p, q
                 weights[cut_at, 0], weights[cut_at, 1] = 1.0 - t, t
                 cut_at += 1
 
 
-@inner_kernel()
+@kernel(inline="always")
 def _emit_centres(s, value, base, case, offsets, places, centres, centre_start, terms, shares,
                   ids, weights, centre_ids, centre_weights, at, first_centre):
     """The centre points of the cell at ``base`` (its first corner), from row ``at``:
@@ -94,19 +99,20 @@ def _emit_centres(s, value, base, case, offsets, places, centres, centre_start, 
 @kernel(inline="always")
 def _numbers(need, places, state, number):
     """The output points of the codes a cut cell's case reads (bits of ``need``): a
-    kept corner's number, or a cut edge's, from its row's counters (``state``: per
-    row the kept points and cut edges before x, and the flags at x and x + 1)."""
+    kept corner's number, or a cut edge's, from its row's counters (``state``: four
+    per row, for the kept points and cut edges before x, and the flags at x and
+    x + 1)."""
     for code in range(places.shape[0]):
         if (need >> code) & 1:
             row, dx, axis = places[code, 0], places[code, 1], places[code, 2]
-            flag = state[2, row]
+            flag = state[8 + row]
             if axis < 0:
-                number[code] = state[0, row] + dx * (flag & 1)
+                number[code] = state[row] + dx * (flag & 1)
             else:
                 # Edges of the points before, then this point's edges of lower axes.
-                near = state[3, row] if dx else flag
-                number[code] = (state[1, row] + dx * _cut(flag)
-                                + _cut(near & ((2 << axis) - 2)))
+                near = state[12 + row] if dx else flag
+                number[code] = (state[4 + row] + dx * _CUTS[flag]
+                                + _CUTS[near & ((2 << axis) - 2)])
 
 
 @block_kernel()
@@ -125,8 +131,9 @@ def _emit_rows(s, value, nx, ny, nz, zc, made, start, centres, centre_start, typ
     scalars, which stay in registers: their flags at x and x + 1, and how many
     kept points and cut edges come before x (``state`` holds them for a cut
     cell's codes, ``number`` its codes' output points)."""
-    steps = np.array([1, nx, nx * ny], np.int64)
-    state, number = np.empty((4, 4), np.int64), np.empty(places.shape[0], np.int64)
+    # Buffers of one kind (1-D int64): each kind of array a kernel allocates costs
+    # its first use a compile of its own.
+    state, number = np.empty(16, np.int64), np.empty(places.shape[0], np.int64)
     full = (1 << 4 * zc) - 1
     whole = start[full]   # a cell of every corner kept: its one output cell, uncut
     first_cut, first_centre = totals[0], totals[0] + totals[1]
@@ -136,7 +143,7 @@ def _emit_rows(s, value, nx, ny, nz, zc, made, start, centres, centre_start, typ
         # Rows that keep and cut nothing (far from the cut, on its outer side), and
         # cell rows that make no cell, have nothing to write.
         if point_start[r + 1, 0] + point_start[r + 1, 1] > point_start[r, 0] + point_start[r, 1]:
-            _emit_points(s, value, r * nx, nx, steps, flags, point_start[r, 0],
+            _emit_points(s, value, r * nx, nx, ny, flags, point_start[r, 0],
                          first_cut + point_start[r, 1], ids, weights)
         if (j + 1 == ny or (zc == 2 and k + 1 == nz)
                 or cell_start[c + 1, 0] == cell_start[c, 0]):
@@ -160,7 +167,7 @@ def _emit_rows(s, value, nx, ny, nz, zc, made, start, centres, centre_start, typ
             after = (g0 & 1) | ((g1 & 1) << 1) | ((g2 & 1) << 2) | ((g3 & 1) << 3)
             # A pixel's rows 2 and 3 are its rows 0 and 1: the same bits.
             case = 0 if (column | after) == 0 else (
-                (_spread(column) | (_spread(after) << 1)) & full)
+                (_SPREAD[column] | (_SPREAD[after] << 1)) & full)
             if case == full:
                 # Most cells are kept whole: clip_cpu._WHOLE's corners, each the next
                 # kept point of its row, written without reading the tables.
@@ -175,10 +182,10 @@ def _emit_rows(s, value, nx, ny, nz, zc, made, start, centres, centre_start, typ
                 cell_offsets[q + 1] = slot
                 q += 1
             elif case:
-                state[0, 0], state[0, 1], state[0, 2], state[0, 3] = k0, k1, k2, k3
-                state[1, 0], state[1, 1], state[1, 2], state[1, 3] = c0, c1, c2, c3
-                state[2, 0], state[2, 1], state[2, 2], state[2, 3] = f0, f1, f2, f3
-                state[3, 0], state[3, 1], state[3, 2], state[3, 3] = g0, g1, g2, g3
+                state[0], state[1], state[2], state[3] = k0, k1, k2, k3
+                state[4], state[5], state[6], state[7] = c0, c1, c2, c3
+                state[8], state[9], state[10], state[11] = f0, f1, f2, f3
+                state[12], state[13], state[14], state[15] = g0, g1, g2, g3
                 _numbers(needs[case], places, state, number)
                 for o in range(start[case], start[case] + made[case]):
                     for m in range(sizes[o]):

@@ -19,7 +19,7 @@ Examples
 from __future__ import annotations
 
 import numpy as np
-from ._blocks_cpu import block_kernel, over_blocks
+from ._blocks_cpu import block_kernel, inner_kernel, over_blocks
 from ._numba import kernel
 
 _ROWS = 1 << 16
@@ -39,22 +39,19 @@ _GROUP = 64
 # threads (a parallel loop costs several times more to compile).
 
 @block_kernel()
-def _block_sums(counts, sums, first, last):
-    """Blocks ``first`` to ``last``'s column sums into ``sums``."""
+def _scan(counts, sums_only, block_starts, starts, first, last):
+    """Blocks ``first`` to ``last``: their column sums into ``block_starts``
+    (``sums_only``), else their rows of the scan from their starts there (one
+    kernel for both passes: each kernel costs a first use a compile)."""
     n = counts.shape[0]
     for block in range(first, last):
-        for c in range(counts.shape[1]):
-            sums[block, c] = 0
-        for r in range(block * _ROWS, min(n, (block + 1) * _ROWS)):
+        if sums_only:
             for c in range(counts.shape[1]):
-                sums[block, c] += counts[r, c]
-
-
-@block_kernel()
-def _scan_blocks(counts, block_starts, starts, first, last):
-    """Blocks ``first`` to ``last``'s rows of the scan, from their blocks' starts."""
-    n = counts.shape[0]
-    for block in range(first, last):
+                block_starts[block, c] = 0
+            for r in range(block * _ROWS, min(n, (block + 1) * _ROWS)):
+                for c in range(counts.shape[1]):
+                    block_starts[block, c] += counts[r, c]
+            continue
         for c in range(counts.shape[1]):
             starts[block * _ROWS, c] = block_starts[block, c]
         for r in range(block * _ROWS, min(n, (block + 1) * _ROWS)):
@@ -86,13 +83,13 @@ def exclusive_rows(counts: np.ndarray) -> np.ndarray:
     # Each block's sums, where each block starts (NumPy, over blocks), then each
     # block's rows from there.
     sums = np.empty(((counts.shape[0] + _ROWS - 1) // _ROWS, counts.shape[1]), np.int64)
-    over_blocks(_block_sums, sums.shape[0], counts, sums)
+    over_blocks(_scan, sums.shape[0], counts, True, sums, starts)
     block_starts = np.cumsum(sums, axis=0) - sums
-    over_blocks(_scan_blocks, sums.shape[0], counts, block_starts, starts)
+    over_blocks(_scan, sums.shape[0], counts, False, block_starts, starts)
     return starts
 
 
-@kernel()
+@inner_kernel()
 def _histogram(keys, first, last, shift, counts, chunk):
     for b in range(counts.shape[1]):
         counts[chunk, b] = 0
@@ -120,7 +117,7 @@ def _places(counts, at, bounds):
     bounds[counts.shape[1]] = total
 
 
-@kernel()
+@inner_kernel()
 def _scatter(keys, first, last, shift, at, chunk, out):
     for x in range(first, last):
         b = keys[x] >> shift
@@ -135,7 +132,7 @@ def _scatters(keys, shift, size, at, out, first, last):
         _scatter(keys, chunk * size, min(n, (chunk + 1) * size), shift, at, chunk, out)
 
 
-@kernel()
+@inner_kernel()
 def _sort_buckets(placed, bounds, first, last, distinct):
     """Sort buckets ``first`` to ``last`` in place; how many distinct keys each holds."""
     for b in range(first, last):
@@ -147,7 +144,7 @@ def _sort_buckets(placed, bounds, first, last, distinct):
         distinct[b] = count
 
 
-@kernel()
+@inner_kernel()
 def _copy_distinct(placed, bounds, first, last, starts, out):
     """Buckets ``first`` to ``last``'s distinct keys, from their starts."""
     for b in range(first, last):

@@ -3,15 +3,16 @@
 corners, in the same order and dtypes.
 
 Structured grids (uniform, rectilinear, curvilinear: only the index structure
-matters) run parallel passes over the grid's x-rows, in blocks of rows, each row
-handled by one thread, so the output does not depend on the thread count:
+matters) run parallel passes over the grid's x-rows, ranges of rows dealt to the
+threads (:mod:`._blocks_cpu`), each row handled by one thread, so the output does
+not depend on the thread count:
 
 1. *classify and count*: each cell's verdict (a byte) and each cell row's kept
    cells. Point tests read each point row once per cell row: a byte per x says
    which of the cell row's two or four point rows are in range there;
-2. *mark*: a point is used where a cell beside it is kept (a stencil over the
-   verdicts, no scatter); the used points are numbered by a count and a scan
-   (:mod:`._used_points_cpu`, two passes over chunks of points);
+2. *mark and count*: a point is used where a cell beside it is kept (a stencil
+   over the verdicts, no scatter), and each point row's used points are counted;
+   they are numbered from a scan of the counts (:mod:`._used_points_cpu`);
 3. *scan* (NumPy, over rows): where each cell row's kept cells go;
 4. *emit*: the kept cells' ids, offsets, types and renumbered corners, each
    row's kept cells gathered first, without a branch.
