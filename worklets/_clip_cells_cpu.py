@@ -31,6 +31,7 @@ Examples
 from __future__ import annotations
 
 import numpy as np
+
 from ._blocks_cpu import block_kernel, over_blocks
 from ._marching import at_least
 from ._numba import CompiledUnavailable, kernel, kernel_dtype, refuse_bad_ids

@@ -19,6 +19,7 @@ Examples
 from __future__ import annotations
 
 import numpy as np
+
 from ._blocks_cpu import block_kernel, inner_kernel, over_blocks
 from ._numba import kernel
 

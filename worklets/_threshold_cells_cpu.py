@@ -27,6 +27,7 @@ Examples
 from __future__ import annotations
 
 import numpy as np
+
 from ._blocks_cpu import block_kernel, over_blocks
 from ._numba import CompiledUnavailable, kernel, refuse_bad_ids
 from .threshold import Kept

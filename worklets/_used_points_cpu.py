@@ -17,6 +17,7 @@ Examples
 from __future__ import annotations
 
 import numpy as np
+
 from ._averaging import id_dtype
 from ._blocks_cpu import block_kernel, over_blocks
 

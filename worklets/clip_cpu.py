@@ -34,6 +34,7 @@ True
 from __future__ import annotations
 
 import numpy as np
+
 from ._clip_tables import CLIP, CLIP_INSIDE_OUT
 from ._marching import at_least_bound
 from ._blocks_cpu import block_kernel, over_blocks

@@ -39,6 +39,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+
 from ._blocks_cpu import block_kernel, over_blocks
 from ._marching import at_least_bound
 from ._numba import CompiledUnavailable, kernel, kernel_dtype
@@ -55,10 +56,9 @@ number of point rows) and no bit, as bytes: byte arithmetic vectorizes."""
 
 
 # Serial kernels over ranges of rows, which _blocks_cpu.over_blocks deals to the
-# threads (a parallel loop costs several times more to compile).
-
-# One classify kernel per test: a first use compiles only the test it makes. The
-# loops walk row slices, and select rather than shift by a variable: loops the
+# threads (a parallel loop costs several times more to compile), and one classify
+# kernel per test: a first use compiles only the test it makes. The loops walk
+# row slices, and select rather than shift by a variable: loops the
 # compiler vectorizes (ten times faster than indexing the whole arrays).
 
 @kernel(inline="always")
