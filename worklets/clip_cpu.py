@@ -130,23 +130,15 @@ def _count_rows(s, bound, flip, nx, ny, nz, zc, made, slots, centres, flags, row
     cell rows' counts."""
     nxy = nx * ny
     full = (1 << 4 * zc) - 1
-    columns = np.empty(nx, np.uint8)
     for r in range(first_row, last_row):
         j, k = r % ny, r // ny
         first = r * nx
+        # The row's columns go where its flags will: no buffer (each kind of array a
+        # kernel allocates costs its first use a compile), and each flag replaces its
+        # column only once the columns it is made from are read.
+        columns = flags[first:first + nx]
         _kept_columns(s, bound, flip, first, nx if j + 1 < ny else 0,
                       nxy if k + 1 < nz else 0, nx, columns)
-        kept = cut = 0
-        for i in range(nx):
-            column = columns[i]
-            after = columns[i + 1] if i + 1 < nx else column
-            flag = ((column & 1) | (((column ^ after) & 1) << 1)
-                    | (((column ^ (column >> 1)) & 1) << 2)
-                    | (((column ^ (column >> 2)) & 1) << 3))
-            flags[first + i] = flag
-            kept += flag & 1
-            cut += _cut(flag)
-        row_counts[r, 0], row_counts[r, 1] = kept, cut
         if j + 1 < ny and (zc == 1 or k + 1 < nz):
             cells = used = middles = 0
             for i in range(nx - 1):
@@ -156,6 +148,17 @@ def _count_rows(s, bound, flip, nx, ny, nz, zc, made, slots, centres, flags, row
                 middles += centres[case]
             c = j + (ny - 1) * k
             cell_counts[c, 0], cell_counts[c, 1], cell_counts[c, 2] = cells, used, middles
+        kept = cut = 0
+        for i in range(nx):
+            column = columns[i]
+            after = columns[i + 1] if i + 1 < nx else column
+            flag = ((column & 1) | (((column ^ after) & 1) << 1)
+                    | (((column ^ (column >> 1)) & 1) << 2)
+                    | (((column ^ (column >> 2)) & 1) << 3))
+            columns[i] = flag
+            kept += flag & 1
+            cut += _cut(flag)
+        row_counts[r, 0], row_counts[r, 1] = kept, cut
 
 
 def _exclusive(counts: np.ndarray) -> np.ndarray:
