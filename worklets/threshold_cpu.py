@@ -94,15 +94,18 @@ def _classify_range(s, invert, lower, upper, nx, ny, corners, keep, counts, firs
 
 
 @block_kernel()
-def _classify_points(s, every, invert, low, high, nx, ny, rows, keep, counts, first, last):
+def _classify_points(s, every, invert, low, high, nx, ny, rows, keep, counts, scratch, first,
+                     last):
     """Cell rows ``first`` to ``last``: each cell's verdict from all (``every``) or any
-    of its corners' values."""
+    of its corners' values. ``scratch`` holds a byte per point (the used points'
+    marks, which the mark pass writes later): a cell row's column bytes go in
+    its first point row's, which no other cell row's use."""
     cx, cy = nx - 1, max(ny - 1, 1)
     full = _FULL[rows.shape[0]]
-    columns = np.empty(nx, np.uint8)
     for row in range(first, last):
         k = row // cy
         p0, verdicts = (k * ny + row - k * cy) * nx, keep[row * cx:(row + 1) * cx]
+        columns = scratch[p0:p0 + nx]
         # One byte per x: bit t set where point row t of the cell row is in range.
         for i in range(nx):
             columns[i] = _NONE
@@ -125,25 +128,26 @@ def _mark(keep, nx, ny, nz, used, row_used, first, last):
     """Point rows ``first`` to ``last``: a point is used where a cell beside it is kept;
     how many each row uses."""
     cx, cy, cz = nx - 1, max(ny - 1, 1), max(nz - 1, 1)
-    near = np.empty(cx, np.uint8)
     for row in range(first, last):
         k = row // ny
         j = row - k * ny
-        # The kept cells of the one to four cell rows beside this point row
-        # (slices: loops the compiler vectorizes).
+        # The kept cells of the one to four cell rows beside this point row, in the
+        # row's marks (slices: loops the compiler vectorizes; no buffer: each kind of
+        # array a kernel allocates costs its first use a compile) ...
+        marks = used[row * nx:(row + 1) * nx]
         for i in range(cx):
-            near[i] = 0
+            marks[i] = 0
         for kk in range(max(k - 1, 0), min(k, cz - 1) + 1):
             for jj in range(max(j - 1, 0), min(j, cy - 1) + 1):
                 c0 = (kk * cy + jj) * cx
                 verdicts = keep[c0:c0 + cx]
                 for i in range(cx):
-                    near[i] |= verdicts[i]
-        marks = used[row * nx:(row + 1) * nx]
-        marks[0] = near[0]
-        for i in range(1, cx):
-            marks[i] = near[i - 1] | near[i]
-        marks[cx] = near[cx - 1]
+                    marks[i] |= verdicts[i]
+        # ... then a point is used where the cell before or after it is kept:
+        # downwards, so that each mark reads its cells before they are replaced.
+        marks[cx] = marks[cx - 1]
+        for i in range(cx - 1, 0, -1):
+            marks[i] = marks[i - 1] | marks[i]
         row_used[row] = _count(marks)
 
 
@@ -190,7 +194,7 @@ def _structured(grid, s: np.ndarray, mode: int, invert: bool, low, high, lower: 
     corners = np.ascontiguousarray(table[0])
     # The point rows of a cell row: along y then z from its first corner.
     rows = np.array([0, nx, nx * ny, nx + nx * ny][:1 << (len(sizes) - 1)], np.int64)
-    keep = np.empty(n_cells, np.uint8)
+    keep, used = np.empty(n_cells, np.uint8), np.empty(nx * ny * nz, np.uint8)
     counts = np.empty(n_cells // (nx - 1), np.int64)
     invert = bool(invert)
     if mode == CELLS:
@@ -200,8 +204,7 @@ def _structured(grid, s: np.ndarray, mode: int, invert: bool, low, high, lower: 
                     nx, ny, corners, keep, counts)
     else:
         over_blocks(_classify_points, counts.shape[0], s, mode == ALL, invert, low, high, nx,
-                    ny, rows, keep, counts)
-    used = np.empty(nx * ny * nz, np.uint8)
+                    ny, rows, keep, counts, used)
     row_used = np.empty(ny * nz, np.int64)
     over_blocks(_mark, ny * nz, keep, nx, ny, nz, used, row_used)
     point_ids, renumber = number_points(used, row_used, nx)
