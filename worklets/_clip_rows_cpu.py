@@ -6,7 +6,8 @@ and the scans' starts.
 A cell row walks its four point rows (a pixel row's two, each twice) in scalars:
 their flags at x and x + 1, and how many kept points and cut edges come before x.
 A cell with every corner kept (most kept cells) is written without the tables;
-a cut cell numbers only the corners and edges its case reads.
+a cut cell numbers its corners and edges from those counters as its output cells
+read them.
 
 Examples
 --------
@@ -98,27 +99,22 @@ def _emit_centres(s, value, base, case, offsets, places, centres, centre_start, 
 
 
 @kernel(inline="always")
-def _numbers(need, places, state, number):
-    """The output points of the codes a cut cell's case reads (bits of ``need``): a
-    kept corner's number, or a cut edge's, from its row's counters (``state``: four
-    per row, for the kept points and cut edges before x, and the flags at x and
-    x + 1)."""
-    for code in range(places.shape[0]):
-        if (need >> code) & 1:
-            row, dx, axis = places[code, 0], places[code, 1], places[code, 2]
-            flag = state[8 + row]
-            if axis < 0:
-                number[code] = state[row] + dx * (flag & 1)
-            else:
-                # Edges of the points before, then this point's edges of lower axes.
-                near = state[12 + row] if dx else flag
-                number[code] = (state[4 + row] + dx * _CUTS[flag]
-                                + _CUTS[near & ((2 << axis) - 2)])
+def _code_point(code, places, kept, cuts, flags, after):
+    """The output point of a cut cell's corner or edge ``code``: a kept corner's
+    number, or a cut edge's, from its row's counters (per row of the cell, the kept
+    points and cut edges before x, and the flags at x and x + 1)."""
+    row, dx, axis = places[code, 0], places[code, 1], places[code, 2]
+    flag = flags[row]
+    if axis < 0:
+        return kept[row] + dx * (flag & 1)
+    # Edges of the points before, then this point's edges of lower axes.
+    near = after[row] if dx else flag
+    return cuts[row] + dx * _CUTS[flag] + _CUTS[near & ((2 << axis) - 2)]
 
 
 @block_kernel()
 def _emit_rows(s, value, nx, ny, nz, zc, made, start, centres, centre_start, types, sizes,
-               codes, terms, shares, needs, places, offsets, flags, point_start, cell_start,
+               codes, terms, shares, places, offsets, flags, point_start, cell_start,
                totals, ids, weights, centre_ids, centre_weights, connectivity, cell_offsets,
                cell_types, source, first_row, last_row):
     """Point rows ``first_row`` to ``last_row``'s points, and their cell rows' cells,
@@ -130,11 +126,9 @@ def _emit_rows(s, value, nx, ny, nz, zc, made, start, centres, centre_start, typ
 
     A cell row's four point rows (a pixel row's two, each twice) are walked in
     scalars, which stay in registers: their flags at x and x + 1, and how many
-    kept points and cut edges come before x (``state`` holds them for a cut
-    cell's codes, ``number`` its codes' output points)."""
-    # Buffers of one kind (1-D int64): each kind of array a kernel allocates costs
-    # its first use a compile of its own.
-    state, number = np.empty(16, np.int64), np.empty(places.shape[0], np.int64)
+    kept points and cut edges come before x; a cut cell's corners and edges are
+    numbered from them as its output cells read them (no buffer: each kind of array
+    a kernel allocates costs its first use a compile)."""
     full = (1 << 4 * zc) - 1
     whole = start[full]   # a cell of every corner kept: its one output cell, uncut
     first_cut, first_centre = totals[0], totals[0] + totals[1]
@@ -183,15 +177,13 @@ def _emit_rows(s, value, nx, ny, nz, zc, made, start, centres, centre_start, typ
                 cell_offsets[q + 1] = slot
                 q += 1
             elif case:
-                state[0], state[1], state[2], state[3] = k0, k1, k2, k3
-                state[4], state[5], state[6], state[7] = c0, c1, c2, c3
-                state[8], state[9], state[10], state[11] = f0, f1, f2, f3
-                state[12], state[13], state[14], state[15] = g0, g1, g2, g3
-                _numbers(needs[case], places, state, number)
+                row_kept, row_cuts = (k0, k1, k2, k3), (c0, c1, c2, c3)
+                here, beyond = (f0, f1, f2, f3), (g0, g1, g2, g3)
                 for o in range(start[case], start[case] + made[case]):
                     for m in range(sizes[o]):
                         code = codes[o, m]
-                        connectivity[slot] = centre_at - 1 - code if code < 0 else number[code]
+                        connectivity[slot] = centre_at - 1 - code if code < 0 else _code_point(
+                            code, places, row_kept, row_cuts, here, beyond)
                         slot += 1
                     cell_types[q], source[q] = types[o], i + (nx - 1) * c
                     cell_offsets[q + 1] = slot

@@ -85,19 +85,7 @@ def _code_places(kind: str) -> np.ndarray:
     return places
 
 
-def _needs(tables: tuple) -> np.ndarray:
-    """Per case, a bit per corner or edge code its output cells read (a cut cell
-    numbers only those)."""
-    made, start, sizes, codes = tables[0], tables[1], tables[6], tables[7]
-    needs = np.zeros(made.shape[0], np.int64)
-    for case in range(made.shape[0]):
-        for o in range(start[case], start[case] + made[case]):
-            for code in codes[o, :sizes[o]]:
-                needs[case] |= (1 << int(code)) if code >= 0 else 0
-    return needs
-
-
-_TABLES = {(kind, invert): _case_arrays(kind, invert) + (_needs(_case_arrays(kind, invert)),)
+_TABLES = {(kind, invert): _case_arrays(kind, invert)
            for kind in _KINDS.values() for invert in (False, True)}
 _PLACES = {kind: _code_places(kind) for kind in _KINDS.values()}
 for (_kind, _invert), _t in _TABLES.items():
@@ -226,7 +214,7 @@ def clip_structured(grid, scalars: np.ndarray, value: float, invert: bool = Fals
            np.empty(n_cells, np.uint8), np.empty(n_cells, np.int64))
     out[1][0] = 0
     over_blocks(_emit_rows, ny * nz, s, value, nx, ny, nz, zc,
-                *(tables[t] for t in (0, 1, 3, 4, 5, 6, 7, 8, 9, 10)), places, offsets, flags,
+                *(tables[t] for t in (0, 1, 3, 4, 5, 6, 7, 8, 9)), places, offsets, flags,
                 point_start, cell_start, totals, *points, *out)
     return Clipped(*points[:2], np.arange(n_kept + n_cut, n_kept + n_cut + n_centres,
                                           dtype=np.int64),
