@@ -142,25 +142,28 @@ def _emit(s, value, kept, renumber, corners, cell_ids, made, start, centres, cen
     """Chunks ``first`` to ``last``'s cells' output cells and centre points."""
     n, m = kept.shape[0], corners.shape[0]
     n_kept = renumber[n - 1] + 1 if n else 0
-    number = np.empty(_CORNER_CODES + edges.shape[0], np.int64)
     for x in range(first * _CHUNK, min(m, last * _CHUNK)):
         cell = cell_ids[x]
         if counts[cell, 0] == 0:
             continue
         case = _case(kept, corners, x)
-        for c in range(corners.shape[1]):
-            number[c] = renumber[corners[x, c]]
-        for e in range(edges.shape[0]):
-            if (case >> edges[e, 0] ^ case >> edges[e, 1]) & 1:   # cut: a point
-                a, b = corners[x, edges[e, 0]], corners[x, edges[e, 1]]
-                number[_CORNER_CODES + e] = n_kept + rank(
-                    cut_keys, shift, bucket_first, min(a, b) * n + max(a, b))
         q, slot = starts[cell, 0], starts[cell, 1]
         centre_at = first_centre + starts[cell, 2]
+        # Each corner and cut edge numbered as an output cell reads it, not into a
+        # buffer first: each kind of array a kernel allocates costs its first use a
+        # compile.
         for o in range(start[case], start[case] + made[case]):
             for j in range(sizes[o]):
                 code = codes[o, j]
-                connectivity[slot] = centre_at - 1 - code if code < 0 else number[code]
+                if code < 0:
+                    connectivity[slot] = centre_at - 1 - code
+                elif code < _CORNER_CODES:
+                    connectivity[slot] = renumber[corners[x, code]]
+                else:
+                    a = corners[x, edges[code - _CORNER_CODES, 0]]
+                    b = corners[x, edges[code - _CORNER_CODES, 1]]
+                    connectivity[slot] = n_kept + rank(cut_keys, shift, bucket_first,
+                                                       min(a, b) * n + max(a, b))
                 slot += 1
             cell_types[q], source[q] = types[o], cell
             cell_offsets[q + 1] = slot
