@@ -77,10 +77,17 @@ def exclusive_rows(counts: np.ndarray) -> np.ndarray:
     >>> import numpy as np
     >>> exclusive_rows(np.zeros((0, 3), np.int64)).tolist()
     [[0, 0, 0]]
+    >>> exclusive_rows(np.ones((_ROWS + 3, 2), np.int64))[-2:].tolist()
+    [[65538, 65538], [65539, 65539]]
     """
     counts = np.ascontiguousarray(counts, np.int64)
     starts = np.empty((counts.shape[0] + 1, counts.shape[1]), np.int64)
     starts[0] = 0
+    if counts.shape[0] <= _ROWS:
+        # One block: one thread would scan it, so NumPy does, and a first use on
+        # few rows compiles no kernel.
+        np.cumsum(counts, axis=0, out=starts[1:])
+        return starts
     # Each block's sums, where each block starts (NumPy, over blocks), then each
     # block's rows from there.
     sums = np.empty(((counts.shape[0] + _ROWS - 1) // _ROWS, counts.shape[1]), np.int64)
