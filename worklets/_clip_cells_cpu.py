@@ -31,8 +31,8 @@ Examples
 from __future__ import annotations
 
 import numpy as np
-from numba import parallel_chunksize, prange
 
+from ._blocks_cpu import block_kernel, over_blocks
 from ._marching import at_least
 from ._numba import CompiledUnavailable, kernel, kernel_dtype, refuse_bad_ids
 from .clip import _SHAPES, TABLES, Clipped, _assemble
@@ -41,7 +41,11 @@ from ._clip_rows_cpu import _weight
 from .clip_cpu import _CORNER_CODES, _case_arrays, new_points
 
 _CHUNK = 1024
-"""Cells per iteration of the parallel loops."""
+"""Cells (points, cut edges) per chunk dealt to a thread."""
+
+
+def _chunks(n: int) -> int:
+    return (n + _CHUNK - 1) // _CHUNK
 
 
 def _vertex_arrays() -> tuple:
@@ -67,11 +71,25 @@ _TABLES = {(kind, invert): _kind_arrays(kind, invert)
            for kind in _SHAPES.values() for invert in (False, True)}
 
 
-@kernel()
-def _count_chunk(kept, corners, cell_ids, tables, crossed, counts, first, last):
-    """Cells ``first`` to ``last``'s counts; how many have a corner out of range."""
-    made, slots, centres = tables[0], tables[2], tables[3]
-    n = kept.shape[0]
+# Serial kernels over ranges of chunks of cells, which _blocks_cpu.over_blocks
+# deals to the threads (a parallel loop costs several times more to compile).
+# Tables and outputs come one by one, not in tuples: tuples of arrays cost
+# several times more to compile.
+
+@block_kernel()
+def _count(kept, corners, cell_ids, made, slots, centres, crossed, counts, bad, first, last):
+    """Chunks ``first`` to ``last``'s cells' counts; how many in each chunk have a
+    corner out of range (written into since the grid was checked: skipped, and
+    refused)."""
+    n, m = kept.shape[0], corners.shape[0]
+    for chunk in range(first, last):
+        bad[chunk] = _count_chunk(kept, n, corners, cell_ids, made, slots, centres, crossed,
+                                  counts, chunk * _CHUNK, min(m, (chunk + 1) * _CHUNK))
+
+
+@kernel(inline="always")
+def _count_chunk(kept, n, corners, cell_ids, made, slots, centres, crossed, counts, first,
+                 last):
     bad = 0
     for x in range(first, last):
         case, outside = 0, 0
@@ -83,23 +101,10 @@ def _count_chunk(kept, corners, cell_ids, tables, crossed, counts, first, last):
                 outside += 1
         cell = cell_ids[x]
         if outside:
-            bad += 1   # written into since the grid was checked: skipped, refused
+            bad += 1
             continue
         counts[cell, 0], counts[cell, 1] = made[case], slots[case]
         counts[cell, 2], counts[cell, 3] = centres[case], crossed[case]
-    return bad
-
-
-@kernel(parallel=True)
-def _count(kept, corners, cell_ids, tables, crossed, counts):
-    # Each chunk in a function of its own, as every loop below: loops in a parallel
-    # loop's body ran several times slower (a weighted sum of 1.16M rows, one
-    # thread: 8.8 ms there, 2.4 ms in a function called from it).
-    m = corners.shape[0]
-    bad = 0
-    for chunk in prange((m + _CHUNK - 1) // _CHUNK):
-        bad += _count_chunk(kept, corners, cell_ids, tables, crossed, counts, chunk * _CHUNK,
-                            min(m, (chunk + 1) * _CHUNK))
     return bad
 
 
@@ -112,10 +117,12 @@ def _case(kept, corners, x):
     return case
 
 
-@kernel()
-def _keys_chunk(kept, corners, cell_ids, edges, starts, counts, keys, first, last):
-    n = kept.shape[0]
-    for x in range(first, last):
+@block_kernel()
+def _keys(kept, corners, cell_ids, edges, starts, counts, keys, first, last):
+    """Chunks ``first`` to ``last``'s cells' cut edges as ``lo * n + hi``, from their
+    key starts."""
+    n, m = kept.shape[0], corners.shape[0]
+    for x in range(first * _CHUNK, min(m, last * _CHUNK)):
         cell = cell_ids[x]
         if counts[cell, 3] == 0:
             continue
@@ -127,49 +134,41 @@ def _keys_chunk(kept, corners, cell_ids, edges, starts, counts, keys, first, las
                 at += 1
 
 
-@kernel(parallel=True)
-def _keys(kept, corners, cell_ids, edges, starts, counts, keys):
-    """Each cell's cut edges as ``lo * n + hi``, from its key start."""
-    m = corners.shape[0]
-    for chunk in prange((m + _CHUNK - 1) // _CHUNK):
-        _keys_chunk(kept, corners, cell_ids, edges, starts, counts, keys, chunk * _CHUNK,
-                    min(m, (chunk + 1) * _CHUNK))
-
-
-@kernel()
-def _emit_chunk(s, value, kept, renumber, corners, cell_ids, tables, edges, cut, starts,
-                counts, first_centre, points, out, first, last):
-    cut_keys, shift, bucket_first = cut
-    made, start, types, sizes, codes = tables[0], tables[1], tables[5], tables[6], tables[7]
-    centre_start, terms, shares = tables[4], tables[8], tables[9]
-    connectivity, cell_offsets, cell_types, source = out
-    ids, weights, centre_ids, centre_weights = points
-    n = kept.shape[0]
+@block_kernel()
+def _emit(s, value, kept, renumber, corners, cell_ids, made, start, centres, centre_start,
+          types, sizes, codes, terms, shares, edges, cut_keys, shift, bucket_first, starts,
+          counts, first_centre, ids, weights, centre_ids, centre_weights, connectivity,
+          cell_offsets, cell_types, source, first, last):
+    """Chunks ``first`` to ``last``'s cells' output cells and centre points."""
+    n, m = kept.shape[0], corners.shape[0]
     n_kept = renumber[n - 1] + 1 if n else 0
-    number = np.empty(_CORNER_CODES + edges.shape[0], np.int64)
-    for x in range(first, last):
+    for x in range(first * _CHUNK, min(m, last * _CHUNK)):
         cell = cell_ids[x]
         if counts[cell, 0] == 0:
             continue
         case = _case(kept, corners, x)
-        for c in range(corners.shape[1]):
-            number[c] = renumber[corners[x, c]]
-        for e in range(edges.shape[0]):
-            if (case >> edges[e, 0] ^ case >> edges[e, 1]) & 1:   # cut: a point
-                a, b = corners[x, edges[e, 0]], corners[x, edges[e, 1]]
-                number[_CORNER_CODES + e] = n_kept + rank(
-                    cut_keys, shift, bucket_first, min(a, b) * n + max(a, b))
         q, slot = starts[cell, 0], starts[cell, 1]
         centre_at = first_centre + starts[cell, 2]
+        # Each corner and cut edge numbered as an output cell reads it, not into a
+        # buffer first: each kind of array a kernel allocates costs its first use a
+        # compile.
         for o in range(start[case], start[case] + made[case]):
             for j in range(sizes[o]):
                 code = codes[o, j]
-                connectivity[slot] = centre_at - 1 - code if code < 0 else number[code]
+                if code < 0:
+                    connectivity[slot] = centre_at - 1 - code
+                elif code < _CORNER_CODES:
+                    connectivity[slot] = renumber[corners[x, code]]
+                else:
+                    a = corners[x, edges[code - _CORNER_CODES, 0]]
+                    b = corners[x, edges[code - _CORNER_CODES, 1]]
+                    connectivity[slot] = n_kept + rank(cut_keys, shift, bucket_first,
+                                                       min(a, b) * n + max(a, b))
                 slot += 1
             cell_types[q], source[q] = types[o], cell
             cell_offsets[q + 1] = slot
             q += 1
-        for j in range(tables[3][case]):
+        for j in range(centres[case]):
             term = centre_start[case] + j
             for t in range(terms.shape[1]):
                 code = terms[term, t]
@@ -195,46 +194,26 @@ def _emit_chunk(s, value, kept, renumber, corners, cell_ids, tables, edges, cut,
                     centre_weights[c, 2 * t - 1] = w * shares[term, t]
 
 
-@kernel(parallel=True)
-def _emit(s, value, kept, renumber, corners, cell_ids, tables, edges, cut, starts,
-          counts, first_centre, points, out):
-    m = corners.shape[0]
-    for chunk in prange((m + _CHUNK - 1) // _CHUNK):
-        _emit_chunk(s, value, kept, renumber, corners, cell_ids, tables, edges, cut, starts,
-                    counts, first_centre, points, out, chunk * _CHUNK,
-                    min(m, (chunk + 1) * _CHUNK))
-
-
-@kernel()
-def _kept_rows(kept, renumber, ids, weights, first, last):
-    for p in range(first, last):
-        if kept[p]:
-            q = renumber[p]
-            ids[q, 0], ids[q, 1], weights[q, 0] = p, p, 1.0
-
-
-@kernel()
-def _cut_rows(s, value, n, n_kept, cut_keys, ids, weights, first, last):
-    for e in range(first, last):
-        lo = cut_keys[e] // n
-        hi = cut_keys[e] - lo * n
-        t = _weight(s, value, lo, hi)
-        ids[n_kept + e, 0], ids[n_kept + e, 1] = lo, hi
-        weights[n_kept + e, 0], weights[n_kept + e, 1] = 1.0 - t, t
-
-
-@kernel(parallel=True)
-def _emit_points(s, value, kept, renumber, cut_keys, ids, weights):
-    """The kept points' rows (ascending id), then the cut edges' (ascending key)."""
-    # Chunks of points and of edges, not single ones: the caller deals iterations
-    # to the threads one at a time.
+@block_kernel()
+def _point_rows(s, value, kept, renumber, cut_keys, ids, weights, first, last):
+    """Chunks ``first`` to ``last`` of the output points: the kept points' rows
+    (ascending id) in the first chunks, then the cut edges' (ascending key)."""
     n, m = kept.shape[0], cut_keys.shape[0]
-    for chunk in prange((n + _CHUNK - 1) // _CHUNK):
-        _kept_rows(kept, renumber, ids, weights, chunk * _CHUNK, min(n, (chunk + 1) * _CHUNK))
-    n_kept = renumber[n - 1] + 1 if n else 0
-    for chunk in prange((m + _CHUNK - 1) // _CHUNK):
-        _cut_rows(s, value, n, n_kept, cut_keys, ids, weights, chunk * _CHUNK,
-                  min(m, (chunk + 1) * _CHUNK))
+    kept_chunks, n_kept = (n + _CHUNK - 1) // _CHUNK, renumber[n - 1] + 1
+    for chunk in range(first, last):
+        if chunk < kept_chunks:
+            for p in range(chunk * _CHUNK, min(n, (chunk + 1) * _CHUNK)):
+                if kept[p]:
+                    q = renumber[p]
+                    ids[q, 0], ids[q, 1], weights[q, 0] = p, p, 1.0
+            continue
+        at = (chunk - kept_chunks) * _CHUNK
+        for e in range(at, min(m, at + _CHUNK)):
+            lo = cut_keys[e] // n
+            hi = cut_keys[e] - lo * n
+            t = _weight(s, value, lo, hi)
+            ids[n_kept + e, 0], ids[n_kept + e, 1] = lo, hi
+            weights[n_kept + e, 0], weights[n_kept + e, 1] = 1.0 - t, t
 
 
 def clip_unstructured(grid, scalars: np.ndarray, value: float, invert: bool = False,
@@ -269,11 +248,7 @@ def clip_unstructured(grid, scalars: np.ndarray, value: float, invert: bool = Fa
     kept = (at_least(s, value) != bool(invert)).astype(np.uint8)
     pieces = [(np.ascontiguousarray(b.corners, np.int64), np.ascontiguousarray(
         b.cell_ids, np.int64), _TABLES[(_SHAPES[b.shape.name], bool(invert))]) for b in blocks]
-    # Chunks of cells dealt one at a time to the threads as they free up: cells
-    # where the cut is make far more than others, and a thread slowed by another
-    # process does not hold up the rest.
-    with parallel_chunksize(1):
-        return _clipped(s, value, kept, pieces, grid.n_cells)
+    return _clipped(s, value, kept, pieces, grid.n_cells)
 
 
 def _clipped(s, value: float, kept, pieces: list, n_input_cells: int) -> Clipped:
@@ -281,8 +256,12 @@ def _clipped(s, value: float, kept, pieces: list, n_input_cells: int) -> Clipped
     n = s.shape[0]
     renumber = np.cumsum(kept, dtype=np.int64) - 1
     counts = np.zeros((n_input_cells, 4), np.int64)
-    bad = sum(_count(kept, corners, cells, tables, crossed, counts)
-              for corners, cells, (tables, _, crossed) in pieces)
+    bad = 0
+    for corners, cells, (tables, _, crossed) in pieces:
+        chunks = np.zeros(_chunks(corners.shape[0]), np.int64)
+        over_blocks(_count, chunks.shape[0], kept, corners, cells, tables[0], tables[2],
+                    tables[3], crossed, counts, chunks)
+        bad += int(chunks.sum())
     refuse_bad_ids(bad)
     starts = exclusive_rows(counts)
     n_cells, n_slots, n_centres, n_keys = (int(x) for x in starts[-1])
@@ -293,7 +272,8 @@ def _clipped(s, value: float, kept, pieces: list, n_input_cells: int) -> Clipped
                          np)
     keys = np.empty(n_keys, np.int64)
     for corners, cells, (_, edges, _) in pieces:
-        _keys(kept, corners, cells, edges, starts, counts, keys)
+        over_blocks(_keys, _chunks(corners.shape[0]), kept, corners, cells, edges, starts,
+                    counts, keys)
     cut_keys = sorted_unique(keys, n * n)   # the cut edges' only sort
     n_points = int(renumber[-1]) + 1 + cut_keys.shape[0] + n_centres
     # As wide as the widest centre of a kind that made cells (two columns at least).
@@ -304,12 +284,14 @@ def _clipped(s, value: float, kept, pieces: list, n_input_cells: int) -> Clipped
     out = (np.empty(n_slots, np.int64), np.empty(n_cells + 1, np.int64),
            np.empty(n_cells, np.uint8), np.empty(n_cells, np.int64))
     out[1][0] = 0
-    _emit_points(s, value, kept, renumber, cut_keys, points[0], points[1])
+    over_blocks(_point_rows, _chunks(n) + _chunks(cut_keys.shape[0]), s, value, kept, renumber,
+                cut_keys, points[0], points[1])
     first_centre = n_points - n_centres
     # The cut edges' keys, with an index that finds each among a few.
-    cut = (cut_keys,) + ranks(cut_keys, n * n)
+    shift, bucket_first = ranks(cut_keys, n * n)
     for corners, cells, (tables, edges, _) in pieces:
-        _emit(s, value, kept, renumber, corners, cells, tables, edges, cut, starts,
-              counts, first_centre, points, out)
+        over_blocks(_emit, _chunks(corners.shape[0]), s, value, kept, renumber, corners, cells,
+                    *(tables[t] for t in (0, 1, 3, 4, 5, 6, 7, 8, 9)), edges, cut_keys, shift,
+                    bucket_first, starts, counts, first_centre, *points, *out)
     return Clipped(*points[:2], np.arange(first_centre, n_points, dtype=np.int64),
                    *points[2:], *out)

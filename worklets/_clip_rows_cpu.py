@@ -6,7 +6,8 @@ and the scans' starts.
 A cell row walks its four point rows (a pixel row's two, each twice) in scalars:
 their flags at x and x + 1, and how many kept points and cut edges come before x.
 A cell with every corner kept (most kept cells) is written without the tables;
-a cut cell numbers only the corners and edges its case reads.
+a cut cell numbers its corners and edges from those counters as its output cells
+read them.
 
 Examples
 --------
@@ -17,16 +18,26 @@ Examples
 from __future__ import annotations
 
 import numpy as np
-from numba import prange
 
+from ._blocks_cpu import block_kernel
 from ._numba import kernel
-from .contour_cpu import _spread
-
-_BLOCK = 8
-"""Point rows per iteration of the parallel loop."""
 
 _CUTS = np.array([(f >> 1 & 1) + (f >> 2 & 1) + (f >> 3 & 1) for f in range(16)], np.int64)
 """Per point flag, how many of its x, y and z edges are cut (as ``_cut``)."""
+
+_SPREAD = np.array([(c & 1) | (c & 2) << 1 | (c & 4) << 2 | (c & 8) << 3 for c in range(16)],
+                   np.int64)
+"""Per column, ``_spread`` of it: the emit pass looks it up (each inlined call costs
+the first use's compile more than a lookup costs the run)."""
+
+
+@kernel(inline="always")
+def _spread(column):
+    """A column's bits (its rows (y, z): (0, 0), (1, 0), (0, 1), (1, 1)) at the case
+    bits of the cell corners at x = 0 (VTK's voxel and pixel corner order), as
+    :func:`daxpy.worklets.contour_cpu._spread` (inlined here: a call costs the clip's
+    compile a function of its own)."""
+    return (column & 1) | ((column & 2) << 1) | ((column & 4) << 2) | ((column & 8) << 3)
 
 
 @kernel(inline="always")
@@ -43,7 +54,7 @@ def _weight(s, value, lo, hi):
 
 
 @kernel(inline="always")
-def _emit_points(s, value, first, nx, steps, flags, kept_at, cut_at, ids, weights):
+def _emit_points(s, value, first, nx, ny, flags, kept_at, cut_at, ids, weights):
     """A point row's kept points (from ``kept_at``) and cut edges (from ``cut_at``)."""
     for i in range(nx):
         flag = flags[first + i]
@@ -55,20 +66,19 @@ def _emit_points(s, value, first, nx, steps, flags, kept_at, cut_at, ids, weight
             kept_at += 1
         for axis in range(3):
             if flag & (2 << axis):
-                q = p + steps[axis]
+                q = p + (1 if axis == 0 else nx if axis == 1 else nx * ny)
                 t = _weight(s, value, p, q)
                 ids[cut_at, 0], ids[cut_at, 1] = p, q
                 weights[cut_at, 0], weights[cut_at, 1] = 1.0 - t, t
                 cut_at += 1
 
 
-@kernel()
-def _emit_centres(s, value, base, case, offsets, tables, places, points, at, first_centre):
+@kernel(inline="always")
+def _emit_centres(s, value, base, case, offsets, places, centres, centre_start, terms, shares,
+                  ids, weights, centre_ids, centre_weights, at, first_centre):
     """The centre points of the cell at ``base`` (its first corner), from row ``at``:
     each term's ends side by side, as the array program writes them (the first
     term in the point's two columns, the others in the centre table)."""
-    centres, centre_start, terms, shares = tables[3], tables[4], tables[8], tables[9]
-    ids, weights, centre_ids, centre_weights = points
     for j in range(centres[case]):
         term = centre_start[case] + j
         row = at + j
@@ -89,119 +99,100 @@ def _emit_centres(s, value, base, case, offsets, tables, places, points, at, fir
 
 
 @kernel(inline="always")
-def _emit_cells(s, value, c, first, nx, ny, zc, tables, places, offsets, flags,
-                point_start, cell_start, totals, points, out, state, number):
-    """A cell row's output cells, with their connectivity and centre points.
+def _code_point(code, places, kept, cuts, flags, after):
+    """The output point of a cut cell's corner or edge ``code``: a kept corner's
+    number, or a cut edge's, from its row's counters (per row of the cell, the kept
+    points and cut edges before x, and the flags at x and x + 1)."""
+    row, dx, axis = places[code, 0], places[code, 1], places[code, 2]
+    flag = flags[row]
+    if axis < 0:
+        return kept[row] + dx * (flag & 1)
+    # Edges of the points before, then this point's edges of lower axes.
+    near = after[row] if dx else flag
+    return cuts[row] + dx * _CUTS[flag] + _CUTS[near & ((2 << axis) - 2)]
 
-    The row's four point rows (a pixel row's two, each twice) are walked in
+
+@block_kernel()
+def _emit_rows(s, value, nx, ny, nz, zc, made, start, centres, centre_start, types, sizes,
+               codes, terms, shares, places, offsets, flags, point_start, cell_start,
+               totals, ids, weights, centre_ids, centre_weights, connectivity, cell_offsets,
+               cell_types, source, first_row, last_row):
+    """Point rows ``first_row`` to ``last_row``'s points, and their cell rows' cells,
+    with their connectivity and centre points.
+
+    The tables (:func:`daxpy.worklets.clip_cpu._case_arrays`) and the output arrays
+    come one by one, not in tuples, and the cell rows are written here, not in a
+    function of their own: both cost several times more to compile.
+
+    A cell row's four point rows (a pixel row's two, each twice) are walked in
     scalars, which stay in registers: their flags at x and x + 1, and how many
-    kept points and cut edges come before x (``state`` holds them for a cut
-    cell's codes, ``number`` its codes' output points)."""
-    made, start, types, sizes, codes = tables[0], tables[1], tables[5], tables[6], tables[7]
-    needs = tables[10]
-    connectivity, cell_offsets, cell_types, source = out
+    kept points and cut edges come before x; a cut cell's corners and edges are
+    numbered from them as its output cells read them (no buffer: each kind of array
+    a kernel allocates costs its first use a compile)."""
     full = (1 << 4 * zc) - 1
     whole = start[full]   # a cell of every corner kept: its one output cell, uncut
-    r = first // nx
-    b0, b1 = r * nx, (r + 1) * nx
-    b2, b3 = b0 + nx * ny * (zc - 1), b1 + nx * ny * (zc - 1)
-    first_cut = totals[0]
-    k0, k1 = point_start[r, 0], point_start[r + 1, 0]
-    k2, k3 = point_start[b2 // nx, 0], point_start[b3 // nx, 0]
-    c0, c1 = first_cut + point_start[r, 1], first_cut + point_start[r + 1, 1]
-    c2, c3 = first_cut + point_start[b2 // nx, 1], first_cut + point_start[b3 // nx, 1]
-    # The four point rows' flags as row slices: indices from 0, which need no
-    # wrapping around below zero.
-    row0, row1 = flags[b0:b0 + nx], flags[b1:b1 + nx]
-    row2, row3 = flags[b2:b2 + nx], flags[b3:b3 + nx]
-    f0, f1, f2, f3 = row0[0], row1[0], row2[0], row3[0]
-    column = (f0 & 1) | ((f1 & 1) << 1) | ((f2 & 1) << 2) | ((f3 & 1) << 3)
-    q, slot = cell_start[c, 0], cell_start[c, 1]
-    centre_at = totals[0] + totals[1] + cell_start[c, 2]
-    for i in range(nx - 1):
-        g0, g1, g2, g3 = row0[i + 1], row1[i + 1], row2[i + 1], row3[i + 1]
-        after = (g0 & 1) | ((g1 & 1) << 1) | ((g2 & 1) << 2) | ((g3 & 1) << 3)
-        # A pixel's rows 2 and 3 are its rows 0 and 1: the same bits.
-        case = 0 if (column | after) == 0 else (_spread(column) | (_spread(after) << 1)) & full
-        if case == full:
-            # Most cells are kept whole: clip_cpu._WHOLE's corners, each the next kept point
-            # of its row, written without reading the tables.
-            at = np.uint64(slot)
-            connectivity[at], connectivity[at + np.uint64(1)] = k0, k0 + 1
-            connectivity[at + np.uint64(2)], connectivity[at + np.uint64(3)] = k1 + 1, k1
-            if zc == 2:
-                connectivity[at + np.uint64(4)], connectivity[at + np.uint64(5)] = k2, k2 + 1
-                connectivity[at + np.uint64(6)], connectivity[at + np.uint64(7)] = k3 + 1, k3
-            slot += 4 * zc
-            cell_types[q], source[q] = types[whole], i + (nx - 1) * c
-            cell_offsets[q + 1] = slot
-            q += 1
-        elif case:
-            state[0, 0], state[0, 1], state[0, 2], state[0, 3] = k0, k1, k2, k3
-            state[1, 0], state[1, 1], state[1, 2], state[1, 3] = c0, c1, c2, c3
-            state[2, 0], state[2, 1], state[2, 2], state[2, 3] = f0, f1, f2, f3
-            state[3, 0], state[3, 1], state[3, 2], state[3, 3] = g0, g1, g2, g3
-            _numbers(needs[case], places, state, number)
-            for o in range(start[case], start[case] + made[case]):
-                for m in range(sizes[o]):
-                    code = codes[o, m]
-                    connectivity[slot] = centre_at - 1 - code if code < 0 else number[code]
-                    slot += 1
-                cell_types[q], source[q] = types[o], i + (nx - 1) * c
-                cell_offsets[q + 1] = slot
-                q += 1
-            if tables[3][case]:
-                _emit_centres(s, value, first + i, case, offsets, tables, places, points,
-                              centre_at, totals[0] + totals[1])
-                centre_at += tables[3][case]
-        k0, k1, k2, k3 = k0 + (f0 & 1), k1 + (f1 & 1), k2 + (f2 & 1), k3 + (f3 & 1)
-        c0, c1, c2, c3 = c0 + _CUTS[f0], c1 + _CUTS[f1], c2 + _CUTS[f2], c3 + _CUTS[f3]
-        f0, f1, f2, f3, column = g0, g1, g2, g3, after
-
-
-@kernel(inline="always")
-def _numbers(need, places, state, number):
-    """The output points of the codes a cut cell's case reads (bits of ``need``): a
-    kept corner's number, or a cut edge's, from its row's counters (``state``: per
-    row the kept points and cut edges before x, and the flags at x and x + 1)."""
-    for code in range(places.shape[0]):
-        if (need >> code) & 1:
-            row, dx, axis = places[code, 0], places[code, 1], places[code, 2]
-            flag = state[2, row]
-            if axis < 0:
-                number[code] = state[0, row] + dx * (flag & 1)
-            else:
-                # Edges of the points before, then this point's edges of lower axes.
-                near = state[3, row] if dx else flag
-                number[code] = (state[1, row] + dx * _cut(flag)
-                                + _cut(near & ((2 << axis) - 2)))
-
-
-@kernel()
-def _emit_rows(s, value, nx, ny, nz, zc, tables, places, offsets, flags, point_start,
-               cell_start, totals, points, out, first_row, last_row):
-    """Point rows ``first_row`` to ``last_row``'s points, and their cell rows' cells."""
-    steps = np.array([1, nx, nx * ny], np.int64)
-    state, number = np.empty((4, 4), np.int64), np.empty(places.shape[0], np.int64)
+    first_cut, first_centre = totals[0], totals[0] + totals[1]
     for r in range(first_row, last_row):
         j, k = r % ny, r // ny
         c = j + (ny - 1) * k
         # Rows that keep and cut nothing (far from the cut, on its outer side), and
         # cell rows that make no cell, have nothing to write.
-        if point_start[r + 1, 0] + point_start[r + 1, 1] > point_start[r].sum():
-            _emit_points(s, value, r * nx, nx, steps, flags, point_start[r, 0],
-                         totals[0] + point_start[r, 1], points[0], points[1])
-        if j + 1 < ny and (zc == 1 or k + 1 < nz) and cell_start[c + 1, 0] > cell_start[c, 0]:
-            _emit_cells(s, value, c, r * nx, nx, ny, zc, tables, places, offsets, flags,
-                        point_start, cell_start, totals, points, out, state, number)
-
-
-@kernel(parallel=True)
-def _emit(s, value, nx, ny, nz, zc, tables, places, offsets, flags, point_start, cell_start,
-          totals, points, out):
-    # Blocks of rows in functions of their own, as _count's.
-    n = ny * nz
-    for block in prange((n + _BLOCK - 1) // _BLOCK):
-        _emit_rows(s, value, nx, ny, nz, zc, tables, places, offsets, flags, point_start,
-                   cell_start, totals, points, out, block * _BLOCK,
-                   min(n, (block + 1) * _BLOCK))
+        if point_start[r + 1, 0] + point_start[r + 1, 1] > point_start[r, 0] + point_start[r, 1]:
+            _emit_points(s, value, r * nx, nx, ny, flags, point_start[r, 0],
+                         first_cut + point_start[r, 1], ids, weights)
+        if (j + 1 == ny or (zc == 2 and k + 1 == nz)
+                or cell_start[c + 1, 0] == cell_start[c, 0]):
+            continue
+        b0, b1 = r * nx, (r + 1) * nx
+        b2, b3 = b0 + nx * ny * (zc - 1), b1 + nx * ny * (zc - 1)
+        k0, k1 = point_start[r, 0], point_start[r + 1, 0]
+        k2, k3 = point_start[b2 // nx, 0], point_start[b3 // nx, 0]
+        c0, c1 = first_cut + point_start[r, 1], first_cut + point_start[r + 1, 1]
+        c2, c3 = first_cut + point_start[b2 // nx, 1], first_cut + point_start[b3 // nx, 1]
+        # The four point rows' flags as row slices: indices from 0, which need no
+        # wrapping around below zero.
+        row0, row1 = flags[b0:b0 + nx], flags[b1:b1 + nx]
+        row2, row3 = flags[b2:b2 + nx], flags[b3:b3 + nx]
+        f0, f1, f2, f3 = row0[0], row1[0], row2[0], row3[0]
+        column = (f0 & 1) | ((f1 & 1) << 1) | ((f2 & 1) << 2) | ((f3 & 1) << 3)
+        q, slot = cell_start[c, 0], cell_start[c, 1]
+        centre_at = first_centre + cell_start[c, 2]
+        for i in range(nx - 1):
+            g0, g1, g2, g3 = row0[i + 1], row1[i + 1], row2[i + 1], row3[i + 1]
+            after = (g0 & 1) | ((g1 & 1) << 1) | ((g2 & 1) << 2) | ((g3 & 1) << 3)
+            # A pixel's rows 2 and 3 are its rows 0 and 1: the same bits.
+            case = 0 if (column | after) == 0 else (
+                (_SPREAD[column] | (_SPREAD[after] << 1)) & full)
+            if case == full:
+                # Most cells are kept whole: clip_cpu._WHOLE's corners, each the next
+                # kept point of its row, written without reading the tables.
+                at = np.uint64(slot)
+                connectivity[at], connectivity[at + np.uint64(1)] = k0, k0 + 1
+                connectivity[at + np.uint64(2)], connectivity[at + np.uint64(3)] = k1 + 1, k1
+                if zc == 2:
+                    connectivity[at + np.uint64(4)], connectivity[at + np.uint64(5)] = k2, k2 + 1
+                    connectivity[at + np.uint64(6)], connectivity[at + np.uint64(7)] = k3 + 1, k3
+                slot += 4 * zc
+                cell_types[q], source[q] = types[whole], i + (nx - 1) * c
+                cell_offsets[q + 1] = slot
+                q += 1
+            elif case:
+                row_kept, row_cuts = (k0, k1, k2, k3), (c0, c1, c2, c3)
+                here, beyond = (f0, f1, f2, f3), (g0, g1, g2, g3)
+                for o in range(start[case], start[case] + made[case]):
+                    for m in range(sizes[o]):
+                        code = codes[o, m]
+                        connectivity[slot] = centre_at - 1 - code if code < 0 else _code_point(
+                            code, places, row_kept, row_cuts, here, beyond)
+                        slot += 1
+                    cell_types[q], source[q] = types[o], i + (nx - 1) * c
+                    cell_offsets[q + 1] = slot
+                    q += 1
+                if centres[case]:
+                    _emit_centres(s, value, b0 + i, case, offsets, places, centres,
+                                  centre_start, terms, shares, ids, weights, centre_ids,
+                                  centre_weights, centre_at, first_centre)
+                    centre_at += centres[case]
+            k0, k1, k2, k3 = k0 + (f0 & 1), k1 + (f1 & 1), k2 + (f2 & 1), k3 + (f3 & 1)
+            c0, c1, c2, c3 = c0 + _CUTS[f0], c1 + _CUTS[f1], c2 + _CUTS[f2], c3 + _CUTS[f3]
+            f0, f1, f2, f3, column = g0, g1, g2, g3, after

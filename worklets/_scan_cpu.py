@@ -19,12 +19,12 @@ Examples
 from __future__ import annotations
 
 import numpy as np
-from numba import prange
 
+from ._blocks_cpu import block_kernel, inner_kernel, over_blocks
 from ._numba import kernel
 
 _ROWS = 1 << 16
-"""Rows per iteration of the scan's parallel loops."""
+"""Rows per block of the scan dealt to a thread."""
 
 _PER_BUCKET = 256
 """Keys per bucket, on average, of the sort: few enough to sort in a core's cache."""
@@ -33,47 +33,31 @@ _SMALL = 1 << 16
 """Fewer keys are sorted by NumPy: the buckets' passes cost more than they save."""
 
 _GROUP = 64
-"""Buckets per iteration of the parallel loops over buckets."""
+"""Buckets per group dealt to a thread."""
 
 
-@kernel()
-def _sum_rows(counts, first, last, sums, block):
-    """Block ``block``'s column sums (rows ``first`` to ``last``) into ``sums``."""
-    for c in range(counts.shape[1]):
-        sums[block, c] = 0
-    for r in range(first, last):
-        for c in range(counts.shape[1]):
-            sums[block, c] += counts[r, c]
+# Serial kernels over ranges of blocks, which _blocks_cpu.over_blocks deals to the
+# threads (a parallel loop costs several times more to compile).
 
-
-@kernel()
-def _scan_rows(counts, first, last, block_starts, block, starts):
-    """Rows ``first`` to ``last`` of the scan, from their block's start."""
-    for c in range(counts.shape[1]):
-        starts[first, c] = block_starts[block, c]
-    for r in range(first, last):
-        for c in range(counts.shape[1]):
-            starts[r + 1, c] = starts[r, c] + counts[r, c]
-
-
-# The parallel kernels below hold nothing but their parallel loop, each iteration
-# a function call: loops in a parallel loop's body run several times slower, and
-# array expressions there become parallel loops of their own, each a start and a
-# wait of every thread.
-
-@kernel(parallel=True)
-def _block_sums(counts, sums):
+@block_kernel()
+def _scan(counts, sums_only, block_starts, starts, first, last):
+    """Blocks ``first`` to ``last``: their column sums into ``block_starts``
+    (``sums_only``), else their rows of the scan from their starts there (one
+    kernel for both passes: each kernel costs a first use a compile)."""
     n = counts.shape[0]
-    for block in prange(sums.shape[0]):
-        _sum_rows(counts, block * _ROWS, min(n, (block + 1) * _ROWS), sums, block)
-
-
-@kernel(parallel=True)
-def _scan_blocks(counts, block_starts, starts):
-    n = counts.shape[0]
-    for block in prange(block_starts.shape[0]):
-        _scan_rows(counts, block * _ROWS, min(n, (block + 1) * _ROWS), block_starts, block,
-                   starts)
+    for block in range(first, last):
+        if sums_only:
+            for c in range(counts.shape[1]):
+                block_starts[block, c] = 0
+            for r in range(block * _ROWS, min(n, (block + 1) * _ROWS)):
+                for c in range(counts.shape[1]):
+                    block_starts[block, c] += counts[r, c]
+            continue
+        for c in range(counts.shape[1]):
+            starts[block * _ROWS, c] = block_starts[block, c]
+        for r in range(block * _ROWS, min(n, (block + 1) * _ROWS)):
+            for c in range(counts.shape[1]):
+                starts[r + 1, c] = starts[r, c] + counts[r, c]
 
 
 def exclusive_rows(counts: np.ndarray) -> np.ndarray:
@@ -93,20 +77,27 @@ def exclusive_rows(counts: np.ndarray) -> np.ndarray:
     >>> import numpy as np
     >>> exclusive_rows(np.zeros((0, 3), np.int64)).tolist()
     [[0, 0, 0]]
+    >>> exclusive_rows(np.ones((_ROWS + 3, 2), np.int64))[-2:].tolist()
+    [[65538, 65538], [65539, 65539]]
     """
     counts = np.ascontiguousarray(counts, np.int64)
     starts = np.empty((counts.shape[0] + 1, counts.shape[1]), np.int64)
     starts[0] = 0
+    if counts.shape[0] <= _ROWS:
+        # One block: one thread would scan it, so NumPy does, and a first use on
+        # few rows compiles no kernel.
+        np.cumsum(counts, axis=0, out=starts[1:])
+        return starts
     # Each block's sums, where each block starts (NumPy, over blocks), then each
     # block's rows from there.
     sums = np.empty(((counts.shape[0] + _ROWS - 1) // _ROWS, counts.shape[1]), np.int64)
-    _block_sums(counts, sums)
+    over_blocks(_scan, sums.shape[0], counts, True, sums, starts)
     block_starts = np.cumsum(sums, axis=0) - sums
-    _scan_blocks(counts, block_starts, starts)
+    over_blocks(_scan, sums.shape[0], counts, False, block_starts, starts)
     return starts
 
 
-@kernel()
+@inner_kernel()
 def _histogram(keys, first, last, shift, counts, chunk):
     for b in range(counts.shape[1]):
         counts[chunk, b] = 0
@@ -114,10 +105,10 @@ def _histogram(keys, first, last, shift, counts, chunk):
         counts[chunk, keys[x] >> shift] += 1
 
 
-@kernel(parallel=True)
-def _histograms(keys, shift, size, counts):
+@block_kernel()
+def _histograms(keys, shift, size, counts, first, last):
     n = keys.shape[0]
-    for chunk in prange(counts.shape[0]):
+    for chunk in range(first, last):
         _histogram(keys, chunk * size, min(n, (chunk + 1) * size), shift, counts, chunk)
 
 
@@ -134,7 +125,7 @@ def _places(counts, at, bounds):
     bounds[counts.shape[1]] = total
 
 
-@kernel()
+@inner_kernel()
 def _scatter(keys, first, last, shift, at, chunk, out):
     for x in range(first, last):
         b = keys[x] >> shift
@@ -142,14 +133,14 @@ def _scatter(keys, first, last, shift, at, chunk, out):
         at[chunk, b] += 1
 
 
-@kernel(parallel=True)
-def _scatters(keys, shift, size, at, out):
+@block_kernel()
+def _scatters(keys, shift, size, at, out, first, last):
     n = keys.shape[0]
-    for chunk in prange(at.shape[0]):
+    for chunk in range(first, last):
         _scatter(keys, chunk * size, min(n, (chunk + 1) * size), shift, at, chunk, out)
 
 
-@kernel()
+@inner_kernel()
 def _sort_buckets(placed, bounds, first, last, distinct):
     """Sort buckets ``first`` to ``last`` in place; how many distinct keys each holds."""
     for b in range(first, last):
@@ -161,7 +152,7 @@ def _sort_buckets(placed, bounds, first, last, distinct):
         distinct[b] = count
 
 
-@kernel()
+@inner_kernel()
 def _copy_distinct(placed, bounds, first, last, starts, out):
     """Buckets ``first`` to ``last``'s distinct keys, from their starts."""
     for b in range(first, last):
@@ -172,17 +163,17 @@ def _copy_distinct(placed, bounds, first, last, starts, out):
                 at += 1
 
 
-@kernel(parallel=True)
-def _sorts(placed, bounds, distinct):
+@block_kernel()
+def _sorts(placed, bounds, distinct, first, last):
     n = distinct.shape[0]
-    for group in prange((n + _GROUP - 1) // _GROUP):
+    for group in range(first, last):
         _sort_buckets(placed, bounds, group * _GROUP, min(n, (group + 1) * _GROUP), distinct)
 
 
-@kernel(parallel=True)
-def _copies(placed, bounds, starts, out):
+@block_kernel()
+def _copies(placed, bounds, starts, out, first, last):
     n = starts.shape[0]
-    for group in prange((n + _GROUP - 1) // _GROUP):
+    for group in range(first, last):
         _copy_distinct(placed, bounds, group * _GROUP, min(n, (group + 1) * _GROUP), starts,
                        out)
 
@@ -192,16 +183,16 @@ def _bucket_unique(keys: np.ndarray, shift: int, n_buckets: int, n_chunks: int) 
     buckets side by side, and copy out their distinct keys."""
     size = (keys.shape[0] + n_chunks - 1) // n_chunks
     counts = np.empty((n_chunks, n_buckets), np.int64)
-    _histograms(keys, shift, size, counts)
+    over_blocks(_histograms, n_chunks, keys, shift, size, counts)
     at, bounds = np.empty((n_chunks, n_buckets), np.int64), np.empty(n_buckets + 1, np.int64)
     _places(counts, at, bounds)
     placed = np.empty(keys.shape[0], np.int64)
-    _scatters(keys, shift, size, at, placed)
+    over_blocks(_scatters, n_chunks, keys, shift, size, at, placed)
     distinct = np.empty(n_buckets, np.int64)
-    _sorts(placed, bounds, distinct)
+    over_blocks(_sorts, (n_buckets + _GROUP - 1) // _GROUP, placed, bounds, distinct)
     starts = np.cumsum(distinct) - distinct
     out = np.empty(int(distinct.sum()), np.int64)
-    _copies(placed, bounds, starts, out)
+    over_blocks(_copies, (n_buckets + _GROUP - 1) // _GROUP, placed, bounds, starts, out)
     return out
 
 

@@ -27,8 +27,8 @@ Examples
 from __future__ import annotations
 
 import numpy as np
-from numba import parallel_chunksize, prange
 
+from ._blocks_cpu import block_kernel, over_blocks
 from ._numba import CompiledUnavailable, kernel, refuse_bad_ids
 from .threshold import Kept
 from ._used_points_cpu import exclusive, number_points, renumbered
@@ -38,7 +38,7 @@ CELLS, ALL, ANY, CONTINUOUS = 0, 1, 2, 3
 range, or the range of its corners' values meeting the threshold's."""
 
 _BLOCK = 4096
-"""Cells per iteration of the parallel loops."""
+"""Cells per block dealt to a thread."""
 
 
 def mode_of(at: str, all_points: bool, continuous: bool) -> int:
@@ -57,7 +57,7 @@ def mode_of(at: str, all_points: bool, continuous: bool) -> int:
     return ALL if all_points else ANY
 
 
-@kernel()
+@kernel(inline="always")
 def in_range(x, low, high):
     # In the field's dtype, against bounds rounded inwards: the float64 comparison.
     # NaN is in no range. Both sides evaluated (&, not and): a loop without a
@@ -65,7 +65,7 @@ def in_range(x, low, high):
     return (x >= low) & (x <= high)
 
 
-@kernel()
+@kernel(inline="always")
 def corners_inside(s, ids, base, low, high, every):
     """Whether all (``every``) or any of the points ``base + ids`` are in range."""
     # Counted without a branch: cells at the range's edge defeat branch prediction.
@@ -75,7 +75,7 @@ def corners_inside(s, ids, base, low, high, every):
     return inside == ids.shape[0] if every else inside > 0
 
 
-@kernel()
+@kernel(inline="always")
 def range_meets(s, ids, base, lower, upper):
     """Whether the range of the values at ``base + ids`` (float64; none where one
     is NaN) meets ``[lower, upper]``."""
@@ -88,7 +88,7 @@ def range_meets(s, ids, base, lower, upper):
     return high >= lower and low <= upper
 
 
-@kernel()
+@kernel(inline="always")
 def _valid(conn, start, end, n_points):
     if start < 0 or end < start or end > conn.shape[0]:
         return False
@@ -98,42 +98,79 @@ def _valid(conn, start, end, n_points):
     return wrong == 0
 
 
-@kernel(parallel=True)
-def _classify(s, mode, invert, low, high, lower, upper, conn, offs, n_points, keep, counts,
-              sizes, bad):
-    n = offs.shape[0] - 1
-    for block in prange(counts.shape[0]):
-        kept, corners, wrong = 0, 0, 0
-        for c in range(block * _BLOCK, min(n, (block + 1) * _BLOCK)):
+# Serial kernels over ranges of blocks, which _blocks_cpu.over_blocks deals to the
+# threads (a parallel loop costs several times more to compile).
+
+@kernel(inline="always")
+def _tally(keep, offs, block, counts, sizes):
+    """Block ``block``'s kept cells and their corners."""
+    kept, corners = 0, 0
+    for c in range(block * _BLOCK, min(offs.shape[0] - 1, (block + 1) * _BLOCK)):
+        kept += keep[c]
+        corners += keep[c] * (offs[c + 1] - offs[c])
+    counts[block], sizes[block] = kept, corners
+
+
+# One classify kernel per test: a first use compiles only the test it makes.
+
+@block_kernel()
+def _classify_cells(s, invert, low, high, conn, offs, n_points, keep, counts, sizes, bad,
+                    first, last):
+    """Blocks ``first`` to ``last``: each cell's verdict from its own value."""
+    for block in range(first, last):
+        wrong = 0
+        for c in range(block * _BLOCK, min(offs.shape[0] - 1, (block + 1) * _BLOCK)):
+            valid = _valid(conn, offs[c], offs[c + 1], n_points)
+            wrong += not valid
+            keep[c] = valid and in_range(s[c], low, high) != invert
+        bad[block] = wrong
+        _tally(keep, offs, block, counts, sizes)
+
+
+@block_kernel()
+def _classify_points(s, every, invert, low, high, conn, offs, n_points, keep, counts, sizes,
+                     bad, first, last):
+    """Blocks ``first`` to ``last``: each cell's verdict from all (``every``) or any of
+    its corners' values."""
+    for block in range(first, last):
+        wrong = 0
+        for c in range(block * _BLOCK, min(offs.shape[0] - 1, (block + 1) * _BLOCK)):
             start, end = offs[c], offs[c + 1]
-            if not _valid(conn, start, end, n_points):
-                wrong += 1
-                keep[c] = 0
-                continue
-            if mode == CELLS:
-                inside = in_range(s[c], low, high)
-            elif mode == CONTINUOUS:
-                inside = range_meets(s, conn[start:end], 0, lower, upper)
-            else:
-                inside = corners_inside(s, conn[start:end], 0, low, high, mode == ALL)
-            keep[c] = inside != invert
-            if keep[c]:
-                kept += 1
-                corners += end - start
-        counts[block], sizes[block], bad[block] = kept, corners, wrong
+            valid = _valid(conn, start, end, n_points)
+            wrong += not valid
+            keep[c] = valid and corners_inside(s, conn[start:end], 0, low, high,
+                                               every) != invert
+        bad[block] = wrong
+        _tally(keep, offs, block, counts, sizes)
 
 
-@kernel(parallel=True)
+@block_kernel()
+def _classify_range(s, invert, lower, upper, conn, offs, n_points, keep, counts, sizes, bad,
+                    first, last):
+    """Blocks ``first`` to ``last``: each cell's verdict from its corners' range."""
+    for block in range(first, last):
+        wrong = 0
+        for c in range(block * _BLOCK, min(offs.shape[0] - 1, (block + 1) * _BLOCK)):
+            start, end = offs[c], offs[c + 1]
+            valid = _valid(conn, start, end, n_points)
+            wrong += not valid
+            keep[c] = valid and range_meets(s, conn[start:end], 0, lower, upper) != invert
+        bad[block] = wrong
+        _tally(keep, offs, block, counts, sizes)
+
+
+@block_kernel()
 def _emit(keep, conn, offs, cell_types, cell_start, corner_start, cell_ids, types, offsets,
-          connectivity, used):
+          connectivity, used, first, last):
     n = keep.shape[0]
-    for block in prange(cell_start.shape[0] - 1):
-        first, q, w = block * _BLOCK, cell_start[block], corner_start[block]
+    kept = np.empty(min(n, _BLOCK), np.int64)
+    for block in range(first, last):
+        at, q, w = block * _BLOCK, cell_start[block], corner_start[block]
         # The block's kept cells gathered first, without a branch.
-        verdicts = keep[first:min(n, first + _BLOCK)]
-        kept, count = np.empty(verdicts.shape[0], np.int64), 0
+        verdicts = keep[at:min(n, at + _BLOCK)]
+        count = 0
         for x in range(verdicts.shape[0]):
-            kept[count] = first + x
+            kept[count] = at + x
             count += verdicts[x]
         for x in range(count):
             c = kept[x]
@@ -188,8 +225,15 @@ def threshold_unstructured(grid, s: np.ndarray, mode: int, invert: bool, low, hi
     n_blocks = (n_cells + _BLOCK - 1) // _BLOCK
     keep = np.empty(n_cells, np.uint8)
     counts, sizes, bad = (np.empty(n_blocks, np.int64) for _ in range(3))
-    _classify(s, mode, bool(invert), low, high, float(lower), float(upper), conn, offs,
-              n_points, keep, counts, sizes, bad)
+    invert, grid_arrays = bool(invert), (conn, offs, n_points, keep, counts, sizes, bad)
+    if mode == CELLS:
+        over_blocks(_classify_cells, n_blocks, s, invert, low, high, *grid_arrays)
+    elif mode == CONTINUOUS:
+        over_blocks(_classify_range, n_blocks, s, invert, float(lower), float(upper),
+                    *grid_arrays)
+    else:
+        over_blocks(_classify_points, n_blocks, s, mode == ALL, invert, low, high,
+                    *grid_arrays)
     refuse_bad_ids(int(bad.sum()))
     cell_start, corner_start = exclusive(counts), exclusive(sizes)
     cell_ids = np.empty(cell_start[-1], np.int64)
@@ -198,10 +242,7 @@ def threshold_unstructured(grid, s: np.ndarray, mode: int, invert: bool, low, hi
     offsets[0] = 0
     connectivity = np.empty(corner_start[-1], np.int64)
     used = np.zeros(n_points, np.uint8)
-    # Kept cells bunch where the field is in range: blocks dealt one at a time to
-    # the threads as they free up balance them.
-    with parallel_chunksize(1):
-        _emit(keep, conn, offs, cell_types, cell_start, corner_start, cell_ids, types,
-              offsets, connectivity, used)
+    over_blocks(_emit, n_blocks, keep, conn, offs, cell_types, cell_start, corner_start,
+                cell_ids, types, offsets, connectivity, used)
     point_ids, renumber = number_points(used)
     return Kept(cell_ids, point_ids, renumbered(connectivity, renumber), offsets, types)

@@ -17,19 +17,21 @@ Examples
 from __future__ import annotations
 
 import numpy as np
-from numba import prange
 
 from ._averaging import id_dtype
-from ._numba import kernel
+from ._blocks_cpu import block_kernel, over_blocks
 
 _CHUNK = 1 << 15
-"""Points (or connectivity entries) per iteration of the parallel loops."""
+"""Points (or connectivity entries) per block dealt to a thread."""
 
 
-@kernel(parallel=True)
-def _count_used(used, counts):
+# Serial kernels over ranges of chunks, which _blocks_cpu.over_blocks deals to the
+# threads (a parallel loop costs several times more to compile).
+
+@block_kernel()
+def _count_used(used, counts, first, last):
     n = used.shape[0]
-    for chunk in prange(counts.shape[0]):
+    for chunk in range(first, last):
         # A slice: a loop the compiler vectorizes.
         marks = used[chunk * _CHUNK:min(n, (chunk + 1) * _CHUNK)]
         total = 0
@@ -38,30 +40,30 @@ def _count_used(used, counts):
         counts[chunk] = total
 
 
-@kernel(parallel=True)
-def _number(used, starts, point_ids, renumber):
+@block_kernel()
+def _number(used, size, starts, point_ids, renumber, first, last):
     n = used.shape[0]
-    for chunk in prange(starts.shape[0] - 1):
-        first = chunk * _CHUNK
-        marks = used[first:min(n, first + _CHUNK)]
-        numbers = renumber[first:first + marks.shape[0]]
+    found = np.empty(min(n, size), np.int64)
+    for chunk in range(first, last):
+        at = chunk * size
+        marks = used[at:min(n, at + size)]
+        numbers = renumber[at:at + marks.shape[0]]
         # Without a branch: every point gets the next number (read at used points
         # only), and the used ones are gathered in a buffer of the chunk's own.
-        found = np.empty(marks.shape[0], np.int64)
         q = starts[chunk]
         for p in range(marks.shape[0]):
             numbers[p] = q
-            found[q - starts[chunk]] = first + p
+            found[q - starts[chunk]] = at + p
             q += marks[p]
-        point_ids[starts[chunk]:q] = found[:q - starts[chunk]]
+        for x in range(q - starts[chunk]):
+            point_ids[starts[chunk] + x] = found[x]
 
 
-@kernel(parallel=True)
-def _renumber_in_place(connectivity, renumber):
+@block_kernel()
+def _renumber_in_place(connectivity, renumber, first, last):
     n = connectivity.shape[0]
-    for chunk in prange((n + _CHUNK - 1) // _CHUNK):
-        for q in range(chunk * _CHUNK, min(n, (chunk + 1) * _CHUNK)):
-            connectivity[q] = renumber[connectivity[q]]
+    for q in range(first * _CHUNK, min(n, last * _CHUNK)):
+        connectivity[q] = renumber[connectivity[q]]
 
 
 def exclusive(counts: np.ndarray) -> np.ndarray:
@@ -78,23 +80,31 @@ def exclusive(counts: np.ndarray) -> np.ndarray:
     return starts
 
 
-def number_points(used: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def number_points(used: np.ndarray, counts: np.ndarray | None = None,
+                  size: int = _CHUNK) -> tuple[np.ndarray, np.ndarray]:
     """The points marked in ``used`` (uint8, one per point), ascending, and each
     one's number among them (``renumber``: meaningful at those points only; the
     others get the next used point's).
+
+    ``counts``, where the caller has them, are the marks in each chunk of ``size``
+    points (a kernel that marks rows counts them as it goes): they are not counted
+    again.
 
     Examples
     --------
     >>> number_points(np.array([1, 0, 1], np.uint8))[0].tolist()
     [0, 2]
+    >>> number_points(np.array([1, 0, 1, 1], np.uint8), np.array([1, 2]), 2)[0].tolist()
+    [0, 2, 3]
     """
-    counts = np.empty((used.shape[0] + _CHUNK - 1) // _CHUNK, np.int64)
-    _count_used(used, counts)
+    if counts is None:
+        counts, size = np.empty((used.shape[0] + _CHUNK - 1) // _CHUNK, np.int64), _CHUNK
+        over_blocks(_count_used, counts.shape[0], used, counts)
     starts = exclusive(counts)
     point_ids = np.empty(starts[-1], np.int64)
     # Numbers are read once per output corner: int32 where they fit halves the bytes.
     renumber = np.empty(used.shape[0], id_dtype(used.shape[0]))
-    _number(used, starts, point_ids, renumber)
+    over_blocks(_number, counts.shape[0], used, size, starts, point_ids, renumber)
     return point_ids, renumber
 
 
@@ -107,5 +117,6 @@ def renumbered(connectivity: np.ndarray, renumber: np.ndarray) -> np.ndarray:
     >>> renumbered(np.array([4, 2, 4]), np.array([0, 0, 0, 0, 1], np.int32)).tolist()
     [1, 0, 1]
     """
-    _renumber_in_place(connectivity, renumber)
+    over_blocks(_renumber_in_place, (connectivity.shape[0] + _CHUNK - 1) // _CHUNK,
+                connectivity, renumber)
     return connectivity

@@ -34,20 +34,16 @@ True
 from __future__ import annotations
 
 import numpy as np
-from numba import parallel_chunksize, prange
 
 from ._clip_tables import CLIP, CLIP_INSIDE_OUT
 from ._marching import at_least_bound
-from .contour_cpu import _spread
-from ._clip_rows_cpu import _cut, _emit
+from ._blocks_cpu import block_kernel, over_blocks
+from ._clip_rows_cpu import _cut, _emit_rows, _spread
 from ._numba import kernel, structured_rows
 from .clip import _EDGE_CODE, TABLES, Clipped, _assemble
 
 _KINDS = {3: "voxel", 2: "pixel"}
 """The cell each grid dimension is clipped as (1-D grids run the array program)."""
-
-_BLOCK = 8
-"""Point rows per iteration of the parallel loops (which share one row buffer)."""
 
 _CORNER_CODES = 8
 _WHOLE = {"voxel": (12, (0, 1, 3, 2, 4, 5, 7, 6)), "pixel": (9, (0, 1, 3, 2))}
@@ -89,19 +85,7 @@ def _code_places(kind: str) -> np.ndarray:
     return places
 
 
-def _needs(tables: tuple) -> np.ndarray:
-    """Per case, a bit per corner or edge code its output cells read (a cut cell
-    numbers only those)."""
-    made, start, sizes, codes = tables[0], tables[1], tables[6], tables[7]
-    needs = np.zeros(made.shape[0], np.int64)
-    for case in range(made.shape[0]):
-        for o in range(start[case], start[case] + made[case]):
-            for code in codes[o, :sizes[o]]:
-                needs[case] |= (1 << int(code)) if code >= 0 else 0
-    return needs
-
-
-_TABLES = {(kind, invert): _case_arrays(kind, invert) + (_needs(_case_arrays(kind, invert)),)
+_TABLES = {(kind, invert): _case_arrays(kind, invert)
            for kind in _KINDS.values() for invert in (False, True)}
 _PLACES = {kind: _code_places(kind) for kind in _KINDS.values()}
 for (_kind, _invert), _t in _TABLES.items():
@@ -110,7 +94,7 @@ for (_kind, _invert), _t in _TABLES.items():
         raise ImportError(f"clip tables: a whole {_kind} is not {_WHOLE[_kind]}")
 
 
-@kernel()
+@kernel(inline="always")
 def _kept_columns(s, bound, flip, first, up, out, nx, columns):
     """Per x of a point row: which of the points p, p + up, p + out, p + up + out
     (p = first + x) are kept, as bits 0 to 3 (``up``, ``out``: 0 past the grid's
@@ -124,30 +108,25 @@ def _kept_columns(s, bound, flip, first, up, out, nx, columns):
                       | ((np.uint8(d[i] >= bound) ^ flip) << 3))
 
 
-@kernel()
+# Serial kernels over ranges of rows, which _blocks_cpu.over_blocks deals to the
+# threads (a parallel loop costs several times more to compile).
+
+@block_kernel()
 def _count_rows(s, bound, flip, nx, ny, nz, zc, made, slots, centres, flags, row_counts,
                 cell_counts, first_row, last_row):
     """Point rows ``first_row`` to ``last_row``: their flags and counts, and their
     cell rows' counts."""
     nxy = nx * ny
     full = (1 << 4 * zc) - 1
-    columns = np.empty(nx, np.uint8)
     for r in range(first_row, last_row):
         j, k = r % ny, r // ny
         first = r * nx
+        # The row's columns go where its flags will: no buffer (each kind of array a
+        # kernel allocates costs its first use a compile), and each flag replaces its
+        # column only once the columns it is made from are read.
+        columns = flags[first:first + nx]
         _kept_columns(s, bound, flip, first, nx if j + 1 < ny else 0,
                       nxy if k + 1 < nz else 0, nx, columns)
-        kept = cut = 0
-        for i in range(nx):
-            column = columns[i]
-            after = columns[i + 1] if i + 1 < nx else column
-            flag = ((column & 1) | (((column ^ after) & 1) << 1)
-                    | (((column ^ (column >> 1)) & 1) << 2)
-                    | (((column ^ (column >> 2)) & 1) << 3))
-            flags[first + i] = flag
-            kept += flag & 1
-            cut += _cut(flag)
-        row_counts[r, 0], row_counts[r, 1] = kept, cut
         if j + 1 < ny and (zc == 1 or k + 1 < nz):
             cells = used = middles = 0
             for i in range(nx - 1):
@@ -157,17 +136,17 @@ def _count_rows(s, bound, flip, nx, ny, nz, zc, made, slots, centres, flags, row
                 middles += centres[case]
             c = j + (ny - 1) * k
             cell_counts[c, 0], cell_counts[c, 1], cell_counts[c, 2] = cells, used, middles
-
-
-@kernel(parallel=True)
-def _count(s, bound, flip, nx, ny, nz, zc, made, slots, centres, flags, row_counts,
-           cell_counts):
-    # Each block of rows in a function of its own: loops in a parallel loop's body
-    # run several times slower (_weighted_cpu._weighted says by how much).
-    n = ny * nz
-    for block in prange((n + _BLOCK - 1) // _BLOCK):
-        _count_rows(s, bound, flip, nx, ny, nz, zc, made, slots, centres, flags, row_counts,
-                    cell_counts, block * _BLOCK, min(n, (block + 1) * _BLOCK))
+        kept = cut = 0
+        for i in range(nx):
+            column = columns[i]
+            after = columns[i + 1] if i + 1 < nx else column
+            flag = ((column & 1) | (((column ^ after) & 1) << 1)
+                    | (((column ^ (column >> 1)) & 1) << 2)
+                    | (((column ^ (column >> 2)) & 1) << 3))
+            columns[i] = flag
+            kept += flag & 1
+            cut += _cut(flag)
+        row_counts[r, 0], row_counts[r, 1] = kept, cut
 
 
 def _exclusive(counts: np.ndarray) -> np.ndarray:
@@ -217,9 +196,8 @@ def clip_structured(grid, scalars: np.ndarray, value: float, invert: bool = Fals
     # Blocks of rows are dealt one at a time to the threads as they free up: rows
     # where the cut is emit far more than others, and a thread slowed by another
     # process does not hold up the rest.
-    with parallel_chunksize(1):
-        _count(s, at_least_bound(s.dtype, value), np.uint8(bool(invert)), nx, ny, nz, zc,
-               tables[0], tables[2], tables[3], flags, row_counts, cell_counts)
+    over_blocks(_count_rows, ny * nz, s, at_least_bound(s.dtype, value), np.uint8(bool(invert)),
+                nx, ny, nz, zc, tables[0], tables[2], tables[3], flags, row_counts, cell_counts)
     point_start, cell_start = _exclusive(row_counts), _exclusive(cell_counts)
     totals = np.concatenate([point_start[-1], cell_start[-1]])
     n_kept, n_cut, n_cells, n_slots, n_centres = (int(x) for x in totals)
@@ -235,9 +213,9 @@ def clip_structured(grid, scalars: np.ndarray, value: float, invert: bool = Fals
     out = (np.empty(n_slots, np.int64), np.empty(n_cells + 1, np.int64),
            np.empty(n_cells, np.uint8), np.empty(n_cells, np.int64))
     out[1][0] = 0
-    with parallel_chunksize(1):
-        _emit(s, value, nx, ny, nz, zc, tables, places, offsets, flags, point_start,
-              cell_start, totals, points, out)
+    over_blocks(_emit_rows, ny * nz, s, value, nx, ny, nz, zc,
+                *(tables[t] for t in (0, 1, 3, 4, 5, 6, 7, 8, 9)), places, offsets, flags,
+                point_start, cell_start, totals, *points, *out)
     return Clipped(*points[:2], np.arange(n_kept + n_cut, n_kept + n_cut + n_centres,
                                           dtype=np.int64),
                    *points[2:], *out)

@@ -3,15 +3,16 @@
 corners, in the same order and dtypes.
 
 Structured grids (uniform, rectilinear, curvilinear: only the index structure
-matters) run parallel passes over the grid's x-rows, in blocks of rows, each row
-handled by one thread, so the output does not depend on the thread count:
+matters) run parallel passes over the grid's x-rows, ranges of rows dealt to the
+threads (:mod:`._blocks_cpu`), each row handled by one thread, so the output does
+not depend on the thread count:
 
 1. *classify and count*: each cell's verdict (a byte) and each cell row's kept
    cells. Point tests read each point row once per cell row: a byte per x says
    which of the cell row's two or four point rows are in range there;
-2. *mark*: a point is used where a cell beside it is kept (a stencil over the
-   verdicts, no scatter); the used points are numbered by a count and a scan
-   (:mod:`._used_points_cpu`, two passes over chunks of points);
+2. *mark and count*: a point is used where a cell beside it is kept (a stencil
+   over the verdicts, no scatter), and each point row's used points are counted;
+   they are numbered from a scan of the counts (:mod:`._used_points_cpu`);
 3. *scan* (NumPy, over rows): where each cell row's kept cells go;
 4. *emit*: the kept cells' ids, offsets, types and renumbered corners, each
    row's kept cells gathered first, without a branch.
@@ -38,17 +39,14 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from numba import parallel_chunksize, prange
 
+from ._blocks_cpu import block_kernel, over_blocks
 from ._marching import at_least_bound
 from ._numba import CompiledUnavailable, kernel, kernel_dtype
 from ._threshold_cells_cpu import (ALL, CELLS, CONTINUOUS, in_range, mode_of, range_meets,
                                    threshold_unstructured)
 from ._used_points_cpu import exclusive, number_points
 from .threshold import Kept, cell_corners
-
-_BLOCK = 8
-"""Rows per iteration of the parallel loops (which share one row buffer)."""
 
 _BITS = np.array([1, 2, 4, 8], np.uint8)
 _FULL = np.array([0, 1, 3, 0, 15], np.uint8)
@@ -57,109 +55,129 @@ _NONE = np.uint8(0)
 number of point rows) and no bit, as bytes: byte arithmetic vectorizes."""
 
 
-@kernel()
-def _row_cells(s, mode, invert, low, high, lower, upper, p0, c0, cx, corners, rows,
-               columns, keep):
-    """Cell row ``c0``'s verdicts (its first cell's first corner at ``p0``);
-    returns how many it keeps."""
-    # Slices, and selects rather than shifts by a variable: loops the compiler
-    # vectorizes (ten times faster than indexing the whole arrays).
-    verdicts = keep[c0:c0 + cx]
-    if mode == CELLS:
-        values = s[c0:c0 + cx]
+# Serial kernels over ranges of rows, which _blocks_cpu.over_blocks deals to the
+# threads (a parallel loop costs several times more to compile), and one classify
+# kernel per test: a first use compiles only the test it makes. The loops walk
+# row slices, and select rather than shift by a variable: loops the
+# compiler vectorizes (ten times faster than indexing the whole arrays).
+
+@kernel(inline="always")
+def _count(verdicts):
+    kept = 0
+    for i in range(verdicts.shape[0]):
+        kept += verdicts[i]
+    return kept
+
+
+@block_kernel()
+def _classify_cells(s, invert, low, high, nx, keep, counts, first, last):
+    """Cell rows ``first`` to ``last``: each cell's verdict from its own value, and
+    each row's kept cells."""
+    cx = nx - 1
+    for row in range(first, last):
+        verdicts, values = keep[row * cx:(row + 1) * cx], s[row * cx:(row + 1) * cx]
         for i in range(cx):
             verdicts[i] = in_range(values[i], low, high) != invert
-    elif mode == CONTINUOUS:
+        counts[row] = _count(verdicts)
+
+
+@block_kernel()
+def _classify_range(s, invert, lower, upper, nx, ny, corners, keep, counts, first, last):
+    """Cell rows ``first`` to ``last``: each cell's verdict from its corners' range."""
+    cx, cy = nx - 1, max(ny - 1, 1)
+    for row in range(first, last):
+        k = row // cy
+        p0, verdicts = (k * ny + row - k * cy) * nx, keep[row * cx:(row + 1) * cx]
         for i in range(cx):
             verdicts[i] = range_meets(s, corners, p0 + i, lower, upper) != invert
-    else:
+        counts[row] = _count(verdicts)
+
+
+@block_kernel()
+def _classify_points(s, every, invert, low, high, nx, ny, rows, keep, counts, scratch, first,
+                     last):
+    """Cell rows ``first`` to ``last``: each cell's verdict from all (``every``) or any
+    of its corners' values. ``scratch`` holds a byte per point (the used points'
+    marks, which the mark pass writes later): a cell row's column bytes go in
+    its first point row's, which no other cell row's use."""
+    cx, cy = nx - 1, max(ny - 1, 1)
+    full = _FULL[rows.shape[0]]
+    for row in range(first, last):
+        k = row // cy
+        p0, verdicts = (k * ny + row - k * cy) * nx, keep[row * cx:(row + 1) * cx]
+        columns = scratch[p0:p0 + nx]
         # One byte per x: bit t set where point row t of the cell row is in range.
-        columns[:] = 0
+        for i in range(nx):
+            columns[i] = _NONE
         for t in range(rows.shape[0]):
-            values = s[p0 + rows[t]:p0 + rows[t] + cx + 1]
+            values = s[p0 + rows[t]:p0 + rows[t] + nx]
             bit = _BITS[t]
-            for i in range(cx + 1):
+            for i in range(nx):
                 columns[i] |= bit if in_range(values[i], low, high) else _NONE
-        full = _FULL[rows.shape[0]]
-        if mode == ALL:
+        if every:
             for i in range(cx):
                 verdicts[i] = ((columns[i] & columns[i + 1]) == full) != invert
         else:
             for i in range(cx):
                 verdicts[i] = ((columns[i] | columns[i + 1]) != _NONE) != invert
-    kept = 0
-    for i in range(cx):
-        kept += verdicts[i]
-    return kept
+        counts[row] = _count(verdicts)
 
 
-@kernel(parallel=True)
-def _classify(s, mode, invert, low, high, lower, upper, nx, ny, nz, corners, rows, keep,
-              counts):
-    cx, cy = nx - 1, max(ny - 1, 1)
-    n = counts.shape[0]
-    for block in prange((n + _BLOCK - 1) // _BLOCK):
-        columns = np.empty(nx, np.uint8)
-        for row in range(block * _BLOCK, min(n, (block + 1) * _BLOCK)):
-            k = row // cy
-            p0 = (k * ny + row - k * cy) * nx
-            counts[row] = _row_cells(s, mode, invert, low, high, lower, upper, p0, row * cx,
-                                     cx, corners, rows, columns, keep)
-
-
-@kernel(parallel=True)
-def _mark(keep, nx, ny, nz, used):
+@block_kernel()
+def _mark(keep, nx, ny, nz, used, row_used, first, last):
+    """Point rows ``first`` to ``last``: a point is used where a cell beside it is kept;
+    how many each row uses."""
     cx, cy, cz = nx - 1, max(ny - 1, 1), max(nz - 1, 1)
-    n = ny * nz
-    for block in prange((n + _BLOCK - 1) // _BLOCK):
-        near = np.empty(cx, np.uint8)
-        for row in range(block * _BLOCK, min(n, (block + 1) * _BLOCK)):
-            k = row // ny
-            j = row - k * ny
-            # The kept cells of the one to four cell rows beside this point row
-            # (slices: loops the compiler vectorizes).
-            near[:] = 0
-            for kk in range(max(k - 1, 0), min(k, cz - 1) + 1):
-                for jj in range(max(j - 1, 0), min(j, cy - 1) + 1):
-                    c0 = (kk * cy + jj) * cx
-                    verdicts = keep[c0:c0 + cx]
-                    for i in range(cx):
-                        near[i] |= verdicts[i]
-            marks = used[row * nx:(row + 1) * nx]
-            marks[0] = near[0]
-            for i in range(1, cx):
-                marks[i] = near[i - 1] | near[i]
-            marks[cx] = near[cx - 1]
+    for row in range(first, last):
+        k = row // ny
+        j = row - k * ny
+        # The kept cells of the one to four cell rows beside this point row, in the
+        # row's marks (slices: loops the compiler vectorizes; no buffer: each kind of
+        # array a kernel allocates costs its first use a compile) ...
+        marks = used[row * nx:(row + 1) * nx]
+        for i in range(cx):
+            marks[i] = 0
+        for kk in range(max(k - 1, 0), min(k, cz - 1) + 1):
+            for jj in range(max(j - 1, 0), min(j, cy - 1) + 1):
+                c0 = (kk * cy + jj) * cx
+                verdicts = keep[c0:c0 + cx]
+                for i in range(cx):
+                    marks[i] |= verdicts[i]
+        # ... then a point is used where the cell before or after it is kept:
+        # downwards, so that each mark reads its cells before they are replaced.
+        marks[cx] = marks[cx - 1]
+        for i in range(cx - 1, 0, -1):
+            marks[i] = marks[i - 1] | marks[i]
+        row_used[row] = _count(marks)
 
 
-@kernel(parallel=True)
+@block_kernel()
 def _emit(keep, nx, ny, corners, kind, starts, renumber, cell_ids, connectivity, offsets,
-          types):
+          types, first, last):
+    """Cell rows ``first`` to ``last``'s kept cells, from their rows' starts."""
     cx, cy = nx - 1, max(ny - 1, 1)
     width = corners.shape[0]
-    n = starts.shape[0] - 1
-    for block in prange((n + _BLOCK - 1) // _BLOCK):
-        kept = np.empty(cx, np.int64)
-        for row in range(block * _BLOCK, min(n, (block + 1) * _BLOCK)):
-            q0, q1 = starts[row], starts[row + 1]
-            if q0 == q1:
-                continue
-            k = row // cy
-            p0, c0 = (k * ny + row - k * cy) * nx, row * cx
-            # The row's kept cells gathered first, without a branch; then each
-            # output array is written in one loop of its own.
-            verdicts, count = keep[c0:c0 + cx], 0
-            for i in range(cx):
-                kept[count] = i
-                count += verdicts[i]
-            ids, out = cell_ids[q0:q1], connectivity[q0 * width:q1 * width]
-            for x in range(q1 - q0):
-                ids[x] = c0 + kept[x]
-                types[q0 + x] = kind
-                offsets[q0 + x + 1] = (q0 + x + 1) * width
-                first = p0 + kept[x]
-                for m in range(width):
-                    out[x * width + m] = renumber[first + corners[m]]
+    kept = np.empty(cx, np.int64)
+    for row in range(first, last):
+        q0, q1 = starts[row], starts[row + 1]
+        if q0 == q1:
+            continue
+        k = row // cy
+        p0, c0 = (k * ny + row - k * cy) * nx, row * cx
+        # The row's kept cells gathered first, without a branch; then each
+        # output array is written in one loop of its own.
+        verdicts, count = keep[c0:c0 + cx], 0
+        for i in range(cx):
+            kept[count] = i
+            count += verdicts[i]
+        ids, out = cell_ids[q0:q1], connectivity[q0 * width:q1 * width]
+        for x in range(q1 - q0):
+            ids[x] = c0 + kept[x]
+            types[q0 + x] = kind
+            offsets[q0 + x + 1] = (q0 + x + 1) * width
+            first_corner = p0 + kept[x]
+            for m in range(width):
+                out[x * width + m] = renumber[first_corner + corners[m]]
 
 
 def _structured(grid, s: np.ndarray, mode: int, invert: bool, low, high, lower: float,
@@ -176,24 +194,28 @@ def _structured(grid, s: np.ndarray, mode: int, invert: bool, low, high, lower: 
     corners = np.ascontiguousarray(table[0])
     # The point rows of a cell row: along y then z from its first corner.
     rows = np.array([0, nx, nx * ny, nx + nx * ny][:1 << (len(sizes) - 1)], np.int64)
-    keep = np.empty(n_cells, np.uint8)
+    keep, used = np.empty(n_cells, np.uint8), np.empty(nx * ny * nz, np.uint8)
     counts = np.empty(n_cells // (nx - 1), np.int64)
-    _classify(s, mode, bool(invert), low, high, float(lower), float(upper), nx, ny, nz,
-              corners, rows, keep, counts)
-    used = np.empty(nx * ny * nz, np.uint8)
-    _mark(keep, nx, ny, nz, used)
-    point_ids, renumber = number_points(used)
+    invert = bool(invert)
+    if mode == CELLS:
+        over_blocks(_classify_cells, counts.shape[0], s, invert, low, high, nx, keep, counts)
+    elif mode == CONTINUOUS:
+        over_blocks(_classify_range, counts.shape[0], s, invert, float(lower), float(upper),
+                    nx, ny, corners, keep, counts)
+    else:
+        over_blocks(_classify_points, counts.shape[0], s, mode == ALL, invert, low, high, nx,
+                    ny, rows, keep, counts, used)
+    row_used = np.empty(ny * nz, np.int64)
+    over_blocks(_mark, ny * nz, keep, nx, ny, nz, used, row_used)
+    point_ids, renumber = number_points(used, row_used, nx)
     starts = exclusive(counts)
     n_kept, width = int(starts[-1]), corners.shape[0]
     cell_ids, types = np.empty(n_kept, np.int64), np.empty(n_kept, np.uint8)
     offsets = np.empty(n_kept + 1, np.int64)
     offsets[0] = 0
     connectivity = np.empty(n_kept * width, np.int64)
-    # The rows that keep cells are bunched where the field is in range: blocks
-    # dealt one at a time to the threads as they free up balance them.
-    with parallel_chunksize(1):
-        _emit(keep, nx, ny, corners, np.uint8(kind), starts, renumber, cell_ids,
-              connectivity, offsets, types)
+    over_blocks(_emit, counts.shape[0], keep, nx, ny, corners, np.uint8(kind), starts,
+                renumber, cell_ids, connectivity, offsets, types)
     return Kept(cell_ids, point_ids, connectivity, offsets, types)
 
 
