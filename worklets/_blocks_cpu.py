@@ -1,5 +1,7 @@
-"""Threads for the compiled threshold and clip: a serial kernel (``nogil``) called on
-ranges of blocks from Python threads, instead of a Numba parallel loop.
+"""Threads for the compiled kernels that are not Numba parallel loops (threshold,
+clip, contour, the hexahedra point gradient): a serial kernel (``nogil``) called
+from Python threads, on ranges of blocks (:func:`over_blocks`) or once per thread
+(:func:`on_threads`).
 
 A parallel loop costs far more to compile than the serial function it calls: on
 a 2-core machine a loop that only calls one costs about 0.5 s (the first in a
@@ -10,8 +12,8 @@ does not depend on the threads, so neither do the results.
 
 Examples
 --------
->>> import numpy as np
->>> @block_kernel()
+>>> import numba, numpy as np
+>>> @numba.njit(nogil=True)   # a kernel of the package: @block_kernel()
 ... def twice(values, out, first, last):
 ...     for b in range(first, last):
 ...         out[b] = 2 * values[b]
@@ -24,10 +26,12 @@ Examples
 from __future__ import annotations
 
 import itertools
+import os
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable
 
 from ._numba import kernel
+
 
 def block_kernel(**options):
     """:func:`~daxpy.worklets._numba.kernel` for a kernel :func:`over_blocks` calls:
@@ -59,16 +63,45 @@ _RANGES_PER_THREAD = 16
 """Ranges of blocks dealt to each thread, at most: enough for the threads to even
 out, few enough that the calls from Python (some microseconds each) stay small."""
 
-_POOL: list[ThreadPoolExecutor] = []
-"""The helper threads, started at the first call that runs on more than one."""
+_POOL: list[tuple[int, ThreadPoolExecutor]] = []
+"""The helper threads with the process they were started in: started at the first
+call that runs on more than one thread, and again in a forked child, which has none
+of its parent's threads (a child handing work to them would wait forever)."""
 
 
-def _workers(threads: int) -> ThreadPoolExecutor:
-    if not _POOL or _POOL[0]._max_workers < threads - 1:
-        if _POOL:
-            _POOL.pop().shutdown(wait=False)
-        _POOL.append(ThreadPoolExecutor(threads - 1, thread_name_prefix="daxpy-cpu"))
-    return _POOL[0]
+def _workers(count: int) -> ThreadPoolExecutor:
+    """A pool of at least ``count`` helper threads of this process."""
+    if not _POOL or _POOL[0][0] != os.getpid() or _POOL[0][1]._max_workers < count:
+        if _POOL and _POOL[0][0] == os.getpid():
+            _POOL[0][1].shutdown(wait=False)
+        _POOL[:] = [(os.getpid(), ThreadPoolExecutor(count, thread_name_prefix="daxpy-cpu"))]
+    return _POOL[0][1]
+
+
+def on_threads(task: Callable[..., Any], n_threads: int, *args: Any) -> None:
+    """``task(*args, thread, n_threads)`` for each ``thread`` in ``range(n_threads)``,
+    all at once (thread 0 on the caller), returning when all are done; a thread's
+    error is raised here. For kernels that give each thread its own buffers.
+
+    Examples
+    --------
+    >>> import numba, numpy as np
+    >>> @numba.njit(nogil=True)
+    ... def mine(out, thread, n_threads):
+    ...     out[thread] = n_threads
+    >>> out = np.zeros(2, np.int64)
+    >>> on_threads(mine, 2, out)
+    >>> out.tolist()
+    [2, 2]
+    """
+    if n_threads <= 1:
+        task(*args, 0, 1)
+        return
+    helpers = [_workers(n_threads - 1).submit(task, *args, thread, n_threads)
+               for thread in range(1, n_threads)]
+    task(*args, 0, n_threads)
+    for helper in helpers:
+        helper.result()
 
 
 def over_blocks(task: Callable[..., Any], n_blocks: int, *args: Any) -> None:
@@ -80,8 +113,8 @@ def over_blocks(task: Callable[..., Any], n_blocks: int, *args: Any) -> None:
 
     Examples
     --------
-    >>> import numpy as np
-    >>> @block_kernel()
+    >>> import numba, numpy as np
+    >>> @numba.njit(nogil=True)
     ... def ones(out, first, last):
     ...     out[first:last] = 1
     >>> out = np.zeros(3, np.int64)

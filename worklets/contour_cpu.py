@@ -3,8 +3,9 @@ curvilinear): Flying Edges-style passes over the grid's x-rows, giving the NumPy
 implementation's :class:`~daxpy.worklets._edge_cut.EdgeCut` bit for bit.
 
 Each pass is a serial kernel over blocks of rows, run on every thread at once
-(:func:`_on_threads`), each thread taking every n-th block; every row writes its
-own slots, so the output does not depend on the thread count:
+(:func:`~daxpy.worklets._blocks_cpu.on_threads`), each thread taking every n-th
+block; every row writes its own slots, so the output does not depend on the thread
+count:
 
 1. *count*: per point row, its output points (the cut edges starting at its
    points, by point then axis) and per cell row its output cells, with the span
@@ -41,9 +42,6 @@ Examples
 
 from __future__ import annotations
 
-import os
-from concurrent.futures import ThreadPoolExecutor
-
 import numpy as np
 
 from ._contour_careful_cpu import (HELPER, _careful_rows, _corner_key, _finite_cell, _repeats,
@@ -53,6 +51,7 @@ from ._contour_rows_cpu import (_ZERO, _columns, _count_cells, _point_row, _quie
                                _spread)
 from ._edge_cut import EdgeCut
 from ._marching import TABLES, at_least_bound, cut_edges
+from ._blocks_cpu import on_threads
 from ._numba import kernel, structured_rows, threads
 
 _KINDS = {3: "voxel", 2: "pixel"}
@@ -66,12 +65,6 @@ _BLOCK = 8
 """Rows per block (which share one row buffer); a thread takes every n-th block:
 the rows that emit anything are bunched where the surface is, and neighbouring
 blocks go to different threads."""
-
-_POOL: list[tuple[int, ThreadPoolExecutor]] = []
-"""The threads the passes run on, with the process they were made in: made at the
-first pass that uses more than one, and again in a forked child (which has none
-of its parent's threads)."""
-
 
 @kernel(**HELPER)
 def _block_end(block, n):
@@ -239,21 +232,6 @@ def _emit_cells(s, value, bound, nx, ny, zc, careful_cells, offsets, tables, cut
                     count += 1
 
 
-def _on_threads(step: int, kernel_, *args) -> None:
-    """``kernel_(*args, first, step)`` on ``step`` threads at once (``first`` the
-    thread's number), returning when all are done."""
-    if step == 1:
-        kernel_(*args, 0, 1)
-        return
-    if not _POOL or _POOL[0][0] != os.getpid():
-        from numba import config
-
-        _POOL[:] = [(os.getpid(), ThreadPoolExecutor(config.NUMBA_NUM_THREADS,
-                                                     thread_name_prefix="daxpy-contour"))]
-    for _ in _POOL[0][1].map(lambda first: kernel_(*args, first, step), range(step)):
-        pass  # iterating re-raises a thread's exception
-
-
 def _exclusive(counts: np.ndarray) -> np.ndarray:
     return np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
 
@@ -302,11 +280,11 @@ def contour_structured(grid, scalars: np.ndarray, value: float, place=None) -> E
     # Every row on the fast path, screened as it goes; then the rows near a bad
     # one again, on the careful path (none, for most fields).
     screen = screen_values(s.dtype, value)
-    _on_threads(step, _count, s, value, bound, *screen, nx, ny, nz, zc, np.arange(ny * nz),
+    on_threads(_count, step, s, value, bound, *screen, nx, ny, nz, zc, np.arange(ny * nz),
                 careful_points, careful_cells, offsets, tables, *counted)
     if bad.any():
         careful_points, careful_cells, again = _careful_rows(bad.reshape(nz, ny), zc)
-        _on_threads(step, _count, s, value, bound, *screen, nx, ny, nz, zc, again,
+        on_threads(_count, step, s, value, bound, *screen, nx, ny, nz, zc, again,
                     careful_points, careful_cells, offsets, tables, *counted)
     point_start, cell_start = _exclusive(point_counts), _exclusive(cell_counts)
 
@@ -315,9 +293,9 @@ def contour_structured(grid, scalars: np.ndarray, value: float, place=None) -> E
     per = table.shape[2]
     cells = np.empty((cell_start[-1], per), np.int64)
     source = np.empty(cells.shape[0], np.int64)
-    _on_threads(step, _emit_points, s, value, bound, nx, ny, nz, zc, careful_points,
+    on_threads(_emit_points, step, s, value, bound, nx, ny, nz, zc, careful_points,
                 point_counts, point_spans, point_start, lo, hi, t, scratch, scratch_words)
-    _on_threads(step, _emit_cells, s, value, bound, nx, ny, zc, careful_cells, offsets, tables,
+    on_threads(_emit_cells, step, s, value, bound, nx, ny, zc, careful_cells, offsets, tables,
                 _CUT[kind], cell_counts, cell_spans, cell_start, point_start, lo, hi, cells,
                 source, scratch, scratch_words, edge_points)
     return EdgeCut(lo=lo, hi=hi, t=t, cells={per: cells}, source={per: source})
