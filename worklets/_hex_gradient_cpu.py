@@ -18,6 +18,11 @@ values. Two ways to walk them:
   numbered along the points), so that walking them would cost more than
   visiting each point's cells through the links.
 
+The ranges run on Python threads, each in one compiled function that releases
+the GIL (one function per walk: every call between compiled functions links
+and optimizes the callee's code again in the caller, which is what a first
+use waits for).
+
 Examples
 --------
 >>> import numpy as np, daxpy
@@ -35,6 +40,7 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
+
 from ._derivatives_cpu import finish_point
 from ._numba import kernel, threads
 
@@ -123,10 +129,7 @@ def _hex_points(points, values, corners, starts, cells, check, counts, total, ou
 @kernel(nogil=True)
 def _walk_cells(points, values, corners, starts, check, counts, total, out, mode, lo, hi,
                 first, last):
-    # k8 (8) where a loop over the corners holds a loop over components: with
-    # the literal, LLVM unrolls the corners and vectorizes 8 copies of the inner
-    # loop, a third of the compile time, for no gain at 1 or 3 components.
-    n, c, k8 = points.shape[0], values.shape[1], corners.shape[1]
+    n, c = points.shape[0], values.shape[1]
     # np.empty and loops: np.zeros and slice assignments each cost compile time.
     sums, seen = np.empty((hi - lo, 3 * c)), np.empty(hi - lo, np.int32)
     for j in range(hi - lo):
@@ -142,7 +145,7 @@ def _walk_cells(points, values, corners, starts, check, counts, total, out, mode
         # of range reads point 0, and counts: the call then fails).
         for k in range(nl):
             ok = True
-            for m in range(k8):
+            for m in range(8):
                 p = corners[i0 + k, m]
                 inside = (p >= 0) & (p < n)
                 ok &= inside
@@ -189,26 +192,31 @@ def _walk_cells(points, values, corners, starts, check, counts, total, out, mode
                     grad[m, 3 * comp, k] = (wy * r22 - wz * r21 + f2 * c0) * scale
                     grad[m, 3 * comp + 1, k] = (wz * r20 - wx * r22 + f2 * c1) * scale
                     grad[m, 3 * comp + 2, k] = (wx * r21 - wy * r20 + f2 * c2) * scale
-        if check:
-            # The NaN rule: a non-finite corner value poisons its cell's component.
+        if check is not None and check:
+            # The NaN rule: a non-finite corner value poisons its cell's component
+            # (check None: the field is finite, and Numba drops this code unseen).
             for comp in range(c):
                 for k in range(nl):
-                    for m in range(k8):
+                    for m in range(8):
                         if not np.isfinite(vals[m, comp, k]):
-                            for j in range(k8):
+                            for j in range(8):
                                 for x in range(3):
                                     grad[j, 3 * comp + x, k] = np.nan
                             break
         # Each lane's corner derivatives onto the sums of its corners in lo .. hi
         # (a grid's cells never repeat a point, so each corner is its point's term).
         for k in range(nl):
-            for m in range(k8):
+            for m in range(8):
                 p = corners[i0 + k, m]
                 if p < lo or p >= hi:
                     continue
                 seen[p - lo] += 1
-                for q in range(3 * c):
-                    sums[p - lo, q] += grad[m, q, k]
+                # Three sums per step: a loop over all 3 c of them, LLVM vectorizes
+                # 8 times over (once per corner), for nothing at 1 to 3 components.
+                for comp in range(c):
+                    sums[p - lo, 3 * comp] += grad[m, 3 * comp, k]
+                    sums[p - lo, 3 * comp + 1] += grad[m, 3 * comp + 1, k]
+                    sums[p - lo, 3 * comp + 2] += grad[m, 3 * comp + 2, k]
     for p in range(lo, hi):
         # A point met more or fewer times than its links say: the ids changed since.
         bad += seen[p - lo] != starts[p + 1] - starts[p]
@@ -282,15 +290,18 @@ def hex_point_gradient(points, values, corners, starts, cells, check, counts, to
         hi = min(n, lo + size)
         first, last = _span(starts, cells, corners.shape[0], lo, hi)
         if 8 * (last - first + 1) <= 2 * (starts[hi] - starts[lo]):
-            return _walk_cells(points, values, corners, starts, check, counts, total, out,
-                               mode, lo, hi, first, last)
+            # None, not False, for a finite field: the walk then compiles without
+            # the NaN rule's code.
+            return _walk_cells(points, values, corners, starts, check or None, counts, total,
+                               out, mode, lo, hi, first, last)
         return _hex_points(points, values, corners, starts, cells, check, counts, total, out,
                            mode, lo, hi)
 
     # Python threads over nogil kernels, not a prange: Numba wraps a parallel
-    # loop's body in three more modules, each linking and re-optimizing the
-    # walk's code anew (it compiled in 6.6 s cold, 1.5 of them its own). Each
-    # task writes its own points: the bits do not depend on the threads.
+    # loop's body in three more modules (gufunc, its wrapper, the launcher) and
+    # the caller's, each linking and optimizing the walk's code anew: 6.6 s of a
+    # first use, against 1.5 for the walk alone (2 cores, loaded). Each task
+    # writes its own points: the bits do not depend on the threads.
     tasks = range(0, n, size)
     if workers == 1 or len(tasks) == 1:
         return sum(task(lo) for lo in tasks)
