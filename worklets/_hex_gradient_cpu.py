@@ -18,6 +18,11 @@ values. Two ways to walk them:
   numbered along the points), so that walking them would cost more than
   visiting each point's cells through the links.
 
+The ranges run on Python threads, each in one compiled function that releases
+the GIL (one function per walk: every call between compiled functions links
+and optimizes the callee's code again in the caller, which is what a first
+use waits for).
+
 Examples
 --------
 >>> import numpy as np, daxpy
@@ -32,10 +37,11 @@ Examples
 
 from __future__ import annotations
 
-import numpy as np
-from numba import prange
+from concurrent.futures import ThreadPoolExecutor
 
-from ._derivatives_cpu import BLOCK, finish_point
+import numpy as np
+
+from ._derivatives_cpu import finish_point
 from ._numba import kernel, threads
 
 LANES = 64
@@ -71,7 +77,7 @@ def _cofactors(r00, r01, r02, r10, r11, r12, r20, r21, r22):
     return c0, c1, c2, (1.0 / det if det != 0.0 else 0.0)
 
 
-@kernel()
+@kernel(nogil=True)
 def _hex_points(points, values, corners, starts, cells, check, counts, total, out, mode,
                 lo, hi):
     c, n, bad = values.shape[1], points.shape[0], 0
@@ -120,103 +126,97 @@ def _hex_points(points, values, corners, starts, cells, check, counts, total, ou
     return bad
 
 
-@kernel()
-def _gather(points, values, corners, i0, nl, xyz, vals):
-    """Corner coordinates and values of cells ``i0 .. i0 + nl`` into lane tables
-    ``(8, 3, LANES)`` and ``(8, c, LANES)``; how many cells hold an id out of range
-    (read as point 0: the call then fails)."""
-    n, bad = points.shape[0], 0
-    for lane in range(nl):
-        ok = True
-        for m in range(8):
-            p = corners[i0 + lane, m]
-            inside = (p >= 0) & (p < n)
-            ok &= inside
-            p = p if inside else 0
-            for x in range(3):
-                xyz[m, x, lane] = points[p, x]
-            for comp in range(values.shape[1]):
-                vals[m, comp, lane] = values[p, comp]
-        bad += not ok
-    return bad
-
-
-@kernel()
-def _lanes(xyz, vals, grad, nl, m, comp, u0, l0, u1, l1, u2, l2):
-    """Component ``comp``'s derivatives at corner ``m`` of every lane's cell, the
-    rows running from the lower (``l``) to the upper (``u``) corner of each axis.
-
-    One loop without calls, reading two tables and writing one: LLVM turns it
-    into SIMD code (the Jacobian is recomputed per component rather than
-    stored, as more tables keep the loop scalar)."""
-    for k in range(nl):
-        r00 = xyz[u0, 0, k] - xyz[l0, 0, k]
-        r01 = xyz[u0, 1, k] - xyz[l0, 1, k]
-        r02 = xyz[u0, 2, k] - xyz[l0, 2, k]
-        r10 = xyz[u1, 0, k] - xyz[l1, 0, k]
-        r11 = xyz[u1, 1, k] - xyz[l1, 1, k]
-        r12 = xyz[u1, 2, k] - xyz[l1, 2, k]
-        r20 = xyz[u2, 0, k] - xyz[l2, 0, k]
-        r21 = xyz[u2, 1, k] - xyz[l2, 1, k]
-        r22 = xyz[u2, 2, k] - xyz[l2, 2, k]
-        c0, c1, c2, scale = _cofactors(r00, r01, r02, r10, r11, r12, r20, r21, r22)
-        f0 = vals[u0, comp, k] - vals[l0, comp, k]
-        f1 = vals[u1, comp, k] - vals[l1, comp, k]
-        f2 = vals[u2, comp, k] - vals[l2, comp, k]
-        wx = f0 * r10 - f1 * r00
-        wy = f0 * r11 - f1 * r01
-        wz = f0 * r12 - f1 * r02
-        grad[m, 3 * comp, k] = (wy * r22 - wz * r21 + f2 * c0) * scale
-        grad[m, 3 * comp + 1, k] = (wz * r20 - wx * r22 + f2 * c1) * scale
-        grad[m, 3 * comp + 2, k] = (wx * r21 - wy * r20 + f2 * c2) * scale
-
-
-@kernel()
-def _corner_derivatives(vals, grad, nl, check, xyz):
-    """Every lane's derivatives at its 8 corners; the NaN rule where ``check``."""
-    for m in range(8):
-        h = _upper(m)
-        u0, l0 = (m, m ^ 1) if h & 1 else (m ^ 1, m)
-        u1, l1 = (m, m ^ 3) if h & 2 else (m ^ 3, m)
-        u2, l2 = (m, m ^ 4) if h & 4 else (m ^ 4, m)
-        for comp in range(vals.shape[1]):
-            _lanes(xyz, vals, grad, nl, m, comp, u0, l0, u1, l1, u2, l2)
-    if check:
-        for comp in range(vals.shape[1]):
-            for k in range(nl):
-                for m in range(8):
-                    if not np.isfinite(vals[m, comp, k]):
-                        grad[:, 3 * comp:3 * comp + 3, k] = np.nan
-                        break
-
-
-@kernel()
-def _add_corners(corners, i0, nl, lo, hi, grad, sums, seen):
-    """Add each lane's corner derivatives to the sums of its corners in ``lo .. hi``
-    (a grid's cells never repeat a point, so each corner is its point's term)."""
-    for k in range(nl):
-        for m in range(8):
-            p = corners[i0 + k, m]
-            if p < lo or p >= hi:
-                continue
-            seen[p - lo] += 1
-            for q in range(sums.shape[1]):
-                sums[p - lo, q] += grad[m, q, k]
-
-
-@kernel()
+@kernel(nogil=True)
 def _walk_cells(points, values, corners, starts, check, counts, total, out, mode, lo, hi,
                 first, last):
-    c = values.shape[1]
-    sums, seen = np.zeros((hi - lo, 3 * c)), np.zeros(hi - lo, np.int32)
+    n, c = points.shape[0], values.shape[1]
+    # np.empty and loops: np.zeros and slice assignments each cost compile time.
+    sums, seen = np.empty((hi - lo, 3 * c)), np.empty(hi - lo, np.int32)
+    for j in range(hi - lo):
+        seen[j] = 0
+        for q in range(3 * c):
+            sums[j, q] = 0.0
     xyz, vals = np.empty((8, 3, LANES)), np.empty((8, c, LANES))
     grad = np.empty((8, 3 * c, LANES))
     bad = 0
     for i0 in range(first, last + 1, LANES):
-        nl = min(LANES, last + 1 - i0)
-        bad += _gather(points, values, corners, i0, nl, xyz, vals)
-        _corner_derivatives(vals, grad, nl, check, xyz)
-        _add_corners(corners, i0, nl, lo, hi, grad, sums, seen)
+        nl = LANES if last + 1 - i0 > LANES else last + 1 - i0
+        # The cells' corner coordinates and values into the lane tables (an id out
+        # of range reads point 0, and counts: the call then fails).
+        for k in range(nl):
+            ok = True
+            for m in range(8):
+                p = corners[i0 + k, m]
+                inside = (p >= 0) & (p < n)
+                ok &= inside
+                p = p if inside else 0
+                for x in range(3):
+                    xyz[m, x, k] = points[p, x]
+                for comp in range(c):
+                    vals[m, comp, k] = values[p, comp]
+            bad += not ok
+        for m in range(8):
+            h = _upper(m)
+            u0, l0 = (m, m ^ 1) if h & 1 else (m ^ 1, m)
+            u1, l1 = (m, m ^ 3) if h & 2 else (m ^ 3, m)
+            u2, l2 = (m, m ^ 4) if h & 4 else (m ^ 4, m)
+            for comp in range(c):
+                # Corner m's derivatives in every lane, the rows running from the
+                # lower (l) to the upper (u) corner of each axis: a loop without
+                # calls, reading two tables and writing one, which LLVM turns into
+                # SIMD code (the Jacobian is recomputed per component rather than
+                # stored, as more tables keep the loop scalar).
+                for k in range(nl):
+                    r00 = xyz[u0, 0, k] - xyz[l0, 0, k]
+                    r01 = xyz[u0, 1, k] - xyz[l0, 1, k]
+                    r02 = xyz[u0, 2, k] - xyz[l0, 2, k]
+                    r10 = xyz[u1, 0, k] - xyz[l1, 0, k]
+                    r11 = xyz[u1, 1, k] - xyz[l1, 1, k]
+                    r12 = xyz[u1, 2, k] - xyz[l1, 2, k]
+                    r20 = xyz[u2, 0, k] - xyz[l2, 0, k]
+                    r21 = xyz[u2, 1, k] - xyz[l2, 1, k]
+                    r22 = xyz[u2, 2, k] - xyz[l2, 2, k]
+                    c0 = r01 * r12 - r02 * r11
+                    c1 = r02 * r10 - r00 * r12
+                    c2 = r00 * r11 - r01 * r10
+                    det = r20 * c0
+                    det += r21 * c1
+                    det += r22 * c2
+                    scale = 1.0 / det if det != 0.0 else 0.0
+                    f0 = vals[u0, comp, k] - vals[l0, comp, k]
+                    f1 = vals[u1, comp, k] - vals[l1, comp, k]
+                    f2 = vals[u2, comp, k] - vals[l2, comp, k]
+                    wx = f0 * r10 - f1 * r00
+                    wy = f0 * r11 - f1 * r01
+                    wz = f0 * r12 - f1 * r02
+                    grad[m, 3 * comp, k] = (wy * r22 - wz * r21 + f2 * c0) * scale
+                    grad[m, 3 * comp + 1, k] = (wz * r20 - wx * r22 + f2 * c1) * scale
+                    grad[m, 3 * comp + 2, k] = (wx * r21 - wy * r20 + f2 * c2) * scale
+        if check is not None and check:
+            # The NaN rule: a non-finite corner value poisons its cell's component
+            # (check None: the field is finite, and Numba drops this code unseen).
+            for comp in range(c):
+                for k in range(nl):
+                    for m in range(8):
+                        if not np.isfinite(vals[m, comp, k]):
+                            for j in range(8):
+                                for x in range(3):
+                                    grad[j, 3 * comp + x, k] = np.nan
+                            break
+        # Each lane's corner derivatives onto the sums of its corners in lo .. hi
+        # (a grid's cells never repeat a point, so each corner is its point's term).
+        for k in range(nl):
+            for m in range(8):
+                p = corners[i0 + k, m]
+                if p < lo or p >= hi:
+                    continue
+                seen[p - lo] += 1
+                # Three sums per step: a loop over all 3 c of them, LLVM vectorizes
+                # 8 times over (once per corner), for nothing at 1 to 3 components.
+                for comp in range(c):
+                    sums[p - lo, 3 * comp] += grad[m, 3 * comp, k]
+                    sums[p - lo, 3 * comp + 1] += grad[m, 3 * comp + 1, k]
+                    sums[p - lo, 3 * comp + 2] += grad[m, 3 * comp + 2, k]
     for p in range(lo, hi):
         # A point met more or fewer times than its links say: the ids changed since.
         bad += seen[p - lo] != starts[p + 1] - starts[p]
@@ -224,43 +224,20 @@ def _walk_cells(points, values, corners, starts, check, counts, total, out, mode
     return bad
 
 
-@kernel(parallel=True)
-def _hex_kernel(points, values, corners, starts, cells, check, counts, total, out, mode,
-                size, scattered):
-    """Each task's count of bad ids, in its own slot (no parfor reduction: Numba's
-    reduction analysis of this loop fails on Python 3.12's bytecode, "unexpected
-    cycle in lookup()"). ``scattered`` None: the tasks whose cells are not
-    scattered, walking them (-1 in the others' slots); else the tasks it marks,
-    by points. Numba prunes the branch not taken before typing, so a grid whose
-    cells follow its points never compiles the walk by points (seconds, cold)."""
-    n = out.shape[0]
-    tasks = (n + size - 1) // size
-    # np.empty, not np.zeros: in a parallel function np.zeros is a parallel loop
-    # of its own, compiled as such. Every slot is written.
-    bad = np.empty(tasks, np.int64)
-    for t in prange(tasks):
-        lo, hi = t * size, min(n, (t + 1) * size)
-        if scattered is None:
-            # The links list each point's cells in ascending order: the range's
-            # cells lie between its points' first and last ones (int64 from the
-            # start: a literal -1 would compile _walk_cells twice).
-            first, last = corners.shape[0], np.int64(-1)
-            for p in range(lo, hi):
-                if starts[p + 1] > starts[p]:
-                    first = min(first, cells[starts[p]])
-                    last = max(last, cells[starts[p + 1] - 1])
-            bad[t] = -1
-            if 8 * (last - first + 1) <= 2 * (starts[hi] - starts[lo]):
-                bad[t] = _walk_cells(points, values, corners, starts, check, counts, total,
-                                     out, mode, lo, hi, first, last)
-        else:
-            here = 0
-            if scattered[t]:
-                for b in range(lo, hi, BLOCK):
-                    here += _hex_points(points, values, corners, starts, cells, check,
-                                        counts, total, out, mode, b, min(hi, b + BLOCK))
-            bad[t] = here
-    return bad
+@kernel(nogil=True)
+def _span(starts, cells, n_cells, lo, hi):
+    """The first and last cell of points ``lo .. hi`` (``n_cells`` and -1 if none):
+    the links list each point's cells in ascending order, so the range's cells
+    lie between its points' first and last ones."""
+    first, last = np.int64(n_cells), np.int64(-1)
+    for p in range(lo, hi):
+        # Comparisons, not min and max: each of those compiles a function of its own.
+        if starts[p + 1] > starts[p]:
+            if cells[starts[p]] < first:
+                first = np.int64(cells[starts[p]])
+            if cells[starts[p + 1] - 1] > last:
+                last = np.int64(cells[starts[p + 1] - 1])
+    return first, last
 
 
 def hex_point_gradient(points, values, corners, starts, cells, check, counts, total, out,
@@ -305,12 +282,28 @@ def hex_point_gradient(points, values, corners, starts, cells, check, counts, to
     # Three ranges per thread balance the load, and the sums of the ranges in
     # flight (one per thread, 8 bytes a sum, 4 a count) stay under the output's
     # size even for float32 (4 bytes a value).
-    size = max(-(-out.shape[0] // (3 * threads())), 1)
-    bad = _hex_kernel(points, values, corners, starts, cells, check, counts, total, out, mode,
-                      size, None)
-    scattered = bad < 0
-    if scattered.any():
-        # Each task writes its own points, in either call: the same bits.
-        bad[scattered] = _hex_kernel(points, values, corners, starts, cells, check, counts,
-                                     total, out, mode, size, scattered)[scattered]
-    return int(bad.sum())
+    workers = threads()
+    n = out.shape[0]
+    size = max(-(-n // (3 * workers)), 1)
+
+    def task(lo):
+        hi = min(n, lo + size)
+        first, last = _span(starts, cells, corners.shape[0], lo, hi)
+        if 8 * (last - first + 1) <= 2 * (starts[hi] - starts[lo]):
+            # None, not False, for a finite field: the walk then compiles without
+            # the NaN rule's code.
+            return _walk_cells(points, values, corners, starts, check or None, counts, total,
+                               out, mode, lo, hi, first, last)
+        return _hex_points(points, values, corners, starts, cells, check, counts, total, out,
+                           mode, lo, hi)
+
+    # Python threads over nogil kernels, not a prange: Numba wraps a parallel
+    # loop's body in three more modules (gufunc, its wrapper, the launcher) and
+    # the caller's, each linking and optimizing the walk's code anew: 6.6 s of a
+    # first use, against 1.5 for the walk alone (2 cores, loaded). Each task
+    # writes its own points: the bits do not depend on the threads.
+    tasks = range(0, n, size)
+    if workers == 1 or len(tasks) == 1:
+        return sum(task(lo) for lo in tasks)
+    with ThreadPoolExecutor(workers, thread_name_prefix="daxpy-hexes") as pool:
+        return sum(pool.map(task, tasks))

@@ -41,12 +41,17 @@ def _count_sort(ids, offsets, starts, cells):
         starts[ids[q] + 1] += 1
     for p in range(starts.shape[0] - 1):
         starts[p + 1] += starts[p]
-    fill = starts[:-1].copy()
-    for i in range(offsets.shape[0] - 1):
-        for q in range(offsets[i], offsets[i + 1]):
+    # Placed from the last cell back, each point's slots fill from its end, and
+    # starts[p + 1] moves down to point p's start: no second array to copy
+    # (copying a slice compiled NumPy's copy: 0.05 s of 0.35, cold).
+    for i in range(offsets.shape[0] - 2, -1, -1):
+        for q in range(offsets[i + 1] - 1, offsets[i] - 1, -1):
             p = ids[q]
-            cells[fill[p]] = i
-            fill[p] += 1
+            starts[p + 1] -= 1
+            cells[starts[p + 1]] = i
+    for p in range(starts.shape[0] - 1):
+        starts[p] = starts[p + 1]
+    starts[starts.shape[0] - 1] = ids.shape[0]
     return 0
 
 

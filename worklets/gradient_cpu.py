@@ -13,7 +13,8 @@ One parallel loop per shape block (Numba ``prange``), no temporaries:
   buffer, so the order stays fixed;
 - on hexahedra, both from kernels that know the shape: the same terms in the
   same order (:mod:`daxpy.worklets._hex_cell_gradient_cpu`; the point
-  gradient walks the cells in SIMD lanes, :mod:`daxpy.worklets._hex_gradient_cpu`).
+  gradient walks the cells in SIMD lanes, on Python threads over one compiled
+  function rather than a ``prange``, :mod:`daxpy.worklets._hex_gradient_cpu`).
 
 The NumPy implementations stay as the reference these kernels are tested
 against, and for the dtypes the kernels are not compiled for.
