@@ -13,7 +13,6 @@ dtype('float64')
 from __future__ import annotations
 
 import os
-from concurrent.futures import ThreadPoolExecutor
 from typing import Callable
 
 import numpy as np
@@ -21,6 +20,7 @@ import numpy as np
 from daxpy.data.worklet import Worklet, register
 from daxpy.errors import ArgumentError, FieldError
 
+from ._blocks_cpu import on_threads
 from ._cuda_specs import CUDA
 from ._numba import compiled
 
@@ -32,9 +32,6 @@ THREADS = max(1, min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffin
                      else (os.cpu_count() or 1), 8))
 """Threads that share the slabs of one structured average. NumPy's ufuncs
 release the GIL, so slabs run in parallel as vtkSMPTools' threads do."""
-
-_POOL: ThreadPoolExecutor | None = None
-
 
 def float_dtype(dtype: np.dtype) -> np.dtype:
     """Dtype of a computed field (average, norm): floats keep theirs, integers
@@ -236,18 +233,14 @@ def run_slabs(work: Callable[[list[int]], None], n_planes: int, planes: int) -> 
     >>> sorted(seen)
     [0, 4, 8]
     """
-    global _POOL
     starts = list(range(0, n_planes, planes))
     threads = min(THREADS, len(starts))
     if threads <= 1:
         work(starts)
         return
-    if _POOL is None:
-        _POOL = ThreadPoolExecutor(THREADS, thread_name_prefix="daxpy-slabs")
     per = -(-len(starts) // threads)
     runs = [starts[i:i + per] for i in range(0, len(starts), per)]
-    for _ in _POOL.map(work, runs):  # iterating re-raises a worker's exception
-        pass
+    on_threads(lambda thread, _: work(runs[thread]), len(runs))
 
 
 def structured_average(grid, values: np.ndarray, out: np.ndarray | None, source: str,
