@@ -29,6 +29,9 @@ class Surface:
 
     triangles: int
     area: float
+    degenerate: int = 0
+    """Triangles with two corners at one position (Flying Edges keeps those where
+    a grid value equals the isovalue; vtkContourFilter and daxpy drop them)."""
 
 
 @dataclass(frozen=True)
@@ -56,11 +59,25 @@ def triangle_area(points: np.ndarray, triangles: np.ndarray) -> float:
     return float(0.5 * np.linalg.norm(np.cross(b - a, c - a), axis=1).sum())
 
 
+def surface_of(points: np.ndarray, triangles: np.ndarray) -> Surface:
+    """The :class:`Surface` of ``triangles`` (rows of three point ids) over ``points``.
+
+    Examples
+    --------
+    >>> p = np.array([[0.0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 0]])
+    >>> surface_of(p, np.array([[0, 1, 2], [0, 1, 3]]))
+    Surface(triangles=2, area=0.5, degenerate=1)
+    """
+    p = np.asarray(points)
+    a, b, c = (p[triangles[:, k]] for k in range(3))
+    same = (a == b).all(axis=1) | (b == c).all(axis=1) | (a == c).all(axis=1)
+    return Surface(int(triangles.shape[0]), triangle_area(p, triangles), int(same.sum()))
+
+
 def of_polydata(surface: daxpy.PolyData) -> Surface:
     """The :class:`Surface` of a daxpy PolyData made of triangles."""
     offsets, connectivity = surface.cell_array("polys")
-    triangles = connectivity.reshape(-1, 3)
-    return Surface(int(triangles.shape[0]), triangle_area(surface.points(), triangles))
+    return surface_of(surface.points(), connectivity.reshape(-1, 3))
 
 
 def have(module: str) -> bool:
@@ -101,8 +118,7 @@ def vtk_contour(grid, values: list[float], algorithm: str, smp: str) -> Timed:
 
     def measure(out) -> Surface:
         triangles = vtk_to_numpy(out.GetPolys().GetConnectivityArray()).reshape(-1, 3)
-        return Surface(int(triangles.shape[0]),
-                       triangle_area(vtk_to_numpy(out.GetPoints().GetData()), triangles))
+        return surface_of(vtk_to_numpy(out.GetPoints().GetData()), triangles)
 
     return Timed(run, measure)
 
@@ -174,7 +190,11 @@ def warp_contour(grid, values: list[float]) -> Timed:
     nx, ny, nz = grid.dims
     field = wp.array(np.asarray(grid.point_data["RTData"]).reshape(nz, ny, nx).transpose(2, 1, 0)
                      .copy(), dtype=wp.float32, device="cuda")
-    cubes = wp.MarchingCubes(nx, ny, nz, device="cuda")
+    try:
+        cubes = wp.MarchingCubes(nx, ny, nz, device="cuda")
+    except TypeError:  # Warp before 1.7 sizes its buffers up front (too few: the check fails)
+        cubes = wp.MarchingCubes(nx, ny, nz, nx * ny * nz // 2, nx * ny * nz // 2,
+                                 device="cuda")
     spacing = np.asarray(grid.spacing, np.float64)
 
     def run():
