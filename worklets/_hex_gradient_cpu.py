@@ -176,13 +176,8 @@ def _walk_cells(points, values, corners, starts, check, counts, total, out, mode
                     r20 = xyz[u2, 0, k] - xyz[l2, 0, k]
                     r21 = xyz[u2, 1, k] - xyz[l2, 1, k]
                     r22 = xyz[u2, 2, k] - xyz[l2, 2, k]
-                    c0 = r01 * r12 - r02 * r11
-                    c1 = r02 * r10 - r00 * r12
-                    c2 = r00 * r11 - r01 * r10
-                    det = r20 * c0
-                    det += r21 * c1
-                    det += r22 * c2
-                    scale = 1.0 / det if det != 0.0 else 0.0
+                    c0, c1, c2, scale = _cofactors(r00, r01, r02, r10, r11, r12, r20, r21,
+                                                   r22)
                     f0 = vals[u0, comp, k] - vals[l0, comp, k]
                     f1 = vals[u1, comp, k] - vals[l1, comp, k]
                     f2 = vals[u2, comp, k] - vals[l2, comp, k]
