@@ -15,6 +15,7 @@ from hypothesis import given, settings
 import daxpy
 from daxpy.cuda import host_links
 from daxpy.data.decomposition import ids_of
+from daxpy.errors import DeviceMemoryError
 from daxpy.stream import sizing
 from daxpy.stream.program import program_of
 from daxpy.stream.sizing import estimated_bytes, item_bytes, plan_within, resident_chunks
@@ -196,3 +197,26 @@ def test_gpu_out_of_core_hexahedra_equal_in_core_run_after_run(chain, fraction, 
             out, prof = pipe.run(backend="cuda", profile=True)
         np.testing.assert_array_equal(out.field(name)[0], expected)
         assert prof.chunks == len(found.chunks) >= 3 and prof.peak_bytes <= budget
+
+
+def _gradient_chain():
+    grid = daxpy.UniformGrid(dims=(12, 10, 30), spacing=(0.5, 1.0, 2.0))
+    source = grid.with_fields(point_data={"f": np.random.default_rng(2).random(grid.n_points)})
+    pipe = daxpy.pipeline(source)
+    return source, pipe, pipe.field("f").gradient().magnitude().name
+
+
+def test_a_budget_for_one_chunk_in_flight_runs_on_one_stream():
+    import re
+
+    source, pipe, name = _gradient_chain()
+    # The smallest chunk's bytes, as the refusal of a budget too small names them.
+    with pytest.raises(DeviceMemoryError) as refused:
+        run_streamed(source, pipe.stages, [name], backend="cpu", max_device_bytes=1000,
+                     streams=1)
+    smallest = int(re.search(r"needs about (\d+) bytes", str(refused.value)).group(1))
+    # Room for one such chunk, not for two or three: the run falls back to one stream.
+    out, prof = run_streamed(source, pipe.stages, [name], backend="cpu",
+                             max_device_bytes=smallest, streams=3)
+    np.testing.assert_array_equal(out.point_data[name], pipe.run(backend="cpu").point_data[name])
+    assert prof.streams == 1 and prof.peak_bytes <= smallest

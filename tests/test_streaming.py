@@ -208,22 +208,6 @@ def _hex_lattice(dims):
     return points, {daxpy.data.celltypes.HEXAHEDRON: base[:, None] + np.array(corners)}
 
 
-def test_a_budget_for_one_chunk_in_flight_runs_on_one_stream():
-    import re
-
-    source, pipe, name = _big_gradient()
-    # The smallest chunk's bytes, as the refusal of a budget too small names them.
-    with pytest.raises(DeviceMemoryError) as refused:
-        run_streamed(source, pipe.stages, [name], backend="cpu", max_device_bytes=1000,
-                     streams=1)
-    smallest = int(re.search(r"needs about (\d+) bytes", str(refused.value)).group(1))
-    # Room for one such chunk, not for two or three: the run falls back to one stream.
-    out, prof = run_streamed(source, pipe.stages, [name], backend="cpu",
-                             max_device_bytes=smallest, streams=3)
-    np.testing.assert_array_equal(out.point_data[name], pipe.run(backend="cpu").point_data[name])
-    assert prof.streams == 1 and prof.peak_bytes <= smallest
-
-
 def test_a_budget_too_small_for_one_slab_is_refused():
     source, pipe, name = _big_gradient()
     with pytest.raises(DeviceMemoryError, match="max_device_bytes=1000 is too small"):
