@@ -22,13 +22,13 @@ from test_clip_cpu import split_rows, summed_wide
 from test_cuda_codegen import ARCHS, _compile_ptx, _have_compiler
 
 SPECIALIZATIONS = ([source_for(kind, c) for kind in list(_TYPES) + ["axes"] for c in (1, 3)]
-                   + [cases_kernels.source_for(code, k) for code in ("f32", "f64")
+                   + [cases_kernels.source_for(dtype, k) for dtype in ("float32", "float64")
                       for k in (2, 4, 8)]
-                   + [edge_points.source_for(code) for code in ("f32", "f64")]
+                   + [edge_points.source_for(dtype) for dtype in ("float32", "float64")]
                    # The contour's row kernels: two entries from one source.
                    + [(f"{name}_{part}", text) for name, text in
-                      (contour_rows_source.source_for(code, *TABLES["voxel"])
-                       for code in ("f32", "f64")) for part in ("classify", "emit")])
+                      (contour_rows_source.source_for(dtype, *TABLES["voxel"])
+                       for dtype in ("float32", "float64")) for part in ("classify", "emit")])
 
 
 @pytest.mark.skipif(not _have_compiler(), reason="needs nvcc or NVRTC (CuPy)")

@@ -12,7 +12,7 @@ Specializations: the field's dtype and the number of corners (8, 4 or 2).
 
 Examples
 --------
->>> source_for("f32", 8)[0]
+>>> source_for("float32", 8)[0]
 'structured_cases__f32__k8'
 """
 
@@ -22,9 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from .codegen import ctype, dtype_tag
 from .compile import get_kernel
-
-_TYPES = {"f32": "float", "f64": "double"}
 
 _BODY = r"""
 extern "C" __global__ void __launch_bounds__(256) NAME(
@@ -48,19 +47,19 @@ extern "C" __global__ void __launch_bounds__(256) NAME(
 """
 
 
-def source_for(dtype_code: str, corners: int) -> tuple[str, str]:
-    """``(name, source)`` of the kernel for a field of ``dtype_code`` (``"f32"`` or
-    ``"f64"``) and cells of ``corners`` corners.
+def source_for(dtype, corners: int) -> tuple[str, str]:
+    """``(name, source)`` of the kernel for a field of ``dtype`` (float32 or
+    float64) and cells of ``corners`` corners.
 
     Examples
     --------
-    >>> name, source = source_for("f64", 4)
+    >>> name, source = source_for("float64", 4)
     >>> name, "#define K 4" in source
     ('structured_cases__f64__k4', True)
     """
-    name = f"structured_cases__{dtype_code}__k{corners}"
+    name = f"structured_cases__{dtype_tag(dtype)}__k{corners}"
     body = _BODY.replace("NAME", name)
-    return name, (f"#define T {_TYPES[dtype_code]}\n#define K {corners}\n{body}"
+    return name, (f"#define T {ctype(dtype)}\n#define K {corners}\n{body}"
                   "#undef K\n#undef T\n")
 
 
@@ -99,8 +98,7 @@ def structured_cases(scalars: Any, dims: tuple, bound: Any, invert: bool = False
     n_cells = int(np.prod(cells))
     cases = cupy.empty(n_cells, dtype=cupy.uint8)
     if n_cells:
-        code = {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64"}[scalars.dtype]
-        kernel = get_kernel(*source_for(code, 2 ** len(active)))
+        kernel = get_kernel(*source_for(scalars.dtype, 2 ** len(active)))
         kernel(((n_cells + 255) // 256,), (256,),
                (scalars, scalars.dtype.type(bound), np.int32(bool(invert)),
                 np.int64(cells[0]), np.int64(cells[1]), np.int64(strides[0]),

@@ -49,16 +49,17 @@ from .compile import get_kernel
 from .contour_rows_source import ROWS, source_for
 
 _KERNELS: dict[str, tuple] = {}
+"""Per dtype name: the tables the kernels were built from, then the two kernels."""
 
 
-def _kernels(code: str, tables: tuple) -> tuple:
+def _kernels(dtype, tables: tuple) -> tuple:
     """The classify and emit kernels of a dtype, kept per tables object: building
     and hashing the source (its tables are 4,000 numbers) takes about a millisecond,
     longer than the kernels at 256³."""
-    kept = _KERNELS.get(code)
+    kept = _KERNELS.get(dtype.name)
     if kept is None or kept[0] is not tables:
-        name, source = source_for(code, *tables)
-        kept = _KERNELS[code] = (tables, *(get_kernel(f"{name}_{part}", source)
+        name, source = source_for(dtype, *tables)
+        kept = _KERNELS[dtype.name] = (tables, *(get_kernel(f"{name}_{part}", source)
                                             for part in ("classify", "emit")))
     return kept[1:]
 
@@ -95,8 +96,7 @@ def contour_rows(scalars: Any, dims: tuple, value: float, bound: Any,
 
     nx, ny, nz = (int(d) for d in dims)
     scalars = cupy.ascontiguousarray(scalars)
-    code = {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64"}[scalars.dtype]
-    classify, emit = _kernels(code, tables)
+    classify, emit = _kernels(scalars.dtype, tables)
     rows = ny * nz
     blocks, threads = ((rows + ROWS - 1) // ROWS,), (32, ROWS)
     flags = cupy.empty(nx * rows, cupy.uint8)

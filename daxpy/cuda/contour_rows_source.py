@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-_TYPES = {"f32": "float", "f64": "double"}
+from .codegen import ctype, dtype_tag
+
 ROWS = 8
 """Warps (rows) per block."""
 
@@ -373,25 +374,25 @@ def _edge_info(edges: np.ndarray) -> int:
     return info
 
 
-def source_for(dtype_code: str, counts: np.ndarray, table: np.ndarray,
+def source_for(dtype, counts: np.ndarray, table: np.ndarray,
                edges: np.ndarray) -> tuple[str, str]:
-    """``(name, source)`` of the two kernels for a field of ``dtype_code`` (``"f32"``
-    or ``"f64"``), with VTK's voxel case ``counts`` (256), padded ``table``
+    """``(name, source)`` of the two kernels for a field of ``dtype`` (float32 or
+    float64), with VTK's voxel case ``counts`` (256), padded ``table``
     (256, 5, 3) and ``edges`` (12, 2) compiled in. The kernels are ``name +
     "_classify"`` and ``name + "_emit"``.
 
     Examples
     --------
     >>> from daxpy.worklets._marching import TABLES
-    >>> name, source = source_for("f64", *TABLES["voxel"])
+    >>> name, source = source_for("float64", *TABLES["voxel"])
     >>> name, "contour_rows__f64_emit(" in source
     ('contour_rows__f64', True)
     """
-    name = f"contour_rows__{dtype_code}"
+    name = f"contour_rows__{dtype_tag(dtype)}"
     padded = np.zeros((256, 5, 3), np.int64)
     padded[:, :table.shape[1]] = table
     body = (_SOURCE.replace("NAME", name)
             .replace("COUNTS_INIT", ", ".join(str(int(c)) for c in counts))
             .replace("TABLE_INIT", ", ".join(str(int(e)) for e in padded.ravel()))
             .replace("EDGE_INFO_INIT", f"{_edge_info(edges)}ull"))
-    return name, f"#define T {_TYPES[dtype_code]}\n{body}#undef T\n"
+    return name, f"#define T {ctype(dtype)}\n{body}#undef T\n"

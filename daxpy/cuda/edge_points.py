@@ -13,7 +13,7 @@ Specialization: the axes' dtype (float32 or float64, the same for the three).
 
 Examples
 --------
->>> source_for("f64")[0]
+>>> source_for("float64")[0]
 'edge_points__f64'
 """
 
@@ -23,9 +23,8 @@ from typing import Any
 
 import numpy as np
 
+from .codegen import ctype, dtype_tag
 from .compile import get_kernel
-
-_TYPES = {"f32": "float", "f64": "double"}
 
 _BODY = r"""
 extern "C" __global__ void __launch_bounds__(256) NAME(
@@ -50,17 +49,17 @@ extern "C" __global__ void __launch_bounds__(256) NAME(
 """
 
 
-def source_for(axis_code: str) -> tuple[str, str]:
-    """``(name, source)`` of the kernel for axes of ``axis_code`` (``"f32"``, ``"f64"``).
+def source_for(axis_dtype) -> tuple[str, str]:
+    """``(name, source)`` of the kernel for axes of ``axis_dtype`` (float32, float64).
 
     Examples
     --------
-    >>> name, source = source_for("f32")
+    >>> name, source = source_for("float32")
     >>> name, "#define A float" in source
     ('edge_points__f32', True)
     """
-    name = f"edge_points__{axis_code}"
-    return name, f"#define A {_TYPES[axis_code]}\n{_BODY.replace('NAME', name)}#undef A\n"
+    name = f"edge_points__{dtype_tag(axis_dtype)}"
+    return name, f"#define A {ctype(axis_dtype)}\n{_BODY.replace('NAME', name)}#undef A\n"
 
 
 def axis_points(lo: Any, hi: Any, t: Any, dims: tuple, axes: list) -> Any | None:
@@ -75,14 +74,13 @@ def axis_points(lo: Any, hi: Any, t: Any, dims: tuple, axes: list) -> Any | None
     """
     import cupy
 
-    codes = {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64"}
     kinds = {axis.dtype for axis in axes}
-    if len(kinds) != 1 or next(iter(kinds)) not in codes:
+    if len(kinds) != 1 or next(iter(kinds)) not in (np.float32, np.float64):
         return None
     n = int(lo.shape[0])
     out = cupy.empty((n, 3), cupy.float32)
     if n:
-        kernel = get_kernel(*source_for(codes[next(iter(kinds))]))
+        kernel = get_kernel(*source_for(next(iter(kinds))))
         axes = [cupy.ascontiguousarray(axis) for axis in axes]
         kernel(((n + 255) // 256,), (256,),
                (cupy.ascontiguousarray(lo), cupy.ascontiguousarray(hi),
