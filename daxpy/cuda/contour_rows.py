@@ -16,8 +16,8 @@ row of points ``(j, k)`` (``x`` along its lanes) and two kernels do the work:
    of its cut edges: its four corner rows' starts plus in-row scans.
 
 On an H200 at 512³ (134M points, 2.2M output points, 4.4M triangles) classify
-takes 1.1 ms, bound by its instructions (ncu: SM 83%, DRAM 8%), and emit 1.0 ms
-(``benchmarks/NOTES.md``).
+takes 0.63 ms, bound by its integer instructions (ncu: ALU pipe 89%, DRAM 11%), and
+emit 0.81 ms (``benchmarks/NOTES.md``).
 
 Output is the array program's, bit for bit: points by lower point id, then axis
 (x, y, z), which is ascending ``(lo, hi)``; triangles by cell id, then VTK's
