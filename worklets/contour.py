@@ -77,8 +77,8 @@ def contour_structured(grid: Any, scalars: Any, value: float, place=None) -> Edg
 
 def marched_structured(dims: tuple, scalars: Any, value: float) -> EdgeCut:
     """:func:`contour_structured` as the array program, on NumPy or CuPy: the rules
-    every backend follows (the GPU's row kernels hand values that are not finite or
-    equal ``value`` to it).
+    every backend follows (the GPU's row kernels hand fields with values that are not
+    finite to it).
 
     Examples
     --------
