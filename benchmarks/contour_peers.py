@@ -181,9 +181,30 @@ def skimage_contour(grid, value: float) -> Timed:
     return Timed(run, measure)
 
 
-def warp_contour(grid, values: list[float]) -> Timed:
-    """Warp's ``MarchingCubes`` on the GPU, surfaces of every value (host copy of the
-    result included, as daxpy's host-to-host time does)."""
+def warp_cells_grid(grid):
+    """``grid`` without its last layer of cells along each axis: the cells Warp's
+    ``MarchingCubes`` contours. Its ``count_cell_tris`` kernel
+    (``warp/native/marching.cu``, Warp 1.6) returns for ``xi >= nx - 2`` (and so
+    for y and z), so its surface is this grid's, to be checked against this grid's
+    Flying Edges surface (Warp's points sit half a cell off, which leaves areas as
+    they are).
+
+    Examples
+    --------
+    >>> g = daxpy.UniformGrid(dims=(3, 3, 3), point_data={"RTData": np.arange(27.0)})
+    >>> cropped = warp_cells_grid(g)
+    >>> cropped.dims, cropped.point_data["RTData"].tolist()
+    ((2, 2, 2), [0.0, 1.0, 3.0, 4.0, 9.0, 10.0, 12.0, 13.0])
+    """
+    nx, ny, nz = grid.dims
+    field = np.asarray(grid.point_data["RTData"]).reshape(nz, ny, nx)[:-1, :-1, :-1]
+    return daxpy.UniformGrid(dims=(nx - 1, ny - 1, nz - 1), origin=grid.origin,
+                             spacing=grid.spacing,
+                             point_data={"RTData": np.ascontiguousarray(field).ravel()})
+
+
+def _warp_cubes(grid):
+    """Warp, the field on the device (in Warp's x-major order) and a ``MarchingCubes``."""
     import warp as wp
 
     wp.init()
@@ -195,6 +216,13 @@ def warp_contour(grid, values: list[float]) -> Timed:
     except TypeError:  # Warp before 1.7 sizes its buffers up front (too few: the check fails)
         cubes = wp.MarchingCubes(nx, ny, nz, nx * ny * nz // 2, nx * ny * nz // 2,
                                  device="cuda")
+    return field, cubes
+
+
+def warp_contour(grid, values: list[float]) -> Timed:
+    """Warp's ``MarchingCubes`` on the GPU, surfaces of every value (host copy of the
+    result included, as daxpy's host-to-host time does)."""
+    field, cubes = _warp_cubes(grid)
     spacing = np.asarray(grid.spacing, np.float64)
 
     def run():
@@ -209,6 +237,28 @@ def warp_contour(grid, values: list[float]) -> Timed:
                        sum(triangle_area(verts * spacing, faces) for verts, faces in made))
 
     return Timed(run, measure)
+
+
+def warp_device_ms(grid, values: list[float], repeat: int) -> float:
+    """Device time of Warp's contour as :func:`daxpy_device_ms` times daxpy's: the
+    field on the device to the surface on the device (its host syncs for the sizes
+    included), CUDA events on Warp's stream."""
+    import cupy
+    import warp as wp
+
+    from .timing import time_events
+
+    field, cubes = _warp_cubes(grid)
+
+    def once():
+        for value in values:
+            cubes.surface(field, value)
+
+    once()
+    # Warp's work runs on its own stream: events on it, through CuPy.
+    stream = cupy.cuda.ExternalStream(wp.get_stream("cuda").cuda_stream)
+    with stream:
+        return time_events(once, repeat=max(repeat, 3))
 
 
 def vortex_grid(n_points: int) -> tuple[Any, float]:

@@ -49,18 +49,18 @@ from .compile import get_kernel
 from .contour_rows_source import ROWS, source_for
 
 _KERNELS: dict[str, tuple] = {}
-"""Per dtype name: the tables the kernels were built from, then the two kernels."""
+"""Per dtype name: the tables the kernels were built from, then the kernels."""
 
 
 def _kernels(dtype, tables: tuple) -> tuple:
-    """The classify and emit kernels of a dtype, kept per tables object: building
+    """The classify, sizes and emit kernels of a dtype, kept per tables object: building
     and hashing the source (its tables are 4,000 numbers) takes about a millisecond,
     longer than the kernels at 256³."""
     kept = _KERNELS.get(dtype.name)
     if kept is None or kept[0] is not tables:
         name, source = source_for(dtype, *tables)
         kept = _KERNELS[dtype.name] = (tables, *(get_kernel(f"{name}_{part}", source)
-                                            for part in ("classify", "emit")))
+                                            for part in ("classify", "sizes", "emit")))
     return kept[1:]
 
 
@@ -96,7 +96,7 @@ def contour_rows(scalars: Any, dims: tuple, value: float, bound: Any,
 
     nx, ny, nz = (int(d) for d in dims)
     scalars = cupy.ascontiguousarray(scalars)
-    classify, emit = _kernels(scalars.dtype, tables)
+    classify, sizes, emit = _kernels(scalars.dtype, tables)
     rows = ny * nz
     blocks, threads = ((rows + ROWS - 1) // ROWS,), (32, ROWS)
     flags = cupy.empty(nx * rows, cupy.uint8)
@@ -114,14 +114,21 @@ def contour_rows(scalars: Any, dims: tuple, value: float, bound: Any,
     starts = cupy.zeros((2, rows + 1), cupy.int64)
     cupy.cumsum(row_counts[0], dtype=cupy.int64, out=starts[0, 1:])
     cupy.cumsum(row_counts[1], dtype=cupy.int64, out=starts[1, 1:])
-    # The one host sync: the output's sizes, and whether the array program must run.
-    n_points, n_tris, odd = (int(v) for v in cupy.concatenate(
-        [starts[:, -1], unusual.astype(cupy.int64)]).get())
+    # The one host sync: the output's sizes, and whether the array program must run,
+    # read from page-locked memory the sizes kernel writes.
+    host = cupy.cuda.alloc_pinned_memory(3 * 8)
+    sizes((1,), (1,), (starts[0], starts[1], np.int32(rows), unusual, np.uint64(host.ptr)))
+    cupy.cuda.get_current_stream().synchronize()
+    n_points, n_tris, odd = (int(v) for v in np.frombuffer(host, np.int64, 3))
     if odd or n_points >= 2**31:  # the emit pass keeps point ids in 32 bits
         return None
-    lo, hi = cupy.empty(n_points, cupy.int64), cupy.empty(n_points, cupy.int64)
-    t = cupy.empty(n_points, cupy.float64)
-    triangles, source = cupy.empty((n_tris, 3), cupy.int64), cupy.empty(n_tris, cupy.int64)
+    # One allocation for the five outputs (8-byte items all): each of the memory
+    # pool's requests costs the host a few microseconds while the GPU waits.
+    out = cupy.empty(3 * n_points + 4 * n_tris, cupy.int64)
+    lo, hi = out[:n_points], out[n_points:2 * n_points]
+    t = out[2 * n_points:3 * n_points].view(cupy.float64)
+    triangles = out[3 * n_points:3 * n_points + 3 * n_tris].reshape(n_tris, 3)
+    source = out[3 * n_points + 3 * n_tris:]
     if n_points or n_tris:  # all triangles may collapse onto points at the value
         emit(blocks, threads, (scalars, np.float64(value), np.int32(nx), np.int32(ny),
                                np.int32(nz), flags, active, starts[0], starts[1], lo, hi, t,

@@ -1,5 +1,6 @@
-"""The CUDA source of the row kernels of :mod:`daxpy.cuda.contour_rows`: classify
-and emit, specialized per field dtype, with VTK's voxel tables compiled in
+"""The CUDA source of the row kernels of :mod:`daxpy.cuda.contour_rows`: the helpers
+both share and classify here, emit in :mod:`daxpy.cuda.contour_rows_emit`,
+specialized per field dtype, with VTK's voxel tables compiled in
 (:func:`source_for`).
 """
 
@@ -8,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .codegen import ctype, dtype_tag
+from .contour_rows_emit import EMIT
 
 ROWS = 8
 """Warps (rows) per block."""
@@ -109,6 +111,22 @@ __device__ __forceinline__ void load4(const double* row, int x, int nx, bool wid
 #pragma unroll
   for (int i = 0; i < 4; ++i) v[i] = row[x + i < nx ? x + i : nx - 1];
 }
+// A lane's four flag bytes: one 4-byte store where the row allows it.
+__device__ __forceinline__ void store4(unsigned char* out, unsigned bytes, bool wide, int left) {
+  if (wide && left >= 4) {
+    *reinterpret_cast<unsigned*>(out) = bytes;
+    return;
+  }
+  for (int i = 0; i < left && i < 4; ++i) out[i] = (unsigned char)(bytes >> (8 * i));
+}
+
+// Whether each 32-point stretch of a 128-point piece (from stretch ``first``) has
+// work for the emit pass: byte s of ``busy`` (a ballot of the lanes) is stretch s.
+__device__ __forceinline__ void mark(unsigned char* row_active, int first, int chunks,
+                                     unsigned busy) {
+  for (int part = 0; part < 4 && first + part < chunks; ++part)
+    row_active[first + part] = (busy >> (8 * part) & 255u) != 0;
+}
 #endif
 
 extern "C" __global__ void __launch_bounds__(256) NAME_classify(
@@ -180,6 +198,19 @@ extern "C" __global__ void __launch_bounds__(256) NAME_classify(
     const int left = nx - x;  // points of this lane's four that exist, and their x edges
     const unsigned valid = left >= 4 ? 15u : left > 0 ? (1u << left) - 1 : 0u;
     const unsigned with_x = left >= 5 ? 15u : left > 1 ? (1u << (left - 1)) - 1 : 0u;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) odd |= (valid >> i & 1) && !isfinite(v[0][i]);
+    unsigned char* out = flags + r * nx + x;
+    // Most of a grid is far from the surface: where every lane's five points of its
+    // four rows are all in or all out, and none equals the value, there is no cut
+    // edge, no point and no triangle, and only the points' in bits are written
+    // (at 512³ this skips most of the work of about three pieces in four).
+    const unsigned all = in[0] & in[1] & in[2] & in[3], any = in[0] | in[1] | in[2] | in[3];
+    if (__all_sync(FULL, !some_equal && (any == 0u || all == 31u))) {
+      store4(out, to_bytes(in[0] & 15u), wide, left);
+      if (lane == 0) mark(active + r * chunks, x0 / 32, chunks, 0u);
+      continue;
+    }
     const unsigned cut_x = (in[0] ^ in[0] >> 1) & with_x;
     const unsigned cut_y = hy ? (in[0] ^ in[1]) & valid : 0u;
     const unsigned cut_z = hz ? (in[0] ^ in[2]) & valid : 0u;
@@ -199,15 +230,8 @@ extern "C" __global__ void __launch_bounds__(256) NAME_classify(
     // The four points' bytes (see IN, ALONE, EXACT), byte i point x + i.
     const unsigned bytes = to_bytes(in[0] & 15u) | to_bytes(own_x) << 1 | to_bytes(own_y) << 2
                          | to_bytes(own_z) << 3 | to_bytes(alone) << 4 | to_bytes(here_ex) << 5;
-    unsigned char* out = flags + r * nx + x;
-    if (wide && left >= 4) {
-      *reinterpret_cast<unsigned*>(out) = bytes;
-    } else {
-      for (int i = 0; i < left && i < 4; ++i) out[i] = (unsigned char)(bytes >> (8 * i));
-    }
+    store4(out, bytes, wide, left);
     points += __popc(own_x) + __popc(own_y) + __popc(own_z) + __popc(alone);
-#pragma unroll
-    for (int i = 0; i < 4; ++i) odd |= (valid >> i & 1) && !isfinite(v[0][i]);
     if (cells) {
       // Byte i: the case of cell x + i (VTK's voxel corner order: x fastest, then y,
       // then z), and which of its corners equal the value.
@@ -224,10 +248,7 @@ extern "C" __global__ void __launch_bounds__(256) NAME_classify(
     }
     // The 32-point stretches the emit pass visits: a cut edge or a point in them.
     const unsigned busy = __ballot_sync(FULL, (cut_x | cut_y | cut_z | alone) != 0);
-    if (lane == 0) {
-      for (int part = 0; part < 4 && x0 / 32 + part < chunks; ++part)
-        active[r * chunks + x0 / 32 + part] = (busy >> (8 * part) & 255u) != 0;
-    }
+    if (lane == 0) mark(active + r * chunks, x0 / 32, chunks, busy);
   }
 #pragma unroll
   for (int d = 16; d > 0; d >>= 1) {
@@ -242,124 +263,19 @@ extern "C" __global__ void __launch_bounds__(256) NAME_classify(
   }
 }
 
-// Four blocks a multiprocessor (at most 64 registers), not two: each stretch is a
-// chain of dependent loads, and more warps hide their latency. Point ids are
-// below 2^31 (the caller checks), so a lane's twelve fit in 48 bytes of shared memory.
-extern "C" __global__ void __launch_bounds__(256, 4) NAME_emit(
-    const T* __restrict__ s, const double value, const int nx, const int ny, const int nz,
-    const unsigned char* __restrict__ flags, const unsigned char* __restrict__ active,
-    const long long* __restrict__ point_start,
-    const long long* __restrict__ tri_start, long long* __restrict__ lo,
-    long long* __restrict__ hi, double* __restrict__ t, long long* __restrict__ tris,
-    long long* __restrict__ source)
+
+// The output's sizes and whether the array program must run, written straight into
+// page-locked host memory (``host``: with unified addressing a kernel writes it
+// through the host's own pointer), so that the host reads them after one sync with
+// no copy and no kernel of its own to gather them.
+extern "C" __global__ void NAME_sizes(const long long* __restrict__ point_start,
+                                      const long long* __restrict__ tri_start,
+                                      const int rows, const int* __restrict__ unusual,
+                                      volatile long long* host)
 {
-  __shared__ unsigned char counts[256];
-  __shared__ signed char table[256 * 15];
-  __shared__ int ids[ROWS][32][12];  // each lane's cell: the point of each cut edge
-  for (int i = threadIdx.y * 32 + threadIdx.x; i < 256 * 15; i += 32 * ROWS) {
-    table[i] = TABLE[i];
-    if (i < 256) counts[i] = COUNTS[i];
-  }
-  __syncthreads();
-  const long long r = (long long)blockIdx.x * ROWS + threadIdx.y;
-  if (r >= (long long)ny * nz) return;
-  const int lane = threadIdx.x, w = threadIdx.y, j = (int)(r % ny), k = (int)(r / ny);
-  const bool hy = j + 1 < ny, hz = k + 1 < nz, cells = hy && hz;
-  const long long plane = (long long)nx * ny;
-  // The four point rows of the cells of this row, and where their points start.
-  const long long rows[4] = {r, r + (hy ? 1 : 0), r + (hz ? ny : 0), r + (cells ? ny + 1 : 0)};
-  long long run[4];
-#pragma unroll
-  for (int q = 0; q < 4; ++q) run[q] = point_start[rows[q]];
-  long long tri_run = tri_start[r];
-  // A row with no point of its own and no triangle of its cells writes nothing
-  // (the rows far from the surface).
-  if (point_start[r + 1] == run[0] && tri_start[r + 1] == tri_run) return;
-  const long long first_cell = (long long)(nx - 1) * (j + (long long)(ny - 1) * k);
-  const int chunks = (nx + 31) / 32;
-  for (int first = 0; first < chunks; first += 32) {
-    // Only the stretches where one of the four rows has a cut edge or a point: every
-    // cell with triangles has a cut edge whose lower end is its own corner row's.
-    unsigned busy = 0;
-    if (first + lane < chunks) {
-#pragma unroll
-      for (int q = 0; q < 4; ++q) busy |= active[rows[q] * chunks + first + lane];
-    }
-    for (unsigned todo = __ballot_sync(FULL, busy != 0); todo; todo &= todo - 1) {
-      const int x0 = (first + __ffs(todo) - 1) * 32;
-      const int x = x0 + lane, xc = x < nx ? x : nx - 1;
-      unsigned f[4], g[4], here = 0, next = 0, here_ex = 0, next_ex = 0;
-      int n[4];
-#pragma unroll
-      for (int q = 0; q < 4; ++q) {
-        f[q] = x < nx ? flags[rows[q] * nx + xc] : 0u;
-        n[q] = points_at(f[q]);
-        g[q] = __shfl_down_sync(FULL, f[q], 1);
-        if (lane == 31) g[q] = x + 1 < nx ? flags[rows[q] * nx + x + 1] : 0u;
-        here |= (f[q] & IN) << q;
-        next |= (g[q] & IN) << q;
-        here_ex |= (f[q] >> 5 & 1) << q;
-        next_ex |= (g[q] >> 5 & 1) << q;
-      }
-      const unsigned c = voxel_bits(here, next);
-      const unsigned exact = (here_ex | next_ex) ? voxel_bits(here_ex, next_ex) : 0u;
-      const int made = cells && x + 1 < nx ? made_by(c, exact, counts[c], table) : 0;
-      // One scan for the four rows: a lane's counts are at most 3, a warp's at most
-      // 96, so each row's sum keeps to its own byte of the word.
-      const int counted = n[0] | n[1] << 8 | n[2] << 16 | n[3] << 24;
-      const int inclusive = scan_warp(counted), row_totals = __shfl_sync(FULL, inclusive, 31);
-      long long at[4][2];  // the first output point of this lane's point and the next, per row
-#pragma unroll
-      for (int q = 0; q < 4; ++q) {
-        at[q][0] = run[q] + (inclusive >> (8 * q) & 255) - n[q];
-        at[q][1] = at[q][0] + n[q];
-        run[q] += row_totals >> (8 * q) & 255;
-      }
-      if (x < nx && (f[0] & ALONE)) {  // the point itself
-        const long long p = r * nx + x;
-        lo[at[0][0]] = p;
-        hi[at[0][0]] = p;
-        t[at[0][0]] = 0.0;
-      } else if (x < nx) {  // this row's points: its cut edges, axis by axis
-        const long long p = r * nx + x, steps[3] = {1, nx, plane};
-        long long o = at[0][0];
-#pragma unroll
-        for (int a = 0; a < 3; ++a) {
-          if (f[0] >> (1 + a) & 1) {
-            const double low = (double)s[p], high = (double)s[p + steps[a]];
-            lo[o] = p;
-            hi[o] = p + steps[a];
-            t[o] = (value - low) / (high - low);
-            ++o;
-          }
-        }
-      }
-      const int made_inclusive = scan_warp(made);
-      if (made) {
-#pragma unroll
-        for (int e = 0; e < 12; ++e) {
-          const int info = (int)(EDGE_INFO >> (5 * e) & 31ull);
-          const int q = info & 3, dx = info >> 2 & 1, axis = info >> 3;
-          // The far end: x + 1 for x edges, the next row for y (q + 1) and z (q + 2).
-          const int hq = q | (axis == 1 ? 1 : axis == 2 ? 2 : 0), hdx = axis == 0 ? 1 : dx;
-          const unsigned fl = dx ? g[q] : f[q], fh = hdx ? g[hq] : f[hq];
-          if (((fl ^ fh) & IN) == 0) continue;  // not cut
-          ids[w][lane][e] = (int)((fl & EXACT) ? at[q][dx] : (fh & EXACT) ? at[hq][hdx]
-                                  : at[q][dx] + __popc((fl >> 1) & ((1u << axis) - 1)));
-        }
-        long long out = tri_run + made_inclusive - made;
-        const int listed = counts[c];
-        for (int m = 0; m < listed; ++m) {
-          if (collapsed(c, m, exact, table)) continue;
-#pragma unroll
-          for (int v = 0; v < 3; ++v) tris[3 * out + v] = ids[w][lane][table[c * 15 + 3 * m + v]];
-          source[out] = first_cell + x;
-          ++out;
-        }
-      }
-      tri_run += __shfl_sync(FULL, made_inclusive, 31);
-    }
-  }
+  host[0] = point_start[rows];
+  host[1] = tri_start[rows];
+  host[2] = *unusual;
 }
 """
 
@@ -391,7 +307,7 @@ def source_for(dtype, counts: np.ndarray, table: np.ndarray,
     name = f"contour_rows__{dtype_tag(dtype)}"
     padded = np.zeros((256, 5, 3), np.int64)
     padded[:, :table.shape[1]] = table
-    body = (_SOURCE.replace("NAME", name)
+    body = ((_SOURCE + EMIT).replace("NAME", name)
             .replace("COUNTS_INIT", ", ".join(str(int(c)) for c in counts))
             .replace("TABLE_INIT", ", ".join(str(int(e)) for e in padded.ravel()))
             .replace("EDGE_INFO_INIT", f"{_edge_info(edges)}ull"))
