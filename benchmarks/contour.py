@@ -5,8 +5,9 @@ each size, with one isovalue and with ten:
 
 - ``daxpy``: the CUDA backend. ``kernel_ms`` is device time, by CUDA events, from
   the field on the device to the surface's points and triangles on the device
-  (classify, count, scan with its one host sync, emit, points); ``time_ms`` is host
-  to host, a NumPy field in and a :class:`daxpy.PolyData` out;
+  (classify, count, scan with its one host sync, emit, points; the host's launches
+  before the first kernel hidden behind a spin kernel, as for every kernel time);
+  ``time_ms`` is host to host, a NumPy field in and a :class:`daxpy.PolyData` out;
 - ``floor-pinned``: the input field's bytes host->device from pinned memory;
 - ``daxpy-cpu``: the compiled CPU backend on every host core;
 - ``vtk-flying-edges-seq``/``-stdthread``, ``vtk-contour-seq``/``-stdthread``: VTK under

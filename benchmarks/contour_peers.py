@@ -132,13 +132,13 @@ def daxpy_contour(grid, values: list[float], backend: str) -> Timed:
 
 def daxpy_device_ms(grid, values: list[float], repeat: int) -> float:
     """Device time of the contour, field on the device to the surface's points and
-    triangles on the device (median of CUDA-event times)."""
+    triangles on the device (median of CUDA-event times, :func:`time_synced`)."""
     import cupy
 
     from daxpy.engine.dispatch import execute
     from daxpy.filters._surface import coordinates
 
-    from .timing import time_events
+    from .timing import time_synced
 
     field = cupy.asarray(grid.point_data["RTData"])
 
@@ -148,8 +148,7 @@ def daxpy_device_ms(grid, values: list[float], repeat: int) -> float:
             coordinates(grid, execute("contour", grid, field, "points", backend="cuda",
                                       value=value))
 
-    once()
-    return time_events(once, repeat=max(repeat, 3))
+    return time_synced(once, repeat=max(repeat, 3))
 
 
 def upload_floor_ms(field: np.ndarray) -> float:
@@ -242,11 +241,11 @@ def warp_contour(grid, values: list[float]) -> Timed:
 def warp_device_ms(grid, values: list[float], repeat: int) -> float:
     """Device time of Warp's contour as :func:`daxpy_device_ms` times daxpy's: the
     field on the device to the surface on the device (its host syncs for the sizes
-    included), CUDA events on Warp's stream."""
+    included), on Warp's stream."""
     import cupy
     import warp as wp
 
-    from .timing import time_events
+    from .timing import time_synced
 
     field, cubes = _warp_cubes(grid)
 
@@ -254,11 +253,9 @@ def warp_device_ms(grid, values: list[float], repeat: int) -> float:
         for value in values:
             cubes.surface(field, value)
 
-    once()
-    # Warp's work runs on its own stream: events on it, through CuPy.
-    stream = cupy.cuda.ExternalStream(wp.get_stream("cuda").cuda_stream)
-    with stream:
-        return time_events(once, repeat=max(repeat, 3))
+    # Warp's work runs on its own stream: the spin and the events on it, through CuPy.
+    with cupy.cuda.ExternalStream(wp.get_stream("cuda").cuda_stream):
+        return time_synced(once, repeat=max(repeat, 3))
 
 
 def vortex_grid(n_points: int) -> tuple[Any, float]:

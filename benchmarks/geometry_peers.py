@@ -153,11 +153,11 @@ def output_bytes(output) -> int:
 
 def device_ms(grid, spec: CaseSpec, field: str, repeat: int) -> tuple[float, Any]:
     """Device time of the CUDA filter, field and result on the device (median of
-    CUDA-event times around the call, its host syncs for output sizes included), and
-    the last output."""
+    CUDA-event times around the call, its host syncs for output sizes included,
+    :func:`benchmarks.timing.time_synced`), and the last output."""
     import cupy
 
-    from .timing import time_events
+    from .timing import time_synced
 
     resident = grid.with_fields(point_data={field: cupy.asarray(grid.point_data[field])})
     flt = daxpy_filter(spec, field, "cuda")
@@ -166,4 +166,4 @@ def device_ms(grid, spec: CaseSpec, field: str, repeat: int) -> tuple[float, Any
     def once():
         made[0] = flt(resident)
 
-    return time_events(once, repeat=max(repeat, 3)), made[0]
+    return time_synced(once, repeat=max(repeat, 3), warmup=0), made[0]

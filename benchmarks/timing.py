@@ -109,6 +109,21 @@ def time_events(fn: Callable[[], Any], *, repeat: int = 5,
     return statistics.median(samples)
 
 
+def time_synced(fn: Callable[[], Any], *, repeat: int = 5, warmup: int = 1,
+                spin_us: float = 2000.0) -> float:
+    """Device time of ``fn()`` in ms where ``fn`` waits on the device itself (an
+    output size read back): as :func:`time_gpu`, a spin kernel hides the host's
+    launches before the first kernel (Python's dispatch, not the device's work),
+    while the wait and the host's work after it, when the GPU idles, count.
+    """
+    import cupy
+
+    for _ in range(warmup):
+        fn()
+    cupy.cuda.get_current_stream().synchronize()
+    return time_events(fn, repeat=repeat, before=lambda: _spin(spin_us))
+
+
 def copy_bandwidth_gbps(nbytes: int = 2 << 30, repeat: int = 20) -> float:
     """Device-to-device copy rate in GB/s, counting bytes read plus bytes written.
 
