@@ -4,7 +4,9 @@ in a range, as vtkThreshold does.
 One array program runs on NumPy (CPU) or CuPy (CUDA): classify each cell (its
 value, or its corners' values: all, any, or their range), count the kept cells and
 their corners, scan (one host sync learns the sizes), and emit the kept cells'
-corners with the points they use renumbered in ascending id order.
+corners with the points they use renumbered in ascending id order. On the GPU,
+3-D structured grids with float32 or float64 scalars run dedicated kernels that
+give its bits (:mod:`daxpy.cuda.threshold_cells`, about 10x faster at 256³).
 
 Examples
 --------
