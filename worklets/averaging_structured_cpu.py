@@ -1,20 +1,22 @@
 """Compiled CPU kernels of the two averages on uniform, rectilinear and curvilinear
 grids (only the index structure matters).
 
-One parallel loop (Numba ``prange``), component by component, in float64,
-with the NumPy implementations' arithmetic in their order, so the results are
-their bits:
+Component by component, in float64, with the NumPy implementations'
+arithmetic in their order, so the results are their bits:
 
-- point to cell, over the output's x-rows, without temporaries: a cell's
-  corners summed in pairs along x, the pairs along y, then along z, times
-  ``0.5 ** axes``;
-- cell to point, over runs of point planes: a point's cells (one or two per
-  axis) spread along x (their mean, or the one cell at a border), those along
-  y, then along z. Each step is a pass over a whole plane held in per-task
-  buffers (3 planes of float64), so every cell's spread along x and every
-  plane's along y is computed once, not once per point that uses it, and the
-  loops run without branches, in SIMD lanes. Point by point, the kernel was
-  slower than the NumPy passes on 2 cores (70 against 47 ms at 216^3).
+- point to cell, one parallel loop (Numba ``prange``) over the output's
+  x-rows, without temporaries: a cell's corners summed in pairs along x, the
+  pairs along y, then along z, times ``0.5 ** axes``;
+- cell to point, a serial kernel over a run of point planes on each of the
+  Python threads of :mod:`daxpy.worklets._blocks_cpu` (as a parallel loop its
+  first call cost 1.8-2.0 s on 2 cores; so, 0.65-0.77 s): a point's cells (one
+  or two per axis) spread along x (their mean, or the one cell at a border),
+  those along y, then along z. Each step is a pass over a whole plane held in
+  the task's buffers (3 planes of float64, made by the caller), so every
+  cell's spread along x and every plane's along y is computed once, not once
+  per point that uses it, and the loops run without branches, in SIMD lanes.
+  Point by point, the kernel was slower than the NumPy passes on 2 cores (70
+  against 47 ms at 216^3).
 
 An axis of one point has one plane of cells and adds no step.
 
@@ -32,10 +34,10 @@ import numpy as np
 from numba import get_num_threads, prange
 
 from ._averaging import average_output
+from ._blocks_cpu import block_kernel, inner_kernel, on_threads
 from ._numba import cell_steps, columns, kernel, row_corner
 
 _cell_steps, _row_corner = kernel()(cell_steps), kernel()(row_corner)
-
 
 
 @kernel()
@@ -64,7 +66,7 @@ def _cells_from_points(values, nx, ny, nz, scale, out):
                 out[row * cx + i, q] = total * scale
 
 
-@kernel()
+@inner_kernel()
 def _spread_plane(values, q, plane, nx, ny, cx, cy, xrows, spread):
     """Into ``spread`` ``(ny, nx)``, each point of a point plane the mean of the
     cells beside it in cell plane ``plane``: the cells' spreads along x (their
@@ -90,25 +92,31 @@ def _spread_plane(values, q, plane, nx, ny, cx, cy, xrows, spread):
             spread[j, i] = (xrows[lo, i] + xrows[hi, i]) * 0.5
 
 
-@kernel()
-def _points_task(values, nx, ny, nz, b, planes, out):
-    """Point planes ``b * planes`` to ``(b + 1) * planes`` of cell-to-point."""
-    cx, cy, cz = max(nx - 1, 1), max(ny - 1, 1), max(nz - 1, 1)
-    xrows = np.empty((cy, nx))
+@block_kernel()
+def _points_task(values, nx, ny, nz, planes, xrows, spreads, out, task, n_tasks):
+    """Point planes ``task * planes`` to ``(task + 1) * planes`` of cell-to-point,
+    with the task's own buffers ``xrows[task]`` and ``spreads[task]`` (made by the
+    caller: an array made here would cost its first call 0.1-0.2 s). Conditional
+    expressions, not ``min``/``max``: each builtin overload compiles too."""
+    cx, cy, cz = (nx - 1 if nx > 1 else 1), (ny - 1 if ny > 1 else 1), (nz - 1 if nz > 1 else 1)
+    rows = xrows[task]
     # The spreads of the two cell planes beside a point plane; a task's next
     # point plane reuses the upper one as its lower.
-    below, above = np.empty((ny, nx)), np.empty((ny, nx))
+    below, above = spreads[task, 0], spreads[task, 1]
+    last = (task + 1) * planes
+    if last > nz:
+        last = nz
     for q in range(values.shape[1]):
         has_below = has_above = -1
-        for k in range(b * planes, min(nz, (b + 1) * planes)):
+        for k in range(task * planes, last):
             lo, hi = (k - 1 if k > 0 else 0), (k if k < cz else cz - 1)
             if has_above == lo:
                 below, above, has_below, has_above = above, below, has_above, has_below
             if has_below != lo:
-                _spread_plane(values, q, lo * cx * cy, nx, ny, cx, cy, xrows, below)
+                _spread_plane(values, q, lo * cx * cy, nx, ny, cx, cy, rows, below)
                 has_below = lo
             if lo != hi and has_above != hi:
-                _spread_plane(values, q, hi * cx * cy, nx, ny, cx, cy, xrows, above)
+                _spread_plane(values, q, hi * cx * cy, nx, ny, cx, cy, rows, above)
                 has_above = hi
             base = k * ny * nx
             for j in range(ny):
@@ -117,14 +125,15 @@ def _points_task(values, nx, ny, nz, b, planes, out):
                                                  if lo != hi else below[j, i])
 
 
-@kernel(parallel=True)
 def _points_from_cells(values, nx, ny, nz, planes, out):
-    # The loop's body is a call: Numba's parallel lowering then compiles a
-    # small loop, not the body's arrays and branches (seconds, cold). The index
-    # is passed as int64: the parallel loop's own is unsigned, and a second
-    # argument type would compile the body twice.
-    for b in prange((nz + planes - 1) // planes):
-        _points_task(values, nx, ny, nz, np.int64(b), planes, out)
+    """Cell-to-point of the table ``values`` into ``out``, one task of ``planes``
+    point planes a thread, each with its own buffers. A serial kernel on Python
+    threads, not a Numba parallel loop: the loop alone cost its first call about
+    0.5 s more (:mod:`daxpy.worklets._blocks_cpu`)."""
+    n_tasks = (nz + planes - 1) // planes
+    cy = ny - 1 if ny > 1 else 1
+    xrows, spreads = np.empty((n_tasks, cy, nx)), np.empty((n_tasks, 2, ny, nx))
+    on_threads(_points_task, n_tasks, values, nx, ny, nz, planes, xrows, spreads, out)
 
 
 def _average(grid, values: np.ndarray, out: np.ndarray | None, source: str, rows) -> np.ndarray:
@@ -168,11 +177,10 @@ def cell_to_point_structured(grid, values: np.ndarray, out: np.ndarray | None = 
     >>> cell_to_point_structured(g, np.array([1.0, 3.0], np.float32)).tolist()
     [1.0, 1.0, 2.0, 2.0, 3.0, 3.0]
     """
-    # One run of point planes per thread: prange hands each thread an equal share
-    # of the tasks, so as many tasks as threads balance the work, and a task
-    # spreads one cell plane more than it has point planes (4 planes a task at
-    # 215^3 and 16 threads: 54 tasks, 3 or 4 a thread, 25% extra spreads). The
-    # count is read here: read in the kernel, it would keep Numba from caching it.
+    # One run of point planes per thread, the runs as even as the planes allow: a
+    # task spreads one cell plane more than it has point planes, so more, smaller
+    # tasks would spread more. The count is read here: read in the kernel, it
+    # would keep Numba from caching it.
     nz, threads = grid.dims[2], get_num_threads()
     planes = (nz + threads - 1) // threads
     return _average(grid, values, out, "cell",

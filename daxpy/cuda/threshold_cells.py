@@ -1,0 +1,148 @@
+"""The threshold of a 3-D structured grid on the GPU: three kernels and a scan.
+
+The array program (:mod:`daxpy.worklets.threshold`) classifies every cell from
+shifted views of the field, then builds the kept cells' corners and renumbers
+them through a point mask and its scan: a dozen CuPy passes and temporaries of
+a number a cell and a point. Here a grid's cells are implicit hexahedra, and
+what lives between the kernels is a bit a cell and a bit a point:
+
+1. *classify*: a warp per span of :data:`~daxpy.cuda.threshold_cells_source.SPAN`
+   words of 32 cells of a row ``(j, k)``: each lane's corner values (its x, the
+   next lane's x + 1) give its cell's test
+   (:data:`~daxpy.cuda.threshold_cells_source.MODES`), and a ballot a word of 32
+   kept bits, with its count;
+2. *mark*: a thread per word of 32 points: a point is used where one of its up
+   to eight cells is kept (shifts and ors of four cell rows' words), and the
+   word's count;
+3. one exclusive scan over both kinds of words' counts, then the one host
+   sync: the output's sizes;
+4. *emit*: a warp per word: of a point word, its used points' ids; of a cell
+   word, its kept cells' ids, offsets, types and corners. A corner's output
+   number is its point word's start plus the used points of the lanes below,
+   and the corner at x + 1 is numbered one after the one at x (both used): no
+   renumbering table.
+
+On an H200 (copy 4,251 GB/s), wavelet 256³ float32, the upper half of the
+range, all corners (7.68M cells and 7.96M points kept, 686 MB written, 0.161 ms
+at the copy rate): classify 0.055 ms, mark 0.008, scan 0.018, emit 0.210; the
+kernels 0.284 ms (1.76x the write floor), the call with its host sync 0.35-0.37
+ms (2.2-2.3x), against 3.78 ms for the array program. At 512³: 2.16 and 2.34-2.38
+ms (1.64x and 1.8x), against 29.2 ms (``benchmarks/NOTES.md``).
+
+Output is the array program's, bit for bit: cells ascending, VTK's hexahedron
+corner order (rows ``(j, k)`` and ``(j, k + 1)`` up x, the other two down),
+points ascending, int64 ids and offsets, uint8 types. Values compare with the
+range as in float64: the caller passes the dtype's numbers at or inside it.
+
+Specialization: the field's dtype and the test (classify); mark and emit do
+not read the field (:mod:`daxpy.cuda.threshold_cells_source`).
+
+Examples
+--------
+>>> callable(threshold_cells)
+True
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .compile import get_kernel
+from .threshold_cells_source import MODES, SPAN, WARPS, classify_source, index_source
+
+
+_KERNELS: dict[tuple[str, str], tuple] = {}
+"""Per (dtype name, test): the classify, mark and emit kernels."""
+
+
+def _kernels(dtype, mode: str) -> tuple:
+    """The kernels of a dtype and test, kept here: building and hashing their
+    sources each call would add microseconds to a call of a fraction of a ms."""
+    kept = _KERNELS.get((dtype.name, mode))
+    if kept is None:
+        names, source = index_source()
+        kept = _KERNELS[dtype.name, mode] = (get_kernel(*classify_source(dtype, mode)),
+                                             *(get_kernel(name, source) for name in names))
+    return kept
+
+
+def _warps(n: int) -> tuple[tuple[int], tuple[int, int]]:
+    """Grid and block of a launch of ``n`` warps."""
+    return ((n + WARPS - 1) // WARPS,), (32, WARPS)
+
+
+def threshold_cells(values: Any, dims: tuple, mode: str, lower: Any, upper: Any,
+                    invert: bool, cell_type: int) -> tuple | None:
+    """Keep the cells of a 3-D structured grid that pass a threshold, on the GPU.
+
+    Parameters
+    ----------
+    values : cupy.ndarray of float32 or float64, shape (n,)
+        The scalars at the points, or at the cells where ``mode`` is "cells".
+    dims : tuple of int
+        The grid's points along x, y and z, each at least 2.
+    mode : str
+        The test, one of :data:`~daxpy.cuda.threshold_cells_source.MODES`.
+    lower, upper : NumPy scalars of the values' dtype
+        The smallest and largest of the dtype's numbers in the range (so the
+        comparisons are the float64 ones).
+    invert : bool
+        Keep the cells that fail the test.
+    cell_type : int
+        The VTK type of the output cells.
+
+    Returns
+    -------
+    (cell_ids, point_ids, connectivity, offsets, cell_types) or None
+        As :class:`daxpy.worklets.threshold.Kept` holds them; None for grids of
+        2^31 points or more (the kernels number points in 32 bits).
+
+    Examples
+    --------
+    >>> callable(threshold_cells)
+    True
+    """
+    import cupy
+    import cupyx
+
+    nx, ny, nz = (int(d) for d in dims)
+    if nx * ny * nz >= 2**31 or mode not in MODES:
+        return None
+    values = cupy.ascontiguousarray(values)
+    classify, mark, emit = _kernels(values.dtype, mode)
+    args = (np.int32(nx), np.int32(ny), np.int32(nz))
+    cell_words_n = (nx + 30) // 32 * (ny - 1) * (nz - 1)
+    point_words_n = (nx + 31) // 32 * ny * nz
+    words = cupy.empty(cell_words_n + point_words_n, cupy.uint32)
+    cell_words, point_words = words[:cell_words_n], words[cell_words_n:]
+    # Both kinds of words' counts in one array, so that one scan serves both.
+    counts = cupy.empty(cell_words_n + point_words_n, cupy.int32)
+    spans = ((nx + 30) // 32 + SPAN - 1) // SPAN * (ny - 1) * (nz - 1)
+    classify(*_warps(spans), (values, lower, upper, np.int32(invert), *args,
+                               cell_words, counts))
+    mark(*_warps((point_words_n + 31) // 32), (cell_words, *args, point_words,
+                                               counts[cell_words_n:]))
+    starts = cupy.zeros(cell_words_n + point_words_n + 1, cupy.int64)
+    cupy.cumsum(counts, dtype=cupy.int64, out=starts[1:])
+    # The one host sync: the kept cells (the scan at the first point word) and the
+    # kept cells plus the used points (at its end), copied into pinned memory.
+    sizes = cupyx.empty_pinned(2, np.int64)
+    stream = cupy.cuda.get_current_stream()
+    for i, at in enumerate((cell_words_n, cell_words_n + point_words_n)):
+        cupy.cuda.runtime.memcpyAsync(sizes.ctypes.data + 8 * i, starts.data.ptr + 8 * at, 8,
+                                      cupy.cuda.runtime.memcpyDeviceToHost, stream.ptr)
+    stream.synchronize()
+    n_cells, n_points = int(sizes[0]), int(sizes[1] - sizes[0])
+    cell_ids = cupy.empty(n_cells, cupy.int64)
+    point_ids = cupy.empty(n_points, cupy.int64)
+    connectivity = cupy.empty(8 * n_cells, cupy.int64)
+    # emit writes every offset, the last by the last cell's thread; none: just the 0.
+    offsets = cupy.empty(n_cells + 1, cupy.int64) if n_cells else cupy.zeros(1, cupy.int64)
+    types = cupy.empty(n_cells, cupy.uint8)
+    if n_cells:
+        emit(*_warps(point_words_n), (cell_words, point_words, starts, np.int64(n_cells),
+                                      *args, np.uint8(cell_type), cell_ids, point_ids,
+                                      connectivity, offsets, types))
+    return cell_ids, point_ids, connectivity, offsets, types
