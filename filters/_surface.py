@@ -26,7 +26,7 @@ from daxpy.stream.transfer import download
 from daxpy.worklets._edge_cut import EdgeCut, interpolate
 from daxpy.worklets._numba import compiled
 
-from ._geometry import dataset_array
+from ._geometry import dataset_array, grid_axes
 
 _KINDS = {1: "verts", 2: "lines", 3: "polys"}
 
@@ -61,7 +61,7 @@ def _array_coordinates(dataset: Any, cut: EdgeCut) -> Any:
     xp = array_module(cut.lo)
     if dataset.family in ("uniform", "rectilinear"):
         dims = tuple(int(d) for d in dataset.dims)
-        axes = _axes(dataset, xp)
+        axes = grid_axes(dataset, xp)
         if xp is not np:  # one kernel, the same bits (daxpy.cuda.edge_points)
             from daxpy.cuda.edge_points import axis_points
 
@@ -80,30 +80,6 @@ def _array_coordinates(dataset: Any, cut: EdgeCut) -> Any:
         low, high = points[cut.lo].astype(xp.float64), points[cut.hi].astype(xp.float64)
         dtype = points.dtype
     return (low + cut.t[:, None] * (high - low)).astype(dtype)
-
-
-def _axes(dataset: Any, xp: Any) -> list:
-    """An axis-aligned grid's coordinates along x, y and z (float64) where ``xp``
-    computes. On the device they are uploaded once per grid and geometry and kept
-    with it: a pageable upload waits for the work queued before it (a cut's emit
-    kernel), and the GPU then waits for the host's next launch (about 0.1 ms of
-    every 512³ contour).
-
-    Examples
-    --------
-    >>> import daxpy
-    >>> [a.tolist() for a in _axes(daxpy.UniformGrid(dims=(2, 1, 1)), np)]
-    [[0.0, 1.0], [0.0], [0.0]]
-    """
-    if xp is np:
-        return [dataset.axis_coordinates(a) for a in range(3)]
-    from daxpy.cuda.device import cached, to_device
-
-    if dataset.family == "rectilinear":  # cached by the arrays themselves
-        return [to_device(dataset.coordinates[a], dataset, np.float64) for a in range(3)]
-    key = f"axes:{tuple(dataset.dims)}:{tuple(dataset.origin)}:{tuple(dataset.spacing)}"
-    return cached(dataset, key, lambda: [xp.asarray(dataset.axis_coordinates(a))
-                                         for a in range(3)])
 
 
 def _field_names(dataset: DataSet, fields: bool | Sequence[str]) -> tuple[list, list]:

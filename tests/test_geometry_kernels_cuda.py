@@ -25,10 +25,12 @@ SPECIALIZATIONS = ([source_for(kind, c) for kind in list(_TYPES) + ["axes"] for 
                    + [cases_kernels.source_for(dtype, k) for dtype in ("float32", "float64")
                       for k in (2, 4, 8)]
                    + [edge_points.source_for(dtype) for dtype in ("float32", "float64")]
-                   # The contour's row kernels: two entries from one source.
+                   + [edge_points.ids_source_for(dtype) for dtype in ("float32", "float64")]
+                   # The contour's row kernels: three entries from one source.
                    + [(f"{name}_{part}", text) for name, text in
                       (contour_rows_source.source_for(dtype, *TABLES["voxel"])
-                       for dtype in ("float32", "float64")) for part in ("classify", "emit")])
+                       for dtype in ("float32", "float64"))
+                      for part in ("classify", "sizes", "emit")])
 
 
 @pytest.mark.skipif(not _have_compiler(), reason="needs nvcc or NVRTC (CuPy)")
@@ -114,6 +116,16 @@ def test_structured_cases_on_the_gpu_are_the_array_programs(seed, dims, dtype, i
     np.testing.assert_array_equal(cupy.asnumpy(got), want)
 
 
+def _axis_grid(rng, axis_dtype: str, uniform: bool):
+    """A random uniform grid, or a rectilinear one with axes of ``axis_dtype``."""
+    dims = tuple(int(d) for d in rng.integers(1, 9, 3))
+    if uniform:
+        return daxpy.UniformGrid(dims=dims, origin=tuple(rng.standard_normal(3)),
+                                 spacing=tuple(rng.random(3) + 0.1)), dims
+    return daxpy.RectilinearGrid(*(np.sort(rng.standard_normal(d)).astype(axis_dtype)
+                                   for d in dims)), dims
+
+
 @pytest.mark.gpu
 @settings(max_examples=20, deadline=None)
 @given(seed=st.integers(0, 2**31), axis_dtype=st.sampled_from(["float32", "float64"]),
@@ -125,17 +137,26 @@ def test_axis_points_give_the_array_programs_bits(seed, axis_dtype, uniform):
     from daxpy.worklets._edge_cut import EdgeCut
 
     rng = np.random.default_rng(seed)
-    dims = tuple(int(d) for d in rng.integers(1, 9, 3))
-    if uniform:
-        grid = daxpy.UniformGrid(dims=dims, origin=tuple(rng.standard_normal(3)),
-                                 spacing=tuple(rng.random(3) + 0.1))
-    else:
-        grid = daxpy.RectilinearGrid(*(np.sort(rng.standard_normal(d)).astype(axis_dtype)
-                                       for d in dims))
+    grid, dims = _axis_grid(rng, axis_dtype, uniform)
     n = int(np.prod(dims))
     lo, hi = rng.integers(0, n, 50), rng.integers(0, n, 50)
     cut = EdgeCut(lo, hi, rng.random(50), {}, {})
     want = _array_coordinates(grid, cut)  # NumPy: the array program
     on_device = EdgeCut(*(cupy.asarray(a) for a in (lo, hi, cut.t)), {}, {})
     got = _array_coordinates(grid, on_device)
+    assert got.dtype == want.dtype and cupy.asnumpy(got).tobytes() == want.tobytes()
+
+
+@pytest.mark.gpu
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 2**31), axis_dtype=st.sampled_from(["float32", "float64"]),
+       uniform=st.booleans())
+def test_grid_points_give_the_array_programs_bits(seed, axis_dtype, uniform):
+    import cupy
+
+    rng = np.random.default_rng(seed)
+    grid, dims = _axis_grid(rng, axis_dtype, uniform)
+    ids = rng.integers(0, int(np.prod(dims)), 40)
+    want = point_coordinates(grid, ids)  # NumPy
+    got = point_coordinates(grid, cupy.asarray(ids))
     assert got.dtype == want.dtype and cupy.asnumpy(got).tobytes() == want.tobytes()

@@ -1,5 +1,5 @@
 """The points of an edge cut of an axis-aligned grid (uniform, rectilinear) on the
-GPU, in one pass.
+GPU, in one pass; and the grid's own points of given ids (:func:`grid_points`).
 
 The array program finds each end's ``(i, j, k)`` with integer divisions, gathers
 its three coordinates for each end, stacks them and interpolates: a dozen CuPy
@@ -49,6 +49,22 @@ extern "C" __global__ void __launch_bounds__(256) NAME(
 """
 
 
+_IDS_BODY = r"""
+extern "C" __global__ void __launch_bounds__(256) NAME(
+    const long long* __restrict__ ids, const A* __restrict__ ax, const A* __restrict__ ay,
+    const A* __restrict__ az, const long long nx, const long long ny,
+    float* __restrict__ out, const long long n)
+{
+  const long long m = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (m >= n) return;
+  const long long a = ids[m];
+  out[3 * m] = __double2float_rn((double)ax[a % nx]);
+  out[3 * m + 1] = __double2float_rn((double)ay[a / nx % ny]);
+  out[3 * m + 2] = __double2float_rn((double)az[a / (nx * ny)]);
+}
+"""
+
+
 def source_for(axis_dtype) -> tuple[str, str]:
     """``(name, source)`` of the kernel for axes of ``axis_dtype`` (float32, float64).
 
@@ -60,6 +76,31 @@ def source_for(axis_dtype) -> tuple[str, str]:
     """
     name = f"edge_points__{dtype_tag(axis_dtype)}"
     return name, f"#define A {ctype(axis_dtype)}\n{_BODY.replace('NAME', name)}#undef A\n"
+
+
+def ids_source_for(axis_dtype) -> tuple[str, str]:
+    """``(name, source)`` of the kernel that writes the points of given ids.
+
+    Examples
+    --------
+    >>> ids_source_for("float64")[0]
+    'grid_points__f64'
+    """
+    name = f"grid_points__{dtype_tag(axis_dtype)}"
+    return name, f"#define A {ctype(axis_dtype)}\n{_IDS_BODY.replace('NAME', name)}#undef A\n"
+
+
+def _axis_dtype(axes: list) -> Any:
+    """The axes' one dtype where the kernels serve it (float32, float64), else None.
+
+    Examples
+    --------
+    >>> _axis_dtype([np.zeros(2), np.zeros(3)]), _axis_dtype([np.zeros(2, np.int8)])
+    (dtype('float64'), None)
+    """
+    kinds = {axis.dtype for axis in axes}
+    kind = next(iter(kinds))
+    return kind if len(kinds) == 1 and kind in (np.float32, np.float64) else None
 
 
 def axis_points(lo: Any, hi: Any, t: Any, dims: tuple, axes: list) -> Any | None:
@@ -74,16 +115,43 @@ def axis_points(lo: Any, hi: Any, t: Any, dims: tuple, axes: list) -> Any | None
     """
     import cupy
 
-    kinds = {axis.dtype for axis in axes}
-    if len(kinds) != 1 or next(iter(kinds)) not in (np.float32, np.float64):
+    kind = _axis_dtype(axes)
+    if kind is None:
         return None
     n = int(lo.shape[0])
     out = cupy.empty((n, 3), cupy.float32)
     if n:
-        kernel = get_kernel(*source_for(next(iter(kinds))))
+        kernel = get_kernel(*source_for(kind))
         axes = [cupy.ascontiguousarray(axis) for axis in axes]
         kernel(((n + 255) // 256,), (256,),
                (cupy.ascontiguousarray(lo), cupy.ascontiguousarray(hi),
                 cupy.ascontiguousarray(t), *axes, np.int64(dims[0]), np.int64(dims[1]), out,
                 np.int64(n)))
+    return out
+
+
+def grid_points(ids: Any, dims: tuple, axes: list) -> Any | None:
+    """The float32 points ``ids`` of an axis-aligned grid of ``dims`` points whose
+    coordinates along x, y and z are ``axes`` (device arrays), in one pass: each
+    coordinate rounded from its axis's value as NumPy's ``astype`` rounds it;
+    None where the axes are not all float32 or all float64.
+
+    Examples
+    --------
+    >>> callable(grid_points)
+    True
+    """
+    import cupy
+
+    kind = _axis_dtype(axes)
+    if kind is None:
+        return None
+    n = int(ids.shape[0])
+    out = cupy.empty((n, 3), cupy.float32)
+    if n:
+        kernel = get_kernel(*ids_source_for(kind))
+        kernel(((n + 255) // 256,), (256,),
+               (cupy.ascontiguousarray(ids, dtype=cupy.int64),
+                *(cupy.ascontiguousarray(axis) for axis in axes), np.int64(dims[0]),
+                np.int64(dims[1]), out, np.int64(n)))
     return out
