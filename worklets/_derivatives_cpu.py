@@ -152,6 +152,7 @@ def finish_point(p, s, starts, counts, total, out, mode):
             total[p, q] += s[q]
         return
     count = starts[p + 1] - starts[p] if mode == ALONE else counts[p]
-    scale = 1.0 / max(count, 1)
+    # A conditional, not max(): each builtin overload is compiled once more, cold.
+    scale = 1.0 / (count if count > 1 else 1)
     for q in range(s.shape[0]):
         out[p, q] = ((total[p, q] if mode == LAST else 0.0) + s[q]) * scale

@@ -79,11 +79,11 @@ def _cofactors(r00, r01, r02, r10, r11, r12, r20, r21, r22):
 
 @kernel(nogil=True)
 def _hex_points(points, values, corners, starts, cells, check, counts, total, out, mode,
-                lo, hi):
+                lo, hi, s):
     c, n, bad = values.shape[1], points.shape[0], 0
-    s = np.empty(out.shape[1])
     for p in range(lo, hi):
-        s[:] = 0.0
+        for q in range(s.shape[0]):
+            s[q] = 0.0
         px, py, pz = points[p, 0], points[p, 1], points[p, 2]
         for e in range(starts[p], starts[p + 1]):
             i = cells[e]
@@ -128,16 +128,15 @@ def _hex_points(points, values, corners, starts, cells, check, counts, total, ou
 
 @kernel(nogil=True)
 def _walk_cells(points, values, corners, starts, check, counts, total, out, mode, lo, hi,
-                first, last):
+                first, last, sums, seen, xyz, vals, grad):
     n, c = points.shape[0], values.shape[1]
-    # np.empty and loops: np.zeros and slice assignments each cost compile time.
-    sums, seen = np.empty((hi - lo, 3 * c)), np.empty(hi - lo, np.int32)
+    # The buffers come from the caller (an array made in a kernel compiles NumPy's
+    # allocation with it, a few tenths of a second cold); loops, not np.zeros or
+    # slice assignments, which cost compile time too.
     for j in range(hi - lo):
         seen[j] = 0
         for q in range(3 * c):
             sums[j, q] = 0.0
-    xyz, vals = np.empty((8, 3, LANES)), np.empty((8, c, LANES))
-    grad = np.empty((8, 3 * c, LANES))
     bad = 0
     for i0 in range(first, last + 1, LANES):
         nl = LANES if last + 1 - i0 > LANES else last + 1 - i0
@@ -284,13 +283,16 @@ def hex_point_gradient(points, values, corners, starts, cells, check, counts, to
     def task(lo):
         hi = min(n, lo + size)
         first, last = _span(starts, cells, corners.shape[0], lo, hi)
+        c = values.shape[1]
         if 8 * (last - first + 1) <= 2 * (starts[hi] - starts[lo]):
             # None, not False, for a finite field: the walk then compiles without
             # the NaN rule's code.
             return _walk_cells(points, values, corners, starts, check or None, counts, total,
-                               out, mode, lo, hi, first, last)
+                               out, mode, lo, hi, first, last, np.empty((hi - lo, 3 * c)),
+                               np.empty(hi - lo, np.int32), np.empty((8, 3, LANES)),
+                               np.empty((8, c, LANES)), np.empty((8, 3 * c, LANES)))
         return _hex_points(points, values, corners, starts, cells, check, counts, total, out,
-                           mode, lo, hi)
+                           mode, lo, hi, np.empty(out.shape[1]))
 
     # Python threads over nogil kernels, not a prange: Numba wraps a parallel
     # loop's body in three more modules (gufunc, its wrapper, the launcher) and
