@@ -234,6 +234,20 @@ def _span(starts, cells, n_cells, lo, hi):
     return first, last
 
 
+def walk_buffers(n_points: int, components: int) -> tuple:
+    """The by-cells walk's buffers for ``n_points`` points of ``components`` values:
+    their sums and counts, and its lanes' corner coordinates, values and derivatives.
+
+    Examples
+    --------
+    >>> [b.shape for b in walk_buffers(5, 1)]
+    [(5, 3), (5,), (8, 3, 64), (8, 1, 64), (8, 3, 64)]
+    """
+    return (np.empty((n_points, 3 * components)), np.empty(n_points, np.int32),
+            np.empty((8, 3, LANES)), np.empty((8, components, LANES)),
+            np.empty((8, 3 * components, LANES)))
+
+
 def hex_point_gradient(points, values, corners, starts, cells, check, counts, total, out,
                        mode) -> int:
     """Write the point gradient of ``values`` over hexahedra ``corners`` into ``out``
@@ -283,14 +297,12 @@ def hex_point_gradient(points, values, corners, starts, cells, check, counts, to
     def task(lo):
         hi = min(n, lo + size)
         first, last = _span(starts, cells, corners.shape[0], lo, hi)
-        c = values.shape[1]
         if 8 * (last - first + 1) <= 2 * (starts[hi] - starts[lo]):
             # None, not False, for a finite field: the walk then compiles without
             # the NaN rule's code.
             return _walk_cells(points, values, corners, starts, check or None, counts, total,
-                               out, mode, lo, hi, first, last, np.empty((hi - lo, 3 * c)),
-                               np.empty(hi - lo, np.int32), np.empty((8, 3, LANES)),
-                               np.empty((8, c, LANES)), np.empty((8, 3 * c, LANES)))
+                               out, mode, lo, hi, first, last,
+                               *walk_buffers(hi - lo, values.shape[1]))
         return _hex_points(points, values, corners, starts, cells, check, counts, total, out,
                            mode, lo, hi, np.empty(out.shape[1]))
 
