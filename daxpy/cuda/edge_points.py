@@ -103,6 +103,25 @@ def _axis_dtype(axes: list) -> Any:
     return kind if len(kinds) == 1 and kind in (np.float32, np.float64) else None
 
 
+def _points(sources, edges: list, dims: tuple, axes: list) -> Any | None:
+    """Run the kernel ``sources(kind)`` names over ``edges`` (device arrays of one
+    length: the ids or the edges' ends and weights), then the axes and dims, into
+    fresh float32 points; None where the axes' dtype has no kernel."""
+    import cupy
+
+    kind = _axis_dtype(axes)
+    if kind is None:
+        return None
+    n = int(edges[0].shape[0])
+    out = cupy.empty((n, 3), cupy.float32)
+    if n:
+        kernel = get_kernel(*sources(kind))
+        kernel(((n + 255) // 256,), (256,),
+               (*edges, *(cupy.ascontiguousarray(axis) for axis in axes), np.int64(dims[0]),
+                np.int64(dims[1]), out, np.int64(n)))
+    return out
+
+
 def axis_points(lo: Any, hi: Any, t: Any, dims: tuple, axes: list) -> Any | None:
     """The float32 points at ``t`` along the edges ``(lo, hi)`` of an axis-aligned
     grid of ``dims`` points whose coordinates along x, y and z are ``axes`` (device
@@ -115,19 +134,7 @@ def axis_points(lo: Any, hi: Any, t: Any, dims: tuple, axes: list) -> Any | None
     """
     import cupy
 
-    kind = _axis_dtype(axes)
-    if kind is None:
-        return None
-    n = int(lo.shape[0])
-    out = cupy.empty((n, 3), cupy.float32)
-    if n:
-        kernel = get_kernel(*source_for(kind))
-        axes = [cupy.ascontiguousarray(axis) for axis in axes]
-        kernel(((n + 255) // 256,), (256,),
-               (cupy.ascontiguousarray(lo), cupy.ascontiguousarray(hi),
-                cupy.ascontiguousarray(t), *axes, np.int64(dims[0]), np.int64(dims[1]), out,
-                np.int64(n)))
-    return out
+    return _points(source_for, [cupy.ascontiguousarray(a) for a in (lo, hi, t)], dims, axes)
 
 
 def grid_points(ids: Any, dims: tuple, axes: list) -> Any | None:
@@ -143,15 +150,4 @@ def grid_points(ids: Any, dims: tuple, axes: list) -> Any | None:
     """
     import cupy
 
-    kind = _axis_dtype(axes)
-    if kind is None:
-        return None
-    n = int(ids.shape[0])
-    out = cupy.empty((n, 3), cupy.float32)
-    if n:
-        kernel = get_kernel(*ids_source_for(kind))
-        kernel(((n + 255) // 256,), (256,),
-               (cupy.ascontiguousarray(ids, dtype=cupy.int64),
-                *(cupy.ascontiguousarray(axis) for axis in axes), np.int64(dims[0]),
-                np.int64(dims[1]), out, np.int64(n)))
-    return out
+    return _points(ids_source_for, [cupy.ascontiguousarray(ids, dtype=cupy.int64)], dims, axes)
