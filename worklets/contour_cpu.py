@@ -14,8 +14,10 @@ count:
    (:mod:`daxpy.worklets._contour_careful_cpu`);
 2. *scan*: exclusive sums of the per-row counts (NumPy, over rows, not points):
    the one place the output's size is known, before anything is written;
-3. *emit points*, then *emit cells*: each row fills its slice; a cell finds each
-   cut edge's point among the few its corner's row emitted at that corner.
+3. *emit*: each point row writes its output points and its cell row's output
+   cells, in one walk over eight rows' bits (:func:`_emit`); a cell's cut edges'
+   points are counted from the rows' starts, not looked up. Only cell rows beside
+   a careful row look them up, after (:func:`_emit_searched`).
 
 The passes walk one byte per x (which of four rows' points are in), filled by a
 loop the compiler vectorizes; only the rows' spans are walked after the count.
@@ -46,9 +48,7 @@ import numpy as np
 
 from ._contour_careful_cpu import (HELPER, _careful_rows, _corner_key, _finite_cell, _repeats,
                                    _screen_row, screen_values)
-# _spread: the clip kernels import it from here too.
-from ._contour_rows_cpu import (_ZERO, _columns, _count_cells, _point_row, _quiet_eight,
-                               _spread)
+from ._contour_rows_cpu import _ZERO, _columns, _count_cells, _point_row, _quiet_eight, _spread
 from ._edge_cut import EdgeCut
 from ._marching import TABLES, at_least_bound, cut_edges
 from ._blocks_cpu import on_threads
@@ -60,6 +60,28 @@ _KINDS = {3: "voxel", 2: "pixel"}
 
 _CUT = {kind: cut_edges(kind) for kind in _KINDS.values()}
 """Each case's cut edges, by kind (a cell's triangles use all of them)."""
+
+_SLOT = {(0, 0, 0): 0, (0, 0, 1): 1, (0, 0, 2): 2, (0, 1, 1): 3, (0, 1, 2): 4, (1, 0, 0): 5,
+         (1, 0, 2): 6, (1, 1, 2): 7, (2, 0, 0): 8, (2, 0, 1): 9, (2, 1, 1): 10, (3, 0, 0): 11}
+"""Where :func:`_emit` puts a cell's edge points, by the edge's (point row, x
+offset, axis): the row of its low corner among the cell row's four, 0 or 1 for
+the cell's x or x + 1, and 0, 1, 2 for x, y, z."""
+
+
+def _slotted(kind: str) -> np.ndarray:
+    """The case table of ``kind`` with each edge as its :data:`_SLOT`.
+
+    Examples
+    --------
+    >>> _slotted("pixel")[1].tolist()   # corner 0 in: edges 0 (x) and 3 (y)
+    [[0, 1], [0, 0]]
+    """
+    counts, table, edges = TABLES[kind]
+    slot = np.array([_SLOT[(a >> 1, a & 1, int(b ^ a).bit_length() - 1)] for a, b in edges])
+    return slot[table]
+
+
+_SLOTTED = {kind: _slotted(kind) for kind in _KINDS.values()}
 
 _BLOCK = 8
 """Rows per block (which share one row buffer); a thread takes every n-th block:
@@ -113,7 +135,7 @@ def _count(s, value, bound, equal, zero, nx, ny, nz, zc, rows, careful_points, c
                 # its y and z neighbours are its cell row's too. (In this loop, not a
                 # function of its own: each level of calls is compiled again, cold.)
                 _columns(s, bound, r * nx, nx if j + 1 < ny else 0, nxy if k + 1 < nz else 0,
-                         _ZERO, nx - 1, columns)
+                         _ZERO, _ZERO, _ZERO, nx - 1, columns)
                 # Counts and spans in one walk: the quiet x (all in or all out) make
                 # nothing, and every other x crosses its cell.
                 points, cells = _ZERO, _ZERO
@@ -124,7 +146,7 @@ def _count(s, value, bound, equal, zero, nx, ny, nz, zc, rows, careful_points, c
                         i += 8
                         continue
                     column, after = columns[i], columns[i + 1]
-                    if column != after or (column != 0 and column != 15):
+                    if column != after or (column != 0 and column != 255):
                         made = (((column ^ after) & 1) + ((column ^ (column >> 1)) & 1)
                                 + ((column ^ (column >> 2)) & 1))
                         if made:
@@ -153,29 +175,120 @@ def _count(s, value, bound, equal, zero, nx, ny, nz, zc, rows, careful_points, c
 
 
 @kernel(nogil=True)
-def _emit_points(s, value, bound, nx, ny, nz, zc, careful_points, point_counts, point_spans,
-                 point_start, lo, hi, t, scratch, scratch_words, first, step):
+def _emit(s, value, bound, nx, ny, nz, zc, careful_points, searched, tables, point_counts,
+          point_spans, point_start, cell_counts, cell_spans, cell_start, lo, hi, t, cells,
+          source, scratch, scratch_words, slots, first, step):
+    """Write each point row's output points and its cell row's output cells (but
+    the ``searched`` ones'), from their starts, in one walk. The points of a cell's
+    cut edges are counted, not looked up: where no point row of a cell row is on
+    the careful path, each cut edge is a point, so the outputs of its four point
+    rows before x are the cut edges at their points before x, counted as the rows
+    are walked from the first (``slots``: a cell's twelve edge points, by
+    :data:`_SLOT`). One loop, no row function: each level of calls is compiled
+    again, cold."""
     n = ny * nz
+    counts, table = tables
+    per = table.shape[2]
+    full = (1 << 4 * zc) - 1
+    nxy = nx * ny
     columns, words = scratch[first], scratch_words[first]
+    at = slots[first]
     for block in range(first, (n + _BLOCK - 1) // _BLOCK, step):
         for r in range(block * _BLOCK, _block_end(block, n)):
-            if point_counts[r]:
-                careful = None if careful_points is None else careful_points[r]
-                _point_row(s, value, bound, r % ny, r // ny, nx, ny, nz, zc, careful,
-                           point_spans[r, 0], point_spans[r, 1], lo, hi, t, point_start[r],
-                           columns, words)
+            j, k = r % ny, r // ny
+            up, out = (nx if j + 1 < ny else _ZERO), (nxy if k + 1 < nz else _ZERO)
+            c = j + (ny - 1) * k
+            # Its cell row, but at the grid's last y or z (none) or where searched.
+            cells_too = up != 0 and (zc == 1 or out != 0)
+            cells_too = cells_too and cell_counts[c] != 0 and (searched is None or not searched[c])
+            points_too = point_counts[r] != 0
+            if careful_points is not None and careful_points[r]:
+                if points_too:
+                    _point_row(s, value, bound, j, k, nx, ny, nz, zc, True, point_spans[r, 0],
+                               point_spans[r, 1], lo, hi, t, point_start[r], columns, words)
+                points_too = False
+            if not (points_too or cells_too):
+                continue
+            q0 = q1 = q2 = q3 = point_start[r]
+            a, end = (point_spans[r, 0], point_spans[r, 1]) if points_too else (nx, _ZERO - 1)
+            i1, count = end, _ZERO
+            if cells_too:
+                # The point rows (j, k), (j + 1, k), (j, k + 1), (j + 1, k + 1); in 2-D
+                # the last two are the first two again (their slots go unused).
+                r2 = r + ny if zc == 2 else r
+                q1, q2, q3 = point_start[r + 1], point_start[r2], point_start[r2 + 1]
+                i1, count = cell_spans[c, 1], cell_start[c]
+                # From the first x where any of the four rows has an output, to the
+                # last cell (after the point row's last output: its cut edges are
+                # its cells').
+                end = i1 + 1
+                for low in (cell_spans[c, 0], point_spans[r + 1, 0], point_spans[r2, 0],
+                            point_spans[r2 + 1, 0]):
+                    a = low if low < a else a
+            last = end + 1 if end + 1 < nx else nx - 1
+            _columns(s, bound, r * nx, up, out, nx if j + 2 < ny else _ZERO,
+                     nxy if k + 2 < nz else _ZERO, a, last, columns)
+            columns[nx] = columns[nx - 1]   # no x edge from the row's last point
+            i = a - 1
+            while i < end:
+                i += 1
+                if i & 7 == 0 and _quiet_eight(columns, words, i):
+                    i += 7
+                    continue
+                now, after = columns[i], columns[i + 1]
+                if now == after and (now == 0 or now == 255):
+                    continue   # nothing on any of the eight rows
+                # Bit r of x, y, z: whether point row r's edge along it is cut here.
+                x = (now ^ after) & 15
+                y = (now ^ (((now >> 1) & 5) | ((now >> 3) & 10))) & 15
+                z = (now ^ (((now >> 2) & 3) | ((now >> 3) & 4) | ((now >> 4) & 8))) & 15
+                cuts = (x & 1) | ((y & 1) << 1) | ((z & 1) << 2)
+                if points_too and cuts:
+                    p, q = r * nx + i, q0
+                    low_value = np.float64(s[p])
+                    for axis in range(3):
+                        if cuts >> axis & 1:
+                            other = p + (1 if axis == 0 else (up if axis == 1 else out))
+                            lo[q], hi[q] = p, other
+                            # The NumPy implementation's float64 arithmetic, in its order.
+                            t[q] = (value - low_value) / (np.float64(s[other]) - low_value)
+                            q += 1
+                case = (_spread(now) | (_spread(after) << 1)) & full
+                if cells_too and i <= i1 and counts[case]:   # (x = nx - 1 is no cell)
+                    following = columns[i + 2]
+                    xa = (after ^ following) & 15
+                    ya = (after ^ (((after >> 1) & 5) | ((after >> 3) & 10))) & 15
+                    at[0], at[5], at[8], at[11] = q0, q1, q2, q3
+                    at[1], at[9] = q0 + (x & 1), q2 + ((x >> 2) & 1)
+                    at[2] = q0 + (x & 1) + (y & 1)
+                    at[6] = q1 + ((x >> 1) & 1) + ((y >> 1) & 1)
+                    p0 = q0 + (x & 1) + (y & 1) + (z & 1)
+                    at[3], at[4] = p0 + (xa & 1), p0 + (xa & 1) + (ya & 1)
+                    at[7] = (q1 + ((x >> 1) & 1) + ((y >> 1) & 1) + ((z >> 1) & 1)
+                             + ((xa >> 1) & 1) + ((ya >> 1) & 1))
+                    at[10] = (q2 + ((x >> 2) & 1) + ((y >> 2) & 1) + ((z >> 2) & 1)
+                              + ((xa >> 2) & 1))
+                    for m in range(counts[case]):
+                        for e in range(per):
+                            cells[count, e] = at[table[case, m, e]]
+                        source[count] = i + (nx - 1) * c
+                        count += 1
+                q0 += (x & 1) + (y & 1) + (z & 1)
+                q1 += ((x >> 1) & 1) + ((y >> 1) & 1) + ((z >> 1) & 1)
+                q2 += ((x >> 2) & 1) + ((y >> 2) & 1) + ((z >> 2) & 1)
+                q3 += ((x >> 3) & 1) + ((y >> 3) & 1) + ((z >> 3) & 1)
 
 
 @kernel(nogil=True)
-def _emit_cells(s, value, bound, nx, ny, zc, careful_cells, offsets, tables, cut, cell_counts,
-                cell_spans, cell_start, row_start, lo, hi, cells, source, scratch, scratch_words,
-                edge_points, first, step):
-    """Write each cell row's output cells from its start: each crossed edge's point
-    (``found``, by edge; ``cut``: each case's crossed edges) looked up once per
-    cell, in the outputs (``lo``, ``hi``) of the cell's point rows (from
-    ``row_start``). One loop, no row function: each level of calls is compiled
-    again, cold."""
-    n = cell_counts.shape[0]
+def _emit_searched(s, value, bound, nx, ny, zc, careful_cells, rows, offsets, tables, cut,
+                   cell_counts, cell_spans, cell_start, row_start, lo, hi, cells, source,
+                   scratch, scratch_words, edge_points, first, step):
+    """Write the output cells of cell rows ``rows``, near a NaN, an Inf or the
+    value, after :func:`_emit`: each crossed edge's point (``found``, by edge;
+    ``cut``: each case's crossed edges) looked up once per cell, in the outputs
+    (``lo``, ``hi``) of the cell's point rows (from ``row_start``). One loop, no
+    row function: each level of calls is compiled again, cold."""
+    n = rows.shape[0]
     counts, table, edges = tables
     per = table.shape[2]
     full = (1 << 4 * zc) - 1
@@ -183,10 +296,11 @@ def _emit_cells(s, value, bound, nx, ny, zc, careful_cells, offsets, tables, cut
     columns, words = scratch[first], scratch_words[first]
     found = edge_points[first]
     for block in range(first, (n + _BLOCK - 1) // _BLOCK, step):
-        for c in range(block * _BLOCK, _block_end(block, n)):
+        for x in range(block * _BLOCK, _block_end(block, n)):
+            c = rows[x]
             if cell_counts[c] == 0:
                 continue
-            careful = None if careful_cells is None else careful_cells[c]
+            careful = careful_cells[c]
             j, k = c % (ny - 1), c // (ny - 1)
             i0, i1, count = cell_spans[c, 0], cell_spans[c, 1], cell_start[c]
             row_first = j * nx + k * nxy
@@ -197,7 +311,8 @@ def _emit_cells(s, value, bound, nx, ny, zc, careful_cells, offsets, tables, cut
             q2 = q3 = q0
             if zc == 2:
                 q2, q3 = row_start[row + ny], row_start[row + ny + 1]
-            _columns(s, bound, row_first, nx, nxy if zc == 2 else 0, i0, i1 + 1, columns)
+            _columns(s, bound, row_first, nx, nxy if zc == 2 else 0, _ZERO, _ZERO, i0, i1 + 1,
+                     columns)
             i = i0 - 1
             while i < i1:
                 i += 1
@@ -205,10 +320,9 @@ def _emit_cells(s, value, bound, nx, ny, zc, careful_cells, offsets, tables, cut
                     i += 7
                     continue
                 column, after = columns[i], columns[i + 1]
-                if column == after and (column == 0 or column == 15):
+                if column == after and (column == 0 or column == 255):
                     continue  # all in or all out: the count pass's test
-                if careful_cells is not None and careful_cells[c] and not _finite_cell(
-                        s, i, j, k, nx, nxy, zc):
+                if careful and not _finite_cell(s, i, j, k, nx, nxy, zc):
                     continue
                 case = (_spread(column) | (_spread(after) << 1)) & full
                 base = row_first + i
@@ -223,13 +337,24 @@ def _emit_cells(s, value, bound, nx, ny, zc, careful_cells, offsets, tables, cut
                     q = (q0 * (r == 0) + q1 * (r == 1)) + (q2 * (r == 2) + q3 * (r == 3))
                     found[e] = _find(lo, hi, q, lo_key, hi_key)
                 for t in range(counts[case]):
-                    if careful_cells is not None and careful_cells[c] and _repeats(
-                            found, table[case, t]):
+                    if careful and _repeats(found, table[case, t]):
                         continue  # collapsed on a snapped point
                     for m in range(per):
                         cells[count, m] = found[table[case, t, m]]
                     source[count] = i + (nx - 1) * (j + (ny - 1) * k)
                     count += 1
+
+
+def _beside(rows: np.ndarray, zc: int) -> np.ndarray:
+    """The cell rows with any of their point rows among ``rows`` (z, y).
+
+    Examples
+    --------
+    >>> _beside(np.array([[False, False, True]]), 1).tolist()
+    [False, True]
+    """
+    near = rows[:, :-1] | rows[:, 1:]
+    return (near[:-1] | near[1:] if zc == 2 else near).ravel()
 
 
 def _exclusive(counts: np.ndarray) -> np.ndarray:
@@ -282,10 +407,12 @@ def contour_structured(grid, scalars: np.ndarray, value: float, place=None) -> E
     screen = screen_values(s.dtype, value)
     on_threads(_count, step, s, value, bound, *screen, nx, ny, nz, zc, np.arange(ny * nz),
                 careful_points, careful_cells, offsets, tables, *counted)
+    searched = None   # cell rows whose points are looked up, not counted
     if bad.any():
         careful_points, careful_cells, again = _careful_rows(bad.reshape(nz, ny), zc)
         on_threads(_count, step, s, value, bound, *screen, nx, ny, nz, zc, again,
-                    careful_points, careful_cells, offsets, tables, *counted)
+                   careful_points, careful_cells, offsets, tables, *counted)
+        searched = _beside(careful_points.reshape(nz, ny), zc)
     point_start, cell_start = _exclusive(point_counts), _exclusive(cell_counts)
 
     lo = np.empty(point_start[-1], np.int64)
@@ -293,9 +420,14 @@ def contour_structured(grid, scalars: np.ndarray, value: float, place=None) -> E
     per = table.shape[2]
     cells = np.empty((cell_start[-1], per), np.int64)
     source = np.empty(cells.shape[0], np.int64)
-    on_threads(_emit_points, step, s, value, bound, nx, ny, nz, zc, careful_points,
-                point_counts, point_spans, point_start, lo, hi, t, scratch, scratch_words)
-    on_threads(_emit_cells, step, s, value, bound, nx, ny, zc, careful_cells, offsets, tables,
-                _CUT[kind], cell_counts, cell_spans, cell_start, point_start, lo, hi, cells,
-                source, scratch, scratch_words, edge_points)
+    on_threads(_emit, step, s, value, bound, nx, ny, nz, zc, careful_points, searched,
+               (counts, _SLOTTED[kind]), point_counts, point_spans, point_start, cell_counts,
+               cell_spans, cell_start, lo, hi, t, cells, source, scratch, scratch_words,
+               edge_points)
+    if searched is not None:
+        # The rest, once every point is written: their points are looked up.
+        on_threads(_emit_searched, step, s, value, bound, nx, ny, zc, careful_cells,
+                   np.flatnonzero(searched), offsets, tables, _CUT[kind], cell_counts,
+                   cell_spans, cell_start, point_start, lo, hi, cells, source, scratch,
+                   scratch_words, edge_points)
     return EdgeCut(lo=lo, hi=hi, t=t, cells={per: cells}, source={per: source})
