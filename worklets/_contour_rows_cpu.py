@@ -26,6 +26,20 @@ _ZERO = np.int64(0)
 compile one more specialization of the function called (seconds, cold)."""
 
 
+_BLOCK = 8
+"""Rows per block (which share one row buffer); a thread takes every n-th block:
+the rows that emit anything are bunched where the surface is, and neighbouring
+blocks go to different threads."""
+
+
+@kernel(**HELPER)
+def _block_end(block, n):
+    """Where block ``block`` of rows ends, of ``n`` (a conditional, not ``min``: each
+    builtin overload is compiled once more, cold)."""
+    end = (block + 1) * _BLOCK
+    return n if end > n else end
+
+
 @kernel(**HELPER)
 def _columns(s, bound, first, up, out, up2, out2, i0, i1, columns):
     """For x from ``i0`` to ``i1``: which of eight point rows (p = first + x) are at
@@ -41,7 +55,8 @@ def _columns(s, bound, first, up, out, up2, out2, i0, i1, columns):
     far = up + out
     # Eight row slices and byte arithmetic: a loop the compiler vectorizes, so the
     # passes after it walk bytes, not rows of floats.
-    r0, r1, r2, r3 = s[p:p + n], s[p + up:p + up + n], s[p + out:p + out + n], s[p + far:p + far + n]
+    r0, r1 = s[p:p + n], s[p + up:p + up + n]
+    r2, r3 = s[p + out:p + out + n], s[p + far:p + far + n]
     r4, r5 = s[p + up + up2:p + up + up2 + n], s[p + out + out2:p + out + out2 + n]
     r6, r7 = s[p + far + up2:p + far + up2 + n], s[p + far + out2:p + far + out2 + n]
     into = columns[i0:i0 + n]
