@@ -180,17 +180,17 @@ def _march(s, value, bound, equal, zero, nx, ny, nz, zc, writing, rows, careful_
                 cuts = (x & 1) | ((y & 1) << 1) | ((z & 1) << 2)
                 if points_too and cuts:
                     point_low, point_high = (i if point_high < 0 else point_low), i
-                    p, q = r * nx + i, q0
-                    low_value = np.float64(s[p])
-                    for axis in range(3):
-                        if cuts >> axis & 1:
-                            other = p + (1 if axis == 0 else (up if axis == 1 else out))
-                            if writing:
+                    points += (cuts & 1) + ((cuts >> 1) & 1) + (cuts >> 2)
+                    if writing:
+                        p, q = r * nx + i, q0
+                        low_value = np.float64(s[p])
+                        for axis in range(3):
+                            if cuts >> axis & 1:
+                                other = p + (1 if axis == 0 else (up if axis == 1 else out))
                                 lo[q], hi[q] = p, other
                                 # The NumPy implementation's float64 arithmetic, in its order.
                                 t[q] = (value - low_value) / (np.float64(s[other]) - low_value)
-                            q += 1
-                    points += q - q0
+                                q += 1
                 case = (_spread(now) | (_spread(after) << 1)) & full
                 if cells_too and i <= i1 and counts[case]:   # (x = nx - 1 is no cell)
                     cell_low, cell_high = (i if cell_high < 0 else cell_low), i
@@ -214,10 +214,11 @@ def _march(s, value, bound, equal, zero, nx, ny, nz, zc, writing, rows, careful_
                                 cells[count, e] = at[slotted[case, m, e]]
                             source[count] = i + (nx - 1) * c
                             count += 1
-                q0 += (x & 1) + (y & 1) + (z & 1)
-                q1 += ((x >> 1) & 1) + ((y >> 1) & 1) + ((z >> 1) & 1)
-                q2 += ((x >> 2) & 1) + ((y >> 2) & 1) + ((z >> 2) & 1)
-                q3 += ((x >> 3) & 1) + ((y >> 3) & 1) + ((z >> 3) & 1)
+                if writing:
+                    q0 += (x & 1) + (y & 1) + (z & 1)
+                    q1 += ((x >> 1) & 1) + ((y >> 1) & 1) + ((z >> 1) & 1)
+                    q2 += ((x >> 2) & 1) + ((y >> 2) & 1) + ((z >> 2) & 1)
+                    q3 += ((x >> 3) & 1) + ((y >> 3) & 1) + ((z >> 3) & 1)
             if not writing:
                 point_counts[r] = points
                 point_spans[r, 0], point_spans[r, 1] = point_low, point_high
