@@ -33,14 +33,6 @@ blocks go to different threads."""
 
 
 @kernel(**HELPER)
-def _block_end(block, n):
-    """Where block ``block`` of rows ends, of ``n`` (a conditional, not ``min``: each
-    builtin overload is compiled once more, cold)."""
-    end = (block + 1) * _BLOCK
-    return n if end > n else end
-
-
-@kernel(**HELPER)
 def _columns(s, bound, first, up, out, up2, out2, i0, i1, columns):
     """For x from ``i0`` to ``i1``: which of eight point rows (p = first + x) are at
     or above the value, as bits 0 to 7: p, p + up, p + out, p + up + out (a point
@@ -68,6 +60,20 @@ def _columns(s, bound, first, up, out, up2, out2, i0, i1, columns):
 
 
 @kernel(**HELPER)
+def _next_columns(s, bound, first, up, out, n, columns):
+    """The counting columns (:func:`_columns`, bits 0 to 3) of x from 0 to
+    ``n - 1`` of the point row starting at ``first``, from those of the row before
+    it (y - 1) in ``columns``: their bits 1 and 3 are its bits 0 and 2, so only
+    its y neighbours, rows ``first + up`` and ``first + up + out``, are read.
+    Bits 4 to 7 are a copy of 0 to 3: one byte all in or all out is 255 or 0."""
+    a, b = s[first + up:first + up + n], s[first + up + out:first + up + out + n]
+    into = columns[:n]
+    for i in range(n):
+        kept = (into[i] >> 1) & 5
+        into[i] = 17 * (kept | (np.uint8(a[i] >= bound) << 1) | (np.uint8(b[i] >= bound) << 3))
+
+
+@kernel(**HELPER)
 def _fast_flags(column, after):
     """A point's cut edges (bits 1 to 3: x, y, z) from its column and the next
     one, where nothing near is NaN, Inf or equal to the value."""
@@ -75,11 +81,12 @@ def _fast_flags(column, after):
             | (((column ^ (column >> 2)) & 1) << 3))
 
 
-@kernel(**HELPER)
-def _spread(column):
-    """A column's bits (its rows (y, z): (0, 0), (1, 0), (0, 1), (1, 1)) at the case
-    bits of the cell corners at x = 0 (VTK's voxel and pixel corner order)."""
-    return (column & 1) | ((column & 2) << 1) | ((column & 4) << 2) | ((column & 8) << 3)
+_SPREAD = np.array([(column & 1) | ((column & 2) << 1) | ((column & 4) << 2) | ((column & 8) << 3)
+                    for column in range(256)], np.int64)
+"""Each column's bits 0 to 3 (its rows (y, z): (0, 0), (1, 0), (0, 1), (1, 1)) at the
+case bits of the cell corners at x = 0 (VTK's voxel and pixel corner order): a
+case is ``_SPREAD[column] | _SPREAD[after] << 1``. A table, not a function: each
+function is compiled once more, cold."""
 
 
 @kernel(**HELPER)
@@ -145,7 +152,7 @@ def _point_row(s, value, bound, j, k, nx, ny, nz, zc, careful, i0, i1, lo, hi, t
 def _case(columns, i, full):
     """The case of the cell at x = i from its two columns (0 where it is all in or
     all out)."""
-    case = (_spread(columns[i]) | (_spread(columns[i + 1]) << 1)) & full
+    case = (_SPREAD[columns[i]] | (_SPREAD[columns[i + 1]] << 1)) & full
     return 0 if case == full else case
 
 

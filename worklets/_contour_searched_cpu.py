@@ -12,7 +12,7 @@ True
 from __future__ import annotations
 
 from ._contour_careful_cpu import HELPER, _corner_key, _finite_cell, _repeats
-from ._contour_rows_cpu import _BLOCK, _ZERO, _block_end, _columns, _quiet_eight, _spread
+from ._contour_rows_cpu import _BLOCK, _SPREAD, _ZERO, _columns, _quiet_eight
 from ._numba import kernel
 
 
@@ -50,7 +50,8 @@ def _emit_searched(s, value, bound, nx, ny, zc, careful_cells, rows, offsets, ta
     columns, words = scratch[first], scratch_words[first]
     found = edge_points[first]
     for block in range(first, (n + _BLOCK - 1) // _BLOCK, step):
-        for x in range(block * _BLOCK, _block_end(block, n)):
+        stop = (block + 1) * _BLOCK
+        for x in range(block * _BLOCK, n if stop > n else stop):
             c = rows[x]
             if cell_counts[c] == 0:
                 continue
@@ -78,7 +79,7 @@ def _emit_searched(s, value, bound, nx, ny, zc, careful_cells, rows, offsets, ta
                     continue  # all in or all out: the count pass's test
                 if careful and not _finite_cell(s, i, j, k, nx, nxy, zc):
                     continue
-                case = (_spread(column) | (_spread(after) << 1)) & full
+                case = (_SPREAD[column] | (_SPREAD[after] << 1)) & full
                 base = row_first + i
                 q0, q1 = _advance(lo, q0, base), _advance(lo, q1, base + nx)
                 if zc == 2:

@@ -48,8 +48,8 @@ from __future__ import annotations
 import numpy as np
 
 from ._contour_careful_cpu import _careful_rows, _screen_row, screen_values
-from ._contour_rows_cpu import (_BLOCK, _ZERO, _block_end, _columns, _count_cells, _point_row,
-                               _quiet_eight, _spread)
+from ._contour_rows_cpu import (_ALL_IN, _BLOCK, _SPREAD, _ZERO, _columns, _count_cells,
+                               _next_columns, _point_row)
 from ._contour_searched_cpu import _emit_searched
 from ._edge_cut import EdgeCut
 from ._marching import TABLES, at_least_bound, cut_edges
@@ -108,8 +108,10 @@ def _march(s, value, bound, equal, zero, nx, ny, nz, zc, writing, rows, careful_
     nxy = nx * ny
     columns, words = scratch[first], scratch_words[first]
     at = slots[first]
+    counted = _ZERO - 1   # the point row whose whole columns the buffer holds, if any
     for block in range(first, (n + _BLOCK - 1) // _BLOCK, step):
-        for row in range(block * _BLOCK, _block_end(block, n)):
+        stop = (block + 1) * _BLOCK   # (not min, nor a function: each compiles again, cold)
+        for row in range(block * _BLOCK, n if stop > n else stop):
             r = rows[row]
             j, k = r % ny, r // ny
             up, out = (nx if j + 1 < ny else _ZERO), (nxy if k + 1 < nz else _ZERO)
@@ -120,6 +122,7 @@ def _march(s, value, bound, equal, zero, nx, ny, nz, zc, writing, rows, careful_
                 bad[r] = _screen_row(s, equal, zero, r * nx, nx)   # while it is in cache
                 if careful_points is not None and (careful_points[r] or (
                         cells_too and careful_cells[c])):
+                    counted = _ZERO - 1   # (the careful helpers use the buffer)
                     point_counts[r], point_spans[r, 0], point_spans[r, 1] = _point_row(
                         s, value, bound, j, k, nx, ny, nz, zc, careful_points[r], _ZERO,
                         nx - 1, lo, hi, t, _ZERO - 1, columns, words)
@@ -133,6 +136,7 @@ def _march(s, value, bound, equal, zero, nx, ny, nz, zc, writing, rows, careful_
                     searched is None or not searched[c])
                 points_too = point_counts[r] != 0
                 if careful_points is not None and careful_points[r]:
+                    counted = _ZERO - 1
                     if points_too:
                         _point_row(s, value, bound, j, k, nx, ny, nz, zc, careful_points[r],
                                    point_spans[r, 0], point_spans[r, 1], lo, hi, t,
@@ -158,18 +162,27 @@ def _march(s, value, bound, equal, zero, nx, ny, nz, zc, writing, rows, careful_
                             point_spans[r2 + 1, 0]):
                     a = low if low < a else a
             last = end + 1 if end + 1 < nx else nx - 1
-            # Counting needs only bits 0 to 3 (the far rows: the row itself again).
-            _columns(s, bound, r * nx, up, out, nx if writing and j + 2 < ny else _ZERO,
-                     nxy if writing and k + 2 < nz else _ZERO, a, last, columns)
+            if not writing and counted == r - 1 and j > 0:
+                # The row before's columns, two rows of them read again: two rows read.
+                _next_columns(s, bound, r * nx, up, out, nx, columns)
+            else:
+                # Counting needs only bits 0 to 3 (the far rows: the row itself again).
+                _columns(s, bound, r * nx, up, out, nx if writing and j + 2 < ny else _ZERO,
+                         nxy if writing and k + 2 < nz else _ZERO, a, last, columns)
+            counted = _ZERO - 1 if writing else r
             columns[nx] = columns[nx - 1]   # no x edge from the row's last point
             points, point_low, point_high = _ZERO, nx, _ZERO - 1
             made, cell_low, cell_high = _ZERO, nx - 1, _ZERO - 1
             i = a - 1
             while i < end:
                 i += 1
-                if i & 7 == 0 and _quiet_eight(columns, words, i):
-                    i += 7
-                    continue
+                if i & 7 == 0:
+                    # Eight x all in or all out, with the x after them: one word, not
+                    # eight bytes (_quiet_eight, written out here: one call less, cold).
+                    word = words[i >> 3]
+                    if (word == 0 or word == _ALL_IN) and columns[i + 8] == (word & 255):
+                        i += 7
+                        continue
                 now, after = columns[i], columns[i + 1]
                 if now == after and (now == 0 or now == 255):
                     continue   # nothing on any of the eight rows
@@ -191,7 +204,7 @@ def _march(s, value, bound, equal, zero, nx, ny, nz, zc, writing, rows, careful_
                                 # The NumPy implementation's float64 arithmetic, in its order.
                                 t[q] = (value - low_value) / (np.float64(s[other]) - low_value)
                                 q += 1
-                case = (_spread(now) | (_spread(after) << 1)) & full
+                case = (_SPREAD[now] | (_SPREAD[after] << 1)) & full
                 if cells_too and i <= i1 and counts[case]:   # (x = nx - 1 is no cell)
                     cell_low, cell_high = (i if cell_high < 0 else cell_low), i
                     made += counts[case]
