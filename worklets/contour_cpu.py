@@ -84,6 +84,8 @@ def _slotted(kind: str) -> np.ndarray:
 
 
 _SLOTTED = {kind: _slotted(kind) for kind in _KINDS.values()}
+"""Each kind's case table by :data:`_SLOT`, for :func:`_march`."""
+
 
 @kernel(nogil=True, no_cfunc_wrapper=True)
 def _march(s, value, bound, equal, zero, nx, ny, nz, zc, writing, rows, careful_points,
@@ -163,7 +165,7 @@ def _march(s, value, bound, equal, zero, nx, ny, nz, zc, writing, rows, careful_
                     a = low if low < a else a
             last = end + 1 if end + 1 < nx else nx - 1
             if not writing and counted == r - 1 and j > 0:
-                # The row before's columns, two rows of them read again: two rows read.
+                # The row before's columns hold two of this row's four rows: two read.
                 _next_columns(s, bound, r * nx, up, out, nx, columns)
             else:
                 # Counting needs only bits 0 to 3 (the far rows: the row itself again).
