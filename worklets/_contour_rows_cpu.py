@@ -60,20 +60,6 @@ def _columns(s, bound, first, up, out, up2, out2, i0, i1, columns):
 
 
 @kernel(**HELPER)
-def _next_columns(s, bound, first, up, out, n, columns):
-    """The counting columns (:func:`_columns`, bits 0 to 3) of x from 0 to
-    ``n - 1`` of the point row starting at ``first``, from those of the row before
-    it (y - 1) in ``columns``: their bits 1 and 3 are its bits 0 and 2, so only
-    its y neighbours, rows ``first + up`` and ``first + up + out``, are read.
-    Bits 4 to 7 are a copy of 0 to 3: one byte all in or all out is 255 or 0."""
-    a, b = s[first + up:first + up + n], s[first + up + out:first + up + out + n]
-    into = columns[:n]
-    for i in range(n):
-        kept = (into[i] >> 1) & 5
-        into[i] = 17 * (kept | (np.uint8(a[i] >= bound) << 1) | (np.uint8(b[i] >= bound) << 3))
-
-
-@kernel(**HELPER)
 def _fast_flags(column, after):
     """A point's cut edges (bits 1 to 3: x, y, z) from its column and the next
     one, where nothing near is NaN, Inf or equal to the value."""

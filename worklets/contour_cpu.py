@@ -49,7 +49,7 @@ import numpy as np
 
 from ._contour_careful_cpu import _careful_rows, _screen_row, screen_values
 from ._contour_rows_cpu import (_ALL_IN, _BLOCK, _SPREAD, _ZERO, _columns, _count_cells,
-                               _next_columns, _point_row)
+                               _point_row)
 from ._contour_searched_cpu import _emit_searched
 from ._edge_cut import EdgeCut
 from ._marching import TABLES, at_least_bound, cut_edges
@@ -87,6 +87,30 @@ _SLOTTED = {kind: _slotted(kind) for kind in _KINDS.values()}
 """Each kind's case table by :data:`_SLOT`, for :func:`_march`."""
 
 
+def _lanes(bits: int) -> int:
+    """Bits 0 to 3 at bits 0, 4, 8, 12: four small counts in one integer.
+
+    Examples
+    --------
+    >>> hex(_lanes(0b1011))
+    '0x1011'
+    """
+    return (bits & 1) | ((bits & 2) << 3) | ((bits & 4) << 6) | ((bits & 8) << 9)
+
+
+_LANES = np.array([_lanes(column) for column in range(256)], np.int64)
+"""Of two columns' ``^``: which of the four point rows' x edges are cut, a lane each."""
+
+_Y = np.array([_lanes(c ^ (((c >> 1) & 5) | ((c >> 3) & 10))) for c in range(256)], np.int64)
+"""Of a column: which of the four point rows' y edges are cut (row 0 to 1, 1 to 4, 2 to 3,
+3 to 6), a lane each. Tables, not arithmetic: fewer operations to compile, cold."""
+
+_Z = np.array([_lanes(c ^ (((c >> 2) & 3) | ((c >> 3) & 4) | ((c >> 4) & 8))) for c in range(256)],
+              np.int64)
+"""Of a column: which of the four point rows' z edges are cut (row 0 to 2, 1 to 3, 2 to 5,
+3 to 7), a lane each."""
+
+
 @kernel(nogil=True, no_cfunc_wrapper=True)
 def _march(s, value, bound, equal, zero, nx, ny, nz, zc, writing, rows, careful_points,
            careful_cells, searched, offsets, tables, point_counts, point_spans, point_start,
@@ -110,7 +134,6 @@ def _march(s, value, bound, equal, zero, nx, ny, nz, zc, writing, rows, careful_
     nxy = nx * ny
     columns, words = scratch[first], scratch_words[first]
     at = slots[first]
-    counted = _ZERO - 1   # the point row whose whole columns the buffer holds, if any
     for block in range(first, (n + _BLOCK - 1) // _BLOCK, step):
         stop = (block + 1) * _BLOCK   # (not min, nor a function: each compiles again, cold)
         for row in range(block * _BLOCK, n if stop > n else stop):
@@ -124,7 +147,6 @@ def _march(s, value, bound, equal, zero, nx, ny, nz, zc, writing, rows, careful_
                 bad[r] = _screen_row(s, equal, zero, r * nx, nx)   # while it is in cache
                 if careful_points is not None and (careful_points[r] or (
                         cells_too and careful_cells[c])):
-                    counted = _ZERO - 1   # (the careful helpers use the buffer)
                     point_counts[r], point_spans[r, 0], point_spans[r, 1] = _point_row(
                         s, value, bound, j, k, nx, ny, nz, zc, careful_points[r], _ZERO,
                         nx - 1, lo, hi, t, _ZERO - 1, columns, words)
@@ -138,7 +160,6 @@ def _march(s, value, bound, equal, zero, nx, ny, nz, zc, writing, rows, careful_
                     searched is None or not searched[c])
                 points_too = point_counts[r] != 0
                 if careful_points is not None and careful_points[r]:
-                    counted = _ZERO - 1
                     if points_too:
                         _point_row(s, value, bound, j, k, nx, ny, nz, zc, careful_points[r],
                                    point_spans[r, 0], point_spans[r, 1], lo, hi, t,
@@ -164,14 +185,9 @@ def _march(s, value, bound, equal, zero, nx, ny, nz, zc, writing, rows, careful_
                             point_spans[r2 + 1, 0]):
                     a = low if low < a else a
             last = end + 1 if end + 1 < nx else nx - 1
-            if not writing and counted == r - 1 and j > 0:
-                # The row before's columns hold two of this row's four rows: two read.
-                _next_columns(s, bound, r * nx, up, out, nx, columns)
-            else:
-                # Counting needs only bits 0 to 3 (the far rows: the row itself again).
-                _columns(s, bound, r * nx, up, out, nx if writing and j + 2 < ny else _ZERO,
-                         nxy if writing and k + 2 < nz else _ZERO, a, last, columns)
-            counted = _ZERO - 1 if writing else r
+            # Counting needs only bits 0 to 3 (the far rows: the row itself again).
+            _columns(s, bound, r * nx, up, out, nx if writing and j + 2 < ny else _ZERO,
+                     nxy if writing and k + 2 < nz else _ZERO, a, last, columns)
             columns[nx] = columns[nx - 1]   # no x edge from the row's last point
             points, point_low, point_high = _ZERO, nx, _ZERO - 1
             made, cell_low, cell_high = _ZERO, nx - 1, _ZERO - 1
@@ -188,14 +204,14 @@ def _march(s, value, bound, equal, zero, nx, ny, nz, zc, writing, rows, careful_
                 now, after = columns[i], columns[i + 1]
                 if now == after and (now == 0 or now == 255):
                     continue   # nothing on any of the eight rows
-                # Bit r of x, y, z: whether point row r's edge along it is cut here.
-                x = (now ^ after) & 15
-                y = (now ^ (((now >> 1) & 5) | ((now >> 3) & 10))) & 15
-                z = (now ^ (((now >> 2) & 3) | ((now >> 3) & 4) | ((now >> 4) & 8))) & 15
-                cuts = (x & 1) | ((y & 1) << 1) | ((z & 1) << 2)
+                # Lane r (4 bits) of x, y, z: whether point row r's edge along it is
+                # cut here; of here: how many outputs point row r has here.
+                x, y, z = _LANES[now ^ after], _Y[now], _Z[now]
+                here = x + y + z
+                cuts = (x & 1) | ((y & 1) << 1) | ((z & 1) << 2)   # the point row's own
                 if points_too and cuts:
                     point_low, point_high = (i if point_high < 0 else point_low), i
-                    points += (cuts & 1) + ((cuts >> 1) & 1) + (cuts >> 2)
+                    points += here & 15
                     if writing:
                         p, q = r * nx + i, q0
                         low_value = np.float64(s[p])
@@ -211,29 +227,23 @@ def _march(s, value, bound, equal, zero, nx, ny, nz, zc, writing, rows, careful_
                     cell_low, cell_high = (i if cell_high < 0 else cell_low), i
                     made += counts[case]
                     if writing:
-                        following = columns[i + 2]
-                        xa = (after ^ following) & 15
-                        ya = (after ^ (((after >> 1) & 5) | ((after >> 3) & 10))) & 15
+                        # A cut edge's point: its row's first output at its x, plus the
+                        # x edge's before a y edge's, and both before a z edge's.
+                        xy, ahead = x + y, here + _LANES[after ^ columns[i + 2]]
                         at[0], at[5], at[8], at[11] = q0, q1, q2, q3
-                        at[1], at[9] = q0 + (x & 1), q2 + ((x >> 2) & 1)
-                        at[2] = q0 + (x & 1) + (y & 1)
-                        at[6] = q1 + ((x >> 1) & 1) + ((y >> 1) & 1)
-                        p0 = q0 + (x & 1) + (y & 1) + (z & 1)
-                        at[3], at[4] = p0 + (xa & 1), p0 + (xa & 1) + (ya & 1)
-                        at[7] = (q1 + ((x >> 1) & 1) + ((y >> 1) & 1) + ((z >> 1) & 1)
-                                 + ((xa >> 1) & 1) + ((ya >> 1) & 1))
-                        at[10] = (q2 + ((x >> 2) & 1) + ((y >> 2) & 1) + ((z >> 2) & 1)
-                                  + ((xa >> 2) & 1))
+                        at[1], at[9] = q0 + (x & 15), q2 + ((x >> 8) & 15)
+                        at[2], at[6] = q0 + (xy & 15), q1 + ((xy >> 4) & 15)
+                        at[3], at[10] = q0 + (ahead & 15), q2 + ((ahead >> 8) & 15)
+                        ahead += _Y[after]
+                        at[4], at[7] = q0 + (ahead & 15), q1 + ((ahead >> 4) & 15)
                         for m in range(counts[case]):
                             for e in range(per):
                                 cells[count, e] = at[slotted[case, m, e]]
                             source[count] = i + (nx - 1) * c
                             count += 1
                 if writing:
-                    q0 += (x & 1) + (y & 1) + (z & 1)
-                    q1 += ((x >> 1) & 1) + ((y >> 1) & 1) + ((z >> 1) & 1)
-                    q2 += ((x >> 2) & 1) + ((y >> 2) & 1) + ((z >> 2) & 1)
-                    q3 += ((x >> 3) & 1) + ((y >> 3) & 1) + ((z >> 3) & 1)
+                    q0, q1 = q0 + (here & 15), q1 + ((here >> 4) & 15)
+                    q2, q3 = q2 + ((here >> 8) & 15), q3 + (here >> 12)
             if not writing:
                 point_counts[r] = points
                 point_spans[r, 0], point_spans[r, 1] = point_low, point_high
