@@ -2,10 +2,10 @@
 curvilinear): Flying Edges-style passes over the grid's x-rows, giving the NumPy
 implementation's :class:`~daxpy.worklets._edge_cut.EdgeCut` bit for bit.
 
-Each pass is a serial kernel over blocks of rows, run on every thread at once
-(:func:`~daxpy.worklets._blocks_cpu.on_threads`), each thread taking every n-th
-block; every row writes its own slots, so the output does not depend on the thread
-count:
+Both passes are one serial kernel (:func:`_march`) over blocks of rows, run on
+every thread at once (:func:`~daxpy.worklets._blocks_cpu.on_threads`), each thread
+taking every n-th block; every row writes its own slots, so the output does not
+depend on the thread count:
 
 1. *count*: per point row, its output points (the cut edges starting at its
    points, by point then axis) and per cell row its output cells, with the span
@@ -14,22 +14,25 @@ count:
    (:mod:`daxpy.worklets._contour_careful_cpu`);
 2. *scan*: exclusive sums of the per-row counts (NumPy, over rows, not points):
    the one place the output's size is known, before anything is written;
-3. *emit points*, then *emit cells*: each row fills its slice; a cell finds each
-   cut edge's point among the few its corner's row emitted at that corner.
+3. *emit*: each point row writes its output points and its cell row's output
+   cells in one walk; a cell's cut edges' points are counted from its point rows'
+   starts, not looked up. Only the cell rows beside a careful row look them up,
+   after (:mod:`daxpy.worklets._contour_searched_cpu`).
 
-The passes walk one byte per x (which of four rows' points are in), filled by a
+The passes walk one byte per x (which of eight rows' points are in), filled by a
 loop the compiler vectorizes; only the rows' spans are walked after the count.
 The points come out in the ``(lo, hi)`` order of the NumPy implementation's sort,
 and the cells in input cell order, then the case table's order.
 
-Where no row takes the careful path, the kernels get None for its flags:
-Numba prunes the branches testing ``careful is None`` before typing, so the
-careful path is compiled only for a field that needs it (seconds, cold). The
-kernels are serial (``nogil``), threaded from Python, not Numba ``prange`` loops:
-a parallel kernel is two more levels of compiled code, each re-optimizing all
-it calls, and cost a cold first call about half of its 6 s. For the same reason
-the row loops are written out in the passes, and the threads' buffers are made
-by the caller (an array made in a kernel compiles NumPy's allocation with it).
+Where no row takes the careful path, the kernel gets None for its flags: Numba
+prunes the branches testing ``careful is None`` before typing, so the careful
+path is compiled only for a field that needs it (seconds, cold). The kernels are
+serial (``nogil``), threaded from Python, not Numba ``prange`` loops: a parallel
+kernel is two more levels of compiled code, each re-optimizing all it calls, and
+cost a cold first call about half of its 6 s. For the same reason counting and
+writing are one kernel (a second cost about 0.4 s more, cold), the row loops are
+written out in it, and the threads' buffers are made by the caller (an array
+made in a kernel compiles NumPy's allocation with it).
 
 Examples
 --------
@@ -44,11 +47,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._contour_careful_cpu import (HELPER, _careful_rows, _corner_key, _finite_cell, _repeats,
-                                   _screen_row, screen_values)
-# _spread: the clip kernels import it from here too.
-from ._contour_rows_cpu import (_ZERO, _columns, _count_cells, _point_row, _quiet_eight,
-                               _spread)
+from ._contour_careful_cpu import _careful_rows, _screen_row, screen_values
+from ._contour_rows_cpu import (_ALL_IN, _BLOCK, _SPREAD, _ZERO, _columns, _count_cells,
+                               _point_row)
+from ._contour_searched_cpu import _emit_searched
 from ._edge_cut import EdgeCut
 from ._marching import TABLES, at_least_bound, cut_edges
 from ._blocks_cpu import on_threads
@@ -61,175 +63,204 @@ _KINDS = {3: "voxel", 2: "pixel"}
 _CUT = {kind: cut_edges(kind) for kind in _KINDS.values()}
 """Each case's cut edges, by kind (a cell's triangles use all of them)."""
 
-_BLOCK = 8
-"""Rows per block (which share one row buffer); a thread takes every n-th block:
-the rows that emit anything are bunched where the surface is, and neighbouring
-blocks go to different threads."""
-
-@kernel(**HELPER)
-def _block_end(block, n):
-    """Where block ``block`` of rows ends, of ``n`` (a conditional, not ``min``: each
-    builtin overload is compiled once more, cold)."""
-    end = (block + 1) * _BLOCK
-    return n if end > n else end
+_SLOT = {(0, 0, 0): 0, (0, 0, 1): 1, (0, 0, 2): 2, (0, 1, 1): 3, (0, 1, 2): 4, (1, 0, 0): 5,
+         (1, 0, 2): 6, (1, 1, 2): 7, (2, 0, 0): 8, (2, 0, 1): 9, (2, 1, 1): 10, (3, 0, 0): 11}
+"""Where :func:`_march` puts a cell's edge points, by the edge's (point row, x
+offset, axis): the row of its low corner among the cell row's four, 0 or 1 for
+the cell's x or x + 1, and 0, 1, 2 for x, y, z."""
 
 
-@kernel(**HELPER)
-def _advance(lo, q, point):
-    """The first output from ``q`` on whose edge starts at ``point`` or after."""
-    while q < lo.shape[0] and lo[q] < point:
-        q += 1
-    return q
+def _slotted(kind: str) -> np.ndarray:
+    """The case table of ``kind`` with each edge as its :data:`_SLOT`.
+
+    Examples
+    --------
+    >>> _slotted("pixel")[1].tolist()   # corner 0 in: edges 0 (x) and 3 (y)
+    [[0, 1], [0, 0]]
+    """
+    counts, table, edges = TABLES[kind]
+    slot = np.array([_SLOT[(a >> 1, a & 1, int(b ^ a).bit_length() - 1)] for a, b in edges])
+    return slot[table]
 
 
-@kernel(**HELPER)
-def _find(lo, hi, q, a, b):
-    """The output point on edge (a, b), at or after ``q`` (a few steps on)."""
-    while q + 1 < lo.shape[0] and (lo[q] != a or hi[q] != b):
-        q += 1
-    return q
+_SLOTTED = {kind: _slotted(kind) for kind in _KINDS.values()}
+"""Each kind's case table by :data:`_SLOT`, for :func:`_march`."""
 
 
-@kernel(nogil=True)
-def _count(s, value, bound, equal, zero, nx, ny, nz, zc, rows, careful_points, careful_cells,
-           offsets, tables, point_counts, point_spans, cell_counts, cell_spans, bad, scratch,
-           scratch_words, first, step):
+def _lanes(bits: int) -> int:
+    """Bits 0 to 3 at bits 0, 4, 8, 12: four small counts in one integer.
+
+    Examples
+    --------
+    >>> hex(_lanes(0b1011))
+    '0x1011'
+    """
+    return (bits & 1) | ((bits & 2) << 3) | ((bits & 4) << 6) | ((bits & 8) << 9)
+
+
+_LANES = np.array([_lanes(column) for column in range(256)], np.int64)
+"""Of two columns' ``^``: which of the four point rows' x edges are cut, a lane each."""
+
+_Y = np.array([_lanes(c ^ (((c >> 1) & 5) | ((c >> 3) & 10))) for c in range(256)], np.int64)
+"""Of a column: which of the four point rows' y edges are cut (row 0 to 1, 1 to 4, 2 to 3,
+3 to 6), a lane each. Tables, not arithmetic: fewer operations to compile, cold."""
+
+_Z = np.array([_lanes(c ^ (((c >> 2) & 3) | ((c >> 3) & 4) | ((c >> 4) & 8))) for c in range(256)],
+              np.int64)
+"""Of a column: which of the four point rows' z edges are cut (row 0 to 2, 1 to 3, 2 to 5,
+3 to 7), a lane each."""
+
+
+@kernel(nogil=True, no_cfunc_wrapper=True)
+def _march(s, value, bound, equal, zero, nx, ny, nz, zc, writing, rows, careful_points,
+           careful_cells, searched, offsets, tables, point_counts, point_spans, point_start,
+           cell_counts, cell_spans, cell_start, bad, lo, hi, t, cells, source, scratch,
+           scratch_words, slots, first, step):
+    """Point rows ``rows`` and their cell rows, in one walk each over eight rows'
+    bits: counted (``writing`` False: outputs, spans, the screen), or written from
+    their starts (but the ``searched`` cell rows). One kernel for both passes, one
+    loop, no row function: each kernel and each level of calls is compiled again,
+    cold.
+
+    Writing, a cell's cut edges' points are counted, not looked up: where no point
+    row of a cell row is on the careful path, each cut edge is a point, so the
+    outputs of its four point rows before x are the cut edges at their points
+    before x, counted as the rows are walked from the first (``slots``: a cell's
+    twelve edge points, by :data:`_SLOT`)."""
     n = rows.shape[0]
-    nxy = nx * ny
-    full = (1 << 4 * zc) - 1
-    counts = tables[0]
-    columns, words = scratch[first], scratch_words[first]
-    for block in range(first, (n + _BLOCK - 1) // _BLOCK, step):
-        for x in range(block * _BLOCK, _block_end(block, n)):
-            r = rows[x]
-            j, k = r % ny, r // ny
-            # The screen, while the row is in cache.
-            bad[r] = _screen_row(s, equal, zero, r * nx, nx)
-            c = j + (ny - 1) * k
-            cells_too = j + 1 < ny and (zc == 1 or k + 1 < nz)
-            if careful_points is None or (not careful_points[r]
-                                          and not (cells_too and careful_cells[c])):
-                # Nothing near is NaN, Inf or the value: the point row's columns with
-                # its y and z neighbours are its cell row's too. (In this loop, not a
-                # function of its own: each level of calls is compiled again, cold.)
-                _columns(s, bound, r * nx, nx if j + 1 < ny else 0, nxy if k + 1 < nz else 0,
-                         _ZERO, nx - 1, columns)
-                # Counts and spans in one walk: the quiet x (all in or all out) make
-                # nothing, and every other x crosses its cell.
-                points, cells = _ZERO, _ZERO
-                point_low, point_high, cell_low, cell_high = nx, _ZERO - 1, nx - 1, _ZERO - 1
-                i = _ZERO
-                while i < nx - 1:
-                    if i & 7 == 0 and _quiet_eight(columns, words, i):
-                        i += 8
-                        continue
-                    column, after = columns[i], columns[i + 1]
-                    if column != after or (column != 0 and column != 15):
-                        made = (((column ^ after) & 1) + ((column ^ (column >> 1)) & 1)
-                                + ((column ^ (column >> 2)) & 1))
-                        if made:
-                            point_low, point_high = (i if point_high < 0 else point_low), i
-                        points += made
-                        cells += counts[(_spread(column) | (_spread(after) << 1)) & full]
-                        cell_low, cell_high = (i if cell_high < 0 else cell_low), i
-                    i += 1
-                last = columns[nx - 1]
-                made = ((last ^ (last >> 1)) & 1) + ((last ^ (last >> 2)) & 1)
-                if made:
-                    point_low, point_high = (nx - 1 if point_high < 0 else point_low), nx - 1
-                point_counts[r] = points + made
-                point_spans[r, 0], point_spans[r, 1] = point_low, point_high
-                if cells_too:
-                    cell_counts[c], cell_spans[c, 0], cell_spans[c, 1] = cells, cell_low, cell_high
-                continue
-            none = np.zeros(0, np.int64)
-            point_counts[r], point_spans[r, 0], point_spans[r, 1] = _point_row(
-                s, value, bound, j, k, nx, ny, nz, zc, careful_points[r], _ZERO, nx - 1, none,
-                none, np.zeros(0), _ZERO - 1, columns, words)
-            if cells_too:
-                cell_counts[c], cell_spans[c, 0], cell_spans[c, 1] = _count_cells(
-                    s, value, bound, j, k, nx, ny, zc, careful_cells[c], tables[0], tables[1],
-                    tables[2], offsets, columns)
-
-
-@kernel(nogil=True)
-def _emit_points(s, value, bound, nx, ny, nz, zc, careful_points, point_counts, point_spans,
-                 point_start, lo, hi, t, scratch, scratch_words, first, step):
-    n = ny * nz
-    columns, words = scratch[first], scratch_words[first]
-    for block in range(first, (n + _BLOCK - 1) // _BLOCK, step):
-        for r in range(block * _BLOCK, _block_end(block, n)):
-            if point_counts[r]:
-                careful = None if careful_points is None else careful_points[r]
-                _point_row(s, value, bound, r % ny, r // ny, nx, ny, nz, zc, careful,
-                           point_spans[r, 0], point_spans[r, 1], lo, hi, t, point_start[r],
-                           columns, words)
-
-
-@kernel(nogil=True)
-def _emit_cells(s, value, bound, nx, ny, zc, careful_cells, offsets, tables, cut, cell_counts,
-                cell_spans, cell_start, row_start, lo, hi, cells, source, scratch, scratch_words,
-                edge_points, first, step):
-    """Write each cell row's output cells from its start: each crossed edge's point
-    (``found``, by edge; ``cut``: each case's crossed edges) looked up once per
-    cell, in the outputs (``lo``, ``hi``) of the cell's point rows (from
-    ``row_start``). One loop, no row function: each level of calls is compiled
-    again, cold."""
-    n = cell_counts.shape[0]
-    counts, table, edges = tables
+    counts, table, edges, slotted = tables
     per = table.shape[2]
     full = (1 << 4 * zc) - 1
     nxy = nx * ny
     columns, words = scratch[first], scratch_words[first]
-    found = edge_points[first]
+    at = slots[first]
     for block in range(first, (n + _BLOCK - 1) // _BLOCK, step):
-        for c in range(block * _BLOCK, _block_end(block, n)):
-            if cell_counts[c] == 0:
-                continue
-            careful = None if careful_cells is None else careful_cells[c]
-            j, k = c % (ny - 1), c // (ny - 1)
-            i0, i1, count = cell_spans[c, 0], cell_spans[c, 1], cell_start[c]
-            row_first = j * nx + k * nxy
-            row = j + ny * k
-            # Each of the cell row's point rows: the first output at or after this
-            # cell (scalars, not an array, so that they stay in registers).
-            q0, q1 = row_start[row], row_start[row + 1]
-            q2 = q3 = q0
-            if zc == 2:
-                q2, q3 = row_start[row + ny], row_start[row + ny + 1]
-            _columns(s, bound, row_first, nx, nxy if zc == 2 else 0, i0, i1 + 1, columns)
-            i = i0 - 1
-            while i < i1:
+        stop = (block + 1) * _BLOCK   # (not min, nor a function: each compiles again, cold)
+        for row in range(block * _BLOCK, n if stop > n else stop):
+            r = rows[row]
+            j, k = r % ny, r // ny
+            up, out = (nx if j + 1 < ny else _ZERO), (nxy if k + 1 < nz else _ZERO)
+            c = j + (ny - 1) * k
+            cells_too = up != 0 and (zc == 1 or out != 0)   # not the grid's last y or z
+            points_too = True
+            if not writing:
+                bad[r] = _screen_row(s, equal, zero, r * nx, nx)   # while it is in cache
+                if careful_points is not None and (careful_points[r] or (
+                        cells_too and careful_cells[c])):
+                    point_counts[r], point_spans[r, 0], point_spans[r, 1] = _point_row(
+                        s, value, bound, j, k, nx, ny, nz, zc, careful_points[r], _ZERO,
+                        nx - 1, lo, hi, t, _ZERO - 1, columns, words)
+                    if cells_too:
+                        cell_counts[c], cell_spans[c, 0], cell_spans[c, 1] = _count_cells(
+                            s, value, bound, j, k, nx, ny, zc, careful_cells[c], counts,
+                            table, edges, offsets, columns)
+                    continue
+            else:
+                cells_too = cells_too and cell_counts[c] != 0 and (
+                    searched is None or not searched[c])
+                points_too = point_counts[r] != 0
+                if careful_points is not None and careful_points[r]:
+                    if points_too:
+                        _point_row(s, value, bound, j, k, nx, ny, nz, zc, careful_points[r],
+                                   point_spans[r, 0], point_spans[r, 1], lo, hi, t,
+                                   point_start[r], columns, words)
+                    points_too = False
+                if not (points_too or cells_too):
+                    continue
+            q0 = q1 = q2 = q3 = point_start[r] if writing else _ZERO
+            # Counting: the whole row. Writing: from the first x where any of the
+            # four rows has an output to the last cell (after the point row's last
+            # output: its cut edges are its cells').
+            a, end, i1, count = _ZERO, nx - 1, nx - 2, _ZERO
+            if writing:
+                a, end = (point_spans[r, 0], point_spans[r, 1]) if points_too else (nx, _ZERO - 1)
+            if writing and cells_too:
+                # The point rows (j, k), (j + 1, k), (j, k + 1), (j + 1, k + 1); in 2-D
+                # the last two are the first two again (their slots go unused).
+                r2 = r + ny if zc == 2 else r
+                q1, q2, q3 = point_start[r + 1], point_start[r2], point_start[r2 + 1]
+                i1, count = cell_spans[c, 1], cell_start[c]
+                end = i1 + 1
+                for low in (cell_spans[c, 0], point_spans[r + 1, 0], point_spans[r2, 0],
+                            point_spans[r2 + 1, 0]):
+                    a = low if low < a else a
+            last = end + 1 if end + 1 < nx else nx - 1
+            # Counting needs only bits 0 to 3 (the far rows: the row itself again).
+            _columns(s, bound, r * nx, up, out, nx if writing and j + 2 < ny else _ZERO,
+                     nxy if writing and k + 2 < nz else _ZERO, a, last, columns)
+            columns[nx] = columns[nx - 1]   # no x edge from the row's last point
+            points, point_low, point_high = _ZERO, nx, _ZERO - 1
+            made, cell_low, cell_high = _ZERO, nx - 1, _ZERO - 1
+            i = a - 1
+            while i < end:
                 i += 1
-                if i & 7 == 0 and _quiet_eight(columns, words, i):
-                    i += 7
-                    continue
-                column, after = columns[i], columns[i + 1]
-                if column == after and (column == 0 or column == 15):
-                    continue  # all in or all out: the count pass's test
-                if careful_cells is not None and careful_cells[c] and not _finite_cell(
-                        s, i, j, k, nx, nxy, zc):
-                    continue
-                case = (_spread(column) | (_spread(after) << 1)) & full
-                base = row_first + i
-                q0, q1 = _advance(lo, q0, base), _advance(lo, q1, base + nx)
-                if zc == 2:
-                    q2, q3 = _advance(lo, q2, base + nxy), _advance(lo, q3, base + nx + nxy)
-                for m in range(cut[case, 0]):
-                    e = cut[case, m + 1]
-                    lo_key, hi_key, r = _corner_key(s, value, base, offsets, edges[e, 0],
-                                                    edges[e, 1], careful)
-                    # Arithmetic, not branches: the row varies from edge to edge.
-                    q = (q0 * (r == 0) + q1 * (r == 1)) + (q2 * (r == 2) + q3 * (r == 3))
-                    found[e] = _find(lo, hi, q, lo_key, hi_key)
-                for t in range(counts[case]):
-                    if careful_cells is not None and careful_cells[c] and _repeats(
-                            found, table[case, t]):
-                        continue  # collapsed on a snapped point
-                    for m in range(per):
-                        cells[count, m] = found[table[case, t, m]]
-                    source[count] = i + (nx - 1) * (j + (ny - 1) * k)
-                    count += 1
+                if i & 7 == 0:
+                    # Eight x all in or all out, with the x after them: one word, not
+                    # eight bytes (_quiet_eight, written out here: one call less, cold).
+                    word = words[i >> 3]
+                    if (word == 0 or word == _ALL_IN) and columns[i + 8] == (word & 255):
+                        i += 7
+                        continue
+                now, after = columns[i], columns[i + 1]
+                if now == after and (now == 0 or now == 255):
+                    continue   # nothing on any of the eight rows
+                # Lane r (4 bits) of x, y, z: whether point row r's edge along it is
+                # cut here; of here: how many outputs point row r has here.
+                x, y, z = _LANES[now ^ after], _Y[now], _Z[now]
+                here = x + y + z
+                cuts = (x & 1) | ((y & 1) << 1) | ((z & 1) << 2)   # the point row's own
+                if points_too and cuts:
+                    point_low, point_high = (i if point_high < 0 else point_low), i
+                    points += here & 15
+                    if writing:
+                        p, q = r * nx + i, q0
+                        low_value = np.float64(s[p])
+                        for axis in range(3):
+                            if cuts >> axis & 1:
+                                other = p + (1 if axis == 0 else (up if axis == 1 else out))
+                                lo[q], hi[q] = p, other
+                                # The NumPy implementation's float64 arithmetic, in its order.
+                                t[q] = (value - low_value) / (np.float64(s[other]) - low_value)
+                                q += 1
+                case = (_SPREAD[now] | (_SPREAD[after] << 1)) & full
+                if cells_too and i <= i1 and counts[case]:   # (x = nx - 1 is no cell)
+                    cell_low, cell_high = (i if cell_high < 0 else cell_low), i
+                    made += counts[case]
+                    if writing:
+                        # A cut edge's point: its row's first output at its x, plus the
+                        # x edge's before a y edge's, and both before a z edge's.
+                        xy, ahead = x + y, here + _LANES[after ^ columns[i + 2]]
+                        at[0], at[5], at[8], at[11] = q0, q1, q2, q3
+                        at[1], at[9] = q0 + (x & 15), q2 + ((x >> 8) & 15)
+                        at[2], at[6] = q0 + (xy & 15), q1 + ((xy >> 4) & 15)
+                        at[3], at[10] = q0 + (ahead & 15), q2 + ((ahead >> 8) & 15)
+                        ahead += _Y[after]
+                        at[4], at[7] = q0 + (ahead & 15), q1 + ((ahead >> 4) & 15)
+                        for m in range(counts[case]):
+                            for e in range(per):
+                                cells[count, e] = at[slotted[case, m, e]]
+                            source[count] = i + (nx - 1) * c
+                            count += 1
+                if writing:
+                    q0, q1 = q0 + (here & 15), q1 + ((here >> 4) & 15)
+                    q2, q3 = q2 + ((here >> 8) & 15), q3 + (here >> 12)
+            if not writing:
+                point_counts[r] = points
+                point_spans[r, 0], point_spans[r, 1] = point_low, point_high
+                if cells_too:
+                    cell_counts[c], cell_spans[c, 0], cell_spans[c, 1] = made, cell_low, cell_high
+
+
+def _beside(rows: np.ndarray, zc: int) -> np.ndarray:
+    """The cell rows with any of their point rows among ``rows`` (z, y).
+
+    Examples
+    --------
+    >>> _beside(np.array([[False, False, True]]), 1).tolist()
+    [False, True]
+    """
+    near = rows[:, :-1] | rows[:, 1:]
+    return (near[:-1] | near[1:] if zc == 2 else near).ravel()
 
 
 def _exclusive(counts: np.ndarray) -> np.ndarray:
@@ -258,7 +289,6 @@ def contour_structured(grid, scalars: np.ndarray, value: float, place=None) -> E
     zc = dimension - 1   # corners along z: 2 (voxels) or 1 (pixels)
     kind = _KINDS[dimension]
     counts, table, edges = TABLES[kind]
-    tables = (counts, table, edges)
     offsets = np.array([(c & 1) + ((c >> 1) & 1) * nx + (c >> 2) * nx * ny
                         for c in range(4 * zc)], np.int64)
     value = float(value)
@@ -269,33 +299,44 @@ def contour_structured(grid, scalars: np.ndarray, value: float, place=None) -> E
     cell_counts = np.zeros(n_cell_rows, np.int64)
     cell_spans = np.zeros((n_cell_rows, 2), np.int64)
     bad = np.zeros(ny * nz, bool)
-    careful_points = careful_cells = None   # no row on the careful path, yet
     # Each thread's buffers, made here (an array made in a kernel costs its
     # compilation more than a second, cold), a cache line or more apart.
     step = threads()
     scratch = np.empty((step, 8 * ((nx + 71) // 8)), np.uint8)
     scratch_words = scratch.view(np.uint64)   # the same bytes, eight at a time
-    edge_points = np.empty((step, 32), np.int64)
-    counted = (point_counts, point_spans, cell_counts, cell_spans, bad, scratch, scratch_words)
+    slots = np.empty((step, 32), np.int64)
+    per = table.shape[2]
+    tables = (counts, table, edges, _SLOTTED[kind])
+    march = (s, value, bound, *screen_values(s.dtype, value), nx, ny, nz, zc)
+    # No row on the careful path, yet; nothing to write into, yet.
+    careful = (None, None, None)
+    none = np.zeros(0, np.int64)
+    nothing = (none, none, np.zeros(0), np.zeros((0, per), np.int64), none)
+    rows, starts = np.arange(ny * nz), (none, none)
+
+    def run(writing, rows, careful, starts, outputs):
+        on_threads(_march, step, *march, writing, rows, *careful, offsets, tables, point_counts,
+                   point_spans, starts[0], cell_counts, cell_spans, starts[1], bad, *outputs,
+                   scratch, scratch_words, slots)
+
     # Every row on the fast path, screened as it goes; then the rows near a bad
     # one again, on the careful path (none, for most fields).
-    screen = screen_values(s.dtype, value)
-    on_threads(_count, step, s, value, bound, *screen, nx, ny, nz, zc, np.arange(ny * nz),
-                careful_points, careful_cells, offsets, tables, *counted)
+    run(False, rows, careful, starts, nothing)
     if bad.any():
         careful_points, careful_cells, again = _careful_rows(bad.reshape(nz, ny), zc)
-        on_threads(_count, step, s, value, bound, *screen, nx, ny, nz, zc, again,
-                    careful_points, careful_cells, offsets, tables, *counted)
-    point_start, cell_start = _exclusive(point_counts), _exclusive(cell_counts)
-
-    lo = np.empty(point_start[-1], np.int64)
+        # The cell rows whose points are looked up, not counted.
+        careful = (careful_points, careful_cells, _beside(careful_points.reshape(nz, ny), zc))
+        run(False, again, careful, starts, nothing)
+    starts = (_exclusive(point_counts), _exclusive(cell_counts))
+    lo = np.empty(starts[0][-1], np.int64)
     hi, t = np.empty_like(lo), np.empty(lo.shape[0])
-    per = table.shape[2]
-    cells = np.empty((cell_start[-1], per), np.int64)
+    cells = np.empty((starts[1][-1], per), np.int64)
     source = np.empty(cells.shape[0], np.int64)
-    on_threads(_emit_points, step, s, value, bound, nx, ny, nz, zc, careful_points,
-                point_counts, point_spans, point_start, lo, hi, t, scratch, scratch_words)
-    on_threads(_emit_cells, step, s, value, bound, nx, ny, zc, careful_cells, offsets, tables,
-                _CUT[kind], cell_counts, cell_spans, cell_start, point_start, lo, hi, cells,
-                source, scratch, scratch_words, edge_points)
+    run(True, rows, careful, starts, (lo, hi, t, cells, source))
+    if careful[2] is not None:
+        # The rest, once every point is written: their points are looked up.
+        on_threads(_emit_searched, step, s, value, bound, nx, ny, zc, careful[1],
+                   np.flatnonzero(careful[2]), offsets, tables[:3], _CUT[kind], cell_counts,
+                   cell_spans, starts[1], starts[0], lo, hi, cells, source, scratch,
+                   scratch_words, slots)
     return EdgeCut(lo=lo, hi=hi, t=t, cells={per: cells}, source={per: source})
