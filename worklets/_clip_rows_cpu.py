@@ -20,23 +20,22 @@ from __future__ import annotations
 import numpy as np
 
 from ._blocks_cpu import block_kernel
+# The contour's table of a column's bits at the cell corners' case bits (the emit
+# pass looks it up: each inlined call costs the first use's compile more than a
+# lookup costs the run).
+from ._contour_rows_cpu import _SPREAD
 from ._numba import kernel
 
 _CUTS = np.array([(f >> 1 & 1) + (f >> 2 & 1) + (f >> 3 & 1) for f in range(16)], np.int64)
 """Per point flag, how many of its x, y and z edges are cut (as ``_cut``)."""
 
-_SPREAD = np.array([(c & 1) | (c & 2) << 1 | (c & 4) << 2 | (c & 8) << 3 for c in range(16)],
-                   np.int64)
-"""Per column, ``_spread`` of it: the emit pass looks it up (each inlined call costs
-the first use's compile more than a lookup costs the run)."""
-
 
 @kernel(inline="always")
 def _spread(column):
     """A column's bits (its rows (y, z): (0, 0), (1, 0), (0, 1), (1, 1)) at the case
-    bits of the cell corners at x = 0 (VTK's voxel and pixel corner order), as
-    :func:`daxpy.worklets.contour_cpu._spread` (inlined here: a call costs the clip's
-    compile a function of its own)."""
+    bits of the cell corners at x = 0 (VTK's voxel and pixel corner order), as the
+    contour's table ``_SPREAD`` (:mod:`daxpy.worklets._contour_rows_cpu`) has them
+    (inlined here: a call costs the clip's compile a function of its own)."""
     return (column & 1) | ((column & 2) << 1) | ((column & 4) << 2) | ((column & 8) << 3)
 
 
