@@ -265,9 +265,9 @@ def _hexahedra_by_every_path(grid, values):
                                   sparse(np.stack(_corner_tables("hex"))), 3, check, *finish,
                                   outs[0], ALONE),
            hexes._walk_cells(points, table, corners, starts, check, *finish, outs[1], ALONE,
-                             0, n, 0, grid.n_cells - 1, *hexes.walk_buffers(n, table.shape[1])),
+                             0, n, 0, grid.n_cells - 1),
            hexes._hex_points(points, table, corners, starts, cells, check, *finish, outs[2],
-                             ALONE, 0, n, np.empty(outs[2].shape[1]))]
+                             ALONE, 0, n)]
     assert bad == [0, 0, 0]
     return outs
 

@@ -79,11 +79,11 @@ def _cofactors(r00, r01, r02, r10, r11, r12, r20, r21, r22):
 
 @kernel(nogil=True)
 def _hex_points(points, values, corners, starts, cells, check, counts, total, out, mode,
-                lo, hi, s):
+                lo, hi):
     c, n, bad = values.shape[1], points.shape[0], 0
+    s = np.empty(out.shape[1])
     for p in range(lo, hi):
-        for q in range(s.shape[0]):
-            s[q] = 0.0
+        s[:] = 0.0
         px, py, pz = points[p, 0], points[p, 1], points[p, 2]
         for e in range(starts[p], starts[p + 1]):
             i = cells[e]
@@ -128,15 +128,16 @@ def _hex_points(points, values, corners, starts, cells, check, counts, total, ou
 
 @kernel(nogil=True)
 def _walk_cells(points, values, corners, starts, check, counts, total, out, mode, lo, hi,
-                first, last, sums, seen, xyz, vals, grad):
+                first, last):
     n, c = points.shape[0], values.shape[1]
-    # The buffers come from the caller (an array made in a kernel compiles NumPy's
-    # allocation with it, a few tenths of a second cold); loops, not np.zeros or
-    # slice assignments, which cost compile time too.
+    # np.empty and loops: np.zeros and slice assignments each cost compile time.
+    sums, seen = np.empty((hi - lo, 3 * c)), np.empty(hi - lo, np.int32)
     for j in range(hi - lo):
         seen[j] = 0
         for q in range(3 * c):
             sums[j, q] = 0.0
+    xyz, vals = np.empty((8, 3, LANES)), np.empty((8, c, LANES))
+    grad = np.empty((8, 3 * c, LANES))
     bad = 0
     for i0 in range(first, last + 1, LANES):
         nl = LANES if last + 1 - i0 > LANES else last + 1 - i0
@@ -234,20 +235,6 @@ def _span(starts, cells, n_cells, lo, hi):
     return first, last
 
 
-def walk_buffers(n_points: int, components: int) -> tuple:
-    """The by-cells walk's buffers for ``n_points`` points of ``components`` values:
-    their sums and counts, and its lanes' corner coordinates, values and derivatives.
-
-    Examples
-    --------
-    >>> [b.shape for b in walk_buffers(5, 1)]
-    [(5, 3), (5,), (8, 3, 64), (8, 1, 64), (8, 3, 64)]
-    """
-    return (np.empty((n_points, 3 * components)), np.empty(n_points, np.int32),
-            np.empty((8, 3, LANES)), np.empty((8, components, LANES)),
-            np.empty((8, 3 * components, LANES)))
-
-
 def hex_point_gradient(points, values, corners, starts, cells, check, counts, total, out,
                        mode) -> int:
     """Write the point gradient of ``values`` over hexahedra ``corners`` into ``out``
@@ -301,10 +288,9 @@ def hex_point_gradient(points, values, corners, starts, cells, check, counts, to
             # None, not False, for a finite field: the walk then compiles without
             # the NaN rule's code.
             return _walk_cells(points, values, corners, starts, check or None, counts, total,
-                               out, mode, lo, hi, first, last,
-                               *walk_buffers(hi - lo, values.shape[1]))
+                               out, mode, lo, hi, first, last)
         return _hex_points(points, values, corners, starts, cells, check, counts, total, out,
-                           mode, lo, hi, np.empty(out.shape[1]))
+                           mode, lo, hi)
 
     # Python threads over nogil kernels, not a prange: Numba wraps a parallel
     # loop's body in three more modules (gufunc, its wrapper, the launcher) and
