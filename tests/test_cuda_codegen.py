@@ -86,6 +86,17 @@ def _compile_ptx(source: str, arch: str, workdir) -> str:
         nvrtc.destroyProgram(prog)
 
 
+def compiled_entries(source: str, names, workdir) -> list[str]:
+    """The PTX of ``source`` for each of ARCHS (compiled side by side), after checking
+    that each of ``names`` is an entry of every one."""
+    with ThreadPoolExecutor(len(ARCHS)) as pool:
+        ptx = list(pool.map(lambda arch: _compile_ptx(source, arch, workdir), ARCHS))
+    for text in ptx:
+        for name in names:
+            assert f".entry {name}(" in text, f"{name} missing from the PTX"
+    return ptx
+
+
 def _have_compiler():
     if shutil.which("nvcc"):
         return True
@@ -104,11 +115,7 @@ def test_every_specialization_compiles_to_ptx(name, tmp_path):
     headers = list(BASE_HEADERS) + sorted({h for k in kernels.values() for h in k.headers})
     source = "\n".join([read_header(h) for h in headers]
                        + [k.kernel() for k in kernels.values()])
-    with ThreadPoolExecutor(len(ARCHS)) as pool:
-        ptx = list(pool.map(lambda arch: _compile_ptx(source, arch, tmp_path), ARCHS))
-    for text in ptx:
-        for kernel_name in kernels:
-            assert f".entry {kernel_name}(" in text, f"{kernel_name} missing from the PTX"
+    compiled_entries(source, kernels, tmp_path)
 
 
 _RUNTIME_SWITCH = re.compile(

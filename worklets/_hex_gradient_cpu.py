@@ -37,7 +37,6 @@ Examples
 
 from __future__ import annotations
 
-
 import numpy as np
 
 from ._blocks_cpu import over_blocks

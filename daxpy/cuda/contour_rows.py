@@ -9,15 +9,16 @@ row of points ``(j, k)`` (``x`` along its lanes) and two kernels do the work:
    edges are cut; whether its value equals the value), and each row's number of
    output points and of triangles (of the cells whose corner 0 is in the row),
    and which stretches of 32 points have a cut edge or a point;
-2. two exclusive scans over rows, then the one host sync: the output sizes;
+2. two exclusive scans over rows; a one-thread kernel writes the output sizes
+   into page-locked memory, then the one host sync;
 3. *emit*: over the stretches where one of its four corner rows has work (a
    fifth of them at 512³), each row's points at their final index (a warp scan
    gives each lane's first), and each cell's triangles, whose corners are the ids
    of its cut edges: its four corner rows' starts plus in-row scans.
 
 On an H200 at 512³ (134M points, 2.2M output points, 4.4M triangles) classify
-takes 0.63 ms, bound by its integer instructions (ncu: ALU pipe 89%, DRAM 11%), and
-emit 0.81 ms (``benchmarks/NOTES.md``).
+takes 0.58 ms, bound by its integer instructions (ncu: ALU pipe 70-89%, DRAM 11-17%),
+and emit 0.76 ms (``benchmarks/NOTES.md``).
 
 Output is the array program's, bit for bit: points by lower point id, then axis
 (x, y, z), which is ascending ``(lo, hi)``; triangles by cell id, then VTK's
