@@ -264,8 +264,9 @@ def _hexahedra_by_every_path(grid, values):
     bad = [kernels._corner_kernel(points, table, corners, starts, cells,
                                   sparse(np.stack(_corner_tables("hex"))), 3, check, *finish,
                                   outs[0], ALONE),
-           hexes._walk_cells(points, table, corners, starts, check, *finish, outs[1], ALONE,
-                             0, n, 0, grid.n_cells - 1),
+           # Walked, however spread the cells are.
+           hexes._walk_cells(points, table, corners, starts, cells, check, *finish, outs[1],
+                             ALONE, 0, n, 8 * grid.n_cells + 8, (0,) * table.shape[1]),
            hexes._hex_points(points, table, corners, starts, cells, check, *finish, outs[2],
                              ALONE, 0, n)]
     assert bad == [0, 0, 0]

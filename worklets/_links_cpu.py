@@ -24,7 +24,7 @@ from ._averaging import id_dtype
 from ._numba import kernel, refuse_bad_ids
 
 
-@kernel()
+@kernel(no_cfunc_wrapper=True)   # called from Python only: no C wrapper to compile
 def _count_sort(ids, offsets, starts, cells):
     # Serial: one pass to count, one to place; the cells come out ascending.
     # Returns how many ids are out of range (then nothing is placed).
