@@ -24,6 +24,7 @@ import sys
 import time
 import tracemalloc
 from dataclasses import dataclass
+from functools import partial
 from typing import Callable
 
 import numpy as np
@@ -37,7 +38,7 @@ from . import vtk_runs as vr
 from .common import (AgreementError, SuiteParser, add_output_options, agree, make_row, output_dir,
                      write_results)
 from .printout import exit_status, format_table, summarize
-from .timing import time_cpu
+from .timing import time_in_turns
 
 BIAS = np.array([0.25, -0.5, 0.75], dtype=np.float32)
 EXPRESSION = "sin(f) * g + 0.5 * f"
@@ -209,33 +210,38 @@ def one_thread(run: Callable) -> Callable:
 
 
 def run_case(case: Case, grid, label: str, args, failures: list) -> list[dict]:
-    """Check every implementation against VTK (Sequential), then time the ones that agree."""
+    """Check every implementation against VTK (Sequential), then time the ones that
+    agree, in turns (:func:`~benchmarks.timing.time_in_turns`)."""
     vtk_data = vr.attach(to_vtk(grid.with_fields()), case.points, case.cells)
-    rows, reference = [], None
+    rows, reference, timed = [], None, {}
     found = implementations(case, grid, vtk_data)
     if args.scaling and case.case in SCALED:
         daxpy_run = next(run for impl, _, run in found if impl == "daxpy")
         found.append(("daxpy-1thread", None, one_thread(daxpy_run)))
     for impl, backend, run in found:
-        extra = {}
         with vr.smp_backend(backend or "Sequential"):
             first = np.asarray(run())
-            if reference is None:
-                reference = first
-            try:
-                agree(impl, first, reference, rtol=case.rtol,
-                      what=f"{case.case} on {label} ({grid.n_points} points)")
-            except AgreementError as err:
-                failures.append(str(err))
-                rows.append(make_row(case.case, label, "float32", grid.n_points, impl,
-                                     None, agrees=False, error=str(err)))
-                continue
-            ms, _ = time_cpu(run, repeat=args.repeat, warmup=0)
-            if impl == "daxpy":
-                extra["peak_extra_bytes"], extra["output_bytes"] = peak_extra_bytes(run)
-        rows.append(make_row(case.case, label, "float32", grid.n_points, impl, ms, **extra))
-        print(f"    {impl:14s} {ms:10.1f} ms", flush=True)
+        if reference is None:
+            reference = first
+        try:
+            agree(impl, first, reference, rtol=case.rtol,
+                  what=f"{case.case} on {label} ({grid.n_points} points)")
+        except AgreementError as err:
+            failures.append(str(err))
+            rows.append(make_row(case.case, label, "float32", grid.n_points, impl,
+                                 None, agrees=False, error=str(err)))
+            continue
+        timed[impl] = (partial(vr.smp_backend, backend or "Sequential"), run)
+    times = time_in_turns(timed, repeat=args.repeat)
+    for impl, (_, run) in timed.items():
+        extra = {}
+        if impl == "daxpy":
+            extra["peak_extra_bytes"], extra["output_bytes"] = peak_extra_bytes(run)
+        rows.append(make_row(case.case, label, "float32", grid.n_points, impl, times[impl],
+                             **extra))
+        print(f"    {impl:14s} {times[impl]:10.1f} ms", flush=True)
     return rows
+
 
 
 def goals(rows: list[dict], cores: int) -> list[str]:
