@@ -312,3 +312,25 @@ def test_hexahedra_cell_gradient_gives_the_generic_kernels_bits(data):
                                        block.cell_ids, sparse(_centre_table("hex")[None]), 3,
                                        check, generic) == 0
     assert ours.tobytes() == generic.tobytes()
+
+
+@settings(max_examples=30, deadline=None)
+@given(dims=st.tuples(st.integers(1, 9), st.integers(1, 40), st.integers(1, 9)),
+       components=st.integers(1, 3), tasks=st.integers(1, 4), data=st.data())
+def test_structured_cell_to_point_tiles_give_the_array_programs_bits(dims, components, tasks,
+                                                                   data):
+    # Rows in tiles (averaging_structured_cpu.TILE_ROWS): grids with fewer rows than a
+    # tile, a multiple of it and between, on runs of planes of any length.
+    from daxpy.worklets import averaging_structured_cpu as compiled
+    from daxpy.worklets.cell_to_point import cell_to_point_structured as reference
+
+    grid = daxpy.UniformGrid(dims=dims)
+    values = data.draw(field_arrays(grid.n_cells, components))
+    table = values.reshape(grid.n_cells, -1)
+    out = np.empty((grid.n_points, table.shape[1]), values.dtype)
+    if grid.cell_axes:
+        compiled._points_from_cells(table, *dims, -(-dims[2] // tasks), out)
+    else:
+        out[:] = table
+    assert out.reshape(reference(grid, values).shape).tobytes() == reference(grid,
+                                                                              values).tobytes()
