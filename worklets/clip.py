@@ -33,15 +33,13 @@ import numpy as np
 
 from daxpy.data.arrays import array_module
 
+from ._clip_arrays import _EDGE_CODE, TABLES
 from ._clip_numbers import count_dtype, numbered
-from ._clip_tables import CLIP, CLIP_INSIDE_OUT
-from ._contour_tables import EDGES
 from ._marching import (GRID_FAMILIES, IMAGE_CELL_CORNERS, at_least, register_generating,
                         structured_corners)
 from ._numba import compiled
 from ._structured_cases import structured_cases
 
-_EDGE_CODE = 100
 _SHAPES = {"vertex": "vertex", "line": "line", "tri": "triangle", "quad": "quad",
            "tet": "tetra", "hex": "hexahedron", "wedge": "wedge", "pyramid": "pyramid"}
 # Structured cells are clipped as VTK clips image cells: voxels, pixels, lines.
@@ -88,39 +86,6 @@ class Clipped:
     cell_types: Any
     source: Any
     keys: Any = None
-
-
-def _table(kind: str, cases: tuple) -> dict[str, np.ndarray]:
-    """A kind's cases as padded arrays: per case its first output cell and count,
-    per output cell its type, size and codes, per centre its terms."""
-    starts, counts, types, sizes, codes = [], [], [], [], []
-    centre_starts, terms = [], []
-    for cells, centres in cases:
-        starts.append(len(types))
-        counts.append(len(cells))
-        centre_starts.append(len(terms))
-        for cell_type, cell_codes in cells:
-            types.append(cell_type)
-            sizes.append(len(cell_codes))
-            codes.append(list(cell_codes) + [0] * (8 - len(cell_codes)))
-        terms += [[(c, n / d) for c, n, d in centre] for centre in centres]
-    width = max([len(t) for t in terms] + [1])
-    term_codes = np.zeros((max(len(terms), 1), width), np.int64)
-    term_weights = np.zeros((max(len(terms), 1), width))
-    for j, centre in enumerate(terms):
-        for k, (code, weight) in enumerate(centre):
-            term_codes[j, k], term_weights[j, k] = code, weight
-    return {"start": np.array(starts), "count": np.array(counts),
-            "type": np.array(types or [0], np.uint8), "size": np.array(sizes or [0]),
-            "codes": np.array(codes or [[0] * 8], np.int64),
-            "centre_start": np.array(centre_starts), "term_codes": term_codes,
-            "term_weights": term_weights,
-            "edges": np.array(EDGES.get(kind, ((0, 0),)), np.int64)}
-
-
-TABLES = {(kind, inside_out): _table(kind, tables[kind])
-          for inside_out, tables in ((False, CLIP), (True, CLIP_INSIDE_OUT)) for kind in CLIP}
-"""Per (kind, InsideOut): the case tables as arrays."""
 
 
 def _structured_pieces(grid: Any, scalars: Any, value: float, invert: bool) -> list:
