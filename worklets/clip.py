@@ -8,7 +8,8 @@ emit. Every output point is a weighted sum of input points: a kept corner, a cut
 edge's two ends, or a centre point's terms; the weights interpolate every field.
 On the CPU, its compiled twins (:mod:`daxpy.worklets.clip_cpu` for 2-D and 3-D
 structured grids, :mod:`daxpy.worklets._clip_cells_cpu` for unstructured ones)
-give the same bits.
+give the same bits; so do the GPU's row kernels for 3-D structured grids
+(:mod:`daxpy.cuda.clip_cells`), which replace the program there.
 
 Output points, in order: the kept corners in ascending input id, then the cut
 edges in ascending ``(lo, hi)`` order (one point per edge, shared by the cells
@@ -33,10 +34,10 @@ import numpy as np
 
 from daxpy.data.arrays import array_module
 
-from ._clip_arrays import _EDGE_CODE, TABLES
+from ._clip_arrays import _EDGE_CODE, CASE_ARRAYS, PLACES, TABLES
 from ._clip_numbers import count_dtype, numbered
-from ._marching import (GRID_FAMILIES, IMAGE_CELL_CORNERS, at_least, register_generating,
-                        structured_corners)
+from ._marching import (GRID_FAMILIES, IMAGE_CELL_CORNERS, at_least, at_least_bound,
+                        register_generating, structured_corners)
 from ._numba import compiled
 from ._structured_cases import structured_cases
 
@@ -123,6 +124,10 @@ def clip_cells(grid: Any, scalars: Any, value: float, invert: bool = False,
     Clipped
     """
     xp = array_module(scalars)
+    if xp.__name__ != "numpy" and grid.family != "unstructured":
+        found = _on_gpu(grid, scalars, value, invert)
+        if found is not None:
+            return found
     place = place or xp.asarray
     kept_point = at_least(scalars, value) != invert
     pieces = (_unstructured_pieces(grid, place, kept_point) if grid.family == "unstructured"
@@ -136,6 +141,20 @@ def clip_cells(grid: Any, scalars: Any, value: float, invert: bool = False,
         kept_point = xp.zeros_like(kept_point)
     return _assemble(emitted, kept_point, xp,
                      None if grid.family == "unstructured" else _strides(grid))
+
+
+def _on_gpu(grid: Any, scalars: Any, value: float, invert: bool) -> Clipped | None:
+    """A 3-D structured grid's clip by the GPU's row kernels
+    (:mod:`daxpy.cuda.clip_cells`), which give this program's bits; None where the
+    program runs instead (fewer axes, other dtypes, 2^31 points or more)."""
+    dims = tuple(int(d) for d in grid.dims)
+    if min(dims) < 2 or scalars.ndim != 1 or scalars.dtype not in (np.float32, np.float64):
+        return None
+    from daxpy.cuda.clip_cells import clip_cells as on_gpu
+
+    found = on_gpu(scalars, dims, float(value), at_least_bound(scalars.dtype, float(value)),
+                   bool(invert), CASE_ARRAYS[("voxel", bool(invert))], PLACES["voxel"])
+    return None if found is None else Clipped(*found)
 
 
 def _strides(grid: Any) -> tuple:
