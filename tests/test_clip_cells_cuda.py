@@ -32,6 +32,18 @@ def test_every_clip_kernel_specialization_compiles_to_ptx(tmp_path):
     assert all("fma.rn.f64" not in text for text in ptx)
 
 
+def test_scalars_of_another_length_are_refused_before_any_kernel():
+    # No GPU needed: the check comes before CuPy is imported.
+    from daxpy.cuda.clip_cells import clip_cells as kernels
+    from daxpy.errors import FieldError
+    from daxpy.worklets._clip_arrays import CASE_ARRAYS, PLACES
+
+    for values in (np.zeros(26), np.zeros((27, 2))):
+        with pytest.raises(FieldError, match="27 points"):
+            kernels(values, (3, 3, 3), 0.5, 0.5, False, CASE_ARRAYS[("voxel", False)],
+                    PLACES["voxel"])
+
+
 def _same(got, want):
     for name in FIELDS:
         a, b = getattr(got, name), getattr(want, name)

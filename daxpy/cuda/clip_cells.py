@@ -37,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import FieldError
 from .clip_cells_source import WARPS, source_for
 from .compile import get_kernel
 
@@ -116,17 +117,26 @@ def clip_cells(scalars: Any, dims: tuple, value: float, bound: Any, invert: bool
         last); None for grids of 2^31 points or more (the kernels index rows in 32
         bits).
 
+    Raises
+    ------
+    FieldError
+        If ``scalars`` is not one value a point of the grid.
+
     Examples
     --------
     >>> callable(clip_cells)
     True
     """
+    nx, ny, nz = (int(d) for d in dims)
+    if scalars.ndim != 1 or scalars.shape[0] != nx * ny * nz:
+        # Checked here, before a kernel reads past the field's end.
+        raise FieldError(f"the clip's scalars have shape {tuple(scalars.shape)}; a grid of "
+                         f"dims {(nx, ny, nz)} has {nx * ny * nz} points")
+    if nx * ny * nz >= 2**31 or min(nx, ny, nz) < 2:
+        return None
     import cupy
     import cupyx
 
-    nx, ny, nz = (int(d) for d in dims)
-    if nx * ny * nz >= 2**31 or min(nx, ny, nz) < 2:
-        return None
     scalars = cupy.ascontiguousarray(scalars)
     count, emit = _kernels(scalars.dtype)
     cases, cells, terms, shares, code_places, width = _device_tables(tables, places)
