@@ -8,7 +8,8 @@ emit. Every output point is a weighted sum of input points: a kept corner, a cut
 edge's two ends, or a centre point's terms; the weights interpolate every field.
 On the CPU, its compiled twins (:mod:`daxpy.worklets.clip_cpu` for 2-D and 3-D
 structured grids, :mod:`daxpy.worklets._clip_cells_cpu` for unstructured ones)
-give the same bits.
+give the same bits; so do the GPU's row kernels for 3-D structured grids
+(:mod:`daxpy.cuda.clip_cells`), which replace the program there.
 
 Output points, in order: the kept corners in ascending input id, then the cut
 edges in ascending ``(lo, hi)`` order (one point per edge, shared by the cells
@@ -33,15 +34,13 @@ import numpy as np
 
 from daxpy.data.arrays import array_module
 
+from ._clip_arrays import _EDGE_CODE, CASE_ARRAYS, PLACES, TABLES
 from ._clip_numbers import count_dtype, numbered
-from ._clip_tables import CLIP, CLIP_INSIDE_OUT
-from ._contour_tables import EDGES
-from ._marching import (GRID_FAMILIES, IMAGE_CELL_CORNERS, at_least, register_generating,
-                        structured_corners)
+from ._marching import (GRID_FAMILIES, IMAGE_CELL_CORNERS, at_least, at_least_bound,
+                        register_generating, structured_corners)
 from ._numba import compiled
 from ._structured_cases import structured_cases
 
-_EDGE_CODE = 100
 _SHAPES = {"vertex": "vertex", "line": "line", "tri": "triangle", "quad": "quad",
            "tet": "tetra", "hex": "hexahedron", "wedge": "wedge", "pyramid": "pyramid"}
 # Structured cells are clipped as VTK clips image cells: voxels, pixels, lines.
@@ -90,39 +89,6 @@ class Clipped:
     keys: Any = None
 
 
-def _table(kind: str, cases: tuple) -> dict[str, np.ndarray]:
-    """A kind's cases as padded arrays: per case its first output cell and count,
-    per output cell its type, size and codes, per centre its terms."""
-    starts, counts, types, sizes, codes = [], [], [], [], []
-    centre_starts, terms = [], []
-    for cells, centres in cases:
-        starts.append(len(types))
-        counts.append(len(cells))
-        centre_starts.append(len(terms))
-        for cell_type, cell_codes in cells:
-            types.append(cell_type)
-            sizes.append(len(cell_codes))
-            codes.append(list(cell_codes) + [0] * (8 - len(cell_codes)))
-        terms += [[(c, n / d) for c, n, d in centre] for centre in centres]
-    width = max([len(t) for t in terms] + [1])
-    term_codes = np.zeros((max(len(terms), 1), width), np.int64)
-    term_weights = np.zeros((max(len(terms), 1), width))
-    for j, centre in enumerate(terms):
-        for k, (code, weight) in enumerate(centre):
-            term_codes[j, k], term_weights[j, k] = code, weight
-    return {"start": np.array(starts), "count": np.array(counts),
-            "type": np.array(types or [0], np.uint8), "size": np.array(sizes or [0]),
-            "codes": np.array(codes or [[0] * 8], np.int64),
-            "centre_start": np.array(centre_starts), "term_codes": term_codes,
-            "term_weights": term_weights,
-            "edges": np.array(EDGES.get(kind, ((0, 0),)), np.int64)}
-
-
-TABLES = {(kind, inside_out): _table(kind, tables[kind])
-          for inside_out, tables in ((False, CLIP), (True, CLIP_INSIDE_OUT)) for kind in CLIP}
-"""Per (kind, InsideOut): the case tables as arrays."""
-
-
 def _structured_pieces(grid: Any, scalars: Any, value: float, invert: bool) -> list:
     """``(kind, cases, corners of rows, cell ids)`` of a structured grid: its cases read
     from the scalars in one pass, its corners made only for the cells that give
@@ -158,6 +124,10 @@ def clip_cells(grid: Any, scalars: Any, value: float, invert: bool = False,
     Clipped
     """
     xp = array_module(scalars)
+    if xp.__name__ != "numpy" and grid.family != "unstructured":
+        found = _on_gpu(grid, scalars, value, invert)
+        if found is not None:
+            return found
     place = place or xp.asarray
     kept_point = at_least(scalars, value) != invert
     pieces = (_unstructured_pieces(grid, place, kept_point) if grid.family == "unstructured"
@@ -171,6 +141,20 @@ def clip_cells(grid: Any, scalars: Any, value: float, invert: bool = False,
         kept_point = xp.zeros_like(kept_point)
     return _assemble(emitted, kept_point, xp,
                      None if grid.family == "unstructured" else _strides(grid))
+
+
+def _on_gpu(grid: Any, scalars: Any, value: float, invert: bool) -> Clipped | None:
+    """A 3-D structured grid's clip by the GPU's row kernels
+    (:mod:`daxpy.cuda.clip_cells`), which give this program's bits; None where the
+    program runs instead (fewer axes, other dtypes, 2^31 points or more)."""
+    dims = tuple(int(d) for d in grid.dims)
+    if min(dims) < 2 or scalars.ndim != 1 or scalars.dtype not in (np.float32, np.float64):
+        return None
+    from daxpy.cuda.clip_cells import clip_cells as on_gpu
+
+    found = on_gpu(scalars, dims, float(value), at_least_bound(scalars.dtype, float(value)),
+                   bool(invert), CASE_ARRAYS[("voxel", bool(invert))], PLACES["voxel"])
+    return None if found is None else Clipped(*found)
 
 
 def _strides(grid: Any) -> tuple:

@@ -35,59 +35,23 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._clip_tables import CLIP, CLIP_INSIDE_OUT
+# The tables' arrays live beside the array program's (the GPU path reads them too);
+# _CORNER_CODES and _case_arrays are re-exported for the unstructured twin.
+from ._clip_arrays import _CORNER_CODES, _case_arrays, CASE_ARRAYS, PLACES  # noqa: F401
 from ._marching import at_least_bound
 from ._blocks_cpu import block_kernel, over_blocks
 from ._clip_rows_cpu import _cut, _emit_rows, _spread
 from ._numba import kernel, structured_rows
-from .clip import _EDGE_CODE, TABLES, Clipped, _assemble
+from .clip import Clipped, _assemble
 
 _KINDS = {3: "voxel", 2: "pixel"}
 """The cell each grid dimension is clipped as (1-D grids run the array program)."""
 
-_CORNER_CODES = 8
 _WHOLE = {"voxel": (12, (0, 1, 3, 2, 4, 5, 7, 6)), "pixel": (9, (0, 1, 3, 2))}
 """The one output cell of a cell with every corner kept: its type and corner codes,
 which the emit pass writes without the tables (checked against them below)."""
-"""Corner codes 0..7; an edge code ``100 + e`` becomes ``8 + e`` in the kernels."""
 
-
-def _case_arrays(kind: str, invert: bool) -> tuple:
-    """A kind's tables for the kernels: per case its output cells, slots and
-    centres; per output cell its type, size and codes (edges renumbered after the
-    corners); per centre its terms."""
-    t = TABLES[(kind, invert)]
-    cases = (CLIP_INSIDE_OUT if invert else CLIP)[kind]
-    slots = np.array([int(t["size"][s:s + c].sum()) for s, c in zip(t["start"], t["count"])],
-                     np.int64)
-    centres = np.array([len(c) for _, c in cases], np.int64)
-    codes = np.where(t["codes"] >= _EDGE_CODE, t["codes"] - _EDGE_CODE + _CORNER_CODES,
-                     t["codes"])
-    terms = np.where(t["term_codes"] >= _EDGE_CODE,
-                     t["term_codes"] - _EDGE_CODE + _CORNER_CODES, t["term_codes"])
-    return (t["count"].astype(np.int64), t["start"].astype(np.int64), slots, centres,
-            t["centre_start"].astype(np.int64), t["type"], t["size"].astype(np.int64), codes,
-            terms, t["term_weights"])
-
-
-def _code_places(kind: str) -> np.ndarray:
-    """Per corner or edge code: the row of the cell's (up to) four point rows its
-    (lower) corner lies on, its x step (0 or 1), and its axis (-1: a corner).
-    Corner ``c`` sits at ``(c & 1, c >> 1 & 1, c >> 2)``; an edge joins two corners
-    one bit apart, the lower one first."""
-    edges = TABLES[(kind, False)]["edges"]
-    places = np.zeros((_CORNER_CODES + edges.shape[0], 3), np.int64)
-    for c in range(_CORNER_CODES):
-        places[c] = (c >> 1, c & 1, -1)
-    for e, (a, b) in enumerate(edges):
-        lo = min(a, b)
-        places[_CORNER_CODES + e] = (lo >> 1, lo & 1, int(a ^ b).bit_length() - 1)
-    return places
-
-
-_TABLES = {(kind, invert): _case_arrays(kind, invert)
-           for kind in _KINDS.values() for invert in (False, True)}
-_PLACES = {kind: _code_places(kind) for kind in _KINDS.values()}
+_TABLES, _PLACES = CASE_ARRAYS, PLACES
 for (_kind, _invert), _t in _TABLES.items():
     _whole = _t[1][(1 << len(_WHOLE[_kind][1])) - 1]
     if (_t[5][_whole], tuple(_t[7][_whole, :_t[6][_whole]])) != _WHOLE[_kind]:

@@ -1,0 +1,182 @@
+"""The clip of a 3-D structured grid's point field on the GPU: two kernels and scans.
+
+The array program (:mod:`daxpy.worklets.clip`) builds every output cell's point
+keys, then numbers the points by sorts, ``unique`` and searches: about forty CuPy
+passes (25 ms of device time at 256³ on an H200). Here, as in the compiled CPU
+twin (:mod:`daxpy.worklets.clip_cpu`), each warp owns a row of points ``(j, k)``
+(``x`` along its lanes, 32 points at a time) and every output is numbered by scans:
+
+1. *count*: per point its flag byte (kept; which of its x, y and z edges are
+   cut), per point row its kept points and cut edges, and per cell row (the cells
+   whose corner 0 is in the row) its output cells, connectivity slots and centre
+   points, from VTK's case tables;
+2. five exclusive scans over rows (CuPy), then the one host sync: the sizes;
+3. *emit*: each row's kept points and cut edges (kept points first, then cut
+   edges in ``(p, axis)`` order, which is the array program's ascending
+   ``(lo, hi)``; centre points last, in cell order), and each cell row's cells:
+   a cell kept whole written directly, a cut cell from the tables, its corners
+   and edges numbered from its four point rows' starts plus a ballot or a scan
+   over the lanes below.
+
+Output is the array program's :class:`~daxpy.worklets.clip.Clipped`, bit for bit,
+``keys`` included: weights in float64 as ``(value - low) / (high - low)``, ``1 -
+t``, ``(1 - t) * share`` and ``t * share``, each operation rounded on its own.
+
+Specialization: the field's dtype (:mod:`daxpy.cuda.clip_cells_source`). The case
+tables come from the caller and live on the device as small arrays, uploaded once.
+
+Examples
+--------
+>>> callable(clip_cells)
+True
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..errors import FieldError
+from .clip_cells_source import WARPS, source_for
+from .compile import get_kernel
+
+_KERNELS: dict[str, tuple] = {}
+"""Per dtype name: the count and emit kernels."""
+
+_TABLES: dict[tuple, tuple] = {}
+"""Per (device, id of the tables, id of the places): the host tables (kept so that
+their ids stay theirs), then their device arrays."""
+
+
+def _kernels(dtype) -> tuple:
+    """The kernels of a dtype, kept here: building and hashing their source each call
+    would cost the host tens of microseconds."""
+    kept = _KERNELS.get(dtype.name)
+    if kept is None:
+        names, source = source_for(dtype)
+        kept = _KERNELS[dtype.name] = tuple(get_kernel(name, source) for name in names)
+    return kept
+
+
+def _device_tables(tables: tuple, places: np.ndarray) -> tuple:
+    """``(cases, cells, terms, shares, places, width)`` on the device, in the layout of
+    :data:`~daxpy.cuda.clip_cells_source.CASE_FIELDS` and
+    :data:`~daxpy.cuda.clip_cells_source.CELL_FIELDS`: uploaded once per tables."""
+    import cupy
+
+    key = (cupy.cuda.runtime.getDevice(), id(tables), id(places))
+    kept = _TABLES.get(key)
+    if kept is None:
+        made, start, slots, centres, centre_start, types, sizes, codes, terms, shares = tables
+        cases = np.stack([made, start, slots, centres, centre_start], axis=1)
+        cells = np.concatenate([types[:, None].astype(np.int64), sizes[:, None], codes], axis=1)
+        kept = _TABLES[key] = (tables, places,
+                               *(cupy.asarray(a.astype(np.int32).ravel())
+                                 for a in (cases, cells, terms)),
+                               cupy.asarray(shares.astype(np.float64).ravel()),
+                               cupy.asarray(places.astype(np.int32).ravel()),
+                               np.int32(terms.shape[1]))
+    return kept[2:]
+
+
+def _empty(cupy) -> tuple:
+    """The array program's clip that makes no cell: nothing, kept points neither."""
+    none = cupy.zeros(0, cupy.int64)
+    return (cupy.zeros((0, 2), cupy.int64), cupy.zeros((0, 2)), none,
+            cupy.zeros((0, 0), cupy.int64), cupy.zeros((0, 0)), none,
+            cupy.zeros(1, cupy.int64), cupy.zeros(0, cupy.uint8), none, none)
+
+
+def clip_cells(scalars: Any, dims: tuple, value: float, bound: Any, invert: bool,
+               tables: tuple, places: np.ndarray) -> tuple | None:
+    """Clip a 3-D structured grid where its point ``scalars`` are at or above ``value``
+    (below it with ``invert``), on the GPU.
+
+    Parameters
+    ----------
+    scalars : cupy.ndarray of float32 or float64, shape (n_points,)
+    dims : tuple of int
+        The grid's points along x, y and z, each at least 2.
+    value : float
+    bound : NumPy scalar
+        The smallest number of the scalars' dtype at or above ``value``
+        (:func:`daxpy.worklets._marching.at_least_bound`): compared in the field's
+        dtype, it keeps what the float64 comparison keeps.
+    invert : bool
+    tables, places
+        VTK's voxel tables for ``invert`` and the places of their codes, as
+        :func:`daxpy.worklets._clip_arrays._case_arrays` and
+        :func:`~daxpy.worklets._clip_arrays._code_places` give them (kept by the
+        caller: they are uploaded once per object).
+
+    Returns
+    -------
+    tuple or None
+        The fields of :class:`daxpy.worklets.clip.Clipped`, in its order (``keys``
+        last); None for grids of 2^31 points or more (the kernels index rows in 32
+        bits).
+
+    Raises
+    ------
+    FieldError
+        If ``scalars`` is not one value a point of the grid.
+
+    Examples
+    --------
+    >>> callable(clip_cells)
+    True
+    """
+    nx, ny, nz = (int(d) for d in dims)
+    if scalars.ndim != 1 or scalars.shape[0] != nx * ny * nz:
+        # Checked here, before a kernel reads past the field's end.
+        raise FieldError(f"the clip's scalars have shape {tuple(scalars.shape)}; a grid of "
+                         f"dims {(nx, ny, nz)} has {nx * ny * nz} points")
+    if nx * ny * nz >= 2**31 or min(nx, ny, nz) < 2:
+        return None
+    import cupy
+    import cupyx
+
+    scalars = cupy.ascontiguousarray(scalars)
+    count, emit = _kernels(scalars.dtype)
+    cases, cells, terms, shares, code_places, width = _device_tables(tables, places)
+    rows = ny * nz
+    launch = ((rows + WARPS - 1) // WARPS,), (32, WARPS)
+    sizes = (np.int32(nx), np.int32(ny), np.int32(nz))
+    flags = cupy.empty(nx * rows, cupy.uint8)
+    counts = cupy.empty((5, rows), cupy.int64)
+    count(*launch, (scalars, scalars.dtype.type(bound), np.int32(bool(invert)), *sizes, cases,
+                    flags, counts))
+    starts = cupy.zeros((5, rows + 1), cupy.int64)
+    for field in range(5):
+        cupy.cumsum(counts[field], dtype=cupy.int64, out=starts[field, 1:])
+    # The one host sync: the five totals (kept points, cut edges, cells, slots,
+    # centres), each at its scan's end, copied into pinned memory.
+    totals = cupyx.empty_pinned(5, np.int64)
+    stream = cupy.cuda.get_current_stream()
+    for field in range(5):
+        cupy.cuda.runtime.memcpyAsync(totals.ctypes.data + 8 * field,
+                                      starts.data.ptr + 8 * (field * (rows + 1) + rows), 8,
+                                      cupy.cuda.runtime.memcpyDeviceToHost, stream.ptr)
+    stream.synchronize()
+    n_kept, n_cut, n_cells, n_slots, n_centres = (int(t) for t in totals)
+    if n_cells == 0:
+        return _empty(cupy)
+    n_points = n_kept + n_cut + n_centres
+    # Every row of the points' arrays is written by emit; the centre table is
+    # zeroed, as the array program pads it (emit writes every column too).
+    ids = cupy.empty((n_points, 2), cupy.int64)
+    weights = cupy.empty((n_points, 2), cupy.float64)
+    centre_ids = cupy.zeros((n_centres, 2 * int(width) - 2), cupy.int64)
+    centre_weights = cupy.zeros((n_centres, 2 * int(width) - 2), cupy.float64)
+    connectivity = cupy.empty(n_slots, cupy.int64)
+    offsets = cupy.empty(n_cells + 1, cupy.int64)
+    types = cupy.empty(n_cells, cupy.uint8)
+    source = cupy.empty(n_cells, cupy.int64)
+    keys = cupy.empty(n_points, cupy.int64)
+    emit(*launch, (scalars, np.float64(value), *sizes, cases, cells, terms, shares, width,
+                   code_places, flags, starts, np.int64(n_kept), np.int64(n_kept + n_cut),
+                   ids, weights, centre_ids, centre_weights, connectivity, offsets, types,
+                   source, keys))
+    return (ids, weights, cupy.arange(n_kept + n_cut, n_points, dtype=cupy.int64),
+            centre_ids, centre_weights, connectivity, offsets, types, source, keys)
