@@ -1,0 +1,29 @@
+"""The compiled CPU scans and sorts of the topology-generating kernels
+(daxpy.worklets._scan_cpu) against NumPy's, on tables long enough for several
+blocks per thread."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+pytest.importorskip("numba")
+
+from daxpy.worklets import _scan_cpu as scans  # noqa: E402
+
+
+@settings(max_examples=20, deadline=None)
+@given(rows=st.integers(0, 3 * scans._ROWS + 5), columns=st.integers(1, 5),
+       seed=st.integers(0, 2**31))
+def test_exclusive_rows_are_numpys_cumulative_sums(rows, columns, seed):
+    counts = np.random.default_rng(seed).integers(0, 9, (rows, columns))
+    want = np.concatenate([np.zeros((1, columns), np.int64), np.cumsum(counts, axis=0)])
+    assert scans.exclusive_rows(counts).tolist() == want.tolist()
+
+
+@settings(max_examples=20, deadline=None)
+@given(size=st.integers(0, 4 * scans._SMALL), seed=st.integers(0, 2**31))
+def test_sorted_unique_is_numpys_unique(size, seed):
+    rng = np.random.default_rng(seed)
+    top = int(rng.integers(1, 2**40))
+    keys = rng.integers(0, top, size)
+    assert scans.sorted_unique(keys, top).tolist() == np.unique(keys).tolist()
