@@ -262,3 +262,40 @@ def rank(unique, shift, first, key):
         else:
             hi = mid
     return lo
+
+
+_RANK_KEYS = 1 << 14
+"""Keys per chunk dealt to a thread by :func:`unique_inverse`."""
+
+
+@block_kernel()
+def _rank_all(unique, shift, bucket_first, keys, out, first, last):
+    """Chunks ``first`` to ``last`` of ``keys``: each key's place in ``unique``."""
+    n = keys.shape[0]
+    for x in range(first * _RANK_KEYS, min(n, last * _RANK_KEYS)):
+        out[x] = rank(unique, shift, bucket_first, keys[x])
+
+
+def unique_inverse(keys: np.ndarray, top: int) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(keys, return_inverse=True)`` of non-negative int64 ``keys`` (all
+    below ``top``) on every core: the distinct keys by :func:`sorted_unique`, each
+    key's place among them by :func:`rank`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> keys = np.random.default_rng(1).integers(0, 10**6, 100_000)
+    >>> unique, inverse = unique_inverse(keys, 10**6)
+    >>> want = np.unique(keys, return_inverse=True)
+    >>> bool((unique == want[0]).all() and (inverse == want[1]).all())
+    True
+    """
+    if keys.shape[0] < _SMALL:
+        return np.unique(keys, return_inverse=True)
+    keys = np.ascontiguousarray(keys, np.int64)
+    unique = sorted_unique(keys, top)
+    shift, bucket_first = ranks(unique, top)
+    inverse = np.empty(keys.shape[0], np.int64)
+    over_blocks(_rank_all, -(-keys.shape[0] // _RANK_KEYS), unique, shift, bucket_first, keys,
+                inverse)
+    return unique, inverse
