@@ -27,15 +27,3 @@ def test_sorted_unique_is_numpys_unique(size, seed):
     top = int(rng.integers(1, 2**40))
     keys = rng.integers(0, top, size)
     assert scans.sorted_unique(keys, top).tolist() == np.unique(keys).tolist()
-
-
-@settings(max_examples=20, deadline=None)
-@given(size=st.integers(0, 4 * scans._SMALL), seed=st.integers(0, 2**31))
-def test_unique_inverse_is_numpys(size, seed):
-    rng = np.random.default_rng(seed)
-    top = int(rng.integers(1, 2**40))
-    keys = rng.integers(0, top, size)
-    unique, inverse = scans.unique_inverse(keys, top)
-    want_unique, want_inverse = np.unique(keys, return_inverse=True)
-    assert unique.tolist() == want_unique.tolist()
-    assert inverse.tolist() == want_inverse.tolist()

@@ -192,7 +192,7 @@ def merge(parts: dict[int, tuple[Any, Any]], scalars: Any, value: float,
     sizes = sorted(parts)
     flat = [parts[k][0].ravel() for k in sizes]
     every = xp.concatenate(flat) if flat else xp.zeros(0, xp.int64)
-    unique, inverse = _distinct(every, n_points * n_points, xp)
+    unique, inverse = xp.unique(every, return_inverse=True)
     lo, hi = unique // n_points, unique % n_points
     low, high = scalars[lo].astype(xp.float64), scalars[hi].astype(xp.float64)
     t = (value - low) / (high - low)
@@ -213,27 +213,6 @@ def merge(parts: dict[int, tuple[Any, Any]], scalars: Any, value: float,
         cells[k], source[k] = _uncollapsed(made, parts[k][1].astype(xp.int64))
         start += piece.shape[0]
     return EdgeCut(lo=lo, hi=hi, t=t, cells=cells, source=source)
-
-
-def _distinct(keys: Any, top: int, xp: Any) -> tuple[Any, Any]:
-    """``xp.unique(keys, return_inverse=True)`` of non-negative keys below ``top``; on
-    the host, on every core where Numba is installed
-    (:func:`daxpy.worklets._scan_cpu.unique_inverse`): NumPy sorts on one thread,
-    which took a quarter of the CPU slice of 1M hexahedra on 2 cores.
-
-    Examples
-    --------
-    >>> [a.tolist() for a in _distinct(np.array([7, 3, 7]), 8, np)]
-    [[3, 7], [1, 0, 1]]
-    """
-    if xp is np:
-        try:
-            from ._scan_cpu import unique_inverse
-        except ImportError:  # no Numba: NumPy's sort
-            pass
-        else:
-            return unique_inverse(keys, top)
-    return xp.unique(keys, return_inverse=True)
 
 
 def _uncollapsed(cells: Any, source: Any) -> tuple[Any, Any]:
