@@ -363,3 +363,18 @@ def test_cut_edges_numbered_by_a_scan_are_the_sorts(dims, monkeypatch):
                 sort = _reference(grid, scalars, 0.1, invert)
             _assert_same(scan, sort)
             assert scan.keys.tobytes() == sort.keys.tobytes()
+
+
+@pytest.mark.parametrize("width,components", [(2, ()), (2, (3,)), (3, (2, 2)), (1, ())])
+def test_weighted_sums_over_several_blocks_match_the_array_program(width, components):
+    # More rows than a block (_weighted_cpu._BLOCK) of the thread pool, both paths:
+    # rows of up to three components from two terms in scalars, the others in arrays.
+    rng = np.random.default_rng(width)
+    n, m = 50, 3 * weighted_cpu._BLOCK + 5
+    values = rng.standard_normal((n,) + components).astype(np.float32)
+    ids = rng.integers(0, n, (m, width))
+    weights = rng.standard_normal((m, width))
+    rows = split_rows(ids, weights)
+    ours = weighted_sum(values, *rows, dtype=np.float32)
+    reference = weighted_sum(lambda i: values[i], *rows, dtype=np.float32)
+    assert ours.tobytes() == reference.tobytes()

@@ -20,10 +20,11 @@ Examples
 from __future__ import annotations
 
 import numpy as np
-from numba import parallel_chunksize, prange, set_num_threads
+from numba import set_num_threads
 
 from daxpy.data.arrays import native_order
 
+from ._blocks_cpu import block_kernel, over_blocks
 from ._numba import KERNEL_DTYPES, CompiledUnavailable, kernel, threads
 
 _VALUE_KINDS = "iuf"
@@ -112,10 +113,12 @@ def _store3(out, p, x, y, z):
 
 
 @kernel()
-def _weighted_block(values, axes, nx, ny, ids, weights, out, first, last):
+def _weighted_block(values, axes, nx, ny, ids, weights, out, wide, first, last):
     """Rows ``first`` to ``last``: up to three components (points, most fields) in
-    scalars, which stay in registers; wider rows through small arrays."""
-    if ids.shape[1] == 2 and 1 <= out.shape[1] <= 3:
+    scalars, which stay in registers (``wide`` None); wider rows through small
+    arrays. Numba drops the other path of ``wide is None`` before typing it: each
+    path compiles only for a call that takes it (seconds, cold)."""
+    if wide is None:
         for p in range(first, last):
             x, y, z = _pair3(values, axes, nx, ny, ids, weights, p)
             _store3(out, p, x, y, z)
@@ -127,23 +130,23 @@ def _weighted_block(values, axes, nx, ny, ids, weights, out, first, last):
             out[p, c] = total[c]
 
 
-@kernel(parallel=True)
-def _weighted(values, axes, nx, ny, ids, weights, out):
-    # Each block in a function of its own: loops in a parallel loop's body run
-    # several times slower (this loop over 1.16M rows of a clip, one thread:
-    # 8.8 ms there, 2.4 ms in a function called from it).
-    # Unsigned bounds: no index below zero to wrap around.
+@block_kernel()
+def _weighted(values, axes, nx, ny, ids, weights, out, wide, first, last):
+    """Blocks ``first`` to ``last`` of :data:`_BLOCK` rows, each in a function of its
+    own: loops in the caller's body ran several times slower (1.16M rows of a clip,
+    one thread: 8.8 ms there, 2.4 ms in a function called from it). Unsigned
+    bounds: no index below zero to wrap around."""
     m = ids.shape[0]
-    for block in prange((m + _BLOCK - 1) // _BLOCK):
-        _weighted_block(values, axes, nx, ny, ids, weights, out, np.uint64(block * _BLOCK),
-                        np.uint64(min(m, (block + 1) * _BLOCK)))
+    for block in range(first, last):
+        _weighted_block(values, axes, nx, ny, ids, weights, out, wide,
+                        np.uint64(block * _BLOCK), np.uint64(min(m, (block + 1) * _BLOCK)))
 
 
 @kernel()
 def _centres_block(values, axes, nx, ny, ids, weights, rows, centre_ids, centre_weights, out,
-                   first, last):
+                   wide, first, last):
     """Centre rows ``first`` to ``last``, as ``_weighted_block`` computes rows."""
-    if ids.shape[1] == 2 and 1 <= out.shape[1] <= 3:
+    if wide is None:
         for r in range(first, last):
             p = rows[r]
             x, y, z = _pair3(values, axes, nx, ny, ids, weights, p)
@@ -172,14 +175,17 @@ def _centres_block(values, axes, nx, ny, ids, weights, rows, centre_ids, centre_
             out[p, c] = total[c] + extra[c]
 
 
-@kernel(parallel=True)
-def _centres(values, axes, nx, ny, ids, weights, rows, centre_ids, centre_weights, out):
-    """The centre rows again, whole: their first terms, then their later ones summed
-    among themselves and added last, as the array program adds them."""
+@block_kernel()
+def _centres(values, axes, nx, ny, ids, weights, rows, centre_ids, centre_weights, out, wide,
+             first, last):
+    """Blocks ``first`` to ``last`` of the centre rows again, whole: their first
+    terms, then their later ones summed among themselves and added last, as the
+    array program adds them."""
     m = rows.shape[0]
-    for block in prange((m + _BLOCK - 1) // _BLOCK):
+    for block in range(first, last):
         _centres_block(values, axes, nx, ny, ids, weights, rows, centre_ids, centre_weights,
-                       out, np.uint64(block * _BLOCK), np.uint64(min(m, (block + 1) * _BLOCK)))
+                       out, wide, np.uint64(block * _BLOCK),
+                       np.uint64(min(m, (block + 1) * _BLOCK)))
 
 
 def weighted_rows(values, ids: np.ndarray, weights: np.ndarray, centres=None, axes=None,
@@ -228,11 +234,19 @@ def weighted_rows(values, ids: np.ndarray, weights: np.ndarray, centres=None, ax
         if values.dtype.kind not in _VALUE_KINDS or values.dtype == np.float16:
             raise CompiledUnavailable(f"no weighted sum kernel for {values.dtype}")
         shape = values.shape[1:]
-        table = np.ascontiguousarray(values.reshape(values.shape[0], -1))
+        # A read-only view whatever the caller's array: Numba types a read-only
+        # array apart, and a clip's points (read-only) and fields (writable) then
+        # compiled every kernel twice (2-5 s each, cold).
+        table = np.ascontiguousarray(values.reshape(values.shape[0], -1)).view()
+        table.flags.writeable = False
         grid_axes = np.zeros((3, 0), np.float32)
     else:
         shape = (3,)
-        table = np.zeros((0, 3))
+        # No rows read: float32 and read-only, the kernels' types for a float32
+        # field (the usual one), so that the coordinates and the fields of a clip
+        # share one compile.
+        table = np.zeros((0, 3), np.float32)
+        table.flags.writeable = False
         grid_axes = np.zeros((3, max(len(a) for a in axes)), np.float32)
         for a, coordinates in enumerate(axes):
             grid_axes[a, :len(coordinates)] = coordinates
@@ -240,16 +254,23 @@ def weighted_rows(values, ids: np.ndarray, weights: np.ndarray, centres=None, ax
     gathered = (table, grid_axes, len(axes[0]) if axes else 1, len(axes[1]) if axes else 1,
                 _rows(ids), _rows(weights))
     set_num_threads(threads())
-    # Blocks dealt one at a time as threads free up: one slowed by another
-    # process's load does not hold up the rest.
-    with parallel_chunksize(1):
-        _weighted(*gathered, out)
-        if centres is not None and centres[0].shape[0] and centres[1].shape[1]:
-            rows, centre_ids, centre_weights = centres
-            _centres(*gathered, _rows(rows.astype(np.int64, copy=False)),
-                     _rows(centre_ids.astype(np.int64, copy=False)),
-                     _rows(centre_weights.astype(np.float64, copy=False)), out)
+    # Serial kernels on the thread pool, blocks dealt as threads free up (one
+    # slowed by another process's load does not hold up the rest), not Numba
+    # parallel loops: those cost a clip's first use 2.9-5.0 s each to compile.
+    # Rows of one to three components from two terms, in scalars; else, arrays.
+    wide = None if ids.shape[1] == 2 and 1 <= out.shape[1] <= 3 else np.empty(0)
+    over_blocks(_weighted, _blocks(ids.shape[0]), *gathered, out, wide)
+    if centres is not None and centres[0].shape[0] and centres[1].shape[1]:
+        rows, centre_ids, centre_weights = centres
+        over_blocks(_centres, _blocks(rows.shape[0]), *gathered,
+                    _rows(rows.astype(np.int64, copy=False)),
+                    _rows(centre_ids.astype(np.int64, copy=False)),
+                    _rows(centre_weights.astype(np.float64, copy=False)), out, wide)
     return out.reshape((ids.shape[0],) + shape)
+
+
+def _blocks(m: int) -> int:
+    return (m + _BLOCK - 1) // _BLOCK
 
 
 def _rows(array: np.ndarray) -> np.ndarray:
