@@ -117,12 +117,10 @@ def _median_cold(name: str, family: str, dtype: str, cache_dir: str, runs: int) 
     """The timings of the median of ``runs`` cold runs (by compile time), each in a
     fresh cache, the last in ``cache_dir`` (which the cached run then reads)."""
     found = []
-    for run in range(max(runs, 1)):
-        if run == max(runs, 1) - 1:
-            found.append(measure(name, family, dtype, cache_dir))
-            continue
+    for _ in range(max(runs, 1) - 1):
         with tempfile.TemporaryDirectory(prefix="daxpy-numba-cache-") as fresh:
             found.append(measure(name, family, dtype, fresh))
+    found.append(measure(name, family, dtype, cache_dir))
     found.sort(key=lambda t: t["first_ms"] - t["run_ms"])
     return found[len(found) // 2]
 

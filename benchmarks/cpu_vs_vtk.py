@@ -243,7 +243,6 @@ def run_case(case: Case, grid, label: str, args, failures: list) -> list[dict]:
     return rows
 
 
-
 def goals(rows: list[dict], cores: int) -> list[str]:
     """The CPU issue's goals, each with its figures and verdict: every row at
     least 2x VTK STDThread on 16 cores (3x on 2), the hexahedra point gradient

@@ -253,6 +253,7 @@ def _hexahedra_by_every_path(grid, values):
     from daxpy.worklets import _hex_gradient_cpu as hexes, gradient_cpu as kernels
     from daxpy.worklets._cell_gradients import _corner_tables
     from daxpy.worklets._derivatives_cpu import ALONE, sparse
+    from daxpy.worklets._numba import count_type
     from daxpy.worklets._links_cpu import block_links
 
     points, table, check = kernels._inputs(grid, values)
@@ -266,7 +267,7 @@ def _hexahedra_by_every_path(grid, values):
                                   outs[0], ALONE),
            # Walked, however spread the cells are.
            hexes._walk_cells(points, table, corners, starts, cells, check, *finish, outs[1],
-                             ALONE, 0, n, 8 * grid.n_cells + 8, (0,) * table.shape[1]),
+                             ALONE, 0, n, 8 * grid.n_cells + 8, count_type(table.shape[1])),
            hexes._hex_points(points, table, corners, starts, cells, check, *finish, outs[2],
                              ALONE, 0, n)]
     assert bad == [0, 0, 0]

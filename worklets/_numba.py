@@ -90,6 +90,20 @@ def threads() -> int:
     return available if wanted is None else min(wanted, available)
 
 
+def count_type(count: int) -> tuple:
+    """A tuple of ``count`` items, passed to a kernel so that ``len()`` of it is a
+    number Numba knows when it compiles (a tuple's length is part of its type):
+    each count gets its own specialization, its loops over the count unrolled,
+    where a count read from an array's shape leaves them generic.
+
+    Examples
+    --------
+    >>> count_type(3)
+    (0, 0, 0)
+    """
+    return (0,) * count
+
+
 def kernel_dtype(*arrays: np.ndarray) -> tuple[np.ndarray, ...]:
     """The arrays in native byte order (Numba reads only that), after checking
     each is float32 or float64: :class:`CompiledUnavailable` otherwise.

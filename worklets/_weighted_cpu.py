@@ -31,7 +31,7 @@ _VALUE_KINDS = "iuf"
 """Integer and float fields (float16 excepted) are summed here; others by NumPy."""
 
 _BLOCK = 4096
-"""Output rows per iteration of the parallel loop."""
+"""Output rows per block dealt to a thread of the pool."""
 
 
 @kernel(inline="always")
