@@ -59,6 +59,13 @@ __device__ __forceinline__ void shuffle_down(const R (&x)[N], R (&y)[N]) {
 template <int N, int W, typename T>
 __device__ __forceinline__ void store_staged(T* stage, const T (&x)[N], T* dst, int n_valid) {
   const int lane = int(threadIdx.x);
+  if constexpr (N == W) {
+    // A lane's values are one word at its own place: stored as they are, without
+    // the round trip through shared memory or a warp sync (a redo of this lane's
+    // points after it is this lane's, in program order).
+    if (N * lane < n_valid) store_vector<W>(dst + N * lane, x);
+    return;
+  }
 #pragma unroll
   for (int n = 0; n < N; ++n) stage[N * lane + n] = x[n];
   __syncwarp();
