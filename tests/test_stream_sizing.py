@@ -11,6 +11,7 @@ run, whether a chunk's topology stays on the device or is uploaded again.
 import numpy as np
 import pytest
 from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import daxpy
 from daxpy.cuda import host_links
@@ -220,3 +221,21 @@ def test_a_budget_for_one_chunk_in_flight_runs_on_one_stream():
                              max_device_bytes=smallest, streams=3)
     np.testing.assert_array_equal(out.point_data[name], pipe.run(backend="cpu").point_data[name])
     assert prof.streams == 1 and prof.peak_bytes <= smallest
+
+
+@settings(max_examples=25, deadline=None)
+@given(fields=st.integers(1, 1 << 31))
+def test_default_chunks_quarter_a_small_run_and_keep_a_large_runs_size(fields):
+    # The run's field bytes stand in for a grid's: a quarter of them, within
+    # [SMALL_CHUNK_BYTES, CHUNK_BYTES]; a chunk_bytes setting is taken as it is.
+    source, _, _, program = _gradient(_hex_grid((3, 3, 3)))
+    per_run = fields * source.n_points
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(sizing, "item_bytes", lambda *_: (fields, 0))
+        target = sizing.chunk_target(source, program, None)
+        assert sizing.chunk_target(source, program, 12345) == 12345
+    assert sizing.SMALL_CHUNK_BYTES <= target <= sizing.CHUNK_BYTES
+    if sizing.SMALL_CHUNK_BYTES * sizing.SMALL_RUN_CHUNKS <= per_run:
+        assert target == min(sizing.CHUNK_BYTES, per_run // sizing.SMALL_RUN_CHUNKS)
+    else:
+        assert target == sizing.SMALL_CHUNK_BYTES

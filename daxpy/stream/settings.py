@@ -53,7 +53,7 @@ def _require_count(name: str, value, optional: bool = False) -> None:
 class Settings:
     """How pipelines stream; see the module docstring for each field."""
 
-    chunk_bytes: int = 64 << 20
+    chunk_bytes: int | None = None
     max_device_bytes: int | None = field(default_factory=_env_bytes)
     streams: int = 3
     staging: str = "auto"
@@ -63,7 +63,7 @@ class Settings:
     geometry_cells: int | None = None
 
     def __post_init__(self):
-        _require_count("chunk_bytes", self.chunk_bytes)
+        _require_count("chunk_bytes", self.chunk_bytes, optional=True)
         _require_count("max_device_bytes", self.max_device_bytes, optional=True)
         _require_count("geometry_cells", self.geometry_cells, optional=True)
         _require_count("streams", self.streams)

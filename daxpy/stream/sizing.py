@@ -99,6 +99,46 @@ def item_bytes(dataset, program: Program) -> tuple[int, int]:
     return per["points"], per["cells"]
 
 
+CHUNK_BYTES = 64 << 20
+"""The field bytes a chunk aims at by default: copies this large run at the link's rate,
+and a run of 100M points is a few dozen chunks."""
+
+SMALL_RUN_CHUNKS = 4
+"""Chunks a smaller run is cut into by default, where each keeps at least
+:data:`SMALL_CHUNK_BYTES`: with two or three 64 MiB chunks (10M points) the first
+chunk's copy in and the last one's copy out overlap nothing, and the run measured
+1.3-1.5x its copies' overlapped time on an H200; with 32 MiB chunks 1.25x
+(``benchmarks/NOTES-streaming.md``)."""
+
+SMALL_CHUNK_BYTES = 32 << 20
+"""The least field bytes of a default chunk: each chunk costs the host about 0.15 ms
+(its sub-grid, launches and events), and 16 MiB chunks already ran slower than 32 MiB
+ones at 10M points."""
+
+
+def chunk_target(dataset, program: Program, chunk_bytes: int | None) -> int:
+    """The field bytes a chunk of ``program`` over ``dataset`` aims at: ``chunk_bytes``
+    where set, else :data:`CHUNK_BYTES`, lowered for a run whose fields hold less than
+    :data:`SMALL_RUN_CHUNKS` of them to an even share, but not below
+    :data:`SMALL_CHUNK_BYTES`.
+
+    Examples
+    --------
+    >>> import numpy as np, daxpy
+    >>> from daxpy.stream.program import program_of
+    >>> g = daxpy.UniformGrid(dims=(10, 10, 10), point_data={"p": np.zeros(1000)})
+    >>> pipe = daxpy.pipeline(g); grad = pipe.gradient("p")
+    >>> program = program_of(g, pipe.stages, [grad.name])
+    >>> chunk_target(g, program, 4096), chunk_target(g, program, None) == SMALL_CHUNK_BYTES
+    (4096, True)
+    """
+    if chunk_bytes is not None:
+        return int(chunk_bytes)
+    per_point, per_cell = item_bytes(dataset, program)
+    total = dataset.n_points * per_point + dataset.n_cells * per_cell
+    return min(CHUNK_BYTES, max(SMALL_CHUNK_BYTES, total // SMALL_RUN_CHUNKS))
+
+
 def estimated_bytes(family: str, sizes, per_point: int, per_cell: int,
                     resident: bool) -> int:
     """Estimated device bytes of a chunk of ``sizes`` = (points, cells, corners):

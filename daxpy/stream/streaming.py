@@ -20,7 +20,9 @@ Results are bitwise those of the whole-grid run.
 
 Settings (:func:`configure`, or keyword arguments of :func:`run_streamed`):
 
-- ``chunk_bytes``: device working set of one chunk (default 64 MiB);
+- ``chunk_bytes``: device working set of one chunk (default None: 64 MiB, or, for a
+  run whose fields hold less than four times that, a quarter of them and at least
+  32 MiB: :func:`~daxpy.stream.sizing.chunk_target`);
 - ``max_device_bytes``: device memory the run may use (default: no limit;
   environment variable ``DAXPY_MAX_DEVICE_BYTES``);
 - ``streams``: chunks in flight (default 3);
@@ -62,7 +64,7 @@ from .movers import make_mover
 from .program import NotStreamable, position_dependent, program_of
 # configure is documented here, with the settings it changes.
 from .settings import Settings, configure, current_settings, replaced_settings  # noqa: F401
-from .sizing import plan_within
+from .sizing import chunk_target, plan_within
 from .transfer import STORAGE_KINDS, storage_dtype
 
 
@@ -108,9 +110,10 @@ def _plan_in_flight(dataset, program, settings: Settings) -> tuple:
     or fewer where ``max_device_bytes`` cannot hold that many of the smallest chunks
     (one stream runs slower, with no copy beside a kernel, but runs)."""
     streams = max(int(settings.streams), 1)
+    target = chunk_target(dataset, program, settings.chunk_bytes)
     while True:
         try:
-            return plan_within(dataset, program, settings.chunk_bytes,
+            return plan_within(dataset, program, target,
                                settings.max_device_bytes, streams), streams
         except DeviceMemoryError:
             if streams == 1:
