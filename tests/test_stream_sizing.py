@@ -225,15 +225,20 @@ def test_a_budget_for_one_chunk_in_flight_runs_on_one_stream():
 
 @settings(max_examples=25, deadline=None)
 @given(fields=st.integers(1, 1 << 31))
-def test_default_chunks_quarter_a_small_run_and_keep_a_large_runs_size(fields):
-    # The run's field bytes stand in for a grid's: a quarter of them, within
-    # [SMALL_CHUNK_BYTES, CHUNK_BYTES]; a chunk_bytes setting is taken as it is.
-    source, _, _, program = _gradient(_hex_grid((3, 3, 3)))
-    per_run = fields * source.n_points
+def test_default_chunks_quarter_a_small_uniform_run_and_keep_a_large_runs_size(fields):
+    # The run's field bytes stand in for a grid's: on a uniform grid a quarter of
+    # them, within [SMALL_CHUNK_BYTES, CHUNK_BYTES]; CHUNK_BYTES on other grids,
+    # whose chunks plan their kernels one by one; a chunk_bytes setting as it is.
+    uniform = daxpy.UniformGrid(dims=(3, 3, 3), point_data={"f": np.zeros(27)})
+    pipe = daxpy.pipeline(uniform)
+    program = program_of(uniform, pipe.stages, [pipe.field("f").gradient().name])
+    hexahedra, _, _, hex_program = _gradient(_hex_grid((3, 3, 3)))
+    per_run = fields * uniform.n_points
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(sizing, "item_bytes", lambda *_: (fields, 0))
-        target = sizing.chunk_target(source, program, None)
-        assert sizing.chunk_target(source, program, 12345) == 12345
+        target = sizing.chunk_target(uniform, program, None)
+        assert sizing.chunk_target(hexahedra, hex_program, None) == sizing.CHUNK_BYTES
+        assert sizing.chunk_target(uniform, program, 12345) == 12345
     assert sizing.SMALL_CHUNK_BYTES <= target <= sizing.CHUNK_BYTES
     if sizing.SMALL_CHUNK_BYTES * sizing.SMALL_RUN_CHUNKS <= per_run:
         assert target == min(sizing.CHUNK_BYTES, per_run // sizing.SMALL_RUN_CHUNKS)

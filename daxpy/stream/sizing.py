@@ -106,9 +106,9 @@ and a run of 100M points is a few dozen chunks."""
 SMALL_RUN_CHUNKS = 4
 """Chunks a smaller run is cut into by default, where each keeps at least
 :data:`SMALL_CHUNK_BYTES`: with two or three 64 MiB chunks (10M points) the first
-chunk's copy in and the last one's copy out overlap nothing, and the run measured
-1.3-1.5x its copies' overlapped time on an H200; with 32 MiB chunks 1.25x
-(``benchmarks/NOTES-streaming.md``)."""
+chunk's copy in and the last one's copy out overlap nothing. 10M points on an H100,
+64 MiB against this default: pass-through 2.24 -> 2.15 ms, point-to-cell 1.62 -> 1.38,
+gradient 2.87 -> 2.85 (``benchmarks/NOTES-streaming.md``)."""
 
 SMALL_CHUNK_BYTES = 32 << 20
 """The least field bytes of a default chunk: each chunk costs the host about 0.15 ms
@@ -118,8 +118,8 @@ ones at 10M points."""
 
 def chunk_target(dataset, program: Program, chunk_bytes: int | None) -> int:
     """The field bytes a chunk of ``program`` over ``dataset`` aims at: ``chunk_bytes``
-    where set, else :data:`CHUNK_BYTES`, lowered for a run whose fields hold less than
-    :data:`SMALL_RUN_CHUNKS` of them to an even share, but not below
+    where set, else :data:`CHUNK_BYTES`, lowered on a uniform grid whose run's fields
+    hold less than :data:`SMALL_RUN_CHUNKS` of them to an even share, but not below
     :data:`SMALL_CHUNK_BYTES`.
 
     Examples
@@ -134,6 +134,11 @@ def chunk_target(dataset, program: Program, chunk_bytes: int | None) -> int:
     """
     if chunk_bytes is not None:
         return int(chunk_bytes)
+    if dataset.family != "uniform":
+        # Only a uniform grid's chunks share one kernel plan (daxpy.cuda.dispatch.plan_key):
+        # the others plan their own, and at 10M hexahedra 4-5 chunks ran 1.2-1.4x slower
+        # than 2-3 on an H100.
+        return CHUNK_BYTES
     per_point, per_cell = item_bytes(dataset, program)
     total = dataset.n_points * per_point + dataset.n_cells * per_cell
     return min(CHUNK_BYTES, max(SMALL_CHUNK_BYTES, total // SMALL_RUN_CHUNKS))
