@@ -15,8 +15,6 @@ True
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from typing import Any
 
 import numpy as np
@@ -26,6 +24,7 @@ from ..data.worklet import get_worklet
 from .compile import kernel_of
 from .device import alignment, to_device
 from .plan import make_plan
+from .plan_cache import frozen_params, reused_plan
 
 
 def empty_output(shape: tuple, dtype) -> Any:
@@ -125,72 +124,11 @@ def execute_cuda(worklet, dataset, values: Any, association: str, **params) -> A
     """
     field, aligned = device_field(worklet.name, dataset, values, association)
     dtype, tail = np.dtype(field.dtype), tuple(field.shape[1:])
-    key = plan_key(worklet, dataset, association, dtype, tail, params, aligned)
-    plan = _remembered(key)
-    if plan is None:
-        plan = make_plan(worklet, dataset, association, dtype, tail, params, aligned=aligned)
-        _remember(key, worklet, plan)
+    what = (id(worklet), association, dtype.str, tail, frozen_params(params), bool(aligned))
+    plan = reused_plan(dataset, what, (worklet,),
+                       lambda: make_plan(worklet, dataset, association, dtype, tail, params,
+                                         aligned=aligned))
     return run_plan(plan, field)
-
-
-_PLANS: OrderedDict = OrderedDict()
-"""The latest plans of uniform grids, by :func:`plan_key`, with their worklet (kept
-alive, so that its ``id`` in the key is never another's)."""
-
-_PLANS_KEPT = 256
-_PLANS_LOCK = threading.Lock()
-
-
-def plan_key(worklet, dataset, association: str, dtype, tail: tuple, params: dict,
-             aligned: bool) -> tuple | None:
-    """Under what a plan is reused: on a uniform grid its kernels read the grid's
-    point counts and spacing only (never its origin or an array of its own), so
-    every chunk of a streamed run of one shape shares one plan, and planning (the
-    kernel's source and its cache key, the launch arguments) is paid once, not
-    once a chunk (about 0.2 ms each). None where a plan is not reused: other
-    grids (their kernels read the grid's own arrays), and parameters that are not
-    plain hashable values.
-
-    Examples
-    --------
-    >>> import numpy as np, daxpy
-    >>> from daxpy.data.worklet import get_worklet
-    >>> w, f32 = get_worklet("pass_through"), np.dtype("float32")
-    >>> a, b = daxpy.UniformGrid(dims=(4, 4)), daxpy.UniformGrid(dims=(4, 4), origin=(5, 5))
-    >>> plan_key(w, a, "points", f32, (), {}, True) == plan_key(w, b, "points", f32, (), {}, True)
-    True
-    >>> plan_key(w, daxpy.RectilinearGrid([0.0, 1.0]), "points", f32, (), {}, True) is None
-    True
-    """
-    if dataset.family != "uniform":
-        return None
-    try:
-        frozen = tuple(sorted(params.items()))
-        hash(frozen)
-    except TypeError:  # an array or a list among them
-        return None
-    return (id(worklet), tuple(dataset.dims), tuple(dataset.spacing), association, dtype.str,
-            tail, frozen, bool(aligned))
-
-
-def _remembered(key):
-    if key is None:
-        return None
-    with _PLANS_LOCK:
-        found = _PLANS.get(key)
-        if found is None:
-            return None
-        _PLANS.move_to_end(key)
-        return found[1]
-
-
-def _remember(key, worklet, plan) -> None:
-    if key is None:
-        return
-    with _PLANS_LOCK:
-        _PLANS[key] = (worklet, plan)
-        while len(_PLANS) > _PLANS_KEPT:
-            _PLANS.popitem(last=False)
 
 
 def run(name: str, dataset, values: Any, association: str = "points", **params) -> Any:

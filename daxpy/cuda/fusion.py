@@ -37,6 +37,7 @@ from .codegen import Plan, dtype_tag, index_ctype, kernel_name
 from .dispatch import device_field, run_plan
 from .march import topological_launch
 from .plan import _coordinate_dtype, _topologies
+from .plan_cache import frozen_params, reused_plan
 from .spec import spec_of
 from .stages import Step, chain_io, map_chain_launch, map_stages
 
@@ -212,8 +213,12 @@ def run_chain(dataset, values, association: str, steps):
     True
     """
     field, aligned = device_field(">".join(s.name for s in steps), dataset, values, association)
-    plan = make_fused_plan(dataset, association, field.dtype, tuple(field.shape[1:]), steps,
-                           aligned=aligned)
+    worklets = tuple(get_worklet(s.name) for s in steps)
+    what = (tuple((id(w), frozen_params(s.params)) for w, s in zip(worklets, steps)),
+            association, np.dtype(field.dtype).str, tuple(field.shape[1:]), bool(aligned))
+    plan = reused_plan(dataset, what, worklets,
+                       lambda: make_fused_plan(dataset, association, field.dtype,
+                                               tuple(field.shape[1:]), steps, aligned=aligned))
     return run_plan(plan, field)
 
 

@@ -135,9 +135,9 @@ def chunk_target(dataset, program: Program, chunk_bytes: int | None) -> int:
     if chunk_bytes is not None:
         return int(chunk_bytes)
     if dataset.family != "uniform":
-        # Only a uniform grid's chunks share one kernel plan (daxpy.cuda.dispatch.plan_key):
-        # the others plan their own, and at 10M hexahedra 4-5 chunks ran 1.2-1.4x slower
-        # than 2-3 on an H100.
+        # Measured on an H100 at 10M hexahedra, with each chunk's kernel plan kept
+        # between runs (daxpy.cuda.plan_cache): 4-5 chunks ran 1.3-1.6x slower than
+        # 2-3 (each holds a ring of neighbour cells and its own point ids).
         return CHUNK_BYTES
     per_point, per_cell = item_bytes(dataset, program)
     total = dataset.n_points * per_point + dataset.n_cells * per_cell
