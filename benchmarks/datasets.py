@@ -1,4 +1,5 @@
-"""Benchmark grids of a given size: uniform, rectilinear, curvilinear, unstructured hexahedra.
+"""Benchmark grids of a given size: uniform, rectilinear, curvilinear, unstructured hexahedra,
+and a mix of hexahedra, tetrahedra and wedges.
 
 Every builder is vectorized and deterministic (fixed seeds), so the CPU and GPU
 benchmarks and reruns see the same geometry. Fields are random, never zeros.
@@ -15,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 import daxpy
-from daxpy.data.celltypes import HEXAHEDRON
+from daxpy.data.celltypes import HEXAHEDRON, TETRA, WEDGE
 
 from .common import rng
 
@@ -120,6 +121,32 @@ def hex_grid(dims, jitter: float = 0.15, seed: int = 2) -> daxpy.UnstructuredGri
         pts.astype(np.float32), corners.ravel(),
         np.arange(0, 8 * n_cells + 1, 8, dtype=np.int64),
         np.full(n_cells, HEXAHEDRON, dtype=np.uint8))
+
+
+# Corner orders that cut a lattice hexahedron (VTK corner numbering) into five
+# tetrahedra or two wedges, each of positive volume.
+HEX_TO_TETS = ((0, 1, 3, 4), (1, 2, 3, 6), (1, 3, 4, 6), (3, 4, 6, 7), (1, 4, 5, 6))
+HEX_TO_WEDGES = ((0, 1, 3, 4, 5, 7), (1, 2, 3, 5, 6, 7))
+
+
+def mixed_grid(dims, jitter: float = 0.15, seed: int = 2) -> daxpy.UnstructuredGrid:
+    """The points of :func:`hex_grid` under a third of its hexahedra each kept, cut
+    into five tetrahedra, or cut into two wedges (by cell id modulo 3), so that the
+    cells of each shape are spread over the whole grid.
+
+    Examples
+    --------
+    >>> sorted((k, len(b.cell_ids)) for k, b in mixed_grid((3, 3, 2)).cell_blocks().items())
+    [('hex', 2), ('tet', 5), ('wedge', 2)]
+    """
+    pts = lattice_points(dims, np.float64)
+    pts += jitter * np.asarray(SPACING) * rng(seed).uniform(-1, 1, pts.shape)
+    corners = hex_connectivity(dims)
+    which = np.arange(corners.shape[0]) % 3
+    blocks = {HEXAHEDRON: corners[which == 0],
+              TETRA: np.concatenate([corners[which == 1][:, list(p)] for p in HEX_TO_TETS]),
+              WEDGE: np.concatenate([corners[which == 2][:, list(p)] for p in HEX_TO_WEDGES])}
+    return daxpy.UnstructuredGrid.from_blocks(pts.astype(np.float32), blocks)
 
 
 def random_field(n: int, components: int = 1, seed: int = 3,

@@ -83,7 +83,9 @@ class CaseBuilder:
         self.rect = datasets.rectilinear_grid(other)
         self.curv = datasets.curvilinear_grid(other)
         self.hexes = datasets.hex_grid(other)
-        for seed, grid in enumerate((self.uniform, self.rect, self.curv, self.hexes)):
+        self.mixed = datasets.mixed_grid(other)
+        for seed, grid in enumerate((self.uniform, self.rect, self.curv, self.hexes,
+                                     self.mixed)):
             grid.point_data["f"] = _device_random(grid.n_points, 10 + seed)
             grid.cell_data["c"] = _device_random(grid.n_cells, 20 + seed)
         self.uniform.point_data["v"] = _device_random((self.uniform.n_points, 3), 30)
@@ -220,6 +222,18 @@ class CaseBuilder:
                  ("cell_gradient", g, f, "points", {}), rtol=1e-4),
         ]
 
+    def mixed_cases(self) -> list[Case]:
+        """The point gradient over hexahedra, tetrahedra and wedges together (one kernel
+        per shape, each adding its cells' share): int32 corner ids, the field, the
+        coordinates and the gradient are its fewest bytes."""
+        g = self.mixed
+        f, n = g.point_data["f"], g.n_points
+        return [Case("point_gradient", "unstructured_mixed", n,
+                     4 * g.connectivity.size + n * (4 + 12 + 12),
+                     self._daxpy_reference("point_gradient", g, f, "points"),
+                     ("point_gradient", g, f, "points", {}), rtol=1e-4)]
+
     def all_cases(self) -> list[Case]:
         """Every case, uniform first."""
-        return self.uniform_cases() + self.other_structured_cases() + self.hex_cases()
+        return (self.uniform_cases() + self.other_structured_cases() + self.hex_cases()
+                + self.mixed_cases())
