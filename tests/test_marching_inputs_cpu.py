@@ -1,6 +1,7 @@
-"""The compiled classification of unstructured cells and the compiled plane
-distances (a slice's, a clip's) give the array programs' results (NaN and Inf corners, float32 values
-next to the cut value, every grid family a slice measures, any thread count)."""
+"""The compiled march of unstructured cells, the distinct edge keys of a cut and the
+compiled plane distances (a slice's, a clip's) give the array programs' results (NaN
+and Inf corners, float32 values next to the cut value, every grid family a slice
+measures, any thread count)."""
 
 import numpy as np
 import pytest
@@ -12,18 +13,23 @@ from daxpy.filters import Clip
 from daxpy.filters._implicit import _array_distance, coordinate_columns, implicit_function
 from daxpy.filters.slice import _array_axis_distance
 from daxpy.worklets import _numba
-from daxpy.worklets._cases_cpu import MIN_CELLS, cell_cases
+from daxpy.worklets._distinct_cpu import MIN_KEYS, unique_inverse
+from daxpy.worklets._march_cells_cpu import MIN_CELLS, march_cells
+from daxpy.worklets._marching import TABLES
 from daxpy.worklets._plane_cpu import MIN_POINTS, axis_plane_distance, plane_distance
-from daxpy.worklets.contour import _array_cases
+from daxpy.worklets.contour import _array_march
 
 pytest.importorskip("numba")
 
 
+_KINDS = {2: "line", 3: "triangle", 4: "tetra", 5: "pyramid", 6: "wedge", 8: "hexahedron"}
+
+
 @settings(max_examples=30, deadline=None)
-@given(corners=st.sampled_from([2, 3, 4, 5, 6, 8]), n_points=st.integers(1, 500),
+@given(corners=st.sampled_from(sorted(_KINDS)), n_points=st.integers(1, 500),
        dtype=st.sampled_from([np.float32, np.float64]), threads=st.sampled_from([1, 2, 4]),
        seed=st.integers(0, 2 ** 16))
-def test_compiled_cases_are_the_array_programs(corners, n_points, dtype, threads, seed):
+def test_the_compiled_march_is_the_array_programs(corners, n_points, dtype, threads, seed):
     rng = np.random.default_rng(seed)
     scalars = rng.normal(size=n_points).astype(dtype)
     scalars[rng.random(n_points) < 0.05] = np.nan
@@ -31,21 +37,40 @@ def test_compiled_cases_are_the_array_programs(corners, n_points, dtype, threads
     value = float(scalars[0]) if np.isfinite(scalars[0]) else 0.1
     # Values one float32 step either side of the value: compared as in float64.
     scalars[rng.random(n_points) < 0.1] = np.nextafter(dtype(value), dtype(np.inf))
-    ids = rng.integers(0, n_points, (MIN_CELLS + 13, corners))
-    _numba.set_threads(threads)
+    ids = rng.integers(0, n_points, (MIN_CELLS + rng.integers(0, 3 * MIN_CELLS), corners))
+    cells = np.sort(rng.choice(10 * ids.shape[0], ids.shape[0], replace=False))
+    _numba.set_threads(threads)   # more than Numba's threads: as many as it has
     try:
-        ours = cell_cases(ids, scalars, value + 1e-12)
+        keys, source = march_cells(ids, cells, scalars, value + 1e-12, _KINDS[corners])
     finally:
         _numba.set_threads(None)
-    assert ours.dtype == np.int64
-    np.testing.assert_array_equal(ours, _array_cases(ids, scalars, value + 1e-12))
+    want = _array_march(ids, cells, scalars, value + 1e-12, _KINDS[corners])
+    assert keys.dtype == source.dtype == np.int64
+    assert keys.shape[1] == TABLES[_KINDS[corners]][1].shape[2]
+    np.testing.assert_array_equal(keys, want[0])
+    np.testing.assert_array_equal(source, want[1])
 
 
 def test_a_corner_id_out_of_range_is_refused():
     ids = np.zeros((MIN_CELLS, 4), np.int64)
     ids[7, 2] = 3
     with pytest.raises(IndexError, match="out of range"):
-        cell_cases(ids, np.zeros(3), 0.5)
+        march_cells(ids, np.arange(MIN_CELLS), np.zeros(3), 0.5, "tetra")
+
+
+@settings(max_examples=30, deadline=None)
+@given(size=st.integers(MIN_KEYS, 8 * MIN_KEYS), top=st.integers(1, 2 ** 62),
+       seed=st.integers(0, 2 ** 16))
+def test_distinct_keys_are_numpys_unique(size, top, seed):
+    rng = np.random.default_rng(seed)
+    # Few distinct keys each named many times, as a cut's edges are.
+    pool = rng.integers(0, top, max(1, size // int(rng.integers(1, 8))))
+    keys = pool[rng.integers(0, pool.shape[0], size)]
+    unique, inverse = unique_inverse(keys)
+    want = np.unique(keys, return_inverse=True)
+    assert unique.dtype == inverse.dtype == np.int64
+    np.testing.assert_array_equal(unique, want[0])
+    np.testing.assert_array_equal(inverse, want[1])
 
 
 @settings(max_examples=20, deadline=None)
@@ -88,3 +113,62 @@ def test_a_clip_planes_values_on_host_points_are_the_array_programs(n_points, dt
     clip = Clip(plane=plane, backend="cpu")
     want = implicit_function(plane, None, None)(*coordinate_columns(grid, "cpu"))
     assert clip._scalars(grid).tobytes() == want.tobytes()
+
+
+def _hex_slice(side, seed, threads=None):
+    """A slice of jittered hexahedra by a random plane, on ``threads`` threads (its
+    points, cells and fields as bytes)."""
+    from strategies import _lattice_hexes, _lattice_points
+
+    from daxpy.data.celltypes import HEXAHEDRON
+    from daxpy.filters import Slice
+
+    rng = np.random.default_rng(seed)
+    dims = (side, side + 1, side + 2)
+    points = _lattice_points(rng, dims, 0.05)
+    hexes = _lattice_hexes(dims)
+    grid = daxpy.UnstructuredGrid(points, hexes.ravel(), np.arange(0, hexes.size + 1, 8),
+                                  np.full(len(hexes), HEXAHEDRON, np.uint8),
+                                  point_data={"s": rng.normal(size=len(points))})
+    cut = Slice(tuple(rng.normal(size=3)), tuple(points.mean(axis=0)), backend="cpu")
+    daxpy.configure_cpu(threads=threads)
+    try:
+        made = cut(grid)
+    finally:
+        daxpy.configure_cpu(threads=None)
+    return [made.points().tobytes(), made.cell_array("polys")[1].tobytes(),
+            made.point_data["s"].tobytes()]
+
+
+_SLICE_IN_A_CHILD = """
+import json, sys
+from daxpy.worklets._numba import threads
+from test_marching_inputs_cpu import _hex_slice
+print(json.dumps({"threads": threads(),
+                  "made": [b.hex() for b in _hex_slice(int(sys.argv[1]), int(sys.argv[2]))]}))
+"""
+
+
+@settings(max_examples=4, deadline=None)
+@given(side=st.integers(17, 24), seed=st.integers(0, 2 ** 16))
+def test_a_hexahedral_slice_is_the_array_programs_on_any_thread_count(side, seed):
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from daxpy.worklets import _marching, contour
+
+    one, two = _hex_slice(side, seed, 1), _hex_slice(side, seed, 2)
+    with pytest.MonkeyPatch.context() as patch:   # NumPy's march and sort alone
+        patch.setattr(contour, "_MARCHED", contour._array_march)
+        patch.setattr(_marching, "_distinct", lambda keys: np.unique(keys, return_inverse=True))
+        assert _hex_slice(side, seed) == one == two
+    # Numba's pool size is fixed per process: a child gets 4 threads.
+    env = dict(os.environ, NUMBA_NUM_THREADS="4", DAXPY_CPU_THREADS="4")
+    child = subprocess.run([sys.executable, "-c", _SLICE_IN_A_CHILD, str(side), str(seed)],
+                           env=env, capture_output=True, check=False, text=True,
+                           cwd=os.path.dirname(__file__), timeout=300)
+    assert child.returncode == 0, child.stderr
+    report = json.loads(child.stdout.strip().splitlines()[-1])
+    assert report["threads"] == 4 and report["made"] == [b.hex() for b in one]

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable
 
@@ -133,16 +134,30 @@ def over_blocks(task: Callable[..., Any], n_blocks: int, *args: Any) -> None:
     # Range r holds blocks r * n_blocks // n_ranges .. (r + 1) * n_blocks // n_ranges;
     # next() on a count is atomic under the GIL: each range is taken once.
     taken = itertools.count()
+    finished = threading.Condition()
+    done, errors = [0], []
 
     def work() -> None:
         for r in iter(taken.__next__, None):
             if r >= n_ranges:
                 return
-            task(*args, r * n_blocks // n_ranges, (r + 1) * n_blocks // n_ranges)
+            try:
+                task(*args, r * n_blocks // n_ranges, (r + 1) * n_blocks // n_ranges)
+            except BaseException as err:  # raised by the caller, below
+                errors.append(err)
+            with finished:
+                done[0] += 1
+                finished.notify_all()
 
     # Compiled before the threads start: one compiles, the others would wait.
     task(*args, 0, 0)
-    helpers = [_workers(threads).submit(work) for _ in range(threads - 1)]
+    for _ in range(threads - 1):
+        _workers(threads).submit(work)
     work()
-    for helper in helpers:
-        helper.result()
+    # The caller waits for the ranges, not for the helpers: a helper that another
+    # process kept off the cores until every range was taken finds none left, and
+    # waiting for it to wake cost a kernel of 0.6 ms up to 2 ms on 2 busy cores.
+    with finished:
+        finished.wait_for(lambda: done[0] == n_ranges)
+    if errors:
+        raise errors[0]

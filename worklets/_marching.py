@@ -192,7 +192,7 @@ def merge(parts: dict[int, tuple[Any, Any]], scalars: Any, value: float,
     sizes = sorted(parts)
     flat = [parts[k][0].ravel() for k in sizes]
     every = xp.concatenate(flat) if flat else xp.zeros(0, xp.int64)
-    unique, inverse = xp.unique(every, return_inverse=True)
+    unique, inverse = _distinct(every)
     lo, hi = unique // n_points, unique % n_points
     low, high = scalars[lo].astype(xp.float64), scalars[hi].astype(xp.float64)
     t = (value - low) / (high - low)
@@ -213,6 +213,26 @@ def merge(parts: dict[int, tuple[Any, Any]], scalars: Any, value: float,
         cells[k], source[k] = _uncollapsed(made, parts[k][1].astype(xp.int64))
         start += piece.shape[0]
     return EdgeCut(lo=lo, hi=hi, t=t, cells=cells, source=source)
+
+
+def _distinct(keys: Any) -> tuple[Any, Any]:
+    """``unique(keys, return_inverse=True)`` where the keys are; on the host without
+    sorting them all, where Numba is installed (:mod:`daxpy.worklets._distinct_cpu`).
+
+    Examples
+    --------
+    >>> [a.tolist() for a in _distinct(np.array([7, 3, 7]))]
+    [[3, 7], [1, 0, 1]]
+    """
+    xp = array_module(keys)
+    if xp is np:
+        try:
+            from ._distinct_cpu import unique_inverse
+        except ImportError:  # no Numba: NumPy's sort
+            pass
+        else:
+            return unique_inverse(keys)
+    return xp.unique(keys, return_inverse=True)
 
 
 def _uncollapsed(cells: Any, source: Any) -> tuple[Any, Any]:

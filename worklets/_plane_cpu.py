@@ -8,6 +8,11 @@ thread:
 - on uniform and rectilinear grids, from the axes' terms ``(a - o) n`` (three
   short arrays): ``(z term + y term) + x term`` at each point.
 
+Serial kernels over blocks of points on the thread pool
+(:func:`~daxpy.worklets._blocks_cpu.over_blocks`), as the slice's and the clip's
+later passes run: Numba's parallel loops leave their threads spinning after
+each loop, which held up the pool's kernels that follow on 2 busy cores.
+
 Examples
 --------
 >>> import numpy as np
@@ -19,25 +24,30 @@ Examples
 from __future__ import annotations
 
 import numpy as np
-from numba import prange
 
-from ._numba import CompiledUnavailable, KERNEL_DTYPES, kernel
+from ._blocks_cpu import block_kernel, over_blocks
+from ._numba import CompiledUnavailable, KERNEL_DTYPES
 
 MIN_POINTS = 1 << 14
 """Fewer points than this are left to NumPy: threads would not pay off."""
 
+_BLOCK = 1 << 14
+"""Points per block dealt to a thread."""
 
-@kernel(parallel=True)
-def _distance(points, o0, o1, o2, n0, n1, n2, out):
-    for p in prange(points.shape[0]):
+
+@block_kernel()
+def _distance(points, o0, o1, o2, n0, n1, n2, out, first, last):
+    """Blocks ``first`` to ``last`` of :data:`_BLOCK` points."""
+    for p in range(first * _BLOCK, min(points.shape[0], last * _BLOCK)):
         out[p] = ((np.float64(points[p, 0]) - o0) * n0 + (np.float64(points[p, 1]) - o1) * n1
                   + (np.float64(points[p, 2]) - o2) * n2)
 
 
-@kernel(parallel=True)
-def _axis_distance(tx, ty, tz, out):
+@block_kernel()
+def _axis_distance(tx, ty, tz, out, first, last):
+    """Rows (x lines) ``first`` to ``last``."""
     nx, ny = tx.shape[0], ty.shape[0]
-    for row in prange(ty.shape[0] * tz.shape[0]):
+    for row in range(first, last):
         k = row // ny
         zy = tz[k] + ty[row - k * ny]
         for i in range(nx):
@@ -63,7 +73,8 @@ def axis_plane_distance(terms, n_points: int) -> np.ndarray:
     if n_points < MIN_POINTS or not all(isinstance(t, np.ndarray) for t in terms):
         raise CompiledUnavailable("device arrays, or few points: the array program")
     out = np.empty(n_points, np.float64)
-    _axis_distance(*(np.ascontiguousarray(t, dtype=np.float64) for t in terms), out)
+    tx, ty, tz = (np.ascontiguousarray(t, dtype=np.float64) for t in terms)
+    over_blocks(_axis_distance, ty.shape[0] * tz.shape[0], tx, ty, tz, out)
     return out
 
 
@@ -88,6 +99,6 @@ def plane_distance(points: np.ndarray, origin, normal) -> np.ndarray:
             or points.dtype not in KERNEL_DTYPES:
         raise CompiledUnavailable("device or few points, or no kernel for the dtype")
     out = np.empty(points.shape[0], np.float64)
-    _distance(np.ascontiguousarray(points), *(float(o) for o in origin),
-              *(float(n) for n in normal), out)
+    over_blocks(_distance, -(-points.shape[0] // _BLOCK), np.ascontiguousarray(points),
+                *(float(o) for o in origin), *(float(n) for n in normal), out)
     return out

@@ -149,14 +149,13 @@ def contour_cells(grid: Any, scalars: Any, value: float, place=None) -> EdgeCut:
     """
     xp = array_module(scalars)
     place = place or xp.asarray
-    # Host cells by the compiled pass; device cells never load Numba.
-    cases_of = _CASES if xp.__name__ == "numpy" else _array_cases
+    # Host cells by the compiled passes; device cells never load Numba.
+    marched = _MARCHED if xp.__name__ == "numpy" else _array_march
     by_size: dict[int, list] = {}
     for block in grid.cell_blocks().values():
         for kind, corners, ids in _pieces(block):
-            on = place(corners)
             by_size.setdefault(per_cell(kind), []).append(
-                march(on, place(ids), scalars, value, kind, cases_of(on, scalars, value=value)))
+                marched(place(corners), place(ids), scalars=scalars, value=value, kind=kind))
     parts = {k: in_cell_order(found) for k, found in by_size.items()}
     return merge(parts, scalars, value, scalars.shape[0])
 
@@ -179,8 +178,14 @@ def _array_cases(corners: Any, scalars: Any, value: float) -> Any:
     return cases if bool(finite.all()) else xp.where(finite, cases, 0)
 
 
-# The compiled classification of host cells (a threaded pass, no temporaries).
-_CASES = compiled("_cases_cpu", "cell_cases", _array_cases)
+def _array_march(corners: Any, ids: Any, scalars: Any, value: float, kind: str) -> tuple:
+    """:func:`~daxpy.worklets._marching.march` of cells classified by
+    :func:`_array_cases`, where ``corners`` live."""
+    return march(corners, ids, scalars, value, kind, _array_cases(corners, scalars, value))
+
+
+# The compiled march of host cells (threaded passes, one byte a cell).
+_MARCHED = compiled("_march_cells_cpu", "march_cells", _array_march)
 
 _FAMILIES = {"uniform": contour_structured, "rectilinear": contour_structured,
              "curvilinear": contour_structured, "unstructured": contour_cells,
