@@ -7,7 +7,10 @@ a suite measured 2.2 s where four more measured 1.40-1.49 s), and once more in
 another fresh process on the last run's cache (``cached``: the kernel is
 loaded). Each process first imports Numba and compiles a
 trivial function, reported apart as ``numba_init``, so that a row holds only
-what its specialization costs: its first call minus its second. Writes
+what its specialization costs: its first call minus its second. The contour is
+measured once more on a field with values equal to the value and a NaN
+(``contour_careful``): what its careful path adds, its fast path compiled first
+by a call on the plain field. Writes
 ``benchmarks/results/cpu_compile-cpu-<n>core.json``; the issue's goals are
 2 s cold and about 0 cached per specialization.
 
@@ -17,6 +20,8 @@ Examples
 --------
 >>> parse_args(["--dtypes", "float64"]).dtypes
 ['float64']
+>>> parse_args(["--cases", "contour"]).cases
+['contour']
 """
 
 from __future__ import annotations
@@ -33,6 +38,10 @@ from .printout import format_table
 GRIDS = {"unstructured": "unstructured_hex", "any": "uniform3d", "uniform": "uniform3d"}
 """The benchmark grid of each family a compiled implementation serves."""
 
+FIELDS = {("contour", "uniform"): ("plain", "careful")}
+"""The fields an implementation is measured on, where not only the plain one: the
+structured contour compiles its careful path only for a field that needs it."""
+
 _CHILD = """
 import json, sys, time
 t0 = time.perf_counter()
@@ -42,7 +51,7 @@ init = time.perf_counter() - t0
 import numpy as np
 from benchmarks import datasets
 from daxpy.data.worklet import get_worklet
-name, family, dtype = sys.argv[1:4]
+name, family, dtype, field = sys.argv[1:5]
 worklet = get_worklet(name)
 dims = (20, 20, 20)
 grid = datasets.hex_grid(dims) if family == "unstructured" else datasets.uniform_grid(dims)
@@ -56,6 +65,11 @@ if name == "field_map":  # an expression of the one field
 if name == "threshold":  # the cells of the field's upper half
     params = {"at": "points", "lower": float(np.median(values)), "upper": float("inf")}
 impl = worklet.cpu_impl(family)
+if field == "careful":  # the plain field first: only the careful path is left to compile
+    impl(grid, values, **params)
+    values = values.copy()
+    values[::37] = params["value"]
+    values[1000] = np.nan
 times = []
 for _ in range(2):
     start = time.perf_counter()
@@ -76,11 +90,14 @@ def parse_args(argv=None):
     """
     p = SuiteParser(prog="daxpy bench cpu-compile", description=__doc__.split("\n")[0])
     p.add_argument("--dtypes", default="float32,float64")
+    p.add_argument("--cases", default="",
+                   help="worklets to measure, comma-separated (default: all)")
     p.add_argument("--cold-runs", type=int, default=3,
                    help="fresh-cache runs per specialization (their median is the row)")
     add_output_options(p)
     args = p.parse_args(argv)
     args.dtypes = args.dtypes.split(",")
+    args.cases = [c for c in args.cases.split(",") if c]
     return args
 
 
@@ -104,44 +121,56 @@ def compiled_cases() -> list[tuple[str, str]]:
     return cases
 
 
-def measure(name: str, family: str, dtype: str, cache_dir: str) -> dict:
-    """Run one specialization in a fresh process on ``cache_dir``; its timings in ms."""
+def measure(name: str, family: str, dtype: str, cache_dir: str, field: str = "plain") -> dict:
+    """Run one specialization in a fresh process on ``cache_dir``, on the plain field
+    or another of :data:`FIELDS`; its timings in ms."""
     env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir)
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    child = subprocess.run([sys.executable, "-c", _CHILD, name, family, dtype], env=env,
+    child = subprocess.run([sys.executable, "-c", _CHILD, name, family, dtype, field],
+                           env=env,
                            cwd=root, capture_output=True, text=True, check=True)
     return json.loads(child.stdout.strip().splitlines()[-1])
 
 
-def _median_cold(name: str, family: str, dtype: str, cache_dir: str, runs: int) -> dict:
+def _median_cold(name: str, family: str, dtype: str, field: str, cache_dir: str,
+                 runs: int) -> dict:
     """The timings of the median of ``runs`` cold runs (by compile time), each in a
     fresh cache, the last in ``cache_dir`` (which the cached run then reads)."""
     found = []
     for _ in range(max(runs, 1) - 1):
         with tempfile.TemporaryDirectory(prefix="daxpy-numba-cache-") as fresh:
-            found.append(measure(name, family, dtype, fresh))
-    found.append(measure(name, family, dtype, cache_dir))
+            found.append(measure(name, family, dtype, fresh, field))
+    found.append(measure(name, family, dtype, cache_dir, field))
     found.sort(key=lambda t: t["first_ms"] - t["run_ms"])
     return found[len(found) // 2]
+
+
+def _rows(name: str, family: str, field: str, dtype: str, case: str, runs: int) -> list:
+    """The cold and cached rows of one specialization (``case``: its row's name)."""
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="daxpy-numba-cache-") as cache:
+        for phase in ("cold", "cached"):
+            t = (measure(name, family, dtype, cache, field) if phase == "cached"
+                 else _median_cold(name, family, dtype, field, cache, runs))
+            compile_ms = max(t["first_ms"] - t["run_ms"], 0.0)
+            rows.append(make_row(case, GRIDS[family], dtype, 8000, "daxpy-cpu", compile_ms,
+                                 phase=phase, numba_init_ms=round(t["init_ms"], 1),
+                                 run_ms=round(t["run_ms"], 3)))
+            print(f"{case:15s} {family:12s} {dtype:8s} {phase:6s} "
+                  f"{compile_ms:8.0f} ms (numba init {t['init_ms']:.0f} ms)", flush=True)
+    return rows
 
 
 def main(argv=None) -> int:
     args = parse_args(argv)
     rows = []
     for name, family in compiled_cases():
-        for dtype in args.dtypes:
-            with tempfile.TemporaryDirectory(prefix="daxpy-numba-cache-") as cache:
-                for phase in ("cold", "cached"):
-                    t = (measure(name, family, dtype, cache) if phase == "cached"
-                         else _median_cold(name, family, dtype, cache, args.cold_runs))
-                    compile_ms = max(t["first_ms"] - t["run_ms"], 0.0)
-                    rows.append(make_row(name, GRIDS[family], dtype, 8000, "daxpy-cpu",
-                                         compile_ms, phase=phase,
-                                         numba_init_ms=round(t["init_ms"], 1),
-                                         run_ms=round(t["run_ms"], 3)))
-                    print(f"{name:15s} {family:12s} {dtype:8s} {phase:6s} "
-                          f"{compile_ms:8.0f} ms (numba init {t['init_ms']:.0f} ms)",
-                          flush=True)
+        if args.cases and name not in args.cases:
+            continue
+        for field in FIELDS.get((name, family), ("plain",)):
+            case = name if field == "plain" else f"{name}_{field}"
+            for dtype in args.dtypes:
+                rows += _rows(name, family, field, dtype, case, args.cold_runs)
     write_results("cpu_compile", rows, folder=output_dir(args), gpu=False)
     table = [{"case": r["case"], "grid": r["grid"], "dtype": r["dtype"], "phase": r["phase"],
               "compile_ms": r["time_ms"], "numba_init_ms": r["numba_init_ms"]} for r in rows]

@@ -14,7 +14,7 @@ from hypothesis import given, settings, strategies as st
 import daxpy
 from daxpy.data.worklet import get_worklet
 from daxpy.filters import Contour
-from daxpy.worklets import contour as numpy_contour
+from daxpy.worklets import contour as numpy_contour, contour_cpu
 from daxpy.worklets._numba import compiled
 
 from strategies import (CUT_DIMS, CUT_DTYPES, curvilinear_grids, cut_field, cut_value,
@@ -113,6 +113,27 @@ def test_thread_counts_give_the_same_bits():
     ours = cuts[0]
     assert report["cut"] == [a.tobytes().hex() for a in
                              (ours.lo, ours.hi, ours.t, ours.cells[3], ours.source[3])]
+
+
+@settings(max_examples=60, deadline=None)
+@given(dims=st.tuples(st.integers(2, 11), st.integers(2, 21), st.integers(1, 19)),
+       dtype=st.sampled_from([np.float32, np.float64]), seed=seeds,
+       marks=st.integers(1, 6))
+def test_careful_rows_anywhere_give_the_same_bits_on_any_threads(dims, dtype, seed, marks):
+    # Points equal to the value, NaN or Inf at a few random rows: the careful
+    # path's kernels run over those rows, dealt to 1, 2 and 4 threads.
+    grid = daxpy.UniformGrid(dims=dims)
+    rng = np.random.default_rng(seed)
+    scalars = rng.standard_normal(grid.n_points).astype(dtype)
+    value = float(scalars[0])
+    rows = rng.integers(0, grid.n_points // dims[0], marks)
+    where = rows * dims[0] + rng.integers(0, dims[0], marks)
+    scalars[where] = rng.choice([value, value, np.nan, np.inf, -np.inf], marks)
+    reference = _reference(grid, scalars, value)
+    for count in (1, 2, 4):   # Python threads: 4 run on a 2-core machine too
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(contour_cpu, "threads", lambda count=count: count)
+            _assert_same_cut(_compiled(grid, scalars, value), reference)
 
 
 def _surface(grid, monkeypatch, numpy, **options):

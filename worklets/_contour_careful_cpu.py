@@ -74,7 +74,8 @@ def _span(c, n, along):
     along the edge, else the cells before and after it."""
     if along:
         return c, c
-    return max(c - 1, 0), min(c, n - 2)
+    # (Not min and max: each call of theirs is compiled again, cold.)
+    return (c - 1 if c > 0 else 0), (c if c < n - 2 else n - 2)
 
 
 @kernel(**HELPER)
@@ -134,18 +135,6 @@ def _corner_key(s, value, base, offsets, a, b, careful):
 
 
 @kernel(**HELPER)
-def _collapsed(keys):
-    """Whether an output cell lists one point twice (snapped where a grid value
-    equals the value): VTK drops those."""
-    per = keys.shape[0]
-    for a in range(per):
-        for b in range(a + 1, per):
-            if keys[a, 0] == keys[b, 0] and keys[a, 1] == keys[b, 1]:
-                return True
-    return False
-
-
-@kernel(**HELPER)
 def _repeats(found, cut):
     """Whether the output cell through the edges ``cut`` lists one point twice."""
     for a in range(cut.shape[0]):
@@ -168,14 +157,15 @@ def _near(bad: np.ndarray, reach: int) -> np.ndarray:
     return near
 
 
-def _careful_rows(bad: np.ndarray, zc: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _careful_rows(bad: np.ndarray, zc: int) -> tuple[np.ndarray, np.ndarray]:
     """From the bad point rows (z, y): the point rows and the cell rows that take the
-    careful path, and the point rows to count again for either."""
+    careful path. A careful cell row starts at a careful point row: a cell row is
+    careful where one of its four point rows is bad, and a point row within one row
+    of a bad one is careful."""
     nz, ny = bad.shape
     points = _near(bad, 1)
     cells = _near(bad, 0)
     cells[:, -1] = False  # the last rows have no cells
     if zc == 2:
         cells[-1] = False
-    again = np.flatnonzero(points | cells)
-    return points.ravel(), cells[:max(nz - 1, 1), :ny - 1].ravel(), again
+    return points.ravel(), cells[:max(nz - 1, 1), :ny - 1].ravel()

@@ -1,6 +1,6 @@
 """The row helpers of the compiled structured contour
-(:mod:`daxpy.worklets.contour_cpu`): a row's column bytes, its cut edges and
-crossed cells, their counts and spans, and its output points.
+(:mod:`daxpy.worklets.contour_cpu`): a row's column bytes, and the test that
+skips eight quiet x at once.
 
 A *column* is one byte per x: which of eight rows' points are at or above the
 value (:func:`_columns`). The passes walk these bytes, not the rows' floats.
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._contour_careful_cpu import HELPER, _careful_flags, _collapsed, _corner_key, _finite_cell
+from ._contour_careful_cpu import HELPER
 from ._numba import kernel
 
 _ALL_IN = np.uint64(0xFFFFFFFFFFFFFFFF)
@@ -59,14 +59,6 @@ def _columns(s, bound, first, up, out, up2, out2, i0, i1, columns):
                    | (np.uint8(r6[i] >= bound) << 6) | (np.uint8(r7[i] >= bound) << 7))
 
 
-@kernel(**HELPER)
-def _fast_flags(column, after):
-    """A point's cut edges (bits 1 to 3: x, y, z) from its column and the next
-    one, where nothing near is NaN, Inf or equal to the value."""
-    return ((((column ^ after) & 1) << 1) | (((column ^ (column >> 1)) & 1) << 2)
-            | (((column ^ (column >> 2)) & 1) << 3))
-
-
 _SPREAD = np.array([(column & 1) | ((column & 2) << 1) | ((column & 4) << 2) | ((column & 8) << 3)
                     for column in range(256)], np.int64)
 """Each column's bits 0 to 3 (its rows (y, z): (0, 0), (1, 0), (0, 1), (1, 1)) at the
@@ -85,85 +77,3 @@ def _quiet_eight(columns, words, i):
     return (word == 0 or word == _ALL_IN) and columns[i + 8] == (word & 255)
 
 
-@kernel(**HELPER)
-def _point_row(s, value, bound, j, k, nx, ny, nz, zc, careful, i0, i1, lo, hi, t, start,
-               columns, words):
-    """Point row (j, k): counts its outputs over ``[i0, i1]`` (``start < 0``),
-    returning their number and span, or writes them from ``start``; ``words``: the
-    bytes of ``columns`` eight at a time."""
-    nxy = nx * ny
-    first = j * nx + k * nxy
-    up = nx if j + 1 < ny else 0
-    out = nxy if k + 1 < nz else 0
-    count, low, high = 0, nx, -1
-    if careful is None or not careful:
-        _columns(s, bound, first, up, out, _ZERO, _ZERO, i0,
-                 i1 + 1 if i1 + 1 < nx - 1 else nx - 1, columns)
-    i = i0 - 1
-    while i < i1:
-        i += 1
-        if careful is not None and careful:
-            flags = _careful_flags(s, value, bound, i, j, k, nx, ny, nz, zc)
-        else:
-            if i & 7 == 0 and _quiet_eight(columns, words, i):
-                i += 7
-                continue
-            column = columns[i]
-            after = columns[i + 1] if i + 1 < nx else column
-            if column == after and (column == 0 or column == 255):
-                continue  # all in or all out: most of a span, passed by the one test
-            flags = _fast_flags(column, after)
-        if flags == 0:
-            continue
-        low, high = (i if i < low else low), i
-        if start < 0:
-            count += ((flags & 1) + ((flags >> 1) & 1) + ((flags >> 2) & 1)
-                      + ((flags >> 3) & 1))
-            continue
-        p = first + i
-        steps = (0, 1, up, out)
-        for bit in range(4):
-            if flags & (1 << bit):
-                q = p + steps[bit]
-                lo[start + count], hi[start + count] = p, q
-                low_value = np.float64(s[p])
-                # The NumPy implementation's float64 arithmetic, in its order.
-                t[start + count] = 0.0 if bit == 0 else (
-                    (value - low_value) / (np.float64(s[q]) - low_value))
-                count += 1
-    return count, low, high
-
-
-@kernel(**HELPER)
-def _case(columns, i, full):
-    """The case of the cell at x = i from its two columns (0 where it is all in or
-    all out)."""
-    case = (_SPREAD[columns[i]] | (_SPREAD[columns[i + 1]] << 1)) & full
-    return 0 if case == full else case
-
-
-@kernel(**HELPER)
-def _count_cells(s, value, bound, j, k, nx, ny, zc, careful, counts, table, edges, offsets,
-                 columns):
-    """Cell row (j, k)'s output cells and the span of its crossed cells (on the
-    careful path: cells collapsing on a snapped point are not counted)."""
-    per = table.shape[2]
-    full = (1 << 4 * zc) - 1
-    nxy = nx * ny
-    keys = np.empty((per, 3), np.int64)
-    count, low, high = 0, nx, -1
-    first = j * nx + k * nxy
-    _columns(s, bound, first, nx, nxy if zc == 2 else 0, _ZERO, _ZERO, _ZERO, nx - 1,
-             columns)
-    for i in range(nx - 1):
-        case = _case(columns, i, full)
-        if case == 0 or (careful and not _finite_cell(s, i, j, k, nx, nxy, zc)):
-            continue
-        low, high = min(low, i), i
-        for n in range(counts[case]):
-            for m in range(per):
-                e = table[case, n, m]
-                keys[m, 0], keys[m, 1], keys[m, 2] = _corner_key(
-                    s, value, first + i, offsets, edges[e, 0], edges[e, 1], careful)
-            count += 0 if careful and _collapsed(keys) else 1
-    return count, low, high

@@ -37,7 +37,8 @@ def _emit_searched(s, value, bound, nx, ny, zc, careful_cells, rows, offsets, ta
                    cell_counts, cell_spans, cell_start, row_start, lo, hi, cells, source,
                    scratch, scratch_words, edge_points, first, step):
     """Write the output cells of cell rows ``rows``, near a NaN, an Inf or the
-    value, after the points (:func:`~daxpy.worklets.contour_cpu._march`): each
+    value, after the points (:func:`~daxpy.worklets.contour_cpu._march`, and
+    :func:`~daxpy.worklets._contour_careful_rows_cpu._march_careful` near those): each
     crossed edge's point (``found``, by edge; ``cut``: each case's crossed edges)
     looked up once per cell, in the outputs (``lo``, ``hi``) of the cell's point
     rows (from ``row_start``). One loop, no row function: each level of calls is

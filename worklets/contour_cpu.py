@@ -11,22 +11,26 @@ depend on the thread count:
    points, by point then axis) and per cell row its output cells, with the span
    of x where they are; each row is also screened for a NaN, an Inf or the value
    itself. The rows near such a row are counted again on the careful path
-   (:mod:`daxpy.worklets._contour_careful_cpu`);
+   (:mod:`daxpy.worklets._contour_careful_rows_cpu`, the rules of
+   :mod:`daxpy.worklets._contour_careful_cpu`);
 2. *scan*: exclusive sums of the per-row counts (NumPy, over rows, not points):
    the one place the output's size is known, before anything is written;
 3. *emit*: each point row writes its output points and its cell row's output
    cells in one walk; a cell's cut edges' points are counted from its point rows'
-   starts, not looked up. Only the cell rows beside a careful row look them up,
-   after (:mod:`daxpy.worklets._contour_searched_cpu`).
+   starts, not looked up. The careful point rows are written after, by the
+   careful path's kernel, and the cell rows beside them look their points up
+   last (:mod:`daxpy.worklets._contour_searched_cpu`).
 
 The passes walk one byte per x (which of eight rows' points are in), filled by a
 loop the compiler vectorizes; only the rows' spans are walked after the count.
 The points come out in the ``(lo, hi)`` order of the NumPy implementation's sort,
 and the cells in input cell order, then the case table's order.
 
-Where no row takes the careful path, the kernel gets None for its flags: Numba
-prunes the branches testing ``careful is None`` before typing, so the careful
-path is compiled only for a field that needs it (seconds, cold). The kernels are
+The careful path is kernels of its own, compiled only for a field that takes
+it; :func:`_march` only skips its rows (``careful_points``, ``searched``: all
+False for most fields), so it is one compiled function for every field, and
+no specialization compiles both paths (the march with both compiled in about
+3 s, cold; the three kernels now 0.7-1.6 s each). The kernels are
 serial (``nogil``), threaded from Python, not Numba ``prange`` loops: a parallel
 kernel is two more levels of compiled code, each re-optimizing all it calls, and
 cost a cold first call about half of its 6 s. For the same reason counting and
@@ -48,8 +52,8 @@ from __future__ import annotations
 import numpy as np
 
 from ._contour_careful_cpu import _careful_rows, _screen_row, screen_values
-from ._contour_rows_cpu import (_ALL_IN, _BLOCK, _SPREAD, _ZERO, _columns, _count_cells,
-                               _point_row)
+from ._contour_careful_rows_cpu import _march_careful
+from ._contour_rows_cpu import _ALL_IN, _BLOCK, _SPREAD, _ZERO, _columns
 from ._contour_searched_cpu import _emit_searched
 from ._edge_cut import EdgeCut
 from ._marching import TABLES, at_least_bound, cut_edges
@@ -113,14 +117,14 @@ _Z = np.array([_lanes(c ^ (((c >> 2) & 3) | ((c >> 3) & 4) | ((c >> 4) & 8))) fo
 
 @kernel(nogil=True, no_cfunc_wrapper=True)
 def _march(s, value, bound, equal, zero, nx, ny, nz, zc, writing, rows, careful_points,
-           careful_cells, searched, offsets, tables, point_counts, point_spans, point_start,
-           cell_counts, cell_spans, cell_start, bad, lo, hi, t, cells, source, scratch,
-           scratch_words, slots, first, step):
+           searched, counts, slotted, point_counts, point_spans, point_start, cell_counts,
+           cell_spans, cell_start, bad, lo, hi, t, cells, source, scratch, scratch_words,
+           slots, first, step):
     """Point rows ``rows`` and their cell rows, in one walk each over eight rows'
     bits: counted (``writing`` False: outputs, spans, the screen), or written from
-    their starts (but the ``searched`` cell rows). One kernel for both passes, one
-    loop, no row function: each kernel and each level of calls is compiled again,
-    cold.
+    their starts (but the ``careful_points`` point rows and the ``searched`` cell
+    rows: other kernels write them). One kernel for both passes, one loop, no row
+    function: each kernel and each level of calls is compiled again, cold.
 
     Writing, a cell's cut edges' points are counted, not looked up: where no point
     row of a cell row is on the careful path, each cut edge is a point, so the
@@ -128,8 +132,7 @@ def _march(s, value, bound, equal, zero, nx, ny, nz, zc, writing, rows, careful_
     before x, counted as the rows are walked from the first (``slots``: a cell's
     twelve edge points, by :data:`_SLOT`)."""
     n = rows.shape[0]
-    counts, table, edges, slotted = tables
-    per = table.shape[2]
+    per = slotted.shape[2]
     full = (1 << 4 * zc) - 1
     nxy = nx * ny
     columns, words = scratch[first], scratch_words[first]
@@ -145,26 +148,9 @@ def _march(s, value, bound, equal, zero, nx, ny, nz, zc, writing, rows, careful_
             points_too = True
             if not writing:
                 bad[r] = _screen_row(s, equal, zero, r * nx, nx)   # while it is in cache
-                if careful_points is not None and (careful_points[r] or (
-                        cells_too and careful_cells[c])):
-                    point_counts[r], point_spans[r, 0], point_spans[r, 1] = _point_row(
-                        s, value, bound, j, k, nx, ny, nz, zc, careful_points[r], _ZERO,
-                        nx - 1, lo, hi, t, _ZERO - 1, columns, words)
-                    if cells_too:
-                        cell_counts[c], cell_spans[c, 0], cell_spans[c, 1] = _count_cells(
-                            s, value, bound, j, k, nx, ny, zc, careful_cells[c], counts,
-                            table, edges, offsets, columns)
-                    continue
             else:
-                cells_too = cells_too and cell_counts[c] != 0 and (
-                    searched is None or not searched[c])
-                points_too = point_counts[r] != 0
-                if careful_points is not None and careful_points[r]:
-                    if points_too:
-                        _point_row(s, value, bound, j, k, nx, ny, nz, zc, careful_points[r],
-                                   point_spans[r, 0], point_spans[r, 1], lo, hi, t,
-                                   point_start[r], columns, words)
-                    points_too = False
+                cells_too = cells_too and cell_counts[c] != 0 and not searched[c]
+                points_too = point_counts[r] != 0 and not careful_points[r]
                 if not (points_too or cells_too):
                     continue
             q0 = q1 = q2 = q3 = point_start[r] if writing else _ZERO
@@ -306,37 +292,44 @@ def contour_structured(grid, scalars: np.ndarray, value: float, place=None) -> E
     scratch_words = scratch.view(np.uint64)   # the same bytes, eight at a time
     slots = np.empty((step, 32), np.int64)
     per = table.shape[2]
-    tables = (counts, table, edges, _SLOTTED[kind])
     march = (s, value, bound, *screen_values(s.dtype, value), nx, ny, nz, zc)
     # No row on the careful path, yet; nothing to write into, yet.
-    careful = (None, None, None)
+    careful_points, searched = np.zeros(ny * nz, bool), np.zeros(n_cell_rows, bool)
     none = np.zeros(0, np.int64)
     nothing = (none, none, np.zeros(0), np.zeros((0, per), np.int64), none)
-    rows, starts = np.arange(ny * nz), (none, none)
+    starts = (none, none)
 
-    def run(writing, rows, careful, starts, outputs):
-        on_threads(_march, step, *march, writing, rows, *careful, offsets, tables, point_counts,
-                   point_spans, starts[0], cell_counts, cell_spans, starts[1], bad, *outputs,
-                   scratch, scratch_words, slots)
+    def run(writing, outputs):
+        on_threads(_march, step, *march, writing, np.arange(ny * nz), careful_points, searched,
+                   counts, _SLOTTED[kind], point_counts, point_spans, starts[0], cell_counts,
+                   cell_spans, starts[1], bad, *outputs, scratch, scratch_words, slots)
+
+    def run_careful(writing, outputs):
+        on_threads(_march_careful, step, s, value, bound, nx, ny, nz, zc, writing,
+                   np.flatnonzero(careful_points), careful_cells, counts, table, edges,
+                   offsets, point_counts, point_spans, starts[0], cell_counts, cell_spans,
+                   *outputs, scratch, slots)
 
     # Every row on the fast path, screened as it goes; then the rows near a bad
     # one again, on the careful path (none, for most fields).
-    run(False, rows, careful, starts, nothing)
-    if bad.any():
-        careful_points, careful_cells, again = _careful_rows(bad.reshape(nz, ny), zc)
+    run(False, nothing)
+    careful = bad.any()
+    if careful:
+        careful_points, careful_cells = _careful_rows(bad.reshape(nz, ny), zc)
         # The cell rows whose points are looked up, not counted.
-        careful = (careful_points, careful_cells, _beside(careful_points.reshape(nz, ny), zc))
-        run(False, again, careful, starts, nothing)
+        searched = _beside(careful_points.reshape(nz, ny), zc)
+        run_careful(False, nothing[:3])
     starts = (_exclusive(point_counts), _exclusive(cell_counts))
     lo = np.empty(starts[0][-1], np.int64)
     hi, t = np.empty_like(lo), np.empty(lo.shape[0])
     cells = np.empty((starts[1][-1], per), np.int64)
     source = np.empty(cells.shape[0], np.int64)
-    run(True, rows, careful, starts, (lo, hi, t, cells, source))
-    if careful[2] is not None:
+    run(True, (lo, hi, t, cells, source))
+    if careful:
+        run_careful(True, (lo, hi, t))
         # The rest, once every point is written: their points are looked up.
-        on_threads(_emit_searched, step, s, value, bound, nx, ny, zc, careful[1],
-                   np.flatnonzero(careful[2]), offsets, tables[:3], _CUT[kind], cell_counts,
-                   cell_spans, starts[1], starts[0], lo, hi, cells, source, scratch,
-                   scratch_words, slots)
+        on_threads(_emit_searched, step, s, value, bound, nx, ny, zc, careful_cells,
+                   np.flatnonzero(searched), offsets, (counts, table, edges), _CUT[kind],
+                   cell_counts, cell_spans, starts[1], starts[0], lo, hi, cells, source,
+                   scratch, scratch_words, slots)
     return EdgeCut(lo=lo, hi=hi, t=t, cells={per: cells}, source={per: source})
