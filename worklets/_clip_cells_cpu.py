@@ -75,6 +75,13 @@ def _kind_arrays(kind: str, invert: bool) -> tuple:
 
 _TABLES = {(kind, invert): _kind_arrays(kind, invert)
            for kind in _SHAPES.values() for invert in (False, True)}
+# A cell with every corner kept makes one cell, itself, its corners in order, and
+# no centre: the emit pass copies those (most cells of a clip) without the tables.
+for (_kind, _invert), (_t, _, _) in _TABLES.items():
+    _whole = _t[1][_t[0].shape[0] - 1]
+    if (_t[0][-1], _t[3][-1], tuple(_t[7][_whole, :_t[6][_whole]])) != \
+            (1, 0, tuple(range(_t[6][_whole]))):
+        raise ImportError(f"clip tables: a whole {_kind} is not itself")
 
 
 # Serial kernels over ranges of chunks of cells, which _blocks_cpu.over_blocks
@@ -161,8 +168,10 @@ def _emit(s, value, renumber, corners, cases, cell_ids, made, start, centres, ce
     """Chunks ``first`` to ``last``'s cells' output cells and centre points, from
     their starts: each chunk's, counted on from cell to cell (a grid of one
     block), else each cell's (``by_cell``)."""
-    n, m = renumber.shape[0], corners.shape[0]
+    n, m, k = renumber.shape[0], corners.shape[0], corners.shape[1]
     n_kept = renumber[n - 1] + 1 if n else 0
+    whole = made.shape[0] - 1   # every corner kept
+    whole_type = types[start[whole]]
     for chunk in range(first, last):
         at = 0 if by_cell else chunk
         q, slot, centre = starts[at, 0], starts[at, 1], starts[at, 2]
@@ -172,6 +181,15 @@ def _emit(s, value, renumber, corners, cases, cell_ids, made, start, centres, ce
                 continue
             if by_cell:
                 q, slot, centre = starts[cell, 0], starts[cell, 1], starts[cell, 2]
+            if case == whole:
+                # Itself: its corners renumbered, in order, with no table read.
+                for c in range(k):
+                    connectivity[slot + c] = renumber[corners[x, c]]
+                slot += k
+                cell_types[q], source[q] = whole_type, cell
+                cell_offsets[q + 1] = slot
+                q += 1
+                continue
             centre_at = first_centre + centre
             # Counted on here; q and slot by the loops below.
             centre += centres[case]
