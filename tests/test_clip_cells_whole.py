@@ -43,3 +43,55 @@ def test_a_mixed_grid_kept_whole_is_itself(invert):
     _assert_same(grid, scalars, 0.0, invert)
     made = clip_unstructured(grid, scalars, 0.0, invert)
     assert made.cell_types.tolist() == grid.cell_types.tolist()
+
+
+_FOUR_THREADS = """
+import json, numpy as np
+from daxpy.worklets._numba import threads
+from test_clip_cells_whole import PARTS, _big
+grid, scalars = _big()
+from daxpy.worklets._clip_cells_cpu import clip_unstructured
+made = clip_unstructured(grid, scalars, 0.0)
+print(json.dumps({"threads": threads(), "made": [getattr(made, p).tobytes().hex()
+                                                 for p in PARTS]}))
+"""
+
+
+def _big():
+    """Hexahedra with more points than two blocks of the kept points' scan (so that
+    it runs on every thread), a plane's distance cutting them."""
+    from test_clip_cpu import _hexes
+
+    grid = _hexes(52)
+    return grid, grid.points() @ np.array([1.0, 0.7, 0.3]) - 40.0
+
+
+def test_thread_counts_1_2_4_give_the_array_programs_bits():
+    import json
+    import os
+    import subprocess
+    import sys
+
+    import daxpy
+    from daxpy.worklets._scan_cpu import _ROWS
+
+    grid, scalars = _big()
+    assert grid.n_points > 2 * _ROWS
+    made = []
+    try:
+        for count in (1, 2):
+            daxpy.configure_cpu(threads=count)
+            made.append(clip_unstructured(grid, scalars, 0.0))
+            _assert_same(grid, scalars, 0.0, False)
+    finally:
+        daxpy.configure_cpu(threads=None)
+    assert [getattr(made[0], p).tobytes() for p in PARTS] == \
+        [getattr(made[1], p).tobytes() for p in PARTS]
+    # Numba's pool size is fixed per process: a child gets 4 threads.
+    env = dict(os.environ, NUMBA_NUM_THREADS="4", DAXPY_CPU_THREADS="4")
+    child = subprocess.run([sys.executable, "-c", _FOUR_THREADS], env=env, capture_output=True,
+                           check=False, text=True, cwd=os.path.dirname(__file__), timeout=300)
+    assert child.returncode == 0, child.stderr
+    report = json.loads(child.stdout.strip().splitlines()[-1])
+    assert report["threads"] == 4
+    assert report["made"] == [getattr(made[0], p).tobytes().hex() for p in PARTS]
