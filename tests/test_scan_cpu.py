@@ -27,3 +27,14 @@ def test_sorted_unique_is_numpys_unique(size, seed):
     top = int(rng.integers(1, 2**40))
     keys = rng.integers(0, top, size)
     assert scans.sorted_unique(keys, top).tolist() == np.unique(keys).tolist()
+
+
+@settings(max_examples=20, deadline=None)
+@given(rows=st.integers(0, 3 * scans._ROWS + 5), share=st.floats(0, 1),
+       seed=st.integers(0, 2**31))
+def test_a_uint8_mask_is_scanned_as_it_is(rows, share, seed):
+    # The clip numbers its kept points by the scan of their mask, not widened first.
+    mask = (np.random.default_rng(seed).random((rows, 1)) < share).astype(np.uint8)
+    want = np.concatenate([[0], np.cumsum(mask[:, 0], dtype=np.int64)])
+    got = scans.exclusive_rows(mask)
+    assert got.dtype == np.int64 and got[:, 0].tolist() == want.tolist()

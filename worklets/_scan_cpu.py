@@ -71,6 +71,7 @@ def exclusive_rows(counts: np.ndarray) -> np.ndarray:
     Parameters
     ----------
     counts : int array, shape (n, k)
+        Any integer dtype (a mask of uint8 is scanned as it is, not widened first).
 
     Returns
     -------
@@ -84,13 +85,13 @@ def exclusive_rows(counts: np.ndarray) -> np.ndarray:
     >>> exclusive_rows(np.ones((_ROWS + 3, 2), np.int64))[-2:].tolist()
     [[65538, 65538], [65539, 65539]]
     """
-    counts = np.ascontiguousarray(counts, np.int64)
+    counts = np.ascontiguousarray(counts)
     starts = np.empty((counts.shape[0] + 1, counts.shape[1]), np.int64)
     starts[0] = 0
     if counts.shape[0] <= _ROWS:
         # One block: one thread would scan it, so NumPy does, and a first use on
         # few rows compiles no kernel.
-        np.cumsum(counts, axis=0, out=starts[1:])
+        np.cumsum(counts, axis=0, dtype=np.int64, out=starts[1:])
         return starts
     # Each block's sums, where each block starts (NumPy, over blocks), then each
     # block's rows from there.
