@@ -10,6 +10,7 @@ from daxpy.worklets import clip as array_clip
 from daxpy.worklets._clip_cells_cpu import clip_unstructured
 
 from strategies import mixed_grid_all_shapes, seeds, unstructured_grids
+from four_threads import four_thread_report
 
 pytest.importorskip("numba")
 
@@ -67,10 +68,6 @@ def _big():
 
 
 def test_thread_counts_1_2_4_give_the_array_programs_bits():
-    import json
-    import os
-    import subprocess
-    import sys
 
     import daxpy
     from daxpy.worklets._scan_cpu import _ROWS
@@ -88,10 +85,6 @@ def test_thread_counts_1_2_4_give_the_array_programs_bits():
     assert [getattr(made[0], p).tobytes() for p in PARTS] == \
         [getattr(made[1], p).tobytes() for p in PARTS]
     # Numba's pool size is fixed per process: a child gets 4 threads.
-    env = dict(os.environ, NUMBA_NUM_THREADS="4", DAXPY_CPU_THREADS="4")
-    child = subprocess.run([sys.executable, "-c", _FOUR_THREADS], env=env, capture_output=True,
-                           check=False, text=True, cwd=os.path.dirname(__file__), timeout=300)
-    assert child.returncode == 0, child.stderr
-    report = json.loads(child.stdout.strip().splitlines()[-1])
+    report = four_thread_report(_FOUR_THREADS)
     assert report["threads"] == 4
     assert report["made"] == [getattr(made[0], p).tobytes().hex() for p in PARTS]

@@ -3,10 +3,6 @@
 structured grids, fields, values and sides, for any thread count; and through
 the Clip filter."""
 
-import json
-import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -20,6 +16,7 @@ from daxpy.worklets import clip as array_clip
 from daxpy.worklets import _weighted_cpu as weighted_cpu
 from daxpy.worklets._numba import CompiledUnavailable, compiled
 
+from four_threads import four_thread_report
 from strategies import (CUT_DIMS, CUT_DTYPES, curvilinear_grids, cut_field, cut_value,
                         mixed_grid_all_shapes, rectilinear_grids, seeds, uniform_grids,
                         unstructured_grids, wavy_field)
@@ -158,11 +155,7 @@ def test_thread_counts_give_the_same_bits():
         _assert_same(one, _reference(grid, scalars, 0.0, True))
         assert one.centre_rows.shape[0] and one.centre_ids.shape[1]  # centre points were made
     # Numba's pool size is fixed per process: a child gets 4 threads.
-    env = dict(os.environ, NUMBA_NUM_THREADS="4", DAXPY_CPU_THREADS="4")
-    child = subprocess.run([sys.executable, "-c", _FOUR_THREADS], env=env, capture_output=True,
-                           check=False, text=True, cwd=os.path.dirname(__file__), timeout=300)
-    assert child.returncode == 0, child.stderr
-    report = json.loads(child.stdout.strip().splitlines()[-1])
+    report = four_thread_report(_FOUR_THREADS)
     assert report["threads"] == 4
     assert report["made"] == [getattr(m, p).tobytes().hex() for m in made[0] for p in PARTS]
 

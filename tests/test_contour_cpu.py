@@ -2,7 +2,6 @@
 output bit for bit, on random structured grids, fields and values, for any thread
 count; and through the Contour filter with all its options."""
 
-import json
 import os
 import subprocess
 import sys
@@ -17,6 +16,7 @@ from daxpy.filters import Contour
 from daxpy.worklets import contour as numpy_contour, contour_cpu
 from daxpy.worklets._numba import compiled
 
+from four_threads import four_thread_report
 from strategies import (CUT_DIMS, CUT_DTYPES, curvilinear_grids, cut_field, cut_value,
                         rectilinear_grids, seeds, uniform_grids, wavy_field)
 
@@ -103,12 +103,7 @@ def test_thread_counts_give_the_same_bits():
     _assert_same_cut(cuts[0], cuts[1])
     _assert_same_cut(cuts[0], _reference(grid, scalars, 0.0))
     # Numba's pool size is fixed per process: a child gets 4 threads.
-    env = dict(os.environ, NUMBA_NUM_THREADS="4", DAXPY_CPU_THREADS="4")
-    child = subprocess.run([sys.executable, "-c", _FOUR_THREADS], env=env, capture_output=True,
-                           check=False,
-                           text=True, cwd=os.path.dirname(__file__), timeout=300)
-    assert child.returncode == 0, child.stderr
-    report = json.loads(child.stdout.strip().splitlines()[-1])
+    report = four_thread_report(_FOUR_THREADS)
     assert report["threads"] == 4
     ours = cuts[0]
     assert report["cut"] == [a.tobytes().hex() for a in

@@ -1,9 +1,5 @@
 """Fused CPU map chains: one kernel, the bits of the maps run one by one, at any thread count."""
 
-import json
-import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -18,6 +14,7 @@ from daxpy.filters import Magnitude
 from daxpy.stream.streaming import run_stages
 from daxpy.worklets._fused_cpu import chain_codes, fused_source
 from daxpy.worklets._tuple_code import TupleType
+from four_threads import four_thread_report
 
 # Expressions in x (the chain's field); s is a one-component field, w a
 # three-component one, so a map may keep, widen or mix the chain's components.
@@ -128,11 +125,7 @@ print(json.dumps({"threads": threads(), "pieces": len(profile.stages),
 
 def test_four_threads_give_the_same_bits():
     # Numba's pool size is fixed per process: a child gets 4 threads.
-    env = dict(os.environ, NUMBA_NUM_THREADS="4", DAXPY_CPU_THREADS="4")
-    child = subprocess.run([sys.executable, "-c", _FOUR_THREADS], env=env, capture_output=True,
-                           text=True, cwd=os.path.dirname(__file__), timeout=300)
-    assert child.returncode == 0, child.stderr
-    report = json.loads(child.stdout.strip().splitlines()[-1])
+    report = four_thread_report(_FOUR_THREADS)
     pipe, name = _long_chain()
     daxpy.configure_cpu(threads=1)
     try:

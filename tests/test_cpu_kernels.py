@@ -4,7 +4,6 @@ Every worklet that declares a compiled CPU implementation is found through the
 registry, so a new kernel is tested here without naming it.
 """
 
-import json
 import os
 import subprocess
 import sys
@@ -18,6 +17,7 @@ from daxpy.data.worklet import ANY_FAMILY, GENERATING_KIND, get_worklet, registe
 from daxpy.errors import ArgumentError
 from daxpy.worklets._numba import threads
 
+from four_threads import four_thread_report
 from strategies import (_SOLIDS, _axis, _lattice_hexes, _lattice_points, _solid_cells,
                         field_arrays, polydata_of_every_kind, structured_grids,
                         unstructured_grids)
@@ -189,12 +189,7 @@ print(json.dumps({"threads": threads(), "bytes": out.tobytes().hex()}))
 
 def test_four_threads_give_the_same_bits():
     # Numba's pool size is fixed per process: a child gets 4 threads.
-    env = dict(os.environ, NUMBA_NUM_THREADS="4", DAXPY_CPU_THREADS="4")
-    child = subprocess.run([sys.executable, "-c", _FOUR_THREADS], env=env, capture_output=True,
-                           text=True, cwd=os.path.dirname(__file__),
-                           timeout=300)
-    assert child.returncode == 0, child.stderr
-    report = json.loads(child.stdout.strip().splitlines()[-1])
+    report = four_thread_report(_FOUR_THREADS)
     grid = _grid_for("unstructured")
     values = np.random.default_rng(0).uniform(-2, 2, (grid.n_points, 3))
     daxpy.configure_cpu(threads=1)

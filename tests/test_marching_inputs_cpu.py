@@ -18,6 +18,7 @@ from daxpy.worklets._march_cells_cpu import MIN_CELLS, march_cells
 from daxpy.worklets._marching import TABLES
 from daxpy.worklets._plane_cpu import MIN_POINTS, axis_plane_distance, plane_distance
 from daxpy.worklets.contour import _array_march
+from four_threads import four_thread_report
 
 pytest.importorskip("numba")
 
@@ -152,10 +153,6 @@ print(json.dumps({"threads": threads(),
 @settings(max_examples=4, deadline=None)
 @given(side=st.integers(17, 24), seed=st.integers(0, 2 ** 16))
 def test_a_hexahedral_slice_is_the_array_programs_on_any_thread_count(side, seed):
-    import json
-    import os
-    import subprocess
-    import sys
 
     from daxpy.worklets import _marching, contour
 
@@ -165,10 +162,5 @@ def test_a_hexahedral_slice_is_the_array_programs_on_any_thread_count(side, seed
         patch.setattr(_marching, "_distinct", lambda keys: np.unique(keys, return_inverse=True))
         assert _hex_slice(side, seed) == one == two
     # Numba's pool size is fixed per process: a child gets 4 threads.
-    env = dict(os.environ, NUMBA_NUM_THREADS="4", DAXPY_CPU_THREADS="4")
-    child = subprocess.run([sys.executable, "-c", _SLICE_IN_A_CHILD, str(side), str(seed)],
-                           env=env, capture_output=True, check=False, text=True,
-                           cwd=os.path.dirname(__file__), timeout=300)
-    assert child.returncode == 0, child.stderr
-    report = json.loads(child.stdout.strip().splitlines()[-1])
+    report = four_thread_report(_SLICE_IN_A_CHILD, str(side), str(seed))
     assert report["threads"] == 4 and report["made"] == [b.hex() for b in one]

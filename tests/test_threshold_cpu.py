@@ -3,10 +3,6 @@ that assemble its output (worklets/_gather_cpu.py): the array program's results
 bit for bit, on random grids of every family, fields and parameters, for any
 thread count; and through the Threshold filter."""
 
-import json
-import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -20,6 +16,7 @@ from daxpy.filters._surface_cells import as_unstructured
 from daxpy.worklets import threshold as array_program
 from daxpy.worklets._numba import CompiledUnavailable, compiled
 
+from four_threads import four_thread_report
 from strategies import (curvilinear_grids, mixed_grid_all_shapes, rectilinear_grids, seeds,
                         simple_surfaces, uniform_grids, unstructured_grids)
 
@@ -190,11 +187,7 @@ def test_thread_counts_give_the_same_bits():
     for name, (one, two) in found.items():
         assert one == two, name
     # Numba's pool size is fixed per process: a child gets 4 threads.
-    env = dict(os.environ, NUMBA_NUM_THREADS="4", DAXPY_CPU_THREADS="4")
-    child = subprocess.run([sys.executable, "-c", _FOUR_THREADS], env=env, capture_output=True,
-                           check=False, text=True, cwd=os.path.dirname(__file__), timeout=300)
-    assert child.returncode == 0, child.stderr
-    report = json.loads(child.stdout.strip().splitlines()[-1])
+    report = four_thread_report(_FOUR_THREADS)
     assert report.pop("threads") == 4
     assert report == {name: runs[0] for name, runs in found.items()}
 
