@@ -40,6 +40,7 @@ import numpy as np
 from ..errors import FieldError
 from .clip_cells_source import WARPS, source_for
 from .compile import get_kernel
+from .sizes import totals_at
 
 _KERNELS: dict[str, tuple] = {}
 """Per dtype name: the count and emit kernels."""
@@ -135,7 +136,6 @@ def clip_cells(scalars: Any, dims: tuple, value: float, bound: Any, invert: bool
     if nx * ny * nz >= 2**31 or min(nx, ny, nz) < 2:
         return None
     import cupy
-    import cupyx
 
     scalars = cupy.ascontiguousarray(scalars)
     count, emit = _kernels(scalars.dtype)
@@ -152,14 +152,8 @@ def clip_cells(scalars: Any, dims: tuple, value: float, bound: Any, invert: bool
         cupy.cumsum(counts[field], dtype=cupy.int64, out=starts[field, 1:])
     # The one host sync: the five totals (kept points, cut edges, cells, slots,
     # centres), each at its scan's end, copied into pinned memory.
-    totals = cupyx.empty_pinned(5, np.int64)
-    stream = cupy.cuda.get_current_stream()
-    for field in range(5):
-        cupy.cuda.runtime.memcpyAsync(totals.ctypes.data + 8 * field,
-                                      starts.data.ptr + 8 * (field * (rows + 1) + rows), 8,
-                                      cupy.cuda.runtime.memcpyDeviceToHost, stream.ptr)
-    stream.synchronize()
-    n_kept, n_cut, n_cells, n_slots, n_centres = (int(t) for t in totals)
+    n_kept, n_cut, n_cells, n_slots, n_centres = totals_at(
+        starts, [field * (rows + 1) + rows for field in range(5)])
     if n_cells == 0:
         return _empty(cupy)
     n_points = n_kept + n_cut + n_centres

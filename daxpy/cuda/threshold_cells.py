@@ -50,6 +50,7 @@ from typing import Any
 import numpy as np
 
 from .compile import get_kernel
+from .sizes import totals_at
 from .threshold_cells_source import MODES, SPAN, WARPS, classify_source, index_source
 
 
@@ -105,7 +106,6 @@ def threshold_cells(values: Any, dims: tuple, mode: str, lower: Any, upper: Any,
     True
     """
     import cupy
-    import cupyx
 
     nx, ny, nz = (int(d) for d in dims)
     if nx * ny * nz >= 2**31 or mode not in MODES:
@@ -128,13 +128,8 @@ def threshold_cells(values: Any, dims: tuple, mode: str, lower: Any, upper: Any,
     cupy.cumsum(counts, dtype=cupy.int64, out=starts[1:])
     # The one host sync: the kept cells (the scan at the first point word) and the
     # kept cells plus the used points (at its end), copied into pinned memory.
-    sizes = cupyx.empty_pinned(2, np.int64)
-    stream = cupy.cuda.get_current_stream()
-    for i, at in enumerate((cell_words_n, cell_words_n + point_words_n)):
-        cupy.cuda.runtime.memcpyAsync(sizes.ctypes.data + 8 * i, starts.data.ptr + 8 * at, 8,
-                                      cupy.cuda.runtime.memcpyDeviceToHost, stream.ptr)
-    stream.synchronize()
-    n_cells, n_points = int(sizes[0]), int(sizes[1] - sizes[0])
+    n_cells, n_used = totals_at(starts, (cell_words_n, cell_words_n + point_words_n))
+    n_points = n_used - n_cells
     cell_ids = cupy.empty(n_cells, cupy.int64)
     point_ids = cupy.empty(n_points, cupy.int64)
     connectivity = cupy.empty(8 * n_cells, cupy.int64)
