@@ -39,6 +39,7 @@ from daxpy.data.worklet import GENERATING_KIND, Worklet, register
 
 from ._contour_tables import CASES, EDGES
 from ._edge_cut import EdgeCut
+from ._numba import compiled
 
 PER_CELL = {"line": 1, "triangle": 2, "quad": 2, "pixel": 2}
 """Edges per output cell of each kind (points, segments); the 3-D kinds give triangles."""
@@ -225,14 +226,13 @@ def _distinct(keys: Any) -> tuple[Any, Any]:
     [[3, 7], [1, 0, 1]]
     """
     xp = array_module(keys)
-    if xp is np:
-        try:
-            from ._distinct_cpu import unique_inverse
-        except ImportError:  # no Numba: NumPy's sort
-            pass
-        else:
-            return unique_inverse(keys)
+    compiled_unique = _UNIQUE_INVERSE.load() if xp is np else None  # None without Numba
+    if compiled_unique is not None:
+        return compiled_unique(keys)
     return xp.unique(keys, return_inverse=True)
+
+
+_UNIQUE_INVERSE = compiled("_distinct_cpu", "unique_inverse", None)
 
 
 def _uncollapsed(cells: Any, source: Any) -> tuple[Any, Any]:
