@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 import daxpy
-from daxpy.data.celltypes import HEXAHEDRON, TETRA, WEDGE
+from daxpy.data.celltypes import HEX_TO_TETS, HEX_TO_WEDGES, HEXAHEDRON, TETRA, WEDGE
 
 from .common import rng
 
@@ -121,12 +121,6 @@ def hex_grid(dims, jitter: float = 0.15, seed: int = 2) -> daxpy.UnstructuredGri
         pts.astype(np.float32), corners.ravel(),
         np.arange(0, 8 * n_cells + 1, 8, dtype=np.int64),
         np.full(n_cells, HEXAHEDRON, dtype=np.uint8))
-
-
-# Corner orders that cut a lattice hexahedron (VTK corner numbering) into five
-# tetrahedra or two wedges, each of positive volume.
-HEX_TO_TETS = ((0, 1, 3, 4), (1, 2, 3, 6), (1, 3, 4, 6), (3, 4, 6, 7), (1, 4, 5, 6))
-HEX_TO_WEDGES = ((0, 1, 3, 4, 5, 7), (1, 2, 3, 5, 6, 7))
 
 
 def mixed_grid(dims, jitter: float = 0.15, seed: int = 2) -> daxpy.UnstructuredGrid:

@@ -11,8 +11,8 @@ import numpy as np
 from hypothesis import strategies as st
 
 import daxpy
-from daxpy.data.celltypes import (HEXAHEDRON, LINE, PYRAMID, QUAD, TETRA, TRIANGLE,
-                             VERTEX, WEDGE)
+from daxpy.data.celltypes import (HEX_TO_TETS, HEX_TO_WEDGES, HEXAHEDRON, LINE, PYRAMID, QUAD,
+                                  TETRA, TRIANGLE, VERTEX, WEDGE)
 
 FLOAT_DTYPES = (np.float32, np.float64)
 
@@ -75,11 +75,8 @@ def structured_grids(**kwargs):
                      curvilinear_grids(**kwargs))
 
 
-# Corner orders that cut one lattice hexahedron (VTK hex corner numbering) into
-# other shapes; every piece keeps VTK's positive orientation.
-_HEX_TO_TETS = ((0, 1, 3, 4), (1, 2, 3, 6), (1, 3, 4, 6), (3, 4, 6, 7), (1, 4, 5, 6))
-_HEX_TO_WEDGES = ((0, 1, 3, 4, 5, 7), (1, 2, 3, 5, 6, 7))
-# Pyramids use the hexahedron's faces as bases and its centre (index 8) as apex,
+# Tetrahedra and wedges are cut from lattice hexahedra by daxpy.data.celltypes's
+# HEX_TO_TETS and HEX_TO_WEDGES. Pyramids use the hexahedron's faces as bases and its centre (index 8) as apex,
 # each base ordered so its normal points at the apex. Wedges and pyramids have
 # positive volume by vtkMeshQuality.
 _HEX_TO_PYRAMIDS = ((0, 1, 2, 3, 8), (4, 7, 6, 5, 8), (0, 4, 5, 1, 8),
@@ -102,7 +99,7 @@ def _solid_cells(rng, points, hexes, shapes):
     blocks = {s: [] for s in _SOLIDS}
     extra_points = []
     choice = rng.choice(np.array(shapes), size=len(hexes))
-    for shape, pieces in ((TETRA, _HEX_TO_TETS), (WEDGE, _HEX_TO_WEDGES)):
+    for shape, pieces in ((TETRA, HEX_TO_TETS), (WEDGE, HEX_TO_WEDGES)):
         chosen = hexes[choice == shape]
         for piece in pieces:
             blocks[shape].append(chosen[:, list(piece)])
@@ -154,8 +151,8 @@ def mixed_grid_all_shapes() -> daxpy.UnstructuredGrid:
     dims = (3, 3, 3)
     points = _lattice_points(rng, dims, 0.03)
     hexes = _lattice_hexes(dims)
-    blocks = {HEXAHEDRON: [hexes[0:1]], TETRA: [hexes[1:2][:, list(p)] for p in _HEX_TO_TETS],
-              WEDGE: [hexes[2:3][:, list(p)] for p in _HEX_TO_WEDGES]}
+    blocks = {HEXAHEDRON: [hexes[0:1]], TETRA: [hexes[1:2][:, list(p)] for p in HEX_TO_TETS],
+              WEDGE: [hexes[2:3][:, list(p)] for p in HEX_TO_WEDGES]}
     centre = len(points)
     with_centre = np.concatenate([hexes[3:4], [[centre]]], axis=1)
     blocks[PYRAMID] = [with_centre[:, list(p)] for p in _HEX_TO_PYRAMIDS]

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import daxpy
-from daxpy.data.celltypes import HEXAHEDRON, TETRA, VERTEX
+from daxpy.data.celltypes import HEX_TO_TETS, HEXAHEDRON, TETRA, VERTEX
 from daxpy.engine.dispatch import execute
 from daxpy.errors import DeviceMemoryError
 from daxpy.filters import PassThrough
@@ -146,9 +146,8 @@ def _hexes(dims):
 
 
 def _tets(dims):
-    cut = ((0, 1, 3, 4), (1, 2, 3, 6), (1, 3, 4, 6), (3, 4, 6, 7), (1, 4, 5, 6))
     hexes = _hexes(dims)
-    return np.concatenate([hexes[:, list(c)] for c in cut])
+    return np.concatenate([hexes[:, list(c)] for c in HEX_TO_TETS])
 
 
 SWEEP_GRIDS = {

@@ -77,4 +77,11 @@ PIXEL_TO_QUAD_ORDER = (0, 1, 3, 2)
 VOXEL_TO_HEX_ORDER = (0, 1, 3, 2, 4, 5, 7, 6)
 """Corner order that turns a VTK voxel into a VTK hexahedron."""
 
+HEX_TO_TETS = ((0, 1, 3, 4), (1, 2, 3, 6), (1, 3, 4, 6), (3, 4, 6, 7), (1, 4, 5, 6))
+"""Corner orders that cut a lattice hexahedron (VTK's corner numbering) into five
+tetrahedra, each of VTK's positive orientation (mixed test and benchmark grids)."""
+
+HEX_TO_WEDGES = ((0, 1, 3, 4, 5, 7), (1, 2, 3, 5, 6, 7))
+"""Corner orders that cut a lattice hexahedron into two wedges of positive volume."""
+
 SHAPES_BY_NAME: dict[str, CellShape] = {s.name: s for s in CELL_SHAPES.values()}
