@@ -250,7 +250,36 @@ def _beside(rows: np.ndarray, zc: int) -> np.ndarray:
 
 
 def _exclusive(counts: np.ndarray) -> np.ndarray:
-    return np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    """``0`` then the running sums of the int64 ``counts``, written once.
+
+    Examples
+    --------
+    >>> _exclusive(np.array([2, 0, 3])).tolist()
+    [0, 2, 2, 5]
+    """
+    sums = np.empty(counts.shape[0] + 1, np.int64)
+    sums[0] = 0
+    np.cumsum(counts, out=sums[1:])
+    return sums
+
+
+_CAREFUL_ROWS_PER_THREAD = 64
+"""Rows on the careful path worth waking one more thread for: a thread costs the
+call tens of microseconds to start (its arguments are checked under the GIL, one
+thread after another), a row about a microsecond; a field that touches the value
+at a few points has a few dozen such rows."""
+
+
+def _threads_for(rows: int, step: int) -> int:
+    """Threads for a careful pass over ``rows`` rows: at most ``step``, one per
+    :data:`_CAREFUL_ROWS_PER_THREAD` rows begun.
+
+    Examples
+    --------
+    >>> _threads_for(10, 16), _threads_for(200, 16), _threads_for(10_000, 16)
+    (1, 4, 16)
+    """
+    return max(1, min(step, -(-rows // _CAREFUL_ROWS_PER_THREAD)))
 
 
 def contour_structured(grid, scalars: np.ndarray, value: float, place=None) -> EdgeCut:
@@ -299,14 +328,17 @@ def contour_structured(grid, scalars: np.ndarray, value: float, place=None) -> E
     nothing = (none, none, np.zeros(0), np.zeros((0, per), np.int64), none)
     starts = (none, none)
 
+    every_row = np.arange(ny * nz)
+
     def run(writing, outputs):
-        on_threads(_march, step, *march, writing, np.arange(ny * nz), careful_points, searched,
+        on_threads(_march, step, *march, writing, every_row, careful_points, searched,
                    counts, _SLOTTED[kind], point_counts, point_spans, starts[0], cell_counts,
                    cell_spans, starts[1], bad, *outputs, scratch, scratch_words, slots)
 
     def run_careful(writing, outputs):
-        on_threads(_march_careful, step, s, value, bound, nx, ny, nz, zc, writing,
-                   np.flatnonzero(careful_points), careful_cells, counts, table, edges,
+        rows = np.flatnonzero(careful_points)
+        on_threads(_march_careful, _threads_for(rows.shape[0], step), s, value, bound, nx, ny,
+                   nz, zc, writing, rows, careful_cells, counts, table, edges,
                    offsets, point_counts, point_spans, starts[0], cell_counts, cell_spans,
                    *outputs, scratch, slots)
 
@@ -328,8 +360,9 @@ def contour_structured(grid, scalars: np.ndarray, value: float, place=None) -> E
     if careful:
         run_careful(True, (lo, hi, t))
         # The rest, once every point is written: their points are looked up.
-        on_threads(_emit_searched, step, s, value, bound, nx, ny, zc, careful_cells,
-                   np.flatnonzero(searched), offsets, (counts, table, edges), _CUT[kind],
+        rows = np.flatnonzero(searched)
+        on_threads(_emit_searched, _threads_for(rows.shape[0], step), s, value, bound, nx, ny,
+                   zc, careful_cells, rows, offsets, (counts, table, edges), _CUT[kind],
                    cell_counts, cell_spans, starts[1], starts[0], lo, hi, cells, source,
                    scratch, scratch_words, slots)
     return EdgeCut(lo=lo, hi=hi, t=t, cells={per: cells}, source={per: source})
