@@ -1,10 +1,9 @@
 """The row helpers of the compiled structured contour
-(:mod:`daxpy.worklets.contour_cpu`): each point classified once, a row's column
-bytes, and the test that skips eight quiet x at once.
+(:mod:`daxpy.worklets.contour_cpu`): a row's column bytes, and the test that
+skips eight quiet x at once.
 
 A *column* is one byte per x: which of eight rows' points are at or above the
-value (:func:`_columns` from the field, :func:`_columns_in` from the points'
-classes). The passes walk these bytes, not the rows' floats.
+value (:func:`_columns`). The passes walk these bytes, not the rows' floats.
 
 Examples
 --------
@@ -16,8 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._blocks_cpu import block_kernel
-from ._contour_careful_cpu import HELPER, _screen_row
+from ._contour_careful_cpu import HELPER
 from ._numba import kernel
 
 _ALL_IN = np.uint64(0xFFFFFFFFFFFFFFFF)
@@ -59,43 +57,6 @@ def _columns(s, bound, first, up, out, up2, out2, i0, i1, columns):
                    | (np.uint8(r2[i] >= bound) << 2) | (np.uint8(r3[i] >= bound) << 3)
                    | (np.uint8(r4[i] >= bound) << 4) | (np.uint8(r5[i] >= bound) << 5)
                    | (np.uint8(r6[i] >= bound) << 6) | (np.uint8(r7[i] >= bound) << 7))
-
-
-CLASSIFY_ROWS = 64
-"""Point rows a block of :func:`_classify` (dealt to the threads as they free up)."""
-
-
-@block_kernel()
-def _classify(s, bound, equal, zero, nx, n_rows, inside, bad, first, last):
-    """Point rows of blocks ``first`` to ``last``: each point's class (1 at or above
-    the value, else 0) into ``inside``, and whether the row holds a NaN, an Inf or
-    the value itself into ``bad``. Once a point: the passes after it read four or
-    eight rows' classes a column, which from the floats was eight compares an x
-    (a quarter of a 256³ contour's time on one thread)."""
-    stop = last * CLASSIFY_ROWS
-    for r in range(first * CLASSIFY_ROWS, n_rows if stop > n_rows else stop):
-        p = r * nx
-        bad[r] = _screen_row(s, equal, zero, p, nx)
-        row, into = s[p:p + nx], inside[p:p + nx]
-        for i in range(nx):
-            into[i] = np.uint8(row[i] >= bound)
-
-
-@kernel(**HELPER)
-def _columns_in(inside, first, up, out, up2, out2, i0, i1, columns):
-    """:func:`_columns` from the points' classes (:func:`_classify`): bytes, not
-    compares of floats."""
-    n = i1 + 1 - i0
-    p = first + i0
-    far = up + out
-    r0, r1 = inside[p:p + n], inside[p + up:p + up + n]
-    r2, r3 = inside[p + out:p + out + n], inside[p + far:p + far + n]
-    r4, r5 = inside[p + up + up2:p + up + up2 + n], inside[p + out + out2:p + out + out2 + n]
-    r6, r7 = inside[p + far + up2:p + far + up2 + n], inside[p + far + out2:p + far + out2 + n]
-    into = columns[i0:i0 + n]
-    for i in range(n):
-        into[i] = (r0[i] | (r1[i] << 1) | (r2[i] << 2) | (r3[i] << 3) | (r4[i] << 4)
-                   | (r5[i] << 5) | (r6[i] << 6) | (r7[i] << 7))
 
 
 _SPREAD = np.array([(column & 1) | ((column & 2) << 1) | ((column & 4) << 2) | ((column & 8) << 3)

@@ -2,19 +2,15 @@
 curvilinear): Flying Edges-style passes over the grid's x-rows, giving the NumPy
 implementation's :class:`~daxpy.worklets._edge_cut.EdgeCut` bit for bit.
 
-First each point is classified (a byte: at or above the value) and each row
-screened for a NaN, an Inf or the value itself
-(:func:`~daxpy.worklets._contour_rows_cpu._classify`, blocks of rows dealt to the
-threads as they free up). Both passes are then one serial kernel (:func:`_march`)
-over blocks of rows, run on every thread at once
-(:func:`~daxpy.worklets._blocks_cpu.on_threads`), each thread taking one block of
-every round of blocks; every row writes its own slots, so the output does not
+Both passes are one serial kernel (:func:`_march`) over blocks of rows, run on
+every thread at once (:func:`~daxpy.worklets._blocks_cpu.on_threads`), each thread
+taking every n-th block; every row writes its own slots, so the output does not
 depend on the thread count:
 
 1. *count*: per point row, its output points (the cut edges starting at its
    points, by point then axis) and per cell row its output cells, with the span
-   of x where they are. The rows near a row the screen found are counted again
-   on the careful path
+   of x where they are; each row is also screened for a NaN, an Inf or the value
+   itself. The rows near such a row are counted again on the careful path
    (:mod:`daxpy.worklets._contour_careful_rows_cpu`, the rules of
    :mod:`daxpy.worklets._contour_careful_cpu`);
 2. *scan*: exclusive sums of the per-row counts (NumPy, over rows, not points):
@@ -25,9 +21,8 @@ depend on the thread count:
    careful path's kernel, and the cell rows beside them look their points up
    last (:mod:`daxpy.worklets._contour_searched_cpu`).
 
-The passes walk one byte per x (which of eight rows' points are in), made from
-the points' classes by a loop the compiler vectorizes; only the rows' spans are
-walked after the count.
+The passes walk one byte per x (which of eight rows' points are in), filled by a
+loop the compiler vectorizes; only the rows' spans are walked after the count.
 The points come out in the ``(lo, hi)`` order of the NumPy implementation's sort,
 and the cells in input cell order, then the case table's order.
 
@@ -56,14 +51,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._contour_careful_cpu import _careful_rows, screen_values
+from ._contour_careful_cpu import _careful_rows, _screen_row, screen_values
 from ._contour_careful_rows_cpu import _march_careful
-from ._contour_rows_cpu import (_ALL_IN, _BLOCK, _SPREAD, _ZERO, CLASSIFY_ROWS, _classify,
-                                _columns, _columns_in)
+from ._contour_rows_cpu import _ALL_IN, _BLOCK, _SPREAD, _ZERO, _columns
 from ._contour_searched_cpu import _emit_searched
 from ._edge_cut import EdgeCut
 from ._marching import TABLES, at_least_bound, cut_edges
-from ._blocks_cpu import on_threads, over_blocks
+from ._blocks_cpu import on_threads
 from ._numba import kernel, structured_rows, threads
 
 _KINDS = {3: "voxel", 2: "pixel"}
@@ -122,12 +116,12 @@ _Z = np.array([_lanes(c ^ (((c >> 2) & 3) | ((c >> 3) & 4) | ((c >> 4) & 8))) fo
 
 
 @kernel(nogil=True, no_cfunc_wrapper=True)
-def _march(s, inside, value, bound, nx, ny, nz, zc, writing, rows, careful_points,
+def _march(s, value, bound, equal, zero, nx, ny, nz, zc, writing, rows, careful_points,
            searched, counts, slotted, point_counts, point_spans, point_start, cell_counts,
-           cell_spans, cell_start, lo, hi, t, cells, source, scratch, scratch_words,
+           cell_spans, cell_start, bad, lo, hi, t, cells, source, scratch, scratch_words,
            slots, first, step):
     """Point rows ``rows`` and their cell rows, in one walk each over eight rows'
-    bits: counted (``writing`` False: outputs and spans), or written from
+    bits: counted (``writing`` False: outputs, spans, the screen), or written from
     their starts (but the ``careful_points`` point rows and the ``searched`` cell
     rows: other kernels write them). One kernel for both passes, one loop, no row
     function: each kernel and each level of calls is compiled again, cold.
@@ -143,15 +137,7 @@ def _march(s, inside, value, bound, nx, ny, nz, zc, writing, rows, careful_point
     nxy = nx * ny
     columns, words = scratch[first], scratch_words[first]
     at = slots[first]
-    n_blocks = (n + _BLOCK - 1) // _BLOCK
-    for dealt in range(first, n_blocks, step):
-        # Round r is blocks r step .. r step + step - 1, one a thread, each thread's
-        # turned by r: dealt in turn, thread t would walk the same bands of y in every
-        # z plane (32 blocks a plane of 256 rows, 16 threads), and a surface is
-        # denser in some bands (16 threads at 256³: the slowest thread 1.2x the median).
-        turn = dealt // step
-        size = n_blocks - turn * step if n_blocks - turn * step < step else step
-        block = turn * step + (dealt - turn * step + turn) % size
+    for block in range(first, (n + _BLOCK - 1) // _BLOCK, step):
         stop = (block + 1) * _BLOCK   # (not min, nor a function: each compiles again, cold)
         for row in range(block * _BLOCK, n if stop > n else stop):
             r = rows[row]
@@ -160,7 +146,9 @@ def _march(s, inside, value, bound, nx, ny, nz, zc, writing, rows, careful_point
             c = j + (ny - 1) * k
             cells_too = up != 0 and (zc == 1 or out != 0)   # not the grid's last y or z
             points_too = True
-            if writing:
+            if not writing:
+                bad[r] = _screen_row(s, equal, zero, r * nx, nx)   # while it is in cache
+            else:
                 cells_too = cells_too and cell_counts[c] != 0 and not searched[c]
                 points_too = point_counts[r] != 0 and not careful_points[r]
                 if not (points_too or cells_too):
@@ -183,15 +171,9 @@ def _march(s, inside, value, bound, nx, ny, nz, zc, writing, rows, careful_point
                             point_spans[r2 + 1, 0]):
                     a = low if low < a else a
             last = end + 1 if end + 1 < nx else nx - 1
-            if writing:
-                # From the floats, not the classes: writing reads them for the
-                # points' t, which then hit the cache (from the classes, the
-                # write pass of a 256³ contour took 25% longer on one thread).
-                _columns(s, bound, r * nx, up, out, nx if j + 2 < ny else _ZERO,
-                         nxy if k + 2 < nz else _ZERO, a, last, columns)
-            else:
-                # Counting needs only bits 0 to 3 (the far rows: the row itself again).
-                _columns_in(inside, r * nx, up, out, _ZERO, _ZERO, a, last, columns)
+            # Counting needs only bits 0 to 3 (the far rows: the row itself again).
+            _columns(s, bound, r * nx, up, out, nx if writing and j + 2 < ny else _ZERO,
+                     nxy if writing and k + 2 < nz else _ZERO, a, last, columns)
             columns[nx] = columns[nx - 1]   # no x edge from the row's last point
             points, point_low, point_high = _ZERO, nx, _ZERO - 1
             made, cell_low, cell_high = _ZERO, nx - 1, _ZERO - 1
@@ -339,11 +321,7 @@ def contour_structured(grid, scalars: np.ndarray, value: float, place=None) -> E
     scratch_words = scratch.view(np.uint64)   # the same bytes, eight at a time
     slots = np.empty((step, 32), np.int64)
     per = table.shape[2]
-    # Each point classified once (and each row screened), for both passes.
-    inside = np.empty(s.shape[0], np.uint8)
-    over_blocks(_classify, -(-(ny * nz) // CLASSIFY_ROWS), s, bound,
-                *screen_values(s.dtype, value), nx, ny * nz, inside, bad)
-    march = (s, inside, value, bound, nx, ny, nz, zc)
+    march = (s, value, bound, *screen_values(s.dtype, value), nx, ny, nz, zc)
     # No row on the careful path, yet; nothing to write into, yet.
     careful_points, searched = np.zeros(ny * nz, bool), np.zeros(n_cell_rows, bool)
     none = np.zeros(0, np.int64)
@@ -355,7 +333,7 @@ def contour_structured(grid, scalars: np.ndarray, value: float, place=None) -> E
     def run(writing, outputs):
         on_threads(_march, step, *march, writing, every_row, careful_points, searched,
                    counts, _SLOTTED[kind], point_counts, point_spans, starts[0], cell_counts,
-                   cell_spans, starts[1], *outputs, scratch, scratch_words, slots)
+                   cell_spans, starts[1], bad, *outputs, scratch, scratch_words, slots)
 
     def run_careful(writing, outputs):
         rows = np.flatnonzero(careful_points)
@@ -364,8 +342,8 @@ def contour_structured(grid, scalars: np.ndarray, value: float, place=None) -> E
                    offsets, point_counts, point_spans, starts[0], cell_counts, cell_spans,
                    *outputs, scratch, slots)
 
-    # Every row on the fast path; then the rows near a bad one again, on the
-    # careful path (none, for most fields).
+    # Every row on the fast path, screened as it goes; then the rows near a bad
+    # one again, on the careful path (none, for most fields).
     run(False, nothing)
     careful = bad.any()
     if careful:
