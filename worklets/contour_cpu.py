@@ -137,7 +137,15 @@ def _march(s, value, bound, equal, zero, nx, ny, nz, zc, writing, rows, careful_
     nxy = nx * ny
     columns, words = scratch[first], scratch_words[first]
     at = slots[first]
-    for block in range(first, (n + _BLOCK - 1) // _BLOCK, step):
+    n_blocks = (n + _BLOCK - 1) // _BLOCK
+    for dealt in range(first, n_blocks, step):
+        # Round r is blocks r step .. r step + step - 1, one a thread, each thread's
+        # turned by r: dealt in turn, thread t would walk the same bands of y in every
+        # z plane (32 blocks a plane of 256 rows, 16 threads), where a surface is
+        # denser in some bands than others.
+        turn = dealt // step
+        size = n_blocks - turn * step if n_blocks - turn * step < step else step
+        block = turn * step + (dealt - turn * step + turn) % size
         stop = (block + 1) * _BLOCK   # (not min, nor a function: each compiles again, cold)
         for row in range(block * _BLOCK, n if stop > n else stop):
             r = rows[row]
