@@ -1,11 +1,16 @@
-"""Mapped-memory runs: one elementwise kernel reading and writing host memory.
+"""Mapped-memory runs: one kernel reading and writing host memory.
 
-For a pipeline of one map (a stage of depth 0, such as a pass-through or a
-field map), the kernel can read the page-locked input and write a pinned
-output directly across the bus, with no device buffers, no chunks and no
-copies: the bus carries each byte once, in both directions at the same time.
+For a pipeline of one stage (a map such as a pass-through or a field map, or a
+stencil such as a gradient or an average), its kernel can read the page-locked
+input and write a pinned output directly across the bus, with no device
+buffers, no chunks and no copies: the bus carries each byte once, in both
+directions at the same time (a stencil's neighbours come from the GPU's cache).
 Streaming settings select it with ``mapped=True``; ``benchmarks/end_to_end.py``
 measures it against the chunked copies, and NOTES-streaming.md records which wins.
+
+A run that a device-memory budget would cut into many chunks is mapped without
+being asked (:func:`maps_instead`): it needs no device memory for its fields, and
+none of the host work that each chunk costs.
 
 Examples
 --------
@@ -23,31 +28,65 @@ from .loop import LoopResult, run_stages_on
 from .movers import Source
 
 
+MAPPED_AFTER_CHUNKS = 64
+"""Chunks beyond which a budget-bound run is mapped instead (:func:`maps_instead`).
+Each chunk costs the host about 0.15 ms (its views, copies, events and launch),
+what the bus takes for about 4 MB: 100M points under a budget of 1/30 of their
+working set ran in 155 chunks at 0.2-0.4 of the in-core speed (H200,
+``end_to_end-nvidia-h200.json``), where one mapped kernel ran the pass-through at
+1.135x the overlapped copies' floor. A run in core takes 2 to 30 chunks."""
+
+
+class NotMapped(ArgumentError):
+    """A pipeline that a mapped run cannot serve (more than one stage, an input
+    that cannot be page-locked in place, a stage that makes more than one kernel's
+    output)."""
+
+
+def maps_instead(dataset, stages, program, n_chunks: int) -> bool:
+    """Whether a run that its plan cuts into ``n_chunks`` chunks should be one
+    mapped kernel instead: more than :data:`MAPPED_AFTER_CHUNKS` chunks, one stage,
+    a uniform grid (its kernels read no device array but the fields: other grids'
+    coordinates or topology would sit on the device, outside the budget), and every
+    input page-locked in place (as the chunked run would lock it).
+
+    Examples
+    --------
+    >>> maps_instead(None, [], None, 2)
+    False
+    """
+    if n_chunks <= MAPPED_AFTER_CHUNKS or len(stages) != 1 or dataset.family != "uniform":
+        return False
+    for name, association in program.reads.items():
+        array = np.asarray(dataset.fields(association)[name])
+        if not array.dtype.isnative or not transfer.page_lock(array):
+            return False
+    return True
+
+
 def run_mapped(dataset, stages, program) -> LoopResult:
-    """Run one map stage with its kernel on mapped host memory.
+    """Run one stage with its kernel on mapped host memory.
 
     Raises
     ------
-    ArgumentError
-        If the pipeline is not one stage of depth 0, or an input cannot be
-        page-locked in place.
+    NotMapped
+        If the pipeline is not one stage, an input cannot be page-locked in
+        place, or the stage's output is not one kernel's.
     """
     import cupy
 
     from ..cuda import dispatch
 
-    if program.depth != 0 or len(stages) != 1:
-        raise ArgumentError(
-            f"mapped=True runs one elementwise stage; this pipeline has {len(stages)} "
-            f"stage(s) and depth {program.depth}")
+    if len(stages) != 1:
+        raise NotMapped(f"mapped=True runs one stage; this pipeline has {len(stages)}")
     sources, fields = {}, {"points": {}, "cells": {}}
     for name, association in program.reads.items():
         array = np.asarray(dataset.fields(association)[name])
         if not array.dtype.isnative:  # the kernel would read it in place, misread
-            raise ArgumentError(f"mapped=True needs field {name!r} in native byte order; "
+            raise NotMapped(f"mapped=True needs field {name!r} in native byte order; "
                                 f"it is {array.dtype.str}")
         if not transfer.page_lock(array):
-            raise ArgumentError(
+            raise NotMapped(
                 f"mapped=True needs field {name!r} page-locked in place; it is smaller than "
                 f"{transfer.REGISTER_MIN_BYTES} bytes, strided, or was refused")
         sources[name] = Source(array, "mapped")
@@ -79,8 +118,8 @@ def run_mapped(dataset, stages, program) -> LoopResult:
     for name, values in results.items():
         host = made.get(values.data.ptr)
         if host is None or host.shape != values.shape:
-            raise ArgumentError(f"mapped=True: stage output {name!r} did not land in the "
-                                "mapped output (the stage is not a single map kernel)")
+            raise NotMapped(f"mapped=True: stage output {name!r} did not land in the "
+                            "mapped output (the stage is not one kernel's)")
         outputs[name] = host
     stage_ms = {index: cupy.cuda.get_elapsed_time(begin, end) for index, begin, end in marks}
     return LoopResult(outputs, sources, stage_ms, {})

@@ -29,8 +29,10 @@ Settings (:func:`configure`, or keyword arguments of :func:`run_streamed`):
 - ``staging``: how inputs reach the device (:data:`daxpy.stream.transfer.STAGING_POLICIES`);
 - ``storage``: ``"float16"`` or ``"bfloat16"`` (or ``{field: kind}``) to store
   floating outputs in 2 bytes, on request only; the profile reports the error;
-- ``mapped``: one elementwise stage reading and writing host memory directly
-  from its kernel (:mod:`daxpy.stream.mapped`), no chunks and no copies;
+- ``mapped``: one stage reading and writing host memory directly from its kernel
+  (:mod:`daxpy.stream.mapped`), no chunks and no copies; a run of one stage on a
+  uniform grid that ``max_device_bytes`` would cut into many small chunks is
+  mapped without being asked;
 - ``enabled``: False keeps pipelines on the whole-grid runner;
 - ``geometry_cells``: input cells per chunk of a geometry filter (contour, slice,
   threshold, clip; :mod:`daxpy.stream.geometry_run`): by default whole grids, or,
@@ -119,6 +121,21 @@ def _plan_in_flight(dataset, program, settings: Settings) -> tuple:
             if streams == 1:
                 raise
             streams -= 1
+
+
+def _mapped_instead(dataset, stages, program, storage: dict, backend: str, n_chunks: int):
+    """The run as one mapped kernel where its chunks would cost more host work than
+    the bus takes (:func:`~daxpy.stream.mapped.maps_instead`), else None."""
+    if storage or backend != "cuda":
+        return None
+    from .mapped import NotMapped, maps_instead, run_mapped
+
+    if not maps_instead(dataset, stages, program, n_chunks):
+        return None
+    try:
+        return run_mapped(dataset, stages, program)
+    except NotMapped:  # a stage of more than one kernel: its chunks serve it
+        return None
 
 
 def _storage(settings: Settings, program) -> dict:
@@ -215,10 +232,14 @@ def run_streamed(dataset, stages, wanted, backend: str = "cuda", fuse: bool = Tr
         profile.chunks = 1
     else:
         found, streams = _plan_in_flight(dataset, program, settings)
-        mover = make_mover(backend, streams, settings.staging, found.resident)
-        run = stream_chunks(mover, dataset, stages, program, found.chunks, storage, fuse)
-        profile.chunks, profile.peak_bytes = len(found.chunks), mover.peak_bytes
-        profile.streams = streams
+        run = _mapped_instead(dataset, stages, program, storage, backend, len(found.chunks))
+        if run is not None:
+            profile.chunks = 1
+        else:
+            mover = make_mover(backend, streams, settings.staging, found.resident)
+            run = stream_chunks(mover, dataset, stages, program, found.chunks, storage, fuse)
+            profile.chunks, profile.peak_bytes = len(found.chunks), mover.peak_bytes
+            profile.streams = streams
     profile.uploads, profile.downloads = len(run.sources), len(run.outputs)
     profile.inputs = {name: source.mode for name, source in run.sources.items()}
     profile.storage_error = _error_report(run.errors, storage)
