@@ -12,7 +12,7 @@ from hypothesis import given, settings, strategies as st
 
 import daxpy
 from daxpy.cuda import cases as cases_kernels
-from daxpy.cuda import contour_rows_source, edge_points
+from daxpy.cuda import cell_cases, contour_rows_source, edge_points
 from daxpy.cuda.interpolation import _TYPES, source_for
 from daxpy.filters._geometry import point_coordinates, weighted_sum
 from daxpy.worklets._marching import TABLES
@@ -24,6 +24,8 @@ from test_cuda_codegen import _have_compiler, compiled_entries
 SPECIALIZATIONS = ([source_for(kind, c) for kind in list(_TYPES) + ["axes"] for c in (1, 3)]
                    + [cases_kernels.source_for(dtype, k) for dtype in ("float32", "float64")
                       for k in (2, 4, 8)]
+                   + [cell_cases.source_for(dtype, ids, k) for dtype in ("float32", "float64")
+                      for ids in ("int32", "int64") for k in range(2, cell_cases.MAX_CORNERS + 1)]
                    + [edge_points.source_for(dtype) for dtype in ("float32", "float64")]
                    + [edge_points.ids_source_for(dtype) for dtype in ("float32", "float64")]
                    # The contour's row kernels: three entries from one source.
@@ -110,6 +112,28 @@ def test_structured_cases_on_the_gpu_are_the_array_programs(seed, dims, dtype, i
         else float(rng.standard_normal())
     want = structured_cases(scalars, dims, value, invert)
     got = structured_cases(cupy.asarray(scalars), dims, value, invert)
+    np.testing.assert_array_equal(cupy.asnumpy(got), want)
+
+
+@pytest.mark.gpu
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**31), corners=st.integers(2, cell_cases.MAX_CORNERS),
+       dtype=st.sampled_from(["float32", "float64"]), ids=st.sampled_from(["int32", "int64"]))
+def test_cell_cases_on_the_gpu_are_the_array_programs(seed, corners, dtype, ids):
+    import cupy
+
+    from daxpy.worklets.contour import _array_cases
+
+    rng = np.random.default_rng(seed)
+    scalars = rng.standard_normal(60).astype(dtype)
+    scalars[rng.random(60) < 0.05] = np.nan
+    scalars[rng.random(60) < 0.03] = -np.inf
+    cells = rng.integers(0, 60, (80, corners)).astype(ids)
+    # A value some corners equal, or one between two float32 values.
+    value = float(rng.choice(scalars[np.isfinite(scalars)])) if rng.random() < 0.5 \
+        else float(rng.standard_normal())
+    want = _array_cases(cells, scalars, value)  # NumPy: the array program
+    got = _array_cases(cupy.asarray(cells), cupy.asarray(scalars), value)
     np.testing.assert_array_equal(cupy.asnumpy(got), want)
 
 

@@ -218,7 +218,8 @@ def merge(parts: dict[int, tuple[Any, Any]], scalars: Any, value: float,
 
 def _distinct(keys: Any) -> tuple[Any, Any]:
     """``unique(keys, return_inverse=True)`` where the keys are; on the host without
-    sorting them all, where Numba is installed (:mod:`daxpy.worklets._distinct_cpu`).
+    sorting them all, where Numba is installed (:mod:`daxpy.worklets._distinct_cpu`);
+    on the device by a sort of the keys and a search.
 
     Examples
     --------
@@ -226,10 +227,16 @@ def _distinct(keys: Any) -> tuple[Any, Any]:
     [[3, 7], [1, 0, 1]]
     """
     xp = array_module(keys)
-    compiled_unique = _UNIQUE_INVERSE.load() if xp is np else None  # None without Numba
+    if xp is not np:
+        # The distinct keys sorted, then each key's rank among them by a binary
+        # search: a sort of the keys alone, not of (key, index) pairs and a scatter
+        # back (10M hexahedra's slice on an H100: 0.42-0.66 -> 0.28-0.36 ms).
+        unique = xp.unique(keys)
+        return unique, xp.searchsorted(unique, keys)
+    compiled_unique = _UNIQUE_INVERSE.load()  # None without Numba
     if compiled_unique is not None:
         return compiled_unique(keys)
-    return xp.unique(keys, return_inverse=True)
+    return np.unique(keys, return_inverse=True)
 
 
 _UNIQUE_INVERSE = compiled("_distinct_cpu", "unique_inverse", None)

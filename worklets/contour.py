@@ -171,6 +171,12 @@ def _array_cases(corners: Any, scalars: Any, value: float) -> Any:
     [2, 0]
     """
     xp = array_module(scalars)
+    if xp is not np:
+        from daxpy.cuda.cell_cases import cell_cases, serves
+
+        # One kernel, one byte a cell, no table of corner values (the same cases).
+        if serves(scalars, corners):
+            return cell_cases(scalars, corners, at_least_bound(scalars.dtype, value))
     corner_values = scalars[corners]
     cases = classify(corner_values, value)
     finite = xp.isfinite(corner_values).all(axis=1)
