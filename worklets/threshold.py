@@ -120,6 +120,11 @@ def threshold_cells(grid: Any, values: Any, *, at: str, lower: float,
     if grid.family != "unstructured":
         return _threshold_structured(grid, values, at, lower, upper, all_points, continuous,
                                      invert, xp)
+    if xp is not np:
+        found = _one_shape_on_gpu(grid, values, at, lower, upper, all_points, continuous,
+                                  invert, place or xp.asarray)
+        if found is not None:
+            return found
     pieces = _blocks(grid, place or xp.asarray)
     n_cells = sum(int(ids.shape[0]) for ids, _, _ in pieces)
     keep = xp.zeros(n_cells, dtype=bool)
@@ -137,6 +142,29 @@ def threshold_cells(grid: Any, values: Any, *, at: str, lower: float,
     if invert:
         keep = ~keep
     return _emit(pieces, keep, grid.n_points, xp)
+
+
+def _one_shape_on_gpu(grid: Any, values: Any, at: str, lower: float, upper: float,
+                      all_points: bool, continuous: bool, invert: bool, place) -> Kept | None:
+    """The threshold of an unstructured grid of one cell shape by the GPU's kernels
+    (:mod:`daxpy.cuda.threshold_block`), which give this program's bits; None where
+    the program runs instead (several shapes, no cells, other dtypes)."""
+    from daxpy.cuda.threshold_block import MODES, threshold_block
+
+    blocks = list(grid.cell_blocks().values())
+    if (len(blocks) != 1 or grid.n_cells == 0 or values.ndim != 1
+            or values.dtype not in (np.float32, np.float64)):
+        return None
+    corners = place(blocks[0].corners)
+    if corners.dtype not in (np.int32, np.int64):
+        return None
+    test = ("cells" if at == "cells" else "continuous" if continuous and not all_points
+            else "all" if all_points else "any")
+    # The range rounded inwards to the values' dtype: compared in it, as in float64.
+    bounds = (at_least_bound(values.dtype, lower), -at_least_bound(values.dtype, -upper),
+              lower, upper)
+    return Kept(*threshold_block(values, corners, int(grid.n_points), MODES[test], bounds,
+                                 invert, blocks[0].shape.vtk_id))
 
 
 def _corner_views(grid: Any, values: Any) -> list:
