@@ -186,15 +186,24 @@ def _unstructured_pieces(grid: Any, place, kept_point: Any) -> list:
     pieces = []
     for block in grid.cell_blocks().values():
         corners = place(block.corners)
-        pieces.append((_SHAPES[block.shape.name], _cases(kept_point[corners]),
+        pieces.append((_SHAPES[block.shape.name], _cases(kept_point, corners),
                        corners.__getitem__, place(block.cell_ids)))
     return pieces
 
 
-def _cases(kept: Any) -> Any:
-    xp = array_module(kept)
-    bits = xp.arange(kept.shape[1], dtype=xp.int64)
-    return (kept.astype(xp.int64) << bits).sum(axis=1)
+def _cases(kept_point: Any, corners: Any) -> Any:
+    """Each cell's case: bit ``i`` set where its corner ``i`` is kept."""
+    xp = array_module(kept_point)
+    if xp is not np:
+        from daxpy.cuda.cell_cases import cell_cases, serves
+
+        # One kernel, a byte a cell, no table of the corners' flags (the same cases):
+        # the flags as 0.0 and 1.0, a corner kept at or above 1.
+        flags = kept_point.astype(xp.float32)
+        if serves(flags, corners):
+            return cell_cases(flags, corners, np.float32(1.0))
+    bits = xp.arange(corners.shape[1], dtype=xp.int64)
+    return (kept_point[corners].astype(xp.int64) << bits).sum(axis=1)
 
 
 def _resolve(codes: Any, cell: Any, edges: Any, scalars: Any, value: float, xp):
