@@ -15,7 +15,7 @@ from daxpy.filters import Clip
 from daxpy.worklets.clip import clip_cells as array_program
 
 from strategies import cut_field, cut_value, wavy_field
-from test_cuda_codegen import _have_compiler, compiled_entries
+from test_cuda_codegen import _have_compiler, specializations_ptx
 
 SPECIALIZATIONS = [(name, source_for(dtype)[1]) for dtype in ("float32", "float64")
                    for name in source_for(dtype)[0]]
@@ -26,8 +26,7 @@ FIELDS = ("ids", "weights", "centre_rows", "centre_ids", "centre_weights", "conn
 
 @pytest.mark.skipif(not _have_compiler(), reason="needs nvcc or NVRTC (CuPy)")
 def test_every_clip_kernel_specialization_compiles_to_ptx(tmp_path):
-    source = "\n".join(dict.fromkeys(text for _, text in SPECIALIZATIONS))
-    ptx = compiled_entries(source, [name for name, _ in SPECIALIZATIONS], tmp_path)
+    ptx = specializations_ptx(SPECIALIZATIONS, tmp_path)
     # The weights are the CPU's bits only if no multiply and add is fused.
     assert all("fma.rn.f64" not in text for text in ptx)
 

@@ -97,6 +97,13 @@ def compiled_entries(source: str, names, workdir) -> list[str]:
     return ptx
 
 
+def specializations_ptx(specializations, workdir) -> list[str]:
+    """:func:`compiled_entries` of ``(name, source)`` pairs: each source once (several
+    names may share one), each name an entry."""
+    source = "\n".join(dict.fromkeys(text for _, text in specializations))
+    return compiled_entries(source, [name for name, _ in specializations], workdir)
+
+
 def _have_compiler():
     if shutil.which("nvcc"):
         return True

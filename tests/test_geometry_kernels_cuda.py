@@ -19,7 +19,7 @@ from daxpy.worklets._marching import TABLES
 from daxpy.worklets._structured_cases import structured_cases
 
 from test_clip_cpu import split_rows, summed_wide
-from test_cuda_codegen import _have_compiler, compiled_entries
+from test_cuda_codegen import _have_compiler, specializations_ptx
 
 SPECIALIZATIONS = ([source_for(kind, c) for kind in list(_TYPES) + ["axes"] for c in (1, 3)]
                    + [cases_kernels.source_for(dtype, k) for dtype in ("float32", "float64")
@@ -37,8 +37,7 @@ SPECIALIZATIONS = ([source_for(kind, c) for kind in list(_TYPES) + ["axes"] for 
 
 @pytest.mark.skipif(not _have_compiler(), reason="needs nvcc or NVRTC (CuPy)")
 def test_every_geometry_kernel_specialization_compiles_to_ptx(tmp_path):
-    source = "\n".join(dict.fromkeys(text for _, text in SPECIALIZATIONS))
-    for ptx in compiled_entries(source, [name for name, _ in SPECIALIZATIONS], tmp_path):
+    for ptx in specializations_ptx(SPECIALIZATIONS, tmp_path):
         # Each product and sum rounded on its own, as NumPy's: no fused multiply-add.
         assert "fma" not in ptx
 

@@ -52,30 +52,17 @@ def test_few_chunks_or_other_grids_are_not_mapped():
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("asked", [True, False], ids=["mapped=True", "budget"])
 @pytest.mark.parametrize("verb", sorted(_VERBS))
-def test_gpu_mapped_stage_equals_whole_run(verb):
+def test_gpu_mapped_stage_equals_whole_run(verb, asked):
     cupy = _cupy()
     source = _uniform()
     pipe = daxpy.pipeline(source)
     name = _VERBS[verb](pipe).name
-    with configure(mapped=True):
-        out, prof = pipe.run(backend="cuda", profile=True)
-    assert prof.chunks == 1 and set(prof.inputs.values()) == {"mapped"}
-    expected = cupy.asnumpy(pipe.run(backend="cuda", to="device").field(name)[0])
-    np.testing.assert_array_equal(out.field(name)[0], expected)
-
-
-@pytest.mark.gpu
-@pytest.mark.parametrize("verb", sorted(_VERBS))
-def test_gpu_budget_of_many_chunks_runs_mapped(verb):
-    cupy = _cupy()
-    source = _uniform()
-    pipe = daxpy.pipeline(source)
-    name = _VERBS[verb](pipe).name
-    # Under a thirtieth of the gradient's working set (16 bytes a point): 128 slabs
-    # of one plane for each verb (the planner's count, on this grid).
-    budget = source.n_points * 14 // 30
-    with configure(max_device_bytes=budget):
+    # Asked for, or chosen under a budget of under a thirtieth of the gradient's working
+    # set (16 bytes a point): 128 slabs of one plane for each verb (the planner's count).
+    settings = dict(mapped=True) if asked else dict(max_device_bytes=source.n_points * 14 // 30)
+    with configure(**settings):
         out, prof = pipe.run(backend="cuda", profile=True)
     assert prof.chunks == 1 and set(prof.inputs.values()) == {"mapped"}
     expected = cupy.asnumpy(pipe.run(backend="cuda", to="device").field(name)[0])

@@ -154,12 +154,12 @@ print(json.dumps({"threads": threads(),
 @given(side=st.integers(17, 24), seed=st.integers(0, 2 ** 16))
 def test_a_hexahedral_slice_is_the_array_programs_on_any_thread_count(side, seed):
 
-    from daxpy.worklets import _marching, contour
+    from daxpy.worklets import _merge_cuts, contour
 
     one, two = _hex_slice(side, seed, 1), _hex_slice(side, seed, 2)
     with pytest.MonkeyPatch.context() as patch:   # NumPy's march and sort alone
         patch.setattr(contour, "_MARCHED", contour._array_march)
-        patch.setattr(_marching, "_distinct", lambda keys: np.unique(keys, return_inverse=True))
+        patch.setattr(_merge_cuts, "_distinct", lambda keys: np.unique(keys, return_inverse=True))
         assert _hex_slice(side, seed) == one == two
     # Numba's pool size is fixed per process: a child gets 4 threads.
     report = four_thread_report(_SLICE_IN_A_CHILD, str(side), str(seed))

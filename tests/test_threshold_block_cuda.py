@@ -14,7 +14,7 @@ from daxpy.cuda.threshold_block import MODES, classify_source, corner_source
 from daxpy.data.celltypes import HEXAHEDRON, LINE, PYRAMID, TETRA, TRIANGLE, WEDGE
 from daxpy.worklets.threshold import threshold_cells
 
-from test_cuda_codegen import _have_compiler, compiled_entries
+from test_cuda_codegen import _have_compiler, specializations_ptx
 
 _SHAPES = {2: LINE, 3: TRIANGLE, 4: TETRA, 5: PYRAMID, 6: WEDGE, 8: HEXAHEDRON}
 
@@ -26,8 +26,7 @@ SPECIALIZATIONS = ([classify_source(dtype, ids, k, mode) for dtype in ("float32"
 
 @pytest.mark.skipif(not _have_compiler(), reason="needs nvcc or NVRTC (CuPy)")
 def test_every_threshold_block_specialization_compiles_to_ptx(tmp_path):
-    source = "\n".join(dict.fromkeys(text for _, text in SPECIALIZATIONS))
-    compiled_entries(source, [name for name, _ in SPECIALIZATIONS], tmp_path)
+    specializations_ptx(SPECIALIZATIONS, tmp_path)
 
 
 _PARAMS = {"cells": dict(at="cells"), "all": dict(at="points"),

@@ -14,7 +14,7 @@ import daxpy
 from daxpy.cuda.threshold_cells_source import MODES, SPAN, classify_source, index_source
 from daxpy.worklets.threshold import threshold_cells as array_program
 
-from test_cuda_codegen import _have_compiler, compiled_entries
+from test_cuda_codegen import _have_compiler, specializations_ptx
 
 SPECIALIZATIONS = ([classify_source(dtype, mode) for dtype in ("float32", "float64")
                     for mode in MODES]
@@ -23,8 +23,7 @@ SPECIALIZATIONS = ([classify_source(dtype, mode) for dtype in ("float32", "float
 
 @pytest.mark.skipif(not _have_compiler(), reason="needs nvcc or NVRTC (CuPy)")
 def test_every_threshold_kernel_specialization_compiles_to_ptx(tmp_path):
-    source = "\n".join(dict.fromkeys(text for _, text in SPECIALIZATIONS))
-    compiled_entries(source, [name for name, _ in SPECIALIZATIONS], tmp_path)
+    specializations_ptx(SPECIALIZATIONS, tmp_path)
 
 
 _PARAMS = {"cells": dict(at="cells"), "all": dict(at="points"),

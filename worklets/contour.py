@@ -34,8 +34,9 @@ from daxpy.data.arrays import all_finite, array_module
 from daxpy.errors import ArgumentError
 
 from ._edge_cut import EdgeCut
-from ._marching import (IMAGE_CELL_CORNERS, TABLES, at_least_bound, classify, in_cell_order,
-                        march, merge, per_cell, register_generating, structured_corners)
+from ._marching import (IMAGE_CELL_CORNERS, TABLES, at_least_bound, classify, march, per_cell,
+                        register_generating, structured_corners)
+from ._merge_cuts import in_cell_order, merge
 from ._numba import compiled
 from ._structured_cases import mask_cases, structured_cases
 
