@@ -15,6 +15,7 @@ from daxpy.data.celltypes import HEXAHEDRON, LINE, PYRAMID, TETRA, TRIANGLE, WED
 from daxpy.worklets.threshold import threshold_cells
 
 from test_cuda_codegen import _have_compiler, specializations_ptx
+from test_threshold_cells_cuda import _PARAMS
 
 _SHAPES = {2: LINE, 3: TRIANGLE, 4: TETRA, 5: PYRAMID, 6: WEDGE, 8: HEXAHEDRON}
 
@@ -27,11 +28,6 @@ SPECIALIZATIONS = ([classify_source(dtype, ids, k, mode) for dtype in ("float32"
 @pytest.mark.skipif(not _have_compiler(), reason="needs nvcc or NVRTC (CuPy)")
 def test_every_threshold_block_specialization_compiles_to_ptx(tmp_path):
     specializations_ptx(SPECIALIZATIONS, tmp_path)
-
-
-_PARAMS = {"cells": dict(at="cells"), "all": dict(at="points"),
-           "any": dict(at="points", all_points=False),
-           "range": dict(at="points", all_points=False, continuous=True)}
 
 
 @pytest.mark.gpu
