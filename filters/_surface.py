@@ -18,7 +18,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from daxpy.data.arrays import array_module
+from daxpy.data.arrays import array_module, joined
 from daxpy.data.dataset import DataSet
 from daxpy.data.polydata import PolyData
 from daxpy.errors import FieldError
@@ -165,26 +165,12 @@ def cut_to_polydata(dataset: DataSet, cuts: list[EdgeCut], values: Sequence[floa
             cells[k].append((xp.arange(ids.shape[0]).reshape(-1, k), offset))
             offset += ids.shape[0]
     # A device surface comes back into pinned memory, at the bus's rate.
-    xyz = download(_joined(points, xp)) if points else np.zeros((0, 3), np.float32)
+    xyz = download(joined(points)) if points else np.zeros((0, 3), np.float32)
     arrays = {_KINDS[k]: _cell_array(parts, k, xp) for k, parts in cells.items() if parts}
     return PolyData.from_checked(
-        xyz, arrays, point_data={n: download(_joined(a, xp)) for n, a in point_data.items()},
-        cell_data={n: download(_joined(a, xp)) for n, a in cell_data.items()},
+        xyz, arrays, point_data={n: download(joined(a)) for n, a in point_data.items()},
+        cell_data={n: download(joined(a)) for n, a in cell_data.items()},
         name=f"contour of {dataset.name}")
-
-
-def _joined(parts: list, xp: Any) -> Any:
-    """The parts end to end: the one part itself, not a copy (the surface's arrays
-    are the cut's own; copying a 256³ contour's took longer than Flying Edges).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> one = np.arange(3)
-    >>> _joined([one], np) is one, _joined([one, one], np).tolist()
-    (True, [0, 1, 2, 0, 1, 2])
-    """
-    return parts[0] if len(parts) == 1 else xp.concatenate(parts)
 
 
 def _normals(gradient: Any) -> Any:

@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from daxpy.data.arrays import array_module
+from daxpy.data.arrays import array_module, joined
 
 from ._clip_arrays import _EDGE_CODE, CASE_ARRAYS, PLACES, TABLES
 from ._clip_numbers import count_dtype, numbered
@@ -284,13 +284,13 @@ def _assemble(emitted: list, kept_point: Any, xp, strides: tuple | None = None) 
                        xp.zeros((0, 0), xp.int64), xp.zeros((0, 0)), none,
                        xp.zeros(1, xp.int64), xp.zeros(0, xp.uint8), none,
                        kept.astype(xp.int64))
-    source = xp.concatenate([e[1] for e in emitted])
+    source = joined([e[1] for e in emitted])
     # One kind's cells already come in ascending input cell order.
     order = (xp.arange(source.shape[0]) if len(emitted) == 1
              else xp.argsort(source, kind="stable"))
-    sizes = xp.concatenate([e[3] for e in emitted])[order]
-    types = xp.concatenate([e[2] for e in emitted])[order]
-    keys = xp.concatenate([e[0] for e in emitted])
+    sizes = joined([e[3] for e in emitted])[order]
+    types = joined([e[2] for e in emitted])[order]
+    keys = joined([e[0] for e in emitted])
     # Slots in output order, as flat indices into the unsorted arrays: only the
     # keys move, and each point's terms are read once, from its first slot.
     slots = keys.shape[1]
@@ -303,7 +303,7 @@ def _assemble(emitted: list, kept_point: Any, xp, strides: tuple | None = None) 
     # A corner is itself; a cut point's terms are read from its first slot.
     ids[:corners, 0], ids[:corners, 1], weights[:corners, 0] = unique[:corners], \
         unique[:corners], 1.0
-    a, b, t = (xp.concatenate([e[4][k] for e in emitted]).reshape(-1)[flat[cut_first]]
+    a, b, t = (joined([e[4][k] for e in emitted]).reshape(-1)[flat[cut_first]]
                for k in range(3))
     ids[corners:, 0], ids[corners:, 1] = a, b
     weights[corners:, 0], weights[corners:, 1] = 1.0 - t, t

@@ -172,3 +172,17 @@ def to_host(array: Any) -> np.ndarray:
 
         return cupy.asnumpy(as_field_array(array))
     return np.asarray(array)
+
+
+def joined(parts: list) -> Any:
+    """The arrays ``parts`` (NumPy or CuPy, at least one) end to end: the one part
+    itself, not a copy (a surface's or a clip's arrays can be hundreds of MB).
+
+    Examples
+    --------
+    >>> one = np.arange(3)
+    >>> joined([one]) is one, joined([one, one]).tolist()
+    (True, [0, 1, 2, 0, 1, 2])
+    """
+    return parts[0] if len(parts) == 1 else array_module(parts[0]).concatenate(parts)
+
