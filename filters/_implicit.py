@@ -82,7 +82,10 @@ def plane_distance(points: Any, origin: list, normal: list) -> Any:
     [2.0]
     """
     if not isinstance(points, np.ndarray):  # device points never load Numba
-        return _array_distance(points, origin, normal)
+        from daxpy.cuda.plane_distance import plane_distance as on_device
+
+        made = on_device(points, origin, normal)   # one kernel, the same bits
+        return made if made is not None else _array_distance(points, origin, normal)
     return _PLANE_DISTANCE(points, origin, normal=normal)
 
 

@@ -12,7 +12,7 @@ from hypothesis import given, settings, strategies as st
 
 import daxpy
 from daxpy.cuda import cases as cases_kernels
-from daxpy.cuda import cell_cases, contour_rows_source, edge_points
+from daxpy.cuda import cell_cases, contour_rows_source, edge_points, plane_distance
 from daxpy.cuda.interpolation import _TYPES, source_for
 from daxpy.filters._geometry import point_coordinates, weighted_sum
 from daxpy.worklets._marching import TABLES
@@ -27,6 +27,7 @@ SPECIALIZATIONS = ([source_for(kind, c) for kind in list(_TYPES) + ["axes"] for 
                    + [cell_cases.source_for(dtype, ids, k) for dtype in ("float32", "float64")
                       for ids in ("int32", "int64") for k in range(2, cell_cases.MAX_CORNERS + 1)]
                    + [edge_points.source_for(dtype) for dtype in ("float32", "float64")]
+                   + [plane_distance.source_for(dtype) for dtype in ("float32", "float64")]
                    + [edge_points.ids_source_for(dtype) for dtype in ("float32", "float64")]
                    # The contour's row kernels: three entries from one source.
                    + [(f"{name}_{part}", text) for name, text in
@@ -134,6 +135,22 @@ def test_cell_cases_on_the_gpu_are_the_array_programs(seed, corners, dtype, ids)
     want = _array_cases(cells, scalars, value)  # NumPy: the array program
     got = _array_cases(cupy.asarray(cells), cupy.asarray(scalars), value)
     np.testing.assert_array_equal(cupy.asnumpy(got), want)
+
+
+@pytest.mark.gpu
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 2**31), dtype=st.sampled_from(["float32", "float64"]))
+def test_plane_distance_on_the_gpu_is_the_array_programs(seed, dtype):
+    import cupy
+
+    from daxpy.filters._implicit import _array_distance, plane_distance as distance
+
+    rng = np.random.default_rng(seed)
+    points = (rng.standard_normal((300, 3)) * 10).astype(dtype)
+    origin, normal = rng.standard_normal(3).tolist(), rng.standard_normal(3).tolist()
+    want = _array_distance(points, origin, normal)   # NumPy: the array program
+    got = distance(cupy.asarray(points), origin, normal)
+    assert got.dtype == want.dtype and cupy.asnumpy(got).tobytes() == want.tobytes()
 
 
 def _axis_grid(rng, axis_dtype: str, uniform: bool):
