@@ -176,8 +176,9 @@ def _vertices(kind: tuple, cases: Any, corners_of, cell_ids: Any, scalars: Any,
     keys = xp.full((count, 8), -1, xp.int64)
     keys[:, 0] = corners_of(keep)[:, 0]
     none = (xp.zeros(0, xp.int64), xp.zeros((0, 2), xp.int64), xp.zeros((0, 2)))
+    no_edges = (xp.zeros(0, xp.int64),) * 3 + (xp.zeros(0),)
     return (keys, cell_ids[keep], xp.full(count, 1, xp.uint8), xp.ones(count, xp.int64),
-            (keys, keys, xp.zeros((count, 8))), none)
+            no_edges, none)
 
 
 def _unstructured_pieces(grid: Any, place, kept_point: Any) -> list:
@@ -207,15 +208,16 @@ def _cases(kept_point: Any, corners: Any) -> Any:
 
 
 def _resolve(codes: Any, cell: Any, edges: Any, scalars: Any, value: float, xp):
-    """Point codes of cells (``cell``: their corners) as keys and terms: a point is
-    ``(1 - t) * x[a] + t * x[b]`` (a corner: ``a == b``, ``t == 0``).
+    """Point codes of cells (``cell``: their corners) as keys, and the terms of the
+    slots that hold an edge point: ``(flat slot, lo, hi, t)``, in slot order, the
+    point ``(1 - t) * x[lo] + t * x[hi]`` (a corner slot's point is its corner).
 
     Keys sort corners, then edges, then centres: a corner ``id``, an edge
-    ``n + lo * n + hi``; centre codes are resolved by the caller."""
+    ``n + lo * n + hi``; centre codes are resolved by the caller. Only the edge
+    slots' terms are kept: most slots are corners of whole cells."""
     n_points = scalars.shape[0]
     edge = codes >= _EDGE_CODE
-    keys = xp.take_along_axis(cell, xp.where(edge | (codes < 0), 0, codes), axis=1)
-    a, b, t = keys.copy(), keys.copy(), xp.zeros(codes.shape)
+    keys = _corner_keys(codes, cell, xp)
     # Only cut cells have edge slots: interpolate those alone.
     rows, slots = xp.nonzero(edge)
     e = codes[rows, slots] - _EDGE_CODE
@@ -223,10 +225,26 @@ def _resolve(codes: Any, cell: Any, edges: Any, scalars: Any, value: float, xp):
     lo, hi = xp.minimum(one, other), xp.maximum(one, other)
     low, high = scalars[lo].astype(xp.float64), scalars[hi].astype(xp.float64)
     cut = high != low
-    t[rows, slots] = xp.where(cut, (value - low) / xp.where(cut, high - low, 1.0), 0.0)
+    t = xp.where(cut, (value - low) / xp.where(cut, high - low, 1.0), 0.0)
     keys[rows, slots] = n_points + lo * n_points + hi
-    a[rows, slots], b[rows, slots] = lo, hi
-    return keys, (a, b, t)
+    return keys, (rows * codes.shape[1] + slots, lo, hi, t)
+
+
+def _corner_keys(codes: Any, cell: Any, xp) -> Any:
+    """Each slot's corner id (corner 0's at an edge or centre slot)."""
+    return xp.take_along_axis(cell, xp.where((codes >= _EDGE_CODE) | (codes < 0), 0, codes),
+                              axis=1)
+
+
+def _dense_terms(codes: Any, cell: Any, edges: Any, scalars: Any, value: float, xp) -> tuple:
+    """Every slot's ``(a, b, t)`` of :func:`_resolve`'s points, as arrays of the codes'
+    shape: a corner is ``a == b``, ``t == 0``."""
+    a = _corner_keys(codes, cell, xp)
+    b, t = a.copy(), xp.zeros(codes.shape)
+    at, lo, hi, weight = _resolve(codes, cell, edges, scalars, value, xp)[1]
+    for whole, part in ((a, lo), (b, hi), (t, weight)):
+        whole.reshape(-1)[at] = part
+    return a, b, t
 
 
 def _emit(kind: tuple, cases: Any, corners_of, cell_ids: Any, scalars: Any, value: float,
@@ -256,7 +274,7 @@ def _emit(kind: tuple, cases: Any, corners_of, cell_ids: Any, scalars: Any, valu
     slot, place = xp.nonzero(codes < 0)
     j = -1 - codes[slot, place]
     term = t["centre_start"][cases[owner[slot]]] + j
-    _, (a, b, s) = _resolve(t["term_codes"][term], cell[slot], t["edges"], scalars, value, xp)
+    a, b, s = _dense_terms(t["term_codes"][term], cell[slot], t["edges"], scalars, value, xp)
     n = scalars.shape[0]
     centre_keys = n + n * n + cell_ids[owner[slot]] * 64 + j
     keys[slot, place] = centre_keys
@@ -303,8 +321,7 @@ def _assemble(emitted: list, kept_point: Any, xp, strides: tuple | None = None) 
     # A corner is itself; a cut point's terms are read from its first slot.
     ids[:corners, 0], ids[:corners, 1], weights[:corners, 0] = unique[:corners], \
         unique[:corners], 1.0
-    a, b, t = (joined([e[4][k] for e in emitted]).reshape(-1)[flat[cut_first]]
-               for k in range(3))
+    a, b, t = _cut_terms(emitted, flat[cut_first], xp)
     ids[corners:, 0], ids[corners:, 1] = a, b
     weights[corners:, 0], weights[corners:, 1] = 1.0 - t, t
     rows, centre_ids, centre_weights = _centres(emitted, unique, xp)
@@ -313,6 +330,19 @@ def _assemble(emitted: list, kept_point: Any, xp, strides: tuple | None = None) 
     return Clipped(ids, weights, rows, centre_ids[:, 2:], centre_weights[:, 2:],
                    inverse.astype(xp.int64), offsets, types, source[order].astype(xp.int64),
                    unique.astype(xp.int64))
+
+
+def _cut_terms(emitted: list, at: Any, xp) -> tuple:
+    """``(lo, hi, t)`` of the slots ``at`` (flat, into the kinds' keys end to end) that
+    hold an edge point, by a search among the edge slots; at a centre point's slot,
+    any edge's (its row is written from the centre table after)."""
+    sizes = np.cumsum([0] + [int(e[0].size) for e in emitted[:-1]])
+    where = joined([e[4][0] + int(size) for e, size in zip(emitted, sizes)])
+    lo, hi, t = (joined([e[4][k] for e in emitted]) for k in (1, 2, 3))
+    if where.shape[0] == 0:
+        return xp.zeros(at.shape, xp.int64), xp.zeros(at.shape, xp.int64), xp.zeros(at.shape)
+    found = xp.minimum(xp.searchsorted(where, at), where.shape[0] - 1)
+    return lo[found], hi[found], t[found]
 
 
 def _centres(emitted: list, unique: Any, xp) -> tuple:
