@@ -300,3 +300,17 @@ def at_least_bound(dtype: np.dtype, value: float):
         bound = np.nextafter(bound, dtype.type(np.inf))
     return bound
 
+
+def range_bounds(dtype: np.dtype, lower: float, upper: float) -> tuple:
+    """``lower`` and ``upper`` rounded inwards to ``dtype``: a value of ``dtype``
+    compared with them is compared with the given ones in float64
+    (:func:`at_least`, :func:`at_most`).
+
+    Examples
+    --------
+    >>> low, high = range_bounds(np.dtype(np.float32), 0.1, 0.1)
+    >>> float(low) >= 0.1 >= float(high)
+    True
+    """
+    # The largest number at or below upper is minus the smallest at or above -upper.
+    return at_least_bound(dtype, lower), -at_least_bound(dtype, -upper)

@@ -59,6 +59,7 @@ from ._edge_cut import EdgeCut
 from ._marching import TABLES, at_least_bound, cut_edges
 from ._blocks_cpu import on_threads
 from ._numba import kernel, structured_rows, threads
+from ._used_points_cpu import exclusive
 
 _KINDS = {3: "voxel", 2: "pixel"}
 """The cell each grid dimension is marched as (1-D grids run the NumPy path)."""
@@ -257,20 +258,6 @@ def _beside(rows: np.ndarray, zc: int) -> np.ndarray:
     return (near[:-1] | near[1:] if zc == 2 else near).ravel()
 
 
-def _exclusive(counts: np.ndarray) -> np.ndarray:
-    """``0`` then the running sums of the int64 ``counts``, written once.
-
-    Examples
-    --------
-    >>> _exclusive(np.array([2, 0, 3])).tolist()
-    [0, 2, 2, 5]
-    """
-    sums = np.empty(counts.shape[0] + 1, np.int64)
-    sums[0] = 0
-    np.cumsum(counts, out=sums[1:])
-    return sums
-
-
 _CAREFUL_ROWS_PER_THREAD = 64
 """Rows on the careful path worth waking one more thread for: a thread costs the
 call tens of microseconds to start (its arguments are checked under the GIL, one
@@ -359,7 +346,7 @@ def contour_structured(grid, scalars: np.ndarray, value: float, place=None) -> E
         # The cell rows whose points are looked up, not counted.
         searched = _beside(careful_points.reshape(nz, ny), zc)
         run_careful(False, nothing[:3])
-    starts = (_exclusive(point_counts), _exclusive(cell_counts))
+    starts = (exclusive(point_counts), exclusive(cell_counts))
     lo = np.empty(starts[0][-1], np.int64)
     hi, t = np.empty_like(lo), np.empty(lo.shape[0])
     cells = np.empty((starts[1][-1], per), np.int64)

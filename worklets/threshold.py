@@ -28,7 +28,7 @@ import numpy as np
 from daxpy.data.arrays import array_module
 from daxpy.data.celltypes import HEXAHEDRON, LINE, QUAD, VERTEX
 
-from ._marching import (GRID_FAMILIES, IMAGE_CELL_CORNERS, at_least, at_least_bound, at_most,
+from ._marching import (GRID_FAMILIES, IMAGE_CELL_CORNERS, at_least, at_most, range_bounds,
                         register_generating, structured_corners, used_points)
 from ._numba import compiled
 
@@ -144,6 +144,20 @@ def threshold_cells(grid: Any, values: Any, *, at: str, lower: float,
     return _emit(pieces, keep, grid.n_points, xp)
 
 
+def _test(at: str, all_points: bool, continuous: bool) -> str:
+    """The GPU kernels' name of the test (``"cells"``, ``"all"``, ``"any"``,
+    ``"range"``); as vtkThreshold, AllScalars wins over the continuous range.
+
+    Examples
+    --------
+    >>> _test("points", False, True), _test("points", True, True)
+    ('range', 'all')
+    """
+    if at == "cells":
+        return "cells"
+    return "all" if all_points else "range" if continuous else "any"
+
+
 def _one_shape_on_gpu(grid: Any, values: Any, at: str, lower: float, upper: float,
                       all_points: bool, continuous: bool, invert: bool, place) -> Kept | None:
     """The threshold of an unstructured grid of one cell shape by the GPU's kernels
@@ -158,13 +172,11 @@ def _one_shape_on_gpu(grid: Any, values: Any, at: str, lower: float, upper: floa
     corners = place(blocks[0].corners)
     if corners.dtype not in (np.int32, np.int64):
         return None
-    test = ("cells" if at == "cells" else "continuous" if continuous and not all_points
-            else "all" if all_points else "any")
     # The range rounded inwards to the values' dtype: compared in it, as in float64.
-    bounds = (at_least_bound(values.dtype, lower), -at_least_bound(values.dtype, -upper),
-              lower, upper)
-    return Kept(*threshold_block(values, corners, int(grid.n_points), MODES[test], bounds,
-                                 invert, blocks[0].shape.vtk_id))
+    bounds = (*range_bounds(values.dtype, lower, upper), lower, upper)
+    return Kept(*threshold_block(values, corners, int(grid.n_points),
+                                 MODES[_test(at, all_points, continuous)], bounds, invert,
+                                 blocks[0].shape.vtk_id))
 
 
 def _corner_views(grid: Any, values: Any) -> list:
@@ -192,13 +204,10 @@ def _threshold_structured(grid: Any, values: Any, at: str, lower: float, upper: 
     if xp.__name__ != "numpy" and min(dims) > 1 and values.dtype in (np.float32, np.float64):
         from daxpy.cuda.threshold_cells import threshold_cells as on_gpu
 
-        # As vtkThreshold: AllScalars wins over the continuous range.
-        mode = ("cells" if at == "cells" else "all" if all_points
-                else "range" if continuous else "any")
         # The dtype's numbers at or inside the range: compared in the field's dtype,
         # they keep what the float64 comparisons keep (at_least, at_most).
-        found = on_gpu(values, dims, mode, at_least_bound(values.dtype, lower),
-                       -at_least_bound(values.dtype, -upper), invert, HEXAHEDRON)
+        found = on_gpu(values, dims, _test(at, all_points, continuous),
+                       *range_bounds(values.dtype, lower, upper), invert, HEXAHEDRON)
         if found is not None:
             return Kept(*found)
     if all(int(d) == 1 for d in grid.dims):

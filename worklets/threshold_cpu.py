@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 
 from ._blocks_cpu import block_kernel, over_blocks
-from ._marching import at_least_bound
+from ._marching import range_bounds
 from ._numba import CompiledUnavailable, kernel, kernel_dtype
 from ._threshold_cells_cpu import (ALL, CELLS, CONTINUOUS, in_range, mode_of, range_meets,
                                    threshold_unstructured)
@@ -219,13 +219,6 @@ def _structured(grid, s: np.ndarray, mode: int, invert: bool, low, high, lower: 
     return Kept(cell_ids, point_ids, connectivity, offsets, types)
 
 
-def _bounds(dtype: np.dtype, lower: float, upper: float) -> tuple:
-    """``lower`` and ``upper`` rounded inwards to ``dtype``: comparing a value of
-    ``dtype`` with them is comparing it in float64 with the given ones."""
-    # The largest number at or below upper is minus the smallest at or above -upper.
-    return at_least_bound(dtype, lower), -at_least_bound(dtype, -upper)
-
-
 def threshold_cells(grid: Any, values: Any, *, at: str, lower: float, upper: float,
                     all_points: bool = True, continuous: bool = False, invert: bool = False,
                     place=None) -> Kept:
@@ -254,7 +247,7 @@ def threshold_cells(grid: Any, values: Any, *, at: str, lower: float, upper: flo
     if s.ndim != 1:
         raise CompiledUnavailable("the compiled threshold takes one scalar per element")
     mode = mode_of(at, all_points, continuous)
-    low, high = _bounds(s.dtype, float(lower), float(upper))
+    low, high = range_bounds(s.dtype, float(lower), float(upper))
     if grid.family == "unstructured":
         return threshold_unstructured(grid, s, mode, invert, low, high, lower, upper)
     if all(int(d) == 1 for d in grid.dims):

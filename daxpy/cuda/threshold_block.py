@@ -39,7 +39,7 @@ import numpy as np
 from .codegen import ctype, dtype_tag
 from .compile import get_kernel
 
-MODES = {"cells": 0, "all": 1, "any": 2, "continuous": 3}
+MODES = {"cells": 0, "all": 1, "any": 2, "range": 3}
 """The tests: the cell's own value in range; all or any of its corners' values in
 range; the range of its corners' values (none with a NaN) meeting the range."""
 

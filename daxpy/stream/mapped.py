@@ -43,25 +43,19 @@ class NotMapped(ArgumentError):
     output)."""
 
 
-def maps_instead(dataset, stages, program, n_chunks: int) -> bool:
+def maps_instead(dataset, stages, n_chunks: int) -> bool:
     """Whether a run that its plan cuts into ``n_chunks`` chunks should be one
     mapped kernel instead: more than :data:`MAPPED_AFTER_CHUNKS` chunks, one stage,
-    a uniform grid (its kernels read no device array but the fields: other grids'
-    coordinates or topology would sit on the device, outside the budget), and every
-    input page-locked in place (as the chunked run would lock it).
+    and a uniform grid (its kernels read no device array but the fields: other
+    grids' coordinates or topology would sit on the device, outside the budget).
+    Inputs that cannot be mapped are found by :func:`run_mapped`.
 
     Examples
     --------
-    >>> maps_instead(None, [], None, 2)
+    >>> maps_instead(None, [], 2)
     False
     """
-    if n_chunks <= MAPPED_AFTER_CHUNKS or len(stages) != 1 or dataset.family != "uniform":
-        return False
-    for name, association in program.reads.items():
-        array = np.asarray(dataset.fields(association)[name])
-        if not array.dtype.isnative or not transfer.page_lock(array):
-            return False
-    return True
+    return n_chunks > MAPPED_AFTER_CHUNKS and len(stages) == 1 and dataset.family == "uniform"
 
 
 def run_mapped(dataset, stages, program) -> LoopResult:

@@ -130,11 +130,11 @@ def _mapped_instead(dataset, stages, program, storage: dict, backend: str, n_chu
         return None
     from .mapped import NotMapped, maps_instead, run_mapped
 
-    if not maps_instead(dataset, stages, program, n_chunks):
+    if not maps_instead(dataset, stages, n_chunks):
         return None
     try:
         return run_mapped(dataset, stages, program)
-    except NotMapped:  # a stage of more than one kernel: its chunks serve it
+    except NotMapped:  # an input not mappable in place, a stage of several kernels
         return None
 
 
