@@ -82,8 +82,17 @@ def _array_coordinates(dataset: Any, cut: EdgeCut) -> Any:
     return (low + cut.t[:, None] * (high - low)).astype(dtype)
 
 
-def _field_names(dataset: DataSet, fields: bool | Sequence[str]) -> tuple[list, list]:
-    """The point and cell fields carried onto the surface."""
+def field_names(dataset: DataSet, fields: bool | Sequence[str]) -> tuple[list, list]:
+    """The point and cell fields that ``fields`` (``interpolate``) carries onto the
+    surface: ``(point_names, cell_names)``.
+
+    Examples
+    --------
+    >>> import numpy as np, daxpy
+    >>> g = daxpy.UniformGrid(dims=(2,), point_data={"t": np.zeros(2)})
+    >>> field_names(g, True)
+    (['t'], [])
+    """
     if fields is True:
         return list(dataset.point_data), list(dataset.cell_data)
     if fields is False:
@@ -95,6 +104,33 @@ def _field_names(dataset: DataSet, fields: bool | Sequence[str]) -> tuple[list, 
                              f"have; fields: {sorted(dataset.point_data) + sorted(dataset.cell_data)}")
     return ([n for n in names if n in dataset.point_data],
             [n for n in names if n in dataset.cell_data and n not in dataset.point_data])
+
+
+def point_arrays(dataset: DataSet, cut: EdgeCut, value: float, point_names: Sequence[str], *,
+                 scalar_name: str | None = None, scalar_dtype: Any = np.float64,
+                 gradient: Any = None) -> tuple[Any, dict]:
+    """One cut's points and point fields, where the cut lives: ``(xyz, fields)``, the
+    fields being ``point_names`` interpolated, the scalar (``scalar_name``, equal
+    to ``value``) and ``Normals`` from ``gradient``. Each output point's values
+    depend on its own edge only, so a cut made in slabs gives the whole cut's.
+
+    Examples
+    --------
+    >>> import numpy as np, daxpy
+    >>> g = daxpy.UniformGrid(dims=(2,), point_data={"t": np.array([0.0, 4.0])})
+    >>> cut = EdgeCut(np.array([0]), np.array([1]), np.array([0.25]), {}, {})
+    >>> xyz, fields = point_arrays(g, cut, 1.0, ["t"])
+    >>> xyz.tolist(), fields["t"].tolist()
+    ([[0.25, 0.0, 0.0]], [1.0])
+    """
+    xp = array_module(cut.lo)
+    made = {name: interpolate(dataset_array(dataset, dataset.point_data[name], xp), cut)
+            for name in point_names}
+    if scalar_name is not None:
+        made[scalar_name] = xp.full(cut.n_points, value, dtype=scalar_dtype)
+    if gradient is not None:
+        made["Normals"] = _normals(interpolate(dataset_array(None, gradient, xp), cut))
+    return coordinates(dataset, cut), made
 
 
 def cut_to_polydata(dataset: DataSet, cuts: list[EdgeCut], values: Sequence[float], *,
@@ -130,7 +166,7 @@ def cut_to_polydata(dataset: DataSet, cuts: list[EdgeCut], values: Sequence[floa
     # Assembled where the cuts are (on the device for a GPU cut): only the surface's
     # own arrays come to the host, once, at the end.
     xp = _module(cuts)
-    point_names, cell_names = _field_names(dataset, fields)
+    point_names, cell_names = field_names(dataset, fields)
     points: list = []
     point_data: dict[str, list] = {}
     cells: dict[int, list] = {k: [] for k in _KINDS}
@@ -143,13 +179,8 @@ def cut_to_polydata(dataset: DataSet, cuts: list[EdgeCut], values: Sequence[floa
     offset = 0
     for cut, value in zip(cuts, values):
         expand = None if merge_points else {k: c.ravel() for k, c in cut.cells.items()}
-        made = {name: interpolate(dataset_array(dataset, dataset.point_data[name], xp), cut)
-                for name in point_names}
-        if scalar_name is not None:
-            made[scalar_name] = xp.full(cut.n_points, value, dtype=scalar_dtype)
-        if gradient is not None:
-            made["Normals"] = _normals(interpolate(dataset_array(None, gradient, xp), cut))
-        xyz = coordinates(dataset, cut)
+        xyz, made = point_arrays(dataset, cut, value, point_names, scalar_name=scalar_name,
+                                 scalar_dtype=scalar_dtype, gradient=gradient)
         if expand is None:
             points.append(xyz)
             for name, array in made.items():

@@ -149,6 +149,23 @@ class Contour(GeometryFilter):
                                scalar_dtype=np.dtype(scalars.dtype), fields=self.interpolate,
                                gradient=normals, merge_points=self.merge_points)
 
+    def make_in_slabs(self, dataset: DataSet) -> PolyData | None:
+        """:meth:`make` on the GPU for a host grid, its upload, cut and download
+        overlapped slab by slab (:mod:`daxpy.filters._contour_slabs`); None where
+        the grid or the options do not qualify (the caller makes it whole).
+
+        Examples
+        --------
+        >>> import numpy as np, daxpy
+        >>> g = daxpy.UniformGrid(dims=(3, 3, 3), point_data={"t": np.arange(27.0)})
+        >>> Contour("t", values=[13.5]).make_in_slabs(g) is None  # too small for slabs
+        True
+        """
+        from ._contour_slabs import contour_in_slabs
+
+        dataset.check_unchanged()
+        return contour_in_slabs(self, dataset)
+
     def _scalars(self, dataset: DataSet) -> Any:
         values, association = dataset.field(self.field, self.association)
         if values.ndim > 1 and values.shape[1] != 1:

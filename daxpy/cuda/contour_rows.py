@@ -42,6 +42,7 @@ True
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -63,6 +64,114 @@ def _kernels(dtype, tables: tuple) -> tuple:
         kept = _KERNELS[dtype.name] = (tables, *(get_kernel(f"{name}_{part}", source)
                                             for part in ("classify", "sizes", "emit")))
     return kept[1:]
+
+
+@dataclass
+class RowsClassified:
+    """The classify pass's results for one grid (or slab), waiting for the host to
+    read the output's sizes (:meth:`sizes`) before :func:`emit_rows`.
+
+    ``own_rows`` point rows (``j + ny k``) emit: all of them for a whole grid; a
+    slab's without its last two planes, there only for its cells' far corners.
+    """
+
+    scalars: Any
+    dims: tuple
+    value: float
+    own_rows: int
+    flags: Any
+    active: Any
+    starts: Any
+    host: Any
+    kernels: tuple
+    ready: Any
+
+    def sizes(self) -> tuple[int, int, bool]:
+        """``(points, triangles, unusual)`` of the own rows, after waiting for the
+        classify pass: unusual where a value is not finite (the array program's
+        rules apply) or where point ids would pass 32 bits."""
+        self.ready.synchronize()
+        n_points, n_tris, odd = (int(v) for v in np.frombuffer(self.host, np.int64, 3))
+        return n_points, n_tris, bool(odd) or n_points >= 2**31
+
+
+def classify_rows(scalars: Any, dims: tuple, value: float, bound: Any, tables: tuple,
+                  own_rows: int | None = None, plane_below: bool = False) -> RowsClassified:
+    """Enqueue the classify pass of :func:`contour_rows` and the scans of its rows'
+    counts; the sizes are read by :meth:`RowsClassified.sizes` (the one host sync).
+
+    Parameters are those of :func:`contour_rows`, and ``own_rows``: the point rows
+    that emit (default: all of them); ``plane_below``: ``scalars`` is a slab of a
+    larger grid whose plane below it is in memory just before it (a point at the
+    value makes a point of its own where an edge from below is cut).
+
+    Examples
+    --------
+    >>> callable(classify_rows)
+    True
+    """
+    import cupy
+
+    nx, ny, nz = (int(d) for d in dims)
+    scalars = cupy.ascontiguousarray(scalars)
+    kernels = _kernels(scalars.dtype, tables)
+    rows = ny * nz
+    own_rows = rows if own_rows is None else int(own_rows)
+    flags = cupy.empty(nx * rows, cupy.uint8)
+    row_counts = cupy.empty((2, rows), cupy.int32)
+    active = cupy.empty(rows * ((nx + 31) // 32), cupy.uint8)
+    unusual = cupy.zeros(1, cupy.int32)
+    # A value equals ``value`` in float64 exactly where it equals it in its own dtype,
+    # if ``value`` is one of that dtype's numbers (else none does: NaN equals nothing).
+    at = scalars.dtype.type(value)
+    at = at if float(at) == value else scalars.dtype.type(np.nan)
+    kernels[0](((rows + ROWS - 1) // ROWS,), (32, ROWS),
+               (scalars, scalars.dtype.type(bound), at, np.int32(nx), np.int32(ny),
+                np.int32(nz), np.int32(scalars.data.ptr % 16 == 0), flags, row_counts[0],
+                row_counts[1], active, unusual, np.int32(plane_below)))
+    starts = cupy.zeros((2, rows + 1), cupy.int64)
+    # Both scans in one call: each call costs the host about 30 us, a slab's share.
+    cupy.cumsum(row_counts, axis=1, dtype=cupy.int64, out=starts[:, 1:])
+    # The output's sizes, and whether the array program must run, written by a
+    # one-thread kernel into page-locked memory, read after the one host sync.
+    host = cupy.cuda.alloc_pinned_memory(3 * 8)
+    kernels[1]((1,), (1,), (starts[0], starts[1], np.int32(own_rows), unusual,
+                           np.uint64(host.ptr)))
+    ready = cupy.cuda.get_current_stream().record()
+    return RowsClassified(scalars, (nx, ny, nz), value, own_rows, flags, active, starts,
+                          host, kernels, ready)
+
+
+def emit_rows(classified: RowsClassified, n_points: int, n_tris: int, *, point_base: int = 0,
+              id_base: int = 0, cell_base: int = 0) -> tuple:
+    """Enqueue the emit pass: the output of :func:`contour_rows`, its point ids shifted
+    by ``point_base``, its triangles' corners by ``id_base`` and its cells by
+    ``cell_base`` (a slab's place in the whole grid).
+
+    Examples
+    --------
+    >>> callable(emit_rows)
+    True
+    """
+    import cupy
+
+    nx, ny, nz = classified.dims
+    # One allocation for the five outputs (8-byte items all): each of the memory
+    # pool's requests costs the host a few microseconds while the GPU waits.
+    out = cupy.empty(3 * n_points + 4 * n_tris, cupy.int64)
+    lo, hi = out[:n_points], out[n_points:2 * n_points]
+    t = out[2 * n_points:3 * n_points].view(cupy.float64)
+    triangles = out[3 * n_points:3 * n_points + 3 * n_tris].reshape(n_tris, 3)
+    source = out[3 * n_points + 3 * n_tris:]
+    if n_points or n_tris:  # all triangles may collapse onto points at the value
+        classified.kernels[2](
+            ((ny * nz + ROWS - 1) // ROWS,), (32, ROWS),
+            (classified.scalars, np.float64(classified.value), np.int32(nx), np.int32(ny),
+             np.int32(nz), classified.flags, classified.active, classified.starts[0],
+             classified.starts[1], lo, hi, t, triangles, source,
+             np.int64(classified.own_rows), np.int64(point_base), np.int64(id_base),
+             np.int64(cell_base)))
+    return lo, hi, t, triangles, source
 
 
 def contour_rows(scalars: Any, dims: tuple, value: float, bound: Any,
@@ -93,45 +202,8 @@ def contour_rows(scalars: Any, dims: tuple, value: float, bound: Any,
     >>> callable(contour_rows)
     True
     """
-    import cupy
-
-    nx, ny, nz = (int(d) for d in dims)
-    scalars = cupy.ascontiguousarray(scalars)
-    classify, sizes, emit = _kernels(scalars.dtype, tables)
-    rows = ny * nz
-    blocks, threads = ((rows + ROWS - 1) // ROWS,), (32, ROWS)
-    flags = cupy.empty(nx * rows, cupy.uint8)
-    row_counts = cupy.empty((2, rows), cupy.int32)
-    active = cupy.empty(rows * ((nx + 31) // 32), cupy.uint8)
-    unusual = cupy.zeros(1, cupy.int32)
-    # A value equals ``value`` in float64 exactly where it equals it in its own dtype,
-    # if ``value`` is one of that dtype's numbers (else none does: NaN equals nothing).
-    at = scalars.dtype.type(value)
-    at = at if float(at) == value else scalars.dtype.type(np.nan)
-    classify(blocks, threads, (scalars, scalars.dtype.type(bound), at,
-                               np.int32(nx), np.int32(ny), np.int32(nz),
-                               np.int32(scalars.data.ptr % 16 == 0), flags,
-                               row_counts[0], row_counts[1], active, unusual))
-    starts = cupy.zeros((2, rows + 1), cupy.int64)
-    cupy.cumsum(row_counts[0], dtype=cupy.int64, out=starts[0, 1:])
-    cupy.cumsum(row_counts[1], dtype=cupy.int64, out=starts[1, 1:])
-    # The one host sync: the output's sizes, and whether the array program must run,
-    # read from page-locked memory the sizes kernel writes.
-    host = cupy.cuda.alloc_pinned_memory(3 * 8)
-    sizes((1,), (1,), (starts[0], starts[1], np.int32(rows), unusual, np.uint64(host.ptr)))
-    cupy.cuda.get_current_stream().synchronize()
-    n_points, n_tris, odd = (int(v) for v in np.frombuffer(host, np.int64, 3))
-    if odd or n_points >= 2**31:  # the emit pass keeps point ids in 32 bits
+    classified = classify_rows(scalars, dims, value, bound, tables)
+    n_points, n_tris, odd = classified.sizes()
+    if odd:
         return None
-    # One allocation for the five outputs (8-byte items all): each of the memory
-    # pool's requests costs the host a few microseconds while the GPU waits.
-    out = cupy.empty(3 * n_points + 4 * n_tris, cupy.int64)
-    lo, hi = out[:n_points], out[n_points:2 * n_points]
-    t = out[2 * n_points:3 * n_points].view(cupy.float64)
-    triangles = out[3 * n_points:3 * n_points + 3 * n_tris].reshape(n_tris, 3)
-    source = out[3 * n_points + 3 * n_tris:]
-    if n_points or n_tris:  # all triangles may collapse onto points at the value
-        emit(blocks, threads, (scalars, np.float64(value), np.int32(nx), np.int32(ny),
-                               np.int32(nz), flags, active, starts[0], starts[1], lo, hi, t,
-                               triangles, source))
-    return lo, hi, t, triangles, source
+    return emit_rows(classified, n_points, n_tris)

@@ -17,7 +17,8 @@ extern "C" __global__ void __launch_bounds__(256, 5) NAME_emit(
     const long long* __restrict__ point_start,
     const long long* __restrict__ tri_start, long long* __restrict__ lo,
     long long* __restrict__ hi, double* __restrict__ t, long long* __restrict__ tris,
-    long long* __restrict__ source)
+    long long* __restrict__ source, const long long own_rows, const long long point_base,
+    const long long id_base, const long long cell_base)
 {
   __shared__ unsigned char counts[256];
   __shared__ signed char table[256 * 15];
@@ -28,7 +29,10 @@ extern "C" __global__ void __launch_bounds__(256, 5) NAME_emit(
   }
   __syncthreads();
   const long long r = (long long)blockIdx.x * ROWS + threadIdx.y;
-  if (r >= (long long)ny * nz) return;
+  // A slab of a larger grid (daxpy.stream.slab_contour) has two more point planes
+  // than it owns: its last cells' far corners, and their z edges, which set those
+  // corners' ids. Only its own rows emit; ids and cells are the whole grid's.
+  if (r >= own_rows) return;
   const int lane = threadIdx.x, w = threadIdx.y, j = (int)(r % ny), k = (int)(r / ny);
   const bool hy = j + 1 < ny, hz = k + 1 < nz, cells = hy && hz;
   const long long plane = (long long)nx * ny;
@@ -84,7 +88,7 @@ extern "C" __global__ void __launch_bounds__(256, 5) NAME_emit(
         run[q] += row_totals >> (8 * q) & 255;
       }
       if (x < nx && (f[0] & ALONE)) {  // the point itself
-        const long long p = r * nx + x;
+        const long long p = point_base + r * nx + x;
         lo[at[0][0]] = p;
         hi[at[0][0]] = p;
         t[at[0][0]] = 0.0;
@@ -95,8 +99,8 @@ extern "C" __global__ void __launch_bounds__(256, 5) NAME_emit(
         for (int a = 0; a < 3; ++a) {
           if (f[0] >> (1 + a) & 1) {
             const double low = (double)s[p], high = (double)s[p + steps[a]];
-            lo[o] = p;
-            hi[o] = p + steps[a];
+            lo[o] = point_base + p;
+            hi[o] = point_base + p + steps[a];
             t[o] = (value - low) / (high - low);
             ++o;
           }
@@ -120,8 +124,8 @@ extern "C" __global__ void __launch_bounds__(256, 5) NAME_emit(
         for (int m = 0; m < listed; ++m) {
           if (collapsed(c, m, exact, table)) continue;
 #pragma unroll
-          for (int v = 0; v < 3; ++v) tris[3 * out + v] = ids[w][lane][table[c * 15 + 3 * m + v]];
-          source[out] = first_cell + x;
+          for (int v = 0; v < 3; ++v) tris[3 * out + v] = id_base + ids[w][lane][table[c * 15 + 3 * m + v]];
+          source[out] = cell_base + first_cell + x;
           ++out;
         }
       }

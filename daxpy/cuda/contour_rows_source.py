@@ -133,7 +133,7 @@ extern "C" __global__ void __launch_bounds__(256) NAME_classify(
     const T* __restrict__ s, const T bound, const T at, const int nx,
     const int ny, const int nz, const int aligned, unsigned char* __restrict__ flags,
     int* __restrict__ row_points, int* __restrict__ row_tris, unsigned char* __restrict__ active,
-    int* __restrict__ unusual)
+    int* __restrict__ unusual, const int plane_below)
 {
   __shared__ unsigned char counts[256];
   for (int i = threadIdx.y * 32 + threadIdx.x; i < 256; i += 32 * ROWS) counts[i] = COUNTS[i];
@@ -220,11 +220,14 @@ extern "C" __global__ void __launch_bounds__(256) NAME_classify(
     const unsigned own_y = cut_y & ~here_ex & ~ex[1];
     const unsigned own_z = cut_z & ~here_ex & ~ex[2];
     unsigned alone = 0;
+    // A point at the value is a point of its own where an edge to it from below is
+    // cut too; a slab's first plane has the whole grid's plane below it in memory
+    // (``plane_below``).
     for (unsigned todo = here_ex & valid; todo; todo &= todo - 1) {  // rare
       const int i = __ffs(todo) - 1;
       const long long p = r * nx + x + i;
       const bool below = (x + i > 0 && !(s[p - 1] >= bound)) || (j > 0 && !(s[p - nx] >= bound))
-                      || (k > 0 && !(s[p - plane] >= bound));
+                      || ((k > 0 || plane_below) && !(s[p - plane] >= bound));
       if (((cut_x | cut_y | cut_z) >> i & 1) || below) alone |= 1u << i;
     }
     // The four points' bytes (see IN, ALONE, EXACT), byte i point x + i.

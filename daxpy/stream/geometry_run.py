@@ -101,18 +101,32 @@ def run_to_new_dataset(dataset, stages, backend: str, to: str, fuse: bool,
     keep = "device" if on_gpu and cells is None else "host"
     working, profile = run_in_core(dataset, fields, wanted, backend, keep, fuse, concurrent)
     working = dataset.with_fields(working.point_data, working.cell_data)
+    start = time.perf_counter()
+    made = None
+    if keep == "device" and to == "host" and not fields and \
+            settings.staging in ("auto", "register") and hasattr(last.filter, "make_in_slabs"):
+        # A filter that can overlap the host grid's upload, its cut and the result's
+        # download slab by slab does (None where it cannot for this grid).
+        made = configured(last, backend).make_in_slabs(working)
+    if made is not None:
+        return made, _recorded(profile, last, made, start)
     if keep == "device":
         # The geometry filter reads its field and carries the others: every host
         # field goes up once, at the bus's rate, not through a pageable copy.
         working = working.with_fields(
             {name: uploaded(v, settings.staging) for name, v in working.point_data.items()},
             {name: uploaded(v, settings.staging) for name, v in working.cell_data.items()})
-    start = time.perf_counter()
     with results_on_device(to == "device"), chunk_cells(cells):
         made = configured(last, backend).apply(working)
+    return made, _recorded(profile, last, made, start)
+
+
+def _recorded(profile: Any, last: Any, made: Any, start: float) -> Any:
+    """``profile`` with the last stage's record: its time since ``start`` and the
+    bytes of the fields it made."""
     elapsed = (time.perf_counter() - start) * 1e3
     # A filter may make several datasets (a clip's two halves).
     written = sum(int(values.nbytes) for one in (made if isinstance(made, tuple) else (made,))
                   for data in (one.point_data, one.cell_data) for values in data.values())
     profile.stages.append(StageRecord(last.index, last.verb, last.output, elapsed, written))
-    return made, profile
+    return profile

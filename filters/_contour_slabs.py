@@ -1,0 +1,276 @@
+"""A contour of a host grid on the GPU, host to host, slab by slab: the field goes up,
+the surface is cut and comes back, the three overlapped.
+
+Cut whole, the surface comes back only after the last byte of the field went up
+and the last triangle was made: at 256³ the field's upload (1.2 ms on an H100) and
+the surface's download (0.8 ms) add up. Here the grid is cut in slabs of whole cell
+layers along z, each uploaded on its own stream; as soon as a slab's planes are on
+the device its cells are cut (:func:`daxpy.cuda.contour_rows.classify_rows` and
+:func:`~daxpy.cuda.contour_rows.emit_rows`, shifted to the whole grid's ids), and
+its points and triangles go down on a third stream while the next slabs go up.
+
+The output is the whole cut's, bit for bit: points by lower point id then axis, so
+a slab's points follow the previous slab's; triangles by cell. A slab classifies
+two point planes past its own cells, so that the ids of its last cells' far
+corners (the next slab's first points, numbered with their z edges) are the
+whole grid's.
+
+The surface's size is known only when the last slab is cut, but its arrays must be
+allocated before the first slab comes down: they are pinned buffers sized, half way
+through the slabs, by the surface so far scaled to the whole grid with a margin
+(:data:`MARGIN`), and the PolyData's arrays are their first rows. A surface that
+outgrows them is brought down again, whole, at the end (the cut grid's time, as
+without slabs). Fields with a value that is not finite, and grids that do not
+qualify (:func:`contour_in_slabs` says which), are cut whole.
+
+Examples
+--------
+>>> import numpy as np
+>>> slabs_for((4, 4, 4), 4 * 64)
+[]
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from daxpy.data.dataset import DataSet
+from daxpy.data.polydata import PolyData
+from daxpy.stream.transfer import copy_to_device, copy_to_host, page_lock, pinned_empty
+from daxpy.worklets._edge_cut import EdgeCut
+from daxpy.worklets._marching import TABLES, at_least_bound
+
+from ._surface import field_names, point_arrays
+
+SLAB_BYTES = 32 << 20
+"""Field bytes a slab holds at least. Each slab costs the host 0.3-0.6 ms of
+launches and its sync, about what 16-32 MB take to go up on PCIe 5: with smaller
+slabs the host, not the bus, sets the pace (256³ on an H100, two runs: 8 MB slabs
+3.6 / 5.2 ms, 16 MB 2.4 / 3.2, 32 MB 2.3 / 2.6; cut whole 2.9 / 3.2; 512³: 11.1-11.4
+ms for every size, whole 15.1-15.3; ``benchmarks/results/contour-slabs-nvidia-h100.log``)."""
+
+MAX_SLABS = 16
+"""Slabs a grid is cut in at most."""
+
+MARGIN = 1.25
+"""The surface's buffers hold this much more than the surface so far, scaled to the
+whole grid, promises."""
+
+
+def slabs_for(dims: Sequence[int], field_bytes: int) -> list[tuple[int, int, int]]:
+    """``(first, end, last_plane)`` per slab: its cell layers ``first..end - 1`` along
+    z and the last point plane it reads (two past its cells, one for the last slab);
+    none where the field is too small to pay for slabs.
+
+    Examples
+    --------
+    >>> slabs_for((256, 256, 256), 256 ** 3 * 4)
+    [(0, 128, 129), (128, 255, 255)]
+    """
+    layers = int(dims[2]) - 1
+    count = min(MAX_SLABS, int(field_bytes) // SLAB_BYTES, layers)
+    if count < 2:
+        return []
+    bounds = [round(i * layers / count) for i in range(count + 1)]
+    return [(bounds[i], bounds[i + 1], min(bounds[i + 1] + 1, layers))
+            for i in range(count)]
+
+
+def contour_in_slabs(contour: Any, dataset: DataSet) -> PolyData | None:
+    """``contour`` (a :class:`~daxpy.filters.Contour` on the GPU) of the host grid
+    ``dataset`` made slab by slab, into pinned host memory; None where it does not
+    qualify: a 3-D uniform or rectilinear grid of at least two slabs
+    (:func:`slabs_for`), one contour value, a float32 or float64 point field, point
+    fields only carried, no normals, points merged, NaN propagated, fields that
+    can be page-locked in place.
+
+    Examples
+    --------
+    >>> import numpy as np, daxpy
+    >>> from daxpy.filters import Contour
+    >>> g = daxpy.UniformGrid(dims=(3, 3, 3), point_data={"t": np.arange(27.0)})
+    >>> contour_in_slabs(Contour("t", values=[13.5]), g) is None
+    True
+    """
+    plan = _plan(contour, dataset)
+    if plan is None:
+        return None
+    names, slabs = plan
+    hosts = {name: dataset.point_data[name] for name in names}
+    if not all(page_lock(host) for host in hosts.values()):
+        return None
+    return _Run(contour, dataset, hosts, slabs).surface()
+
+
+def _plan(contour: Any, dataset: DataSet) -> tuple[list, list] | None:
+    """The fields to upload and the slabs, or None where the run does not qualify."""
+    if dataset.family not in ("uniform", "rectilinear") or len(dataset.dims) != 3 or \
+            min(dataset.dims) < 2 or 3 * dataset.n_points >= 2**31:
+        return None
+    if contour.values is None or len(contour.values) != 1 or contour.compute_normals or \
+            not contour.merge_points or contour.nan_policy != "propagate" or \
+            contour.association not in (None, "points") or \
+            contour.field not in dataset.point_data:
+        return None
+    point_names, cell_names = field_names(dataset, contour.interpolate)
+    names = list(dict.fromkeys([contour.field, *point_names]))
+    fields = [dataset.point_data[name] for name in names]
+    if cell_names or not all(isinstance(f, np.ndarray) and f.flags.c_contiguous and
+                             f.dtype.isnative for f in fields):
+        return None
+    scalars = fields[0]
+    if scalars.dtype not in (np.float32, np.float64) or scalars.size != dataset.n_points:
+        return None
+    slabs = slabs_for(dataset.dims, sum(f.nbytes for f in fields))
+    return (names, slabs) if slabs else None
+
+
+_STREAMS: dict[int, tuple] = {}
+"""Per device: the upload, compute and download streams, made once. CuPy's memory
+pool keeps freed blocks per stream: new streams each run would find none to reuse
+and allocate afresh."""
+
+
+def _streams() -> tuple:
+    """The current device's three streams (non-blocking: the default stream's work
+    does not wait for them, nor they for it)."""
+    import cupy
+
+    device = cupy.cuda.Device().id
+    if device not in _STREAMS:
+        _STREAMS[device] = tuple(cupy.cuda.Stream(non_blocking=True) for _ in range(3))
+    return _STREAMS[device]
+
+
+class _Run:
+    """One slab-by-slab contour: the streams, the device fields, the slabs' outputs
+    and the host buffers they come down into."""
+
+    def __init__(self, contour: Any, dataset: DataSet, hosts: dict, slabs: list):
+        import cupy
+
+        self.contour, self.slabs, self.hosts = contour, slabs, hosts
+        self.up, self.compute, self.down = _streams()
+        self.device = {name: cupy.empty(host.shape, host.dtype) for name, host in hosts.items()}
+        # The device fields with the grid: the slabs' points and fields read them.
+        self.working = dataset.with_fields(self.device)
+        self.value = float(contour.values[0])
+        self.outputs: list[tuple[int, int, dict, Any]] = []
+        self.buffers: _Buffers | None = None
+
+    def surface(self) -> PolyData:
+        """The PolyData, the whole cut's."""
+        uploaded = self._upload()
+        nx, ny, nz = (int(d) for d in self.working.dims)
+        plane, layers = nx * ny, nz - 1
+        scalars = self.device[self.contour.field]
+        bound = at_least_bound(scalars.dtype, self.value)
+        points = triangles = 0
+        from daxpy.cuda.contour_rows import classify_rows, emit_rows
+
+        with self.compute:
+            for index, (first, end, last) in enumerate(self.slabs):
+                self.compute.wait_event(uploaded[index])
+                own = (end - first) * ny if end < layers else (last - first + 1) * ny
+                classified = classify_rows(scalars[first * plane:(last + 1) * plane],
+                                           (nx, ny, last - first + 1), self.value, bound,
+                                           TABLES["voxel"], own_rows=own,
+                                           plane_below=first > 0)
+                n_points, n_tris, odd = classified.sizes()
+                if odd:  # a value that is not finite: the array program's rules, whole
+                    self.up.synchronize()
+                    return self.contour.make(self.working)
+                lo, hi, t, tris, source = emit_rows(
+                    classified, n_points, n_tris, point_base=first * plane, id_base=points,
+                    cell_base=first * (nx - 1) * (ny - 1))
+                self._keep(EdgeCut(lo, hi, t, {3: tris}, {3: source}), points, triangles)
+                points, triangles = points + n_points, triangles + n_tris
+                self._send(points, triangles, end / layers, index == len(self.slabs) - 1)
+        return self._finish(points, triangles)
+
+    def _upload(self) -> list:
+        """Enqueue every slab's new planes of every field; an event per slab."""
+        plane = int(self.working.dims[0]) * int(self.working.dims[1])
+        events, start = [], 0
+        for _, _, last in self.slabs:
+            for name, host in self.hosts.items():
+                part = slice(start * plane, (last + 1) * plane)
+                copy_to_device(host[part], self.device[name][part], self.up)
+            start = last + 1
+            events.append(self.up.record())
+        return events
+
+    def _keep(self, cut: EdgeCut, points: int, triangles: int) -> None:
+        """A slab's surface arrays on the device, at the whole surface's row
+        ``points`` (point arrays) and ``triangles`` (cell arrays)."""
+        import cupy
+
+        contour = self.contour
+        xyz, made = point_arrays(
+            self.working, cut, self.value, field_names(self.working, contour.interpolate)[0],
+            scalar_name=contour.field if contour.compute_scalars else None,
+            scalar_dtype=self.device[contour.field].dtype)
+        n_tris = int(cut.cells[3].shape[0])
+        arrays = {"points": xyz, **{("field", n): a for n, a in made.items()},
+                  "connectivity": cut.cells[3].reshape(-1),
+                  # The last offset is the next slab's first (the same number).
+                  "offsets": cupy.arange(3 * triangles, 3 * (triangles + n_tris) + 1, 3,
+                                         dtype=cupy.int64)}
+        self.outputs.append((points, triangles, arrays, self.compute.record()))
+
+    def _send(self, points: int, triangles: int, done: float, last: bool) -> None:
+        """Size the host buffers once half the grid is cut (from the surface so far),
+        then bring down every slab cut that fits them."""
+        if self.buffers is None and (last or (done >= 0.5 and points + triangles)):
+            scale = 1.0 if last else MARGIN / done
+            self.buffers = _Buffers(self.outputs[-1][2], int(points * scale) + 1024,
+                                    int(triangles * scale) + 1024)
+        if self.buffers is not None and self.buffers.fits(points, triangles):
+            while self.buffers.sent < len(self.outputs):
+                self.buffers.send(self.outputs[self.buffers.sent], self.down)
+
+    def _finish(self, points: int, triangles: int) -> PolyData:
+        """Wait for the downloads (all of them again, into exact buffers, where the
+        surface outgrew its buffers) and make the PolyData."""
+        buffers = self.buffers
+        if buffers is None or not buffers.fits(points, triangles):
+            self.down.synchronize()  # the old buffers may still be written
+            buffers = _Buffers(self.outputs[-1][2], points, triangles)
+            for output in self.outputs:
+                buffers.send(output, self.down)
+        self.down.synchronize()
+        fields = {key[1]: array[:points] for key, array in buffers.host.items()
+                  if isinstance(key, tuple)}
+        polys = (buffers.host["offsets"][:triangles + 1],
+                 buffers.host["connectivity"][:3 * triangles])
+        return PolyData.from_checked(buffers.host["points"][:points], {"polys": polys},
+                                     point_data=fields,
+                                     name=f"contour of {self.working.name}")
+
+
+class _Buffers:
+    """Pinned host arrays of room for ``points`` points and ``triangles`` triangles,
+    shaped as a slab's arrays (``like``), and how many slabs came down into them."""
+
+    def __init__(self, like: dict, points: int, triangles: int):
+        rows = {"connectivity": 3 * triangles, "offsets": triangles + 1}
+        self.points, self.triangles, self.sent = points, triangles, 0
+        self.host = {key: pinned_empty((rows.get(key, points),) + array.shape[1:],
+                                       array.dtype)
+                     for key, array in like.items()}
+
+    def fits(self, points: int, triangles: int) -> bool:
+        """Whether a surface of this size fits."""
+        return points <= self.points and triangles <= self.triangles
+
+    def send(self, output: tuple, stream: Any) -> None:
+        """Enqueue one slab's arrays into their rows, after the slab is made."""
+        points, triangles, arrays, made = output
+        stream.wait_event(made)
+        for key, array in arrays.items():
+            start = 3 * triangles if key == "connectivity" else \
+                triangles if key == "offsets" else points
+            copy_to_host(array, self.host[key][start:start + array.shape[0]], stream)
+        self.sent += 1
