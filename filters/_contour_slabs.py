@@ -44,12 +44,12 @@ from daxpy.worklets._marching import TABLES, at_least_bound
 
 from ._surface import field_names, point_arrays
 
-SLAB_BYTES = 32 << 20
-"""Field bytes a slab holds at least. Each slab costs the host 0.3-0.6 ms of
-launches and its sync, about what 16-32 MB take to go up on PCIe 5: with smaller
-slabs the host, not the bus, sets the pace (256³ on an H100, two runs: 8 MB slabs
-3.6 / 5.2 ms, 16 MB 2.4 / 3.2, 32 MB 2.3 / 2.6; cut whole 2.9 / 3.2; 512³: 11.1-11.4
-ms for every size, whole 15.1-15.3; ``benchmarks/results/contour-slabs-nvidia-h100.log``)."""
+SLAB_BYTES = 16 << 20
+"""Field bytes a slab holds at least. Each slab costs the host about 0.3 ms of
+launches and its sync, about what 16 MB take to go up on PCIe 5: with smaller slabs
+the host, not the bus, sets the pace (256³ on an H100: 8 MB slabs 2.69 ms, 16 MB
+2.07, 32 MB 2.23; cut whole 2.81; 512³ 10.9-11.6 ms for every size, whole 14.9-15.7;
+``benchmarks/results/contour-slabs-nvidia-h100.log``)."""
 
 MAX_SLABS = 16
 """Slabs a grid is cut in at most."""
@@ -67,13 +67,15 @@ def slabs_for(dims: Sequence[int], field_bytes: int) -> list[tuple[int, int, int
     Examples
     --------
     >>> slabs_for((256, 256, 256), 256 ** 3 * 4)
-    [(0, 128, 129), (128, 255, 255)]
+    [(0, 73, 74), (73, 146, 147), (146, 219, 220), (219, 255, 255)]
     """
     layers = int(dims[2]) - 1
     count = min(MAX_SLABS, int(field_bytes) // SLAB_BYTES, layers)
     if count < 2:
         return []
-    bounds = [round(i * layers / count) for i in range(count + 1)]
+    # The last slab is half as thick as the others: after the field's last byte is
+    # up, its cut and its surface's download are all that is left to wait for.
+    bounds = [round(min(i, count - 0.5) * layers / (count - 0.5)) for i in range(count + 1)]
     return [(bounds[i], bounds[i + 1], min(bounds[i + 1] + 1, layers))
             for i in range(count)]
 
@@ -168,16 +170,18 @@ class _Run:
         scalars = self.device[self.contour.field]
         bound = at_least_bound(scalars.dtype, self.value)
         points = triangles = 0
-        from daxpy.cuda.contour_rows import classify_rows, emit_rows
+        from daxpy.cuda.contour_rows import RowsScratch, classify_rows, emit_rows
 
         with self.compute:
+            tallest = max(last - first + 1 for first, _, last in self.slabs)
+            scratch = RowsScratch(nx, tallest * ny)
             for index, (first, end, last) in enumerate(self.slabs):
                 self.compute.wait_event(uploaded[index])
                 own = (end - first) * ny if end < layers else (last - first + 1) * ny
                 classified = classify_rows(scalars[first * plane:(last + 1) * plane],
                                            (nx, ny, last - first + 1), self.value, bound,
                                            TABLES["voxel"], own_rows=own,
-                                           plane_below=first > 0)
+                                           plane_below=first > 0, scratch=scratch)
                 n_points, n_tris, odd = classified.sizes()
                 if odd:  # a value that is not finite: the array program's rules, whole
                     self.up.synchronize()

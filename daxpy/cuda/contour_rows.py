@@ -9,8 +9,9 @@ row of points ``(j, k)`` (``x`` along its lanes) and two kernels do the work:
    edges are cut; whether its value equals the value), and each row's number of
    output points and of triangles (of the cells whose corner 0 is in the row),
    and which stretches of 32 points have a cut edge or a point;
-2. two exclusive scans over rows; a one-thread kernel writes the output sizes
-   into page-locked memory, then the one host sync;
+2. one exclusive scan over the rows' point counts then their triangle counts; a
+   one-thread kernel writes the output sizes into page-locked memory, then the one
+   host sync;
 3. *emit*: over the stretches where one of its four corner rows has work (a
    fifth of them at 512³), each row's points at their final index (a warp scan
    gives each lane's first), and each cell's triangles, whose corners are the ids
@@ -95,15 +96,44 @@ class RowsClassified:
         return n_points, n_tris, bool(odd) or n_points >= 2**31
 
 
+class RowsScratch:
+    """The classify pass's buffers for grids of up to ``rows`` point rows of ``nx``
+    points, reused by the slabs of one grid, one after another on one stream (each
+    slab's emit reads them before the next slab's classify writes them): five
+    fewer allocations a slab for the host to make while the bus waits.
+
+    Its flag of values that are not finite is never cleared: the first slab that
+    sets it sends the whole grid to the array program.
+
+    Examples
+    --------
+    >>> callable(RowsScratch)
+    True
+    """
+
+    def __init__(self, nx: int, rows: int):
+        import cupy
+
+        self.flags = cupy.empty(nx * rows, cupy.uint8)
+        self.row_counts = cupy.empty(2 * rows, cupy.int32)
+        self.active = cupy.empty(rows * ((nx + 31) // 32), cupy.uint8)
+        self.unusual = cupy.zeros(1, cupy.int32)
+        # Item 0 stays 0: the scan writes the items after it.
+        self.starts = cupy.zeros(2 * rows + 1, cupy.int64)
+        self.host = cupy.cuda.alloc_pinned_memory(3 * 8)
+
+
 def classify_rows(scalars: Any, dims: tuple, value: float, bound: Any, tables: tuple,
-                  own_rows: int | None = None, plane_below: bool = False) -> RowsClassified:
+                  own_rows: int | None = None, plane_below: bool = False,
+                  scratch: RowsScratch | None = None) -> RowsClassified:
     """Enqueue the classify pass of :func:`contour_rows` and the scans of its rows'
     counts; the sizes are read by :meth:`RowsClassified.sizes` (the one host sync).
 
     Parameters are those of :func:`contour_rows`, and ``own_rows``: the point rows
     that emit (default: all of them); ``plane_below``: ``scalars`` is a slab of a
     larger grid whose plane below it is in memory just before it (a point at the
-    value makes a point of its own where an edge from below is cut).
+    value makes a point of its own where an edge from below is cut); ``scratch``:
+    buffers to reuse (:class:`RowsScratch`; default: new ones).
 
     Examples
     --------
@@ -117,29 +147,28 @@ def classify_rows(scalars: Any, dims: tuple, value: float, bound: Any, tables: t
     kernels = _kernels(scalars.dtype, tables)
     rows = ny * nz
     own_rows = rows if own_rows is None else int(own_rows)
-    flags = cupy.empty(nx * rows, cupy.uint8)
-    row_counts = cupy.empty((2, rows), cupy.int32)
-    active = cupy.empty(rows * ((nx + 31) // 32), cupy.uint8)
-    unusual = cupy.zeros(1, cupy.int32)
+    scratch = scratch or RowsScratch(nx, rows)
+    flags, active = scratch.flags[:nx * rows], scratch.active[:rows * ((nx + 31) // 32)]
+    row_counts, starts = scratch.row_counts[:2 * rows], scratch.starts[:2 * rows + 1]
     # A value equals ``value`` in float64 exactly where it equals it in its own dtype,
     # if ``value`` is one of that dtype's numbers (else none does: NaN equals nothing).
     at = scalars.dtype.type(value)
     at = at if float(at) == value else scalars.dtype.type(np.nan)
     kernels[0](((rows + ROWS - 1) // ROWS,), (32, ROWS),
                (scalars, scalars.dtype.type(bound), at, np.int32(nx), np.int32(ny),
-                np.int32(nz), np.int32(scalars.data.ptr % 16 == 0), flags, row_counts[0],
-                row_counts[1], active, unusual, np.int32(plane_below)))
-    starts = cupy.zeros((2, rows + 1), cupy.int64)
-    # Both scans in one call: each call costs the host about 30 us, a slab's share.
-    cupy.cumsum(row_counts, axis=1, dtype=cupy.int64, out=starts[:, 1:])
+                np.int32(nz), np.int32(scalars.data.ptr % 16 == 0), flags, row_counts[:rows],
+                row_counts[rows:], active, scratch.unusual, np.int32(plane_below)))
+    # The points' and the triangles' row counts in one scan (each of CuPy's scans
+    # costs the host 35 us, a per-axis one 80: a slab's share); the triangles' starts
+    # are that scan's second half less its first item, taken off by the kernels.
+    cupy.cumsum(row_counts, dtype=cupy.int64, out=starts[1:])
     # The output's sizes, and whether the array program must run, written by a
     # one-thread kernel into page-locked memory, read after the one host sync.
-    host = cupy.cuda.alloc_pinned_memory(3 * 8)
-    kernels[1]((1,), (1,), (starts[0], starts[1], np.int32(own_rows), unusual,
-                           np.uint64(host.ptr)))
+    kernels[1]((1,), (1,), (starts, starts[rows:], np.int32(own_rows), scratch.unusual,
+                           np.uint64(scratch.host.ptr)))
     ready = cupy.cuda.get_current_stream().record()
     return RowsClassified(scalars, (nx, ny, nz), value, own_rows, flags, active, starts,
-                          host, kernels, ready)
+                          scratch.host, kernels, ready)
 
 
 def emit_rows(classified: RowsClassified, n_points: int, n_tris: int, *, point_base: int = 0,
@@ -167,8 +196,8 @@ def emit_rows(classified: RowsClassified, n_points: int, n_tris: int, *, point_b
         classified.kernels[2](
             ((ny * nz + ROWS - 1) // ROWS,), (32, ROWS),
             (classified.scalars, np.float64(classified.value), np.int32(nx), np.int32(ny),
-             np.int32(nz), classified.flags, classified.active, classified.starts[0],
-             classified.starts[1], lo, hi, t, triangles, source,
+             np.int32(nz), classified.flags, classified.active, classified.starts,
+             classified.starts[ny * nz:], lo, hi, t, triangles, source,
              np.int64(classified.own_rows), np.int64(point_base), np.int64(id_base),
              np.int64(cell_base)))
     return lo, hi, t, triangles, source

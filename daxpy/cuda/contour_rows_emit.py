@@ -43,10 +43,13 @@ extern "C" __global__ void __launch_bounds__(256, 5) NAME_emit(
   int run[4];
 #pragma unroll
   for (int q = 0; q < 4; ++q) run[q] = (int)point_start[rows[q]];
-  long long tri_run = tri_start[r];
+  // ``tri_start`` continues the points' scan (one scan of both counts): each entry
+  // less the first is the triangles' own.
+  const long long tri0 = tri_start[0];
+  long long tri_run = tri_start[r] - tri0;
   // A row with no point of its own and no triangle of its cells writes nothing
   // (the rows far from the surface).
-  if ((int)point_start[r + 1] == run[0] && tri_start[r + 1] == tri_run) return;
+  if ((int)point_start[r + 1] == run[0] && tri_start[r + 1] - tri0 == tri_run) return;
   const long long first_cell = (long long)(nx - 1) * (j + (long long)(ny - 1) * k);
   const int chunks = (nx + 31) / 32;
   for (int first = 0; first < chunks; first += 32) {

@@ -277,7 +277,7 @@ extern "C" __global__ void NAME_sizes(const long long* __restrict__ point_start,
                                       volatile long long* host)
 {
   host[0] = point_start[rows];
-  host[1] = tri_start[rows];
+  host[1] = tri_start[rows] - tri_start[0];  // the scan continues the points' (emit)
   host[2] = *unusual;
 }
 """

@@ -103,6 +103,12 @@ def _axis_dtype(axes: list) -> Any:
     return kind if len(kinds) == 1 and kind in (np.float32, np.float64) else None
 
 
+_KERNELS: dict[tuple, Any] = {}
+"""Per source function and axis dtype: the kernel. Building its source and hashing it
+for the compiled kernels' cache takes the host longer (about 20 us) than the
+kernel takes a slab of a contour."""
+
+
 def _points(sources, edges: list, dims: tuple, axes: list) -> Any | None:
     """Run the kernel ``sources(kind)`` names over ``edges`` (device arrays of one
     length: the ids or the edges' ends and weights), then the axes and dims, into
@@ -115,7 +121,9 @@ def _points(sources, edges: list, dims: tuple, axes: list) -> Any | None:
     n = int(edges[0].shape[0])
     out = cupy.empty((n, 3), cupy.float32)
     if n:
-        kernel = get_kernel(*sources(kind))
+        kernel = _KERNELS.get((sources, kind))
+        if kernel is None:
+            kernel = _KERNELS[sources, kind] = get_kernel(*sources(kind))
         kernel(((n + 255) // 256,), (256,),
                (*edges, *(cupy.ascontiguousarray(axis) for axis in axes), np.int64(dims[0]),
                 np.int64(dims[1]), out, np.int64(n)))
