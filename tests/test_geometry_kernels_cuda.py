@@ -1,5 +1,7 @@
 """The geometry filters' CUDA kernels: the one-pass weighted sums
-(daxpy.cuda.interpolation) and structured cases (daxpy.cuda.cases). Every
+(daxpy.cuda.interpolation) and structured cases (daxpy.cuda.cases); every other
+geometry kernel's specializations compile here too (the unstructured clip's among
+them). Every
 specialization compiles without a GPU (nvcc or NVRTC, sm_80 and sm_90); on the GPU
 each gives the array program's result: the bits of filters._geometry.weighted_sum on
 random rows (two columns, and a centre table of rows with many terms, zero and NaN
@@ -12,9 +14,11 @@ from hypothesis import given, settings, strategies as st
 
 import daxpy
 from daxpy.cuda import cases as cases_kernels
-from daxpy.cuda import cell_cases, contour_rows_source, edge_points, plane_distance
+from daxpy.cuda import (cell_cases, clip_block, clip_block_source, contour_rows_source,
+                        edge_points, plane_distance)
 from daxpy.cuda.interpolation import _TYPES, source_for
 from daxpy.filters._geometry import point_coordinates, weighted_sum
+from daxpy.worklets._clip_arrays import TABLES as CLIP_TABLES
 from daxpy.worklets._marching import TABLES
 from daxpy.worklets._structured_cases import structured_cases
 
@@ -33,7 +37,12 @@ SPECIALIZATIONS = ([source_for(kind, c) for kind in list(_TYPES) + ["axes"] for 
                    + [(f"{name}_{part}", text) for name, text in
                       (contour_rows_source.source_for(dtype, *TABLES["voxel"])
                        for dtype in ("float32", "float64"))
-                      for part in ("classify", "sizes", "emit")])
+                      for part in ("classify", "sizes", "emit")]
+                   # The unstructured clip's four kernels, per dtype and shape.
+                   + [(name, text) for dtype in ("float32", "float64") for kind in clip_block.KINDS
+                      for names, text in [clip_block_source.source_for(
+                          dtype, kind, CLIP_TABLES[(kind, False)]["edges"].tolist())]
+                      for name in names])
 
 
 @pytest.mark.skipif(not _have_compiler(), reason="needs nvcc or NVRTC (CuPy)")

@@ -34,7 +34,7 @@ import numpy as np
 
 from daxpy.data.arrays import array_module, joined
 
-from ._clip_arrays import _EDGE_CODE, CASE_ARRAYS, PLACES, TABLES
+from ._clip_arrays import _EDGE_CODE, CASE_ARRAYS, PLACES, TABLES, _case_arrays
 from ._clip_numbers import count_dtype, numbered
 from ._marching import (GRID_FAMILIES, IMAGE_CELL_CORNERS, at_least, at_least_bound,
                         register_generating, structured_corners)
@@ -124,8 +124,9 @@ def clip_cells(grid: Any, scalars: Any, value: float, invert: bool = False,
     Clipped
     """
     xp = array_module(scalars)
-    if xp.__name__ != "numpy" and grid.family != "unstructured":
-        found = _on_gpu(grid, scalars, value, invert)
+    if xp.__name__ != "numpy":
+        found = (_cells_on_gpu(grid, scalars, value, invert, place or xp.asarray)
+                 if grid.family == "unstructured" else _on_gpu(grid, scalars, value, invert))
         if found is not None:
             return found
     place = place or xp.asarray
@@ -154,6 +155,32 @@ def _on_gpu(grid: Any, scalars: Any, value: float, invert: bool) -> Clipped | No
 
     found = on_gpu(scalars, dims, float(value), at_least_bound(scalars.dtype, float(value)),
                    bool(invert), CASE_ARRAYS[("voxel", bool(invert))], PLACES["voxel"])
+    return None if found is None else Clipped(*found)
+
+
+_BLOCK_TABLES: dict[tuple, tuple] = {}
+"""Per (kind, invert): the tables of :func:`_cells_on_gpu`'s kernels (made once: a
+millisecond of the host's time each)."""
+
+
+def _cells_on_gpu(grid: Any, scalars: Any, value: float, invert: bool, place) -> Clipped | None:
+    """An unstructured grid of one cell shape clipped by the GPU's kernels
+    (:mod:`daxpy.cuda.clip_block`), which give this program's bits; None where the
+    program runs instead (mixed shapes, vertices, other dtypes, no output cell)."""
+    blocks = list(grid.cell_blocks().values())
+    if len(blocks) != 1 or scalars.ndim != 1 or scalars.dtype not in (np.float32, np.float64):
+        return None
+    from daxpy.cuda.clip_block import KINDS, clip_block
+
+    block, kind = blocks[0], _SHAPES.get(blocks[0].shape.name)
+    if kind not in KINDS or block.cell_ids.shape[0] != grid.n_cells:
+        return None
+    key = (kind, bool(invert))
+    if key not in _BLOCK_TABLES:
+        _BLOCK_TABLES[key] = (_case_arrays(kind, bool(invert)), TABLES[key]["edges"])
+    kept_point = at_least(scalars, value) != invert
+    found = clip_block(scalars, kept_point, place(block.corners), kind, bool(invert),
+                       float(value), *_BLOCK_TABLES[key])
     return None if found is None else Clipped(*found)
 
 

@@ -1,0 +1,283 @@
+"""The CUDA source of the kernels of :mod:`daxpy.cuda.clip_block`: count, keys, point
+rows and emit, specialized per field dtype and cell shape (its corners and edges
+compiled in, :func:`source_for`). The case tables come as small device arrays.
+
+Examples
+--------
+>>> source_for("float32", "hexahedron", ((0, 1), (1, 2)))[0][3]
+'clip_block__f32_hexahedron_emit'
+"""
+
+from __future__ import annotations
+
+from .codegen import ctype, dtype_tag
+
+CHUNK = 256
+"""Cells per block (a chunk): the counts are summed and scanned per chunk."""
+
+CORNER_CODES = 8
+"""Codes below this are a cell's corners; ``8 + e`` is its edge ``e`` (the codes of
+:func:`daxpy.worklets._clip_arrays._case_arrays`)."""
+
+_COMMON = r"""
+#ifndef DAXPY_CLIP_BLOCK  // what every shape's kernels share, once per source
+#define DAXPY_CLIP_BLOCK
+#define FULL 0xffffffffu
+#define CHUNK 256
+
+// Exclusive scan over the block's 256 threads (warp scans, then the warps' totals);
+// ``total`` gets the block's sum. ``shared`` holds 8 values.
+template <typename V>
+__device__ __forceinline__ V block_scan(V v, V* shared, V& total) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  V inclusive = v;
+  for (int d = 1; d < 32; d <<= 1) {
+    const V u = __shfl_up_sync(FULL, inclusive, d);
+    if (lane >= d) inclusive += u;
+  }
+  if (lane == 31) shared[warp] = inclusive;
+  __syncthreads();
+  V before = 0;
+  total = 0;
+  for (int w = 0; w < CHUNK / 32; ++w) {
+    if (w < warp) before += shared[w];
+    total += shared[w];
+  }
+  __syncthreads();  // the shared values may be reused by the next scan
+  return before + inclusive - v;
+}
+
+// The array program's cut weight along (lo, hi), in float64 (no fused operations).
+template <typename T>
+__device__ __forceinline__ double clip_weight(const T* s, double value, long long lo,
+                                              long long hi) {
+  const double low = (double)s[lo], high = (double)s[hi];
+  return high != low ? __ddiv_rn(__dsub_rn(value, low), __dsub_rn(high, low)) : 0.0;
+}
+
+// The first of the n ascending keys at or above key (the cut edge's rank).
+__device__ __forceinline__ long long lower_bound(const long long* keys, long long n,
+                                                 long long key) {
+  long long lo = 0, hi = n;
+  while (lo < hi) {
+    const long long mid = (lo + hi) >> 1;
+    if (keys[mid] < key) lo = mid + 1; else hi = mid;
+  }
+  return lo;
+}
+#endif
+"""
+
+_BODY = r"""
+// Each cell's case (bit c: corner c kept) into ``cases``, and per chunk the sums of
+// its cells' output cells, slots, centre points and cut edges, and of its cells
+// with a corner id out of range (refused by the caller), as (5, chunks).
+extern "C" __global__ void __launch_bounds__(CHUNK) NAME_count(
+    const unsigned char* __restrict__ kept, const long long* __restrict__ corners,
+    const long long n_cells, const long long n_points, const int* __restrict__ per_case,
+    unsigned char* __restrict__ cases, long long* __restrict__ chunk_counts,
+    const long long chunks)
+{
+  __shared__ long long shared[8];
+  const long long x = (long long)blockIdx.x * CHUNK + threadIdx.x;
+  long long counted[5] = {0, 0, 0, 0, 0};
+  if (x < n_cells) {
+    int c = 0;
+    bool bad = false;
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      const long long p = corners[x * K + k];
+      bad |= (unsigned long long)p >= (unsigned long long)n_points;  // below 0 wraps
+      if (!bad) c |= (int)kept[p] << k;
+    }
+    if (bad) c = 0;  // counted as making nothing; the call is refused after
+    cases[x] = (unsigned char)c;
+#pragma unroll
+    for (int f = 0; f < 4; ++f) counted[f] = per_case[4 * c + f];
+    counted[4] = bad;
+  }
+#pragma unroll
+  for (int f = 0; f < 5; ++f) {
+    long long total;
+    block_scan<long long>(counted[f], shared, total);
+    if (threadIdx.x == 0) chunk_counts[f * chunks + blockIdx.x] = total;
+  }
+}
+
+// Each cell's cut edges as lo * n + hi, in cell order from its chunk's first key.
+extern "C" __global__ void __launch_bounds__(CHUNK) NAME_keys(
+    const long long* __restrict__ corners, const unsigned char* __restrict__ cases,
+    const long long n_cells, const long long n_points, const int* __restrict__ per_case,
+    const long long* __restrict__ key_start, long long* __restrict__ keys)
+{
+  __shared__ int shared[8];
+  const long long x = (long long)blockIdx.x * CHUNK + threadIdx.x;
+  const int c = x < n_cells ? cases[x] : 0;
+  const int crossed = x < n_cells ? per_case[4 * c + 3] : 0;
+  int total;
+  long long at = key_start[blockIdx.x] + block_scan<int>(crossed, shared, total);
+  if (crossed == 0) return;
+#pragma unroll
+  for (int e = 0; e < EDGES; ++e) {
+    if (((c >> EDGE_A[e]) ^ (c >> EDGE_B[e])) & 1) {
+      const long long a = corners[x * K + EDGE_A[e]], b = corners[x * K + EDGE_B[e]];
+      keys[at++] = (a < b ? a : b) * n_points + (a < b ? b : a);
+    }
+  }
+}
+
+// The kept points' rows (ascending id), then the cut edges' (ascending key).
+extern "C" __global__ void __launch_bounds__(CHUNK) NAME_points(
+    const T* __restrict__ s, const double value, const unsigned char* __restrict__ kept,
+    const long long* __restrict__ renumber, const long long n_points,
+    const long long* __restrict__ cut_keys, const long long n_cut, long long* __restrict__ ids,
+    double* __restrict__ weights, long long* __restrict__ point_keys)
+{
+  const long long i = (long long)blockIdx.x * CHUNK + threadIdx.x;
+  const long long n_kept = renumber[n_points];
+  if (i < n_points) {
+    if (!kept[i]) return;
+    const long long q = renumber[i];
+    ids[2 * q] = i;
+    ids[2 * q + 1] = i;
+    weights[2 * q] = 1.0;
+    weights[2 * q + 1] = 0.0;
+    point_keys[q] = i;
+  } else if (i < n_points + n_cut) {
+    const long long e = i - n_points, key = cut_keys[e];
+    const long long lo = key / n_points, hi = key - lo * n_points;
+    const double t = clip_weight<T>(s, value, lo, hi);
+    ids[2 * (n_kept + e)] = lo;
+    ids[2 * (n_kept + e) + 1] = hi;
+    weights[2 * (n_kept + e)] = __dsub_rn(1.0, t);
+    weights[2 * (n_kept + e) + 1] = t;
+    point_keys[n_kept + e] = n_points + key;
+  }
+}
+
+// Each cell's output cells and centre points from its starts: its chunk's, plus the
+// cells before it in the chunk (one scan of the three counts, packed).
+extern "C" __global__ void __launch_bounds__(CHUNK) NAME_emit(
+    const T* __restrict__ s, const double value, const long long* __restrict__ corners,
+    const unsigned char* __restrict__ cases, const long long n_cells, const long long n_points,
+    const int* __restrict__ per_case, const int* __restrict__ case_starts,
+    const int* __restrict__ cells, const int* __restrict__ terms,
+    const double* __restrict__ shares, const int term_width,
+    const long long* __restrict__ renumber, const long long* __restrict__ cut_keys,
+    const long long n_cut, const long long* __restrict__ starts, const long long chunks,
+    const long long first_centre, long long* __restrict__ ids, double* __restrict__ weights,
+    long long* __restrict__ centre_ids, double* __restrict__ centre_weights,
+    long long* __restrict__ connectivity, long long* __restrict__ offsets,
+    unsigned char* __restrict__ types, long long* __restrict__ source,
+    long long* __restrict__ point_keys)
+{
+  __shared__ unsigned long long shared[8];
+  const long long x = (long long)blockIdx.x * CHUNK + threadIdx.x;
+  const int c = x < n_cells ? cases[x] : 0;
+  const int made = x < n_cells ? per_case[4 * c] : 0;
+  const int slots = x < n_cells ? per_case[4 * c + 1] : 0;
+  const int centres = x < n_cells ? per_case[4 * c + 2] : 0;
+  // A chunk's 256 cells make at most 256 * 16 cells, 256 * 64 slots and 256 * 8
+  // centres: 21 bits each.
+  unsigned long long total;
+  const unsigned long long before = block_scan<unsigned long long>(
+      (unsigned long long)made | (unsigned long long)slots << 21
+      | (unsigned long long)centres << 42, shared, total);
+  if (made == 0) return;
+  long long q = starts[blockIdx.x] + (long long)(before & 0x1fffffu);
+  long long slot = starts[chunks + 1 + blockIdx.x] + (long long)(before >> 21 & 0x1fffffu);
+  const long long centre_at = first_centre + starts[2 * (chunks + 1) + blockIdx.x]
+                              + (long long)(before >> 42);
+  const long long n_kept = renumber[n_points];
+  if (c == (1 << K) - 1) {  // every corner kept: the cell itself, renumbered
+#pragma unroll
+    for (int k = 0; k < K; ++k) connectivity[slot + k] = renumber[corners[x * K + k]];
+    types[q] = (unsigned char)cells[10 * case_starts[2 * c]];
+    source[q] = x;
+    offsets[q + 1] = slot + K;
+    return;
+  }
+  const int first_cell = case_starts[2 * c];
+  for (int o = first_cell; o < first_cell + made; ++o) {
+    const int size = cells[10 * o + 1];
+    for (int j = 0; j < size; ++j) {
+      const int code = cells[10 * o + 2 + j];
+      long long id;
+      if (code < 0) {
+        id = centre_at - 1 - code;
+      } else if (code < CORNER_CODES) {
+        id = renumber[corners[x * K + code]];
+      } else {
+        const long long a = corners[x * K + EDGE_A[code - CORNER_CODES]];
+        const long long b = corners[x * K + EDGE_B[code - CORNER_CODES]];
+        id = n_kept + lower_bound(cut_keys, n_cut, (a < b ? a : b) * n_points + (a < b ? b : a));
+      }
+      connectivity[slot++] = id;
+    }
+    types[q] = (unsigned char)cells[10 * o];
+    source[q] = x;
+    offsets[q + 1] = slot;
+    ++q;
+  }
+  const int first_term = case_starts[2 * c + 1];
+  for (int j = 0; j < centres; ++j) {
+    const int term = first_term + j;
+    const long long row = centre_at + j;
+    for (int t = 0; t < term_width; ++t) {
+      const int code = terms[term * term_width + t];
+      const double share = shares[term * term_width + t];
+      long long a, b;
+      double w = 0.0;
+      if (code < CORNER_CODES) {
+        a = b = corners[x * K + code];
+      } else {
+        const long long one = corners[x * K + EDGE_A[code - CORNER_CODES]];
+        const long long other = corners[x * K + EDGE_B[code - CORNER_CODES]];
+        a = one < other ? one : other;
+        b = one < other ? other : one;
+        w = clip_weight<T>(s, value, a, b);
+      }
+      const double w0 = __dmul_rn(__dsub_rn(1.0, w), share), w1 = __dmul_rn(w, share);
+      if (t == 0) {  // the first term in the point's two columns
+        ids[2 * row] = a;
+        ids[2 * row + 1] = b;
+        weights[2 * row] = w0;
+        weights[2 * row + 1] = w1;
+        point_keys[row] = n_points + n_points * n_points + x * 64 + j;
+      } else {  // the others in the centre table
+        const long long r = row - first_centre, width = 2 * term_width - 2;
+        centre_ids[r * width + 2 * t - 2] = a;
+        centre_ids[r * width + 2 * t - 1] = b;
+        centre_weights[r * width + 2 * t - 2] = w0;
+        centre_weights[r * width + 2 * t - 1] = w1;
+      }
+    }
+  }
+}
+"""
+
+
+def source_for(dtype, kind: str, edges) -> tuple[tuple[str, ...], str]:
+    """``(names, source)`` of the four kernels for a field of ``dtype`` and cells of
+    ``kind`` (VTK's table name: ``hexahedron``, ``tetra``...) whose edges join the
+    corners ``edges``.
+
+    Examples
+    --------
+    >>> names, source = source_for("float64", "tetra", ((0, 1), (1, 2), (2, 0)))
+    >>> names[0], "#define K 4" in source
+    ('clip_block__f64_tetra_count', True)
+    """
+    corners = {"line": 2, "triangle": 3, "quad": 4, "tetra": 4, "pyramid": 5, "wedge": 6,
+               "hexahedron": 8}[kind]
+    name = f"clip_block__{dtype_tag(dtype)}_{kind}"
+    edge_a = ", ".join(str(int(a)) for a, _ in edges)
+    edge_b = ", ".join(str(int(b)) for _, b in edges)
+    head = (f"#define T {ctype(dtype)}\n#define K {corners}\n#define EDGES {len(edges)}\n"
+            f"#define CORNER_CODES {CORNER_CODES}\n"
+            f"__device__ const int {name}_A[] = {{{edge_a}}};\n"
+            f"__device__ const int {name}_B[] = {{{edge_b}}};\n"
+            f"#define EDGE_A {name}_A\n#define EDGE_B {name}_B\n")
+    tail = "#undef T\n#undef K\n#undef EDGES\n#undef CORNER_CODES\n#undef EDGE_A\n#undef EDGE_B\n"
+    names = tuple(f"{name}_{part}" for part in ("count", "keys", "points", "emit"))
+    return names, _COMMON + head + _BODY.replace("NAME", name) + tail
