@@ -15,7 +15,7 @@ from hypothesis import given, settings, strategies as st
 import daxpy
 from daxpy.cuda import cases as cases_kernels
 from daxpy.cuda import (cell_cases, clip_block, clip_block_source, contour_rows_source,
-                        edge_points, plane_distance)
+                        edge_points, march_block, plane_distance)
 from daxpy.cuda.interpolation import _TYPES, source_for
 from daxpy.filters._geometry import point_coordinates, weighted_sum
 from daxpy.worklets._clip_arrays import TABLES as CLIP_TABLES
@@ -42,6 +42,12 @@ SPECIALIZATIONS = ([source_for(kind, c) for kind in list(_TYPES) + ["axes"] for 
                    + [(name, text) for dtype in ("float32", "float64") for kind in clip_block.KINDS
                       for names, text in [clip_block_source.source_for(
                           dtype, kind, CLIP_TABLES[(kind, False)]["edges"].tolist())]
+                      for name in names]
+                   # The march of unstructured cells from their cases, per kind and ids.
+                   + [(name, text) for ids in ("int32", "int64")
+                      for kind, (_, table, edges) in TABLES.items()
+                      for names, text in [march_block.source_for(
+                          ids, kind, int(edges.max()) + 1, table.shape[2], edges.tolist())]
                       for name in names])
 
 

@@ -187,8 +187,16 @@ def _array_cases(corners: Any, scalars: Any, value: float) -> Any:
 
 def _array_march(corners: Any, ids: Any, scalars: Any, value: float, kind: str) -> tuple:
     """:func:`~daxpy.worklets._marching.march` of cells classified by
-    :func:`_array_cases`, where ``corners`` live."""
-    return march(corners, ids, scalars, value, kind, _array_cases(corners, scalars, value))
+    :func:`_array_cases`, where ``corners`` live (on the device by two kernels,
+    :mod:`daxpy.cuda.march_block`, the same bits)."""
+    cases = _array_cases(corners, scalars, value)
+    if array_module(scalars) is not np:
+        from daxpy.cuda.march_block import march_block
+
+        found = march_block(cases, corners, ids, scalars.shape[0], kind, TABLES[kind])
+        if found is not None:
+            return found
+    return march(corners, ids, scalars, value, kind, cases)
 
 
 # The compiled march of host cells (threaded passes, one byte a cell).

@@ -33,7 +33,8 @@ from typing import Any
 
 import numpy as np
 
-from .clip_block_source import CHUNK, source_for
+from .block_scan import CHUNK
+from .clip_block_source import source_for
 from .compile import get_kernel
 from .sizes import totals_at
 

@@ -10,10 +10,8 @@ Examples
 
 from __future__ import annotations
 
+from .block_scan import BLOCK_SCAN
 from .codegen import ctype, dtype_tag
-
-CHUNK = 256
-"""Cells per block (a chunk): the counts are summed and scanned per chunk."""
 
 CORNER_CODES = 8
 """Codes below this are a cell's corners; ``8 + e`` is its edge ``e`` (the codes of
@@ -22,30 +20,6 @@ CORNER_CODES = 8
 _COMMON = r"""
 #ifndef DAXPY_CLIP_BLOCK  // what every shape's kernels share, once per source
 #define DAXPY_CLIP_BLOCK
-#define FULL 0xffffffffu
-#define CHUNK 256
-
-// Exclusive scan over the block's 256 threads (warp scans, then the warps' totals);
-// ``total`` gets the block's sum. ``shared`` holds 8 values.
-template <typename V>
-__device__ __forceinline__ V block_scan(V v, V* shared, V& total) {
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  V inclusive = v;
-  for (int d = 1; d < 32; d <<= 1) {
-    const V u = __shfl_up_sync(FULL, inclusive, d);
-    if (lane >= d) inclusive += u;
-  }
-  if (lane == 31) shared[warp] = inclusive;
-  __syncthreads();
-  V before = 0;
-  total = 0;
-  for (int w = 0; w < CHUNK / 32; ++w) {
-    if (w < warp) before += shared[w];
-    total += shared[w];
-  }
-  __syncthreads();  // the shared values may be reused by the next scan
-  return before + inclusive - v;
-}
 
 // The array program's cut weight along (lo, hi), in float64 (no fused operations).
 template <typename T>
@@ -280,4 +254,4 @@ def source_for(dtype, kind: str, edges) -> tuple[tuple[str, ...], str]:
             f"#define EDGE_A {name}_A\n#define EDGE_B {name}_B\n")
     tail = "#undef T\n#undef K\n#undef EDGES\n#undef CORNER_CODES\n#undef EDGE_A\n#undef EDGE_B\n"
     names = tuple(f"{name}_{part}" for part in ("count", "keys", "points", "emit"))
-    return names, _COMMON + head + _BODY.replace("NAME", name) + tail
+    return names, BLOCK_SCAN + _COMMON + head + _BODY.replace("NAME", name) + tail
