@@ -103,7 +103,22 @@ def contour_in_slabs(contour: Any, dataset: DataSet) -> PolyData | None:
     hosts = {name: dataset.point_data[name] for name in names}
     if not all(page_lock(host) for host in hosts.values()):
         return None
-    return _Run(contour, dataset, hosts, slabs).surface()
+    from daxpy.cuda.memory import guarded
+
+    # A device that runs out of memory gives DeviceMemoryError, as a whole cut does.
+    return guarded(_surface, dataset, "contour", contour, dataset, hosts, slabs)
+
+
+def _surface(contour: Any, dataset: DataSet, hosts: dict, slabs: list) -> PolyData:
+    """The run; on an error, its streams are waited for first: the copies and kernels
+    already queued must not write into memory freed as the error unwinds."""
+    run = _Run(contour, dataset, hosts, slabs)
+    try:
+        return run.surface()
+    except BaseException:
+        for stream in (run.up, run.compute, run.down):
+            stream.synchronize()
+        raise
 
 
 def _plan(contour: Any, dataset: DataSet) -> tuple[list, list] | None:

@@ -165,3 +165,37 @@ def test_slabs_cover_every_cell_layer_once():
         assert all(a[1] == b[0] for a, b in zip(slabs, slabs[1:]))
         assert all(last == min(end + 1, nz - 1) for _, end, last in slabs)
     assert slabs_for((64, 64, 64), SLAB_BYTES) == []
+
+
+@pytest.mark.gpu
+def test_threads_cut_in_slabs_at_once(small_slabs):
+    # The streams are shared per device: runs from two threads interleave on them.
+    from concurrent.futures import ThreadPoolExecutor
+
+    rng = np.random.default_rng(11)
+    grids = [_grid((23, 7, 31), rng, dtype, False) for dtype in ("float32", "float64") * 2]
+    flt = Contour("s", values=[0.2], backend="cuda")
+    with ThreadPoolExecutor(4) as pool:
+        made = list(pool.map(lambda g: small_slabs.contour_in_slabs(flt, g), grids))
+    for grid, surface in zip(grids, made):
+        _same_surface(surface, _whole(flt, grid))
+
+
+@pytest.mark.gpu
+def test_a_device_out_of_memory_is_a_daxpy_error(small_slabs):
+    import cupy
+
+    from daxpy.errors import DeviceMemoryError
+
+    rng = np.random.default_rng(12)
+    grid = _grid((64, 64, 64), rng, "float64", False)
+    pool = cupy.get_default_memory_pool()
+    limit = pool.get_limit()
+    pool.set_limit(size=pool.used_bytes() + (1 << 20))  # less than the fields need
+    try:
+        with pytest.raises(DeviceMemoryError, match="contour"):
+            small_slabs.contour_in_slabs(Contour("s", values=[0.2], backend="cuda"), grid)
+    finally:
+        pool.set_limit(size=limit)
+    flt = Contour("s", values=[0.2], backend="cuda")
+    _same_surface(small_slabs.contour_in_slabs(flt, grid), _whole(flt, grid))
