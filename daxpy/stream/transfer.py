@@ -12,10 +12,10 @@ more host copy) and cannot overlap kernels. daxpy avoids that two ways:
   strided or refused) are copied chunk by chunk through a reusable pinned
   staging buffer (:class:`StagingBuffer`) instead: one host copy, never two.
   ``benchmarks/NOTES-streaming.md`` records the measurements behind the choice.
-- **Outputs land in pinned memory from a pool** (:func:`pinned_empty`): the
-  NumPy array handed back to the user *is* the pinned buffer the GPU wrote
-  into. When the array is freed its memory returns to the pool, so the next
-  run of the same size allocates nothing.
+- **Outputs land in page-locked memory kept for reuse** (:func:`pinned_empty`,
+  :mod:`daxpy.stream.host_blocks`): the NumPy array handed back to the user *is*
+  the buffer the GPU wrote into. When the array is freed its block returns to
+  its size class, so the next run of a similar size allocates nothing.
 
 Optional lower-precision storage (:func:`to_storage`) halves or quarters the
 bytes that come back, on request only.
@@ -36,6 +36,8 @@ from typing import Any
 import numpy as np
 
 from ..errors import ArgumentError
+# Where outputs land (re-exported: callers allocate and release through this module).
+from .host_blocks import pinned_empty, pinned_pool, release_pool  # noqa: F401
 
 STAGING_POLICIES = ("auto", "register", "pool", "pageable")
 """How host inputs reach the device: ``register`` page-locks them in place,
@@ -53,49 +55,12 @@ _MEMORY_TYPE_HOST = 1                       # cudaMemoryTypeHost
 _H2D, _D2H = 1, 2                           # cudaMemcpyHostToDevice / DeviceToHost
 
 _registered: dict[int, int] = {}           # start pointer -> bytes, ours to unregister
-_pool = None
 
 
 def _runtime():
     from cupy.cuda import runtime
 
     return runtime
-
-
-def pinned_pool():
-    """daxpy's pool of pinned host memory (a ``cupy.cuda.PinnedMemoryPool``).
-
-    Examples
-    --------
-    >>> callable(pinned_pool)
-    True
-    """
-    global _pool
-    if _pool is None:
-        import cupy
-
-        _pool = cupy.cuda.PinnedMemoryPool()
-    return _pool
-
-
-def pinned_empty(shape, dtype) -> np.ndarray:
-    """A NumPy array over pinned memory from :func:`pinned_pool` (uninitialized).
-
-    The array keeps its pinned block alive and gives it back to the pool when
-    it is freed.
-
-    Examples
-    --------
-    >>> callable(pinned_empty)
-    True
-    """
-    dtype = np.dtype(dtype)
-    shape = tuple(int(s) for s in shape)
-    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-    if nbytes == 0:
-        return np.empty(shape, dtype=dtype)
-    block = pinned_pool().malloc(nbytes)
-    return np.frombuffer(block, dtype=np.uint8, count=nbytes).view(dtype).reshape(shape)
 
 
 def download(array: Any) -> np.ndarray:
@@ -123,18 +88,6 @@ def download(array: Any) -> np.ndarray:
 
 DOWNLOAD_PINNED_BYTES = 1 << 20
 """Below this, a device array comes back through CuPy's own copy (no pool block)."""
-
-
-def release_pool() -> None:
-    """Free the pinned blocks the pool holds for reuse (not those in use).
-
-    Examples
-    --------
-    >>> callable(release_pool)
-    True
-    """
-    if _pool is not None:
-        _pool.free_all_blocks()
 
 
 def _pointer(array: np.ndarray) -> int:
