@@ -11,6 +11,7 @@ Examples
 from __future__ import annotations
 
 from .block_scan import BLOCK_SCAN
+from .cell_edges import edge_defines
 from .codegen import ctype, dtype_tag
 
 CORNER_CODES = 8
@@ -245,13 +246,9 @@ def source_for(dtype, kind: str, edges) -> tuple[tuple[str, ...], str]:
     corners = {"line": 2, "triangle": 3, "quad": 4, "tetra": 4, "pyramid": 5, "wedge": 6,
                "hexahedron": 8}[kind]
     name = f"clip_block__{dtype_tag(dtype)}_{kind}"
-    edge_a = ", ".join(str(int(a)) for a, _ in edges)
-    edge_b = ", ".join(str(int(b)) for _, b in edges)
+    edge_head, edge_tail = edge_defines(name, edges)
     head = (f"#define T {ctype(dtype)}\n#define K {corners}\n#define EDGES {len(edges)}\n"
-            f"#define CORNER_CODES {CORNER_CODES}\n"
-            f"__device__ const int {name}_A[] = {{{edge_a}}};\n"
-            f"__device__ const int {name}_B[] = {{{edge_b}}};\n"
-            f"#define EDGE_A {name}_A\n#define EDGE_B {name}_B\n")
-    tail = "#undef T\n#undef K\n#undef EDGES\n#undef CORNER_CODES\n#undef EDGE_A\n#undef EDGE_B\n"
+            f"#define CORNER_CODES {CORNER_CODES}\n" + edge_head)
+    tail = "#undef T\n#undef K\n#undef EDGES\n#undef CORNER_CODES\n" + edge_tail
     names = tuple(f"{name}_{part}" for part in ("count", "keys", "points", "emit"))
     return names, BLOCK_SCAN + _COMMON + head + _BODY.replace("NAME", name) + tail

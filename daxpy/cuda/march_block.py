@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from .block_scan import BLOCK_SCAN, CHUNK
+from .cell_edges import edge_defines
 from .codegen import ctype, dtype_tag
 from .compile import get_kernel
 from .sizes import totals_at
@@ -95,13 +96,9 @@ def source_for(id_dtype, kind: str, corners: int, per: int,
     ('march_block__i32_tetra_emit', True)
     """
     name = f"march_block__{dtype_tag(id_dtype)}_{kind}"
-    edge_a = ", ".join(str(int(a)) for a, _ in edges)
-    edge_b = ", ".join(str(int(b)) for _, b in edges)
-    head = (f"#define I {ctype(id_dtype)}\n#define K {corners}\n#define PER {per}\n"
-            f"__device__ const int {name}_A[] = {{{edge_a}}};\n"
-            f"__device__ const int {name}_B[] = {{{edge_b}}};\n"
-            f"#define EDGE_A {name}_A\n#define EDGE_B {name}_B\n")
-    tail = "#undef I\n#undef K\n#undef PER\n#undef EDGE_A\n#undef EDGE_B\n"
+    edge_head, edge_tail = edge_defines(name, edges)
+    head = f"#define I {ctype(id_dtype)}\n#define K {corners}\n#define PER {per}\n" + edge_head
+    tail = "#undef I\n#undef K\n#undef PER\n" + edge_tail
     return ((f"{name}_count", f"{name}_emit"),
             BLOCK_SCAN + head + _BODY.replace("NAME", name) + tail)
 

@@ -51,8 +51,8 @@ def size_class(nbytes: int) -> int:
 
     Examples
     --------
-    >>> [size_class(n) for n in (1, 4096, 4097, 3 << 20)]
-    [4096, 4096, 5120, 3145728]
+    >>> [size_class(n) for n in (1, 4096, 5_000_000, 3 << 20)]
+    [4096, 4096, 5242880, 3145728]
     """
     if nbytes <= _PAGE:
         return _PAGE
