@@ -174,6 +174,7 @@ class _Run:
         # The device fields with the grid: the slabs' points and fields read them.
         self.working = dataset.with_fields(self.device)
         self.value = float(contour.values[0])
+        self.point_names = field_names(self.working, contour.interpolate)[0]
         self.outputs: list[tuple[int, int, dict, Any]] = []
         self.buffers: _Buffers | None = None
 
@@ -228,7 +229,7 @@ class _Run:
 
         contour = self.contour
         xyz, made = point_arrays(
-            self.working, cut, self.value, field_names(self.working, contour.interpolate)[0],
+            self.working, cut, self.value, self.point_names,
             scalar_name=contour.field if contour.compute_scalars else None,
             scalar_dtype=self.device[contour.field].dtype)
         n_tris = int(cut.cells[3].shape[0])
