@@ -36,7 +36,6 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from daxpy.data.dataset import DataSet
 from daxpy.data.polydata import PolyData
 from daxpy.stream.transfer import copy_to_device, copy_to_host, page_lock, pinned_empty
 from daxpy.worklets._edge_cut import EdgeCut
@@ -80,7 +79,7 @@ def slabs_for(dims: Sequence[int], field_bytes: int) -> list[tuple[int, int, int
             for i in range(count)]
 
 
-def contour_in_slabs(contour: Any, dataset: DataSet) -> PolyData | None:
+def contour_in_slabs(contour: Any, dataset: Any) -> PolyData | None:
     """``contour`` (a :class:`~daxpy.filters.Contour` on the GPU) of the host grid
     ``dataset`` made slab by slab, into pinned host memory; None where it does not
     qualify: a 3-D uniform or rectilinear grid of at least two slabs
@@ -109,7 +108,7 @@ def contour_in_slabs(contour: Any, dataset: DataSet) -> PolyData | None:
     return guarded(_surface, dataset, "contour", contour, dataset, hosts, slabs)
 
 
-def _surface(contour: Any, dataset: DataSet, hosts: dict, slabs: list) -> PolyData:
+def _surface(contour: Any, dataset: Any, hosts: dict, slabs: list) -> PolyData:
     """The run; on an error, its streams are waited for first: the copies and kernels
     already queued must not write into memory freed as the error unwinds."""
     run = _Run(contour, dataset, hosts, slabs)
@@ -121,7 +120,7 @@ def _surface(contour: Any, dataset: DataSet, hosts: dict, slabs: list) -> PolyDa
         raise
 
 
-def _plan(contour: Any, dataset: DataSet) -> tuple[list, list] | None:
+def _plan(contour: Any, dataset: Any) -> tuple[list, list] | None:
     """The fields to upload and the slabs, or None where the run does not qualify."""
     if dataset.family not in ("uniform", "rectilinear") or len(dataset.dims) != 3 or \
             min(dataset.dims) < 2 or 3 * dataset.n_points >= 2**31:
@@ -165,7 +164,7 @@ class _Run:
     """One slab-by-slab contour: the streams, the device fields, the slabs' outputs
     and the host buffers they come down into."""
 
-    def __init__(self, contour: Any, dataset: DataSet, hosts: dict, slabs: list):
+    def __init__(self, contour: Any, dataset: Any, hosts: dict, slabs: list):
         import cupy
 
         self.contour, self.slabs, self.hosts = contour, slabs, hosts
@@ -233,7 +232,7 @@ class _Run:
             scalar_name=contour.field if contour.compute_scalars else None,
             scalar_dtype=self.device[contour.field].dtype)
         n_tris = int(cut.cells[3].shape[0])
-        arrays = {"points": xyz, **{("field", n): a for n, a in made.items()},
+        arrays: dict[Any, Any] = {"points": xyz, **{("field", n): a for n, a in made.items()},
                   "connectivity": cut.cells[3].reshape(-1),
                   # The last offset is the next slab's first (the same number).
                   "offsets": cupy.arange(3 * triangles, 3 * (triangles + n_tris) + 1, 3,
