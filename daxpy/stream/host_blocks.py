@@ -27,6 +27,7 @@ Examples
 from __future__ import annotations
 
 import os
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -41,6 +42,7 @@ _HOST_REGISTER_PORTABLE_MAPPED = 1 | 2      # cudaHostRegisterPortable | Mapped
 _free: dict[int, list] = {}                 # size class -> registered blocks not in use
 _pool = None
 _touching: ThreadPoolExecutor | None = None
+_touching_made = threading.Lock()
 _TOUCHING_THREADS = min(16, os.cpu_count() or 1)
 _LEASE = None   # the lease class, made on first use (:func:`_new_lease`)
 
@@ -131,8 +133,9 @@ def _registered_block(size: int) -> "_Block":
     once (each fault zeroes a page: one thread is the slow part), then registered."""
     global _touching
     memory = np.empty(size, np.uint8)
-    if _touching is None:
-        _touching = ThreadPoolExecutor(_TOUCHING_THREADS, thread_name_prefix="daxpy-touch")
+    with _touching_made:   # one pool, whichever thread downloads first
+        if _touching is None:
+            _touching = ThreadPoolExecutor(_TOUCHING_THREADS, thread_name_prefix="daxpy-touch")
     part = -(-size // (_TOUCHING_THREADS * _PAGE)) * _PAGE
     list(_touching.map(lambda i: memory[i * part:(i + 1) * part:_PAGE].fill(0),
                        range(_TOUCHING_THREADS)))
