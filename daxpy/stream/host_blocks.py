@@ -37,7 +37,9 @@ REGISTERED_MIN_BYTES = 1 << 22
 """Blocks this large (4 MiB) and larger are registered ordinary memory."""
 
 _PAGE = 4096
-_HOST_REGISTER_PORTABLE_MAPPED = 1 | 2      # cudaHostRegisterPortable | Mapped
+HOST_REGISTER_PORTABLE_MAPPED = 1 | 2       # cudaHostRegisterPortable | Mapped
+"""The flags memory is registered with, here and for inputs locked in place
+(:func:`daxpy.stream.transfer.page_lock`)."""
 
 _free: dict[int, list] = {}                 # size class -> registered blocks not in use
 _pool = None
@@ -66,14 +68,8 @@ def size_class(nbytes: int) -> int:
     raise AssertionError("unreachable: 8 quarters is the next power of two")
 
 
-def pinned_pool():
-    """CuPy's pool of pinned host memory that the small blocks come from.
-
-    Examples
-    --------
-    >>> callable(pinned_pool)
-    True
-    """
+def _pinned_pool():
+    """CuPy's pool of pinned host memory that the small blocks come from."""
     global _pool
     if _pool is None:
         import cupy
@@ -97,7 +93,7 @@ def pinned_empty(shape, dtype) -> np.ndarray:
     if nbytes == 0:
         return np.empty(shape, dtype=dtype)
     size = size_class(nbytes)
-    memory = _lease(size) if size >= REGISTERED_MIN_BYTES else pinned_pool().malloc(size)
+    memory = _lease(size) if size >= REGISTERED_MIN_BYTES else _pinned_pool().malloc(size)
     return np.frombuffer(memory, dtype=np.uint8, count=nbytes).view(dtype).reshape(shape)
 
 
@@ -150,7 +146,7 @@ class _Block:
 
         self.memory = memory
         self.ptr = int(memory.ctypes.data)
-        runtime.hostRegister(self.ptr, memory.nbytes, _HOST_REGISTER_PORTABLE_MAPPED)
+        runtime.hostRegister(self.ptr, memory.nbytes, HOST_REGISTER_PORTABLE_MAPPED)
 
     def __del__(self):
         try:

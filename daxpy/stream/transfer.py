@@ -37,7 +37,7 @@ import numpy as np
 
 from ..errors import ArgumentError
 # Where outputs land (re-exported: callers allocate and release through this module).
-from .host_blocks import pinned_empty, pinned_pool, release_pool  # noqa: F401
+from .host_blocks import HOST_REGISTER_PORTABLE_MAPPED, pinned_empty, release_pool  # noqa: F401
 
 STAGING_POLICIES = ("auto", "register", "pool", "pageable")
 """How host inputs reach the device: ``register`` page-locks them in place,
@@ -49,7 +49,6 @@ REGISTER_MIN_BYTES = 1 << 22
 """Arrays smaller than this (4 MiB) are staged, not registered: registration
 costs a system call and pins whole pages that may hold other data."""
 
-_HOST_REGISTER_PORTABLE_MAPPED = 1 | 2      # cudaHostRegisterPortable | Mapped
 _HOST_REGISTER_READ_ONLY = 8                # cudaHostRegisterReadOnly
 _MEMORY_TYPE_HOST = 1                       # cudaMemoryTypeHost
 _H2D, _D2H = 1, 2                           # cudaMemcpyHostToDevice / DeviceToHost
@@ -65,7 +64,7 @@ def _runtime():
 
 def download(array: Any) -> np.ndarray:
     """``array`` on the host: a device array copied into pinned memory from
-    :func:`pinned_pool` (device to host at the bus's rate, where a fresh pageable
+    :func:`pinned_empty` (device to host at the bus's rate, where a fresh pageable
     array is written at the rate its pages fault in), a host array as it is.
 
     Examples
@@ -147,7 +146,7 @@ def page_lock(array: np.ndarray) -> bool:
             or not array.flags.c_contiguous):
         return False
     start, size = _pointer(owner), int(owner.nbytes)
-    flags = _HOST_REGISTER_PORTABLE_MAPPED
+    flags = HOST_REGISTER_PORTABLE_MAPPED
     if not owner.flags.writeable:
         flags |= _HOST_REGISTER_READ_ONLY
     try:
