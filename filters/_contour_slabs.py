@@ -4,10 +4,12 @@ the surface is cut and comes back, the three overlapped.
 Cut whole, the surface comes back only after the last byte of the field went up
 and the last triangle was made: at 256³ the field's upload (1.2 ms on an H100) and
 the surface's download (0.8 ms) add up. Here the grid is cut in slabs of whole cell
-layers along z, each uploaded on its own stream; as soon as a slab's planes are on
-the device its cells are cut (:func:`daxpy.cuda.contour_rows.classify_rows` and
-:func:`~daxpy.cuda.contour_rows.emit_rows`, shifted to the whole grid's ids), and
-its points and triangles go down on a third stream while the next slabs go up.
+layers along z. The field goes up on one stream; each slab's classify pass
+(:func:`daxpy.cuda.contour_rows.classify_rows`) is queued on a second one slab
+ahead, so that it runs as soon as the slab's planes are up while the host emits
+the slab before it (:func:`~daxpy.cuda.contour_rows.emit_rows`, shifted to the
+whole grid's ids, on a third); its points and triangles go down on a fourth while
+the next slabs go up.
 
 The output is the whole cut's, bit for bit: points by lower point id then axis, so
 a slab's points follow the previous slab's; triangles by cell. A slab classifies
@@ -16,12 +18,14 @@ corners (the next slab's first points, numbered with their z edges) are the
 whole grid's.
 
 The surface's size is known only when the last slab is cut, but its arrays must be
-allocated before the first slab comes down: they are pinned buffers sized, half way
-through the slabs, by the surface so far scaled to the whole grid with a margin
-(:data:`MARGIN`), and the PolyData's arrays are their first rows. A surface that
-outgrows them is brought down again, whole, at the end (the cut grid's time, as
-without slabs). Fields with a value that is not finite, and grids that do not
-qualify (:func:`contour_in_slabs` says which), are cut whole.
+allocated before the first slab comes down: they are pinned buffers sized by the
+first slab with a surface, its surface scaled to the whole grid with a margin
+(:data:`MARGIN`), and the PolyData's arrays are their first rows. A slab that
+does not fit them sizes new ones from the surface so far, and every slab cut comes
+down again into those: on a bus that carries the field up, the way down is free
+until the last slab (sized half way instead, the surface's 0.8 ms came down after
+the field's last byte went up at 256³). Fields with a value that is not finite, and
+grids that do not qualify (:func:`contour_in_slabs` says which), are cut whole.
 
 Examples
 --------
@@ -53,6 +57,14 @@ the host, not the bus, sets the pace (256³ on an H100: 8 MB slabs 2.69 ms, 16 M
 MAX_SLABS = 16
 """Slabs a grid is cut in at most."""
 
+FIRST_SHARE = 0.5
+"""The first slab's thickness, as a share of the others': the surface starts down
+once it is cut."""
+
+LAST_SHARE = 0.5
+"""The last slab's: after the field's last byte is up, its cut and its surface's
+download are all that is left to wait for."""
+
 MARGIN = 1.25
 """The surface's buffers hold this much more than the surface so far, scaled to the
 whole grid, promises."""
@@ -72,9 +84,10 @@ def slabs_for(dims: Sequence[int], field_bytes: int) -> list[tuple[int, int, int
     count = min(MAX_SLABS, int(field_bytes) // SLAB_BYTES, layers)
     if count < 2:
         return []
-    # The last slab is half as thick as the others: after the field's last byte is
-    # up, its cut and its surface's download are all that is left to wait for.
-    bounds = [round(min(i, count - 0.5) * layers / (count - 0.5)) for i in range(count + 1)]
+    shares = np.ones(count)
+    shares[0], shares[-1] = FIRST_SHARE, LAST_SHARE
+    ends = np.concatenate([[0.0], np.cumsum(shares)])
+    bounds = [round(float(e) * layers / float(ends[-1])) for e in ends]
     return [(bounds[i], bounds[i + 1], min(bounds[i + 1] + 1, layers))
             for i in range(count)]
 
@@ -111,11 +124,11 @@ def contour_in_slabs(contour: Any, dataset: Any) -> PolyData | None:
 def _surface(contour: Any, dataset: Any, hosts: dict, slabs: list) -> PolyData:
     """The run; on an error, its streams are waited for first: the copies and kernels
     already queued must not write into memory freed as the error unwinds."""
-    run = _Run(contour, dataset, hosts, slabs)
+    streams = _streams()
     try:
-        return run.surface()
+        return _Run(contour, dataset, hosts, slabs, streams).surface()
     except BaseException:
-        for stream in (run.up, run.compute, run.down):
+        for stream in streams:
             stream.synchronize()
         raise
 
@@ -144,19 +157,19 @@ def _plan(contour: Any, dataset: Any) -> tuple[list, list] | None:
 
 
 _STREAMS: dict[int, tuple] = {}
-"""Per device: the upload, compute and download streams, made once. CuPy's memory
+"""Per device: the upload, classify, compute and download streams, made once. CuPy's memory
 pool keeps freed blocks per stream: new streams each run would find none to reuse
 and allocate afresh."""
 
 
 def _streams() -> tuple:
-    """The current device's three streams (non-blocking: the default stream's work
+    """The current device's four streams (non-blocking: the default stream's work
     does not wait for them, nor they for it)."""
     import cupy
 
     device = cupy.cuda.Device().id
     if device not in _STREAMS:
-        _STREAMS[device] = tuple(cupy.cuda.Stream(non_blocking=True) for _ in range(3))
+        _STREAMS[device] = tuple(cupy.cuda.Stream(non_blocking=True) for _ in range(4))
     return _STREAMS[device]
 
 
@@ -164,22 +177,27 @@ class _Run:
     """One slab-by-slab contour: the streams, the device fields, the slabs' outputs
     and the host buffers they come down into."""
 
-    def __init__(self, contour: Any, dataset: Any, hosts: dict, slabs: list):
+    def __init__(self, contour: Any, dataset: Any, hosts: dict, slabs: list, streams: tuple):
         import cupy
 
         self.contour, self.slabs, self.hosts = contour, slabs, hosts
-        self.up, self.compute, self.down = _streams()
+        self.up, self.classify, self.compute, self.down = streams
         self.device = {name: cupy.empty(host.shape, host.dtype) for name, host in hosts.items()}
+        # First, so that the bus starts while the host makes the rest ready.
+        self.uploaded = self._upload(dataset.dims)
         # The device fields with the grid: the slabs' points and fields read them.
         self.working = dataset.with_fields(self.device)
         self.value = float(contour.values[0])
         self.point_names = field_names(self.working, contour.interpolate)[0]
         self.outputs: list[tuple[int, int, dict, Any]] = []
         self.buffers: _Buffers | None = None
+        # Buffers outgrown, kept until the downloads into them are done.
+        self.outgrown: list[_Buffers] = []
+        self.offsets = cupy.empty(0, cupy.int64)
 
     def surface(self) -> PolyData:
         """The PolyData, the whole cut's."""
-        uploaded = self._upload()
+        uploaded = self.uploaded
         nx, ny, nz = (int(d) for d in self.working.dims)
         plane, layers = nx * ny, nz - 1
         scalars = self.device[self.contour.field]
@@ -187,31 +205,49 @@ class _Run:
         points = triangles = 0
         from daxpy.cuda.contour_rows import RowsScratch, classify_rows, emit_rows
 
-        with self.compute:
-            tallest = max(last - first + 1 for first, _, last in self.slabs)
-            scratch = RowsScratch(nx, tallest * ny)
-            for index, (first, end, last) in enumerate(self.slabs):
-                self.compute.wait_event(uploaded[index])
-                own = (end - first) * ny if end < layers else (last - first + 1) * ny
-                classified = classify_rows(scalars[first * plane:(last + 1) * plane],
-                                           (nx, ny, last - first + 1), self.value, bound,
-                                           TABLES["voxel"], own_rows=own,
-                                           plane_below=first > 0, scratch=scratch)
-                n_points, n_tris, odd = classified.sizes()
-                if odd:  # a value that is not finite: the array program's rules, whole
-                    self.up.synchronize()
-                    return self.contour.make(self.working)
+        tallest = max(last - first + 1 for first, _, last in self.slabs)
+        # Two sets of classify buffers: a slab's classify is queued while the one
+        # before it is still to be emitted from the other set.
+        scratches = (RowsScratch(nx, tallest * ny), RowsScratch(nx, tallest * ny))
+
+        def classify(index: int) -> Any:
+            """Queue slab ``index``'s classify, on its own stream, while the host waits
+            for the slab before it: it runs as soon as its planes are up."""
+            first, end, last = self.slabs[index]
+            self.classify.wait_event(uploaded[index])
+            if index >= 2:  # its buffers are free once slab index - 2 is emitted (queued)
+                self.classify.wait_event(self.outputs[index - 2][3])
+            own = (end - first) * ny if end < layers else (last - first + 1) * ny
+            with self.classify:
+                return classify_rows(scalars[first * plane:(last + 1) * plane],
+                                     (nx, ny, last - first + 1), self.value, bound,
+                                     TABLES["voxel"], own_rows=own, plane_below=first > 0,
+                                     scratch=scratches[index % 2])
+
+        queued = [classify(0)]
+        for index, (first, end, last) in enumerate(self.slabs):
+            if index + 1 < len(self.slabs):  # before the wait: it must not wait for the host
+                queued.append(classify(index + 1))
+            classified = queued[index]
+            n_points, n_tris, odd = classified.sizes()
+            if odd:  # a value that is not finite: the array program's rules, whole
+                for stream in (self.up, self.classify, self.down):
+                    stream.synchronize()  # before the buffers they write are freed
+                return self.contour.make(self.working)
+            self.compute.wait_event(classified.ready)
+            with self.compute:
                 lo, hi, t, tris, source = emit_rows(
                     classified, n_points, n_tris, point_base=first * plane, id_base=points,
                     cell_base=first * (nx - 1) * (ny - 1))
-                self._keep(EdgeCut(lo, hi, t, {3: tris}, {3: source}), points, triangles)
-                points, triangles = points + n_points, triangles + n_tris
-                self._send(points, triangles, end / layers, index == len(self.slabs) - 1)
+                self._keep(EdgeCut(lo, hi, t, {3: tris}, {3: source}), points, triangles,
+                           end / layers)
+            points, triangles = points + n_points, triangles + n_tris
+            self._send(points, triangles, end / layers, index == len(self.slabs) - 1)
         return self._finish(points, triangles)
 
-    def _upload(self) -> list:
+    def _upload(self, dims: Sequence[int]) -> list:
         """Enqueue every slab's new planes of every field; an event per slab."""
-        plane = int(self.working.dims[0]) * int(self.working.dims[1])
+        plane = int(dims[0]) * int(dims[1])
         events, start = [], 0
         for _, _, last in self.slabs:
             for name, host in self.hosts.items():
@@ -221,9 +257,10 @@ class _Run:
             events.append(self.up.record())
         return events
 
-    def _keep(self, cut: EdgeCut, points: int, triangles: int) -> None:
+    def _keep(self, cut: EdgeCut, points: int, triangles: int, done: float) -> None:
         """A slab's surface arrays on the device, at the whole surface's row
-        ``points`` (point arrays) and ``triangles`` (cell arrays)."""
+        ``points`` (point arrays) and ``triangles`` (cell arrays); ``done``: the
+        share of the grid's cell layers cut with this slab."""
         import cupy
 
         contour = self.contour
@@ -232,41 +269,46 @@ class _Run:
             scalar_name=contour.field if contour.compute_scalars else None,
             scalar_dtype=self.device[contour.field].dtype)
         n_tris = int(cut.cells[3].shape[0])
+        if self.offsets.shape[0] < triangles + n_tris + 1:
+            # Every slab's offsets are rows of one 0, 3, 6, ... (the last offset is
+            # the next slab's first): a kernel a run or two, not one a slab.
+            rows = max(int((triangles + n_tris) * MARGIN / done), triangles + n_tris) + 1025
+            self.offsets = cupy.arange(0, 3 * rows, 3, dtype=cupy.int64)
         arrays: dict[Any, Any] = {"points": xyz, **{("field", n): a for n, a in made.items()},
-                  "connectivity": cut.cells[3].reshape(-1),
-                  # The last offset is the next slab's first (the same number).
-                  "offsets": cupy.arange(3 * triangles, 3 * (triangles + n_tris) + 1, 3,
-                                         dtype=cupy.int64)}
+                                  "connectivity": cut.cells[3].reshape(-1),
+                                  "offsets": self.offsets[triangles:triangles + n_tris + 1]}
         self.outputs.append((points, triangles, arrays, self.compute.record()))
 
     def _send(self, points: int, triangles: int, done: float, last: bool) -> None:
-        """Size the host buffers once half the grid is cut (from the surface so far),
-        then bring down every slab cut that fits them."""
-        if self.buffers is None and (last or (done >= 0.5 and points + triangles)):
-            scale = 1.0 if last else MARGIN / done
-            self.buffers = _Buffers(self.outputs[-1][2], int(points * scale) + 1024,
-                                    int(triangles * scale) + 1024)
-        if self.buffers is not None and self.buffers.fits(points, triangles):
-            while self.buffers.sent < len(self.outputs):
-                self.buffers.send(self.outputs[self.buffers.sent], self.down)
-
-    def _finish(self, points: int, triangles: int) -> PolyData:
-        """Wait for the downloads (all of them again, into exact buffers, where the
-        surface outgrew its buffers) and make the PolyData."""
+        """Bring down every slab cut so far that is not down yet, into buffers sized
+        (again, where the surface outgrew them) from the surface so far, scaled to
+        the whole grid; ``done``: the share of the grid's cell layers cut."""
         buffers = self.buffers
         if buffers is None or not buffers.fits(points, triangles):
-            self.down.synchronize()  # the old buffers may still be written
-            buffers = _Buffers(self.outputs[-1][2], points, triangles)
-            for output in self.outputs:
-                buffers.send(output, self.down)
-        self.down.synchronize()
+            if not (points + triangles or last):
+                return  # nothing to size them from yet, nor to bring down
+            if buffers is not None:
+                self.outgrown.append(buffers)
+            scale = 1.0 if last else MARGIN / done
+            buffers = self.buffers = _Buffers(self.outputs[-1][2], int(points * scale) + 1024,
+                                              int(triangles * scale) + 1024)
+        while buffers.sent < len(self.outputs):
+            buffers.send(self.outputs[buffers.sent], self.down)
+
+    def _finish(self, points: int, triangles: int) -> PolyData:
+        """The PolyData, once the downloads are done (its arrays are made first: they
+        are views of the buffers, read by nobody before the wait)."""
+        buffers = self.buffers
+        assert buffers is not None  # the last slab sizes them
         fields = {key[1]: array[:points] for key, array in buffers.host.items()
                   if isinstance(key, tuple)}
         polys = (buffers.host["offsets"][:triangles + 1],
                  buffers.host["connectivity"][:3 * triangles])
-        return PolyData.from_checked(buffers.host["points"][:points], {"polys": polys},
-                                     point_data=fields,
-                                     name=f"contour of {self.working.name}")
+        surface = PolyData.from_checked(buffers.host["points"][:points], {"polys": polys},
+                                        point_data=fields,
+                                        name=f"contour of {self.working.name}")
+        self.down.synchronize()
+        return surface
 
 
 class _Buffers:

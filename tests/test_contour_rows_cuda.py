@@ -107,3 +107,20 @@ def test_a_field_not_16_byte_aligned_is_read_point_by_point(dtype):
     field = whole[1:]
     assert field.data.ptr % 16 != 0
     assert _rows_and_program(field, dims, 0.1) is not None
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("one_block", [False, True])
+def test_many_rows_scan_in_one_block_or_with_cupy_alike(monkeypatch, one_block):
+    import cupy
+
+    from daxpy.cuda import contour_rows
+
+    # 30,000 rows: 60,000 counts, scanned by CuPy past SCAN_ONE_BLOCK, or by the one
+    # block in 15 tiles (with the constant raised); the sizes written either way.
+    dims = (9, 300, 100)
+    assert 2 * dims[1] * dims[2] > contour_rows.SCAN_ONE_BLOCK / 2
+    monkeypatch.setattr(contour_rows, "SCAN_ONE_BLOCK", 1 << 20 if one_block else 0)
+    rng = np.random.default_rng(21)
+    field = cupy.asarray(rng.standard_normal(int(np.prod(dims))).astype(np.float32))
+    assert _rows_and_program(field, dims, 0.3) is not None

@@ -52,18 +52,25 @@ from .compile import get_kernel
 from .contour_rows_source import ROWS, source_for
 
 _KERNELS: dict[str, tuple] = {}
-"""Per dtype name: the tables the kernels were built from, then the kernels."""
+"""Per dtype character: the tables the kernels were built from, then the kernels."""
+
+SCAN_ONE_BLOCK = 1 << 16
+"""Row counts (points' and triangles', together) scanned by one block of one kernel
+that also writes the output's sizes (a slab's: one launch); more are scanned by
+CuPy's scan, which spreads over the GPU (a whole 512³ grid's million, in a
+fraction of the one block's time), and a one-thread kernel then writes the sizes."""
 
 
 def _kernels(dtype, tables: tuple) -> tuple:
     """The classify, sizes and emit kernels of a dtype, kept per tables object: building
     and hashing the source (its tables are 4,000 numbers) takes about a millisecond,
     longer than the kernels at 256³."""
-    kept = _KERNELS.get(dtype.name)
+    kept = _KERNELS.get(dtype.char)  # a dtype's name takes a few microseconds to make
     if kept is None or kept[0] is not tables:
         name, source = source_for(dtype, *tables)
-        kept = _KERNELS[dtype.name] = (tables, *(get_kernel(f"{name}_{part}", source)
-                                            for part in ("classify", "sizes", "emit")))
+        kept = _KERNELS[dtype.char] = (tables, *(get_kernel(f"{name}_{part}", source)
+                                            for part in ("classify", "sizes", "emit",
+                                                         "scan")))
     return kept[1:]
 
 
@@ -158,14 +165,18 @@ def classify_rows(scalars: Any, dims: tuple, value: float, bound: Any, tables: t
                (scalars, scalars.dtype.type(bound), at, np.int32(nx), np.int32(ny),
                 np.int32(nz), np.int32(scalars.data.ptr % 16 == 0), flags, row_counts[:rows],
                 row_counts[rows:], active, scratch.unusual, np.int32(plane_below)))
-    # The points' and the triangles' row counts in one scan (each of CuPy's scans
-    # costs the host 35 us, a per-axis one 80: a slab's share); the triangles' starts
-    # are that scan's second half less its first item, taken off by the kernels.
-    cupy.cumsum(row_counts, dtype=cupy.int64, out=starts[1:])
-    # The output's sizes, and whether the array program must run, written by a
-    # one-thread kernel into page-locked memory, read after the one host sync.
-    kernels[1]((1,), (1,), (starts, starts[rows:], np.int32(own_rows), scratch.unusual,
-                           np.uint64(scratch.host.ptr)))
+    # The points' and the triangles' row counts in one scan; the triangles' starts
+    # are its second half less its first item, taken off by the kernels. The
+    # output's sizes, and whether the array program must run, are written into
+    # page-locked memory, read after the one host sync.
+    if 2 * rows <= SCAN_ONE_BLOCK:
+        kernels[3]((1,), (1024,), (row_counts, np.int32(2 * rows), starts, np.int32(rows),
+                                   np.int32(own_rows), scratch.unusual,
+                                   np.uint64(scratch.host.ptr)))
+    else:
+        cupy.cumsum(row_counts, dtype=cupy.int64, out=starts[1:])
+        kernels[1]((1,), (1,), (starts, starts[rows:], np.int32(own_rows), scratch.unusual,
+                               np.uint64(scratch.host.ptr)))
     ready = cupy.cuda.get_current_stream().record()
     return RowsClassified(scalars, (nx, ny, nz), value, own_rows, flags, active, starts,
                           scratch.host, kernels, ready)

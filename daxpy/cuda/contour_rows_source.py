@@ -280,6 +280,61 @@ extern "C" __global__ void NAME_sizes(const long long* __restrict__ point_start,
   host[1] = tri_start[rows] - tri_start[0];  // the scan continues the points' (emit)
   host[2] = *unusual;
 }
+
+
+// The rows' point counts then their triangle counts (``n`` items, few enough for one
+// block: a slab's) scanned into ``starts[1..n]`` (``starts[0]`` stays 0), and the
+// output's sizes written as NAME_sizes writes them (``rows`` rows, the first
+// ``own`` of which emit): one launch where CuPy's scan and the sizes kernel took two,
+// and about 40 us of the host's time a slab. Tiles of 4 items a thread, in order.
+extern "C" __global__ void __launch_bounds__(1024) NAME_scan(
+    const int* __restrict__ counts, const int n, long long* __restrict__ starts,
+    const int rows, const int own, const int* __restrict__ unusual,
+    volatile long long* host)
+{
+  __shared__ long long warp_sums[32];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  long long carry = 0;
+  for (int base = 0; base < n; base += 4 * 1024) {
+    const int first = base + 4 * threadIdx.x;
+    int v[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) v[i] = first + i < n ? counts[first + i] : 0;
+    const long long sum = (long long)v[0] + v[1] + v[2] + v[3];
+    long long inclusive = sum;
+#pragma unroll
+    for (int d = 1; d < 32; d <<= 1) {
+      const long long u = __shfl_up_sync(FULL, inclusive, d);
+      if (lane >= d) inclusive += u;
+    }
+    if (lane == 31) warp_sums[warp] = inclusive;
+    __syncthreads();
+    if (warp == 0) {
+      long long w = warp_sums[lane];
+#pragma unroll
+      for (int d = 1; d < 32; d <<= 1) {
+        const long long u = __shfl_up_sync(FULL, w, d);
+        if (lane >= d) w += u;
+      }
+      warp_sums[lane] = w;
+    }
+    __syncthreads();
+    long long before = carry + (warp ? warp_sums[warp - 1] : 0) + inclusive - sum;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      before += v[i];
+      if (first + i < n) starts[first + i + 1] = before;
+    }
+    carry += warp_sums[31];
+    __syncthreads();  // the next tile writes warp_sums again
+  }
+  // The block's writes to starts are visible to its threads after the barrier.
+  if (threadIdx.x == 0) {
+    host[0] = starts[own];
+    host[1] = starts[rows + own] - starts[rows];
+    host[2] = *unusual;
+  }
+}
 """
 
 
