@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from .block_scan import CHUNK
+from .case_tables import on_device
 from .clip_block_source import source_for
 from .compile import get_kernel
 from .sizes import totals_at
@@ -43,10 +44,6 @@ KINDS = ("line", "triangle", "quad", "tetra", "pyramid", "wedge", "hexahedron")
 
 _KERNELS: dict[tuple, tuple] = {}
 """Per (dtype name, kind): the four kernels."""
-
-_TABLES: dict[tuple, tuple] = {}
-"""Per (device, kind, invert): the host tables (kept so that their ids stay
-theirs), then their device arrays."""
 
 
 def _kernels(dtype, kind: str, edges: np.ndarray) -> tuple:
@@ -65,11 +62,10 @@ def _device_tables(kind: str, invert: bool, tables: tuple, edges: np.ndarray) ->
     per case its output cells, slots, centres and cut edges, its first output cell and
     first centre; per output cell its type, size and eight codes; per centre its
     terms and their shares. Uploaded once per device, shape and side."""
-    import cupy
 
-    key = (cupy.cuda.runtime.getDevice(), kind, bool(invert))
-    kept = _TABLES.get(key)
-    if kept is None:
+    def upload() -> tuple:
+        import cupy
+
         made, start, slots, centres, centre_start, types, sizes, codes, terms, shares = tables
         n_cases = made.shape[0]
         crossed = np.array([sum((case >> int(a) ^ case >> int(b)) & 1 for a, b in edges)
@@ -77,11 +73,11 @@ def _device_tables(kind: str, invert: bool, tables: tuple, edges: np.ndarray) ->
         per_case = np.stack([made, slots, centres, crossed], axis=1)
         case_starts = np.stack([start, centre_start], axis=1)
         cells = np.concatenate([types[:, None].astype(np.int64), sizes[:, None], codes], axis=1)
-        kept = _TABLES[key] = (tables, *(cupy.asarray(a.astype(np.int32).ravel())
-                                         for a in (per_case, case_starts, cells, terms)),
-                               cupy.asarray(shares.astype(np.float64).ravel()),
-                               np.int32(terms.shape[1]))
-    return kept[1:]
+        return (*(cupy.asarray(a.astype(np.int32).ravel())
+                  for a in (per_case, case_starts, cells, terms)),
+                cupy.asarray(shares.astype(np.float64).ravel()), np.int32(terms.shape[1]))
+
+    return on_device(("clip_block", kind, bool(invert)), (), upload)
 
 
 def clip_block(scalars: Any, kept: Any, corners: Any, kind: str, invert: bool, value: float,

@@ -38,16 +38,13 @@ from typing import Any
 import numpy as np
 
 from ..errors import FieldError
+from .case_tables import on_device
 from .clip_cells_source import WARPS, source_for
 from .compile import get_kernel
 from .sizes import totals_at
 
 _KERNELS: dict[str, tuple] = {}
 """Per dtype name: the count and emit kernels."""
-
-_TABLES: dict[tuple, tuple] = {}
-"""Per (device, id of the tables, id of the places): the host tables (kept so that
-their ids stay theirs), then their device arrays."""
 
 
 def _kernels(dtype) -> tuple:
@@ -64,21 +61,18 @@ def _device_tables(tables: tuple, places: np.ndarray) -> tuple:
     """``(cases, cells, terms, shares, places, width)`` on the device, in the layout of
     :data:`~daxpy.cuda.clip_cells_source.CASE_FIELDS` and
     :data:`~daxpy.cuda.clip_cells_source.CELL_FIELDS`: uploaded once per tables."""
-    import cupy
 
-    key = (cupy.cuda.runtime.getDevice(), id(tables), id(places))
-    kept = _TABLES.get(key)
-    if kept is None:
+    def upload() -> tuple:
+        import cupy
+
         made, start, slots, centres, centre_start, types, sizes, codes, terms, shares = tables
         cases = np.stack([made, start, slots, centres, centre_start], axis=1)
         cells = np.concatenate([types[:, None].astype(np.int64), sizes[:, None], codes], axis=1)
-        kept = _TABLES[key] = (tables, places,
-                               *(cupy.asarray(a.astype(np.int32).ravel())
-                                 for a in (cases, cells, terms)),
-                               cupy.asarray(shares.astype(np.float64).ravel()),
-                               cupy.asarray(places.astype(np.int32).ravel()),
-                               np.int32(terms.shape[1]))
-    return kept[2:]
+        return (*(cupy.asarray(a.astype(np.int32).ravel()) for a in (cases, cells, terms)),
+                cupy.asarray(shares.astype(np.float64).ravel()),
+                cupy.asarray(places.astype(np.int32).ravel()), np.int32(terms.shape[1]))
+
+    return on_device(("clip_cells", id(tables), id(places)), (tables, places), upload)
 
 
 def _empty(cupy) -> tuple:

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from .block_scan import BLOCK_SCAN, CHUNK
+from .case_tables import on_device
 from .cell_edges import edge_defines
 from .codegen import ctype, dtype_tag
 from .compile import get_kernel
@@ -78,10 +79,6 @@ extern "C" __global__ void __launch_bounds__(CHUNK) NAME_emit(
 _KERNELS: dict[tuple, tuple] = {}
 """Per (id dtype, kind): the two kernels."""
 
-_TABLES: dict[tuple, tuple] = {}
-"""Per (device, id of the tables): the host tables (kept so that their ids stay
-theirs), then the counts and the table on the device."""
-
 
 def source_for(id_dtype, kind: str, corners: int, per: int,
                edges) -> tuple[tuple[str, str], str]:
@@ -105,15 +102,15 @@ def source_for(id_dtype, kind: str, corners: int, per: int,
 
 def _device_tables(tables: tuple) -> tuple:
     """The case counts and the table (int32) on the device, uploaded once per tables."""
-    import cupy
 
-    key = (cupy.cuda.runtime.getDevice(), id(tables))
-    kept = _TABLES.get(key)
-    if kept is None:
+    def upload() -> tuple:
+        import cupy
+
         counts, table, _ = tables
-        kept = _TABLES[key] = (tables, cupy.asarray(counts.astype(np.int32)),
-                               cupy.asarray(np.ascontiguousarray(table, np.int32).ravel()))
-    return kept[1:]
+        return (cupy.asarray(counts.astype(np.int32)),
+                cupy.asarray(np.ascontiguousarray(table, np.int32).ravel()))
+
+    return on_device(("march_block", id(tables)), (tables,), upload)
 
 
 def march_block(cases: Any, corners: Any, cell_ids: Any, n_points: int, kind: str,
