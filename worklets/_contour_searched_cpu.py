@@ -33,7 +33,8 @@ def _find(lo, hi, q, a, b):
 
 
 @kernel(nogil=True, no_cfunc_wrapper=True)
-def _emit_searched(s, value, bound, nx, ny, zc, careful_cells, rows, offsets, tables, cut,
+def _emit_searched(s, value, bound, nx, ny, zc, careful_cells, rows, offsets, counts, table,
+                   edges, cut,
                    cell_counts, cell_spans, cell_start, row_start, lo, hi, cells, source,
                    scratch, scratch_words, edge_points, first, step):
     """Write the output cells of cell rows ``rows``, near a NaN, an Inf or the
@@ -44,7 +45,6 @@ def _emit_searched(s, value, bound, nx, ny, zc, careful_cells, rows, offsets, ta
     rows (from ``row_start``). One loop, no row function: each level of calls is
     compiled again, cold."""
     n = rows.shape[0]
-    counts, table, edges = tables
     per = table.shape[2]
     full = (1 << 4 * zc) - 1
     nxy = nx * ny

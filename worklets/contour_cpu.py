@@ -357,7 +357,7 @@ def contour_structured(grid, scalars: np.ndarray, value: float, place=None) -> E
         # The rest, once every point is written: their points are looked up.
         rows = np.flatnonzero(searched)
         on_threads(_emit_searched, _threads_for(rows.shape[0], step), s, value, bound, nx, ny,
-                   zc, careful_cells, rows, offsets, (counts, table, edges), _CUT[kind],
+                   zc, careful_cells, rows, offsets, counts, table, edges, _CUT[kind],
                    cell_counts, cell_spans, starts[1], starts[0], lo, hi, cells, source,
                    scratch, scratch_words, slots)
     return EdgeCut(lo=lo, hi=hi, t=t, cells={per: cells}, source={per: source})
