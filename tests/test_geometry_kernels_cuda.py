@@ -30,9 +30,11 @@ SPECIALIZATIONS = ([source_for(kind, c) for kind in list(_TYPES) + ["axes"] for 
                       for k in (2, 4, 8)]
                    + [cell_cases.source_for(dtype, ids, k) for dtype in ("float32", "float64")
                       for ids in ("int32", "int64") for k in range(2, cell_cases.MAX_CORNERS + 1)]
-                   + [edge_points.source_for(dtype) for dtype in ("float32", "float64")]
+                   + [edge_points.source_for(dtype, narrow) for dtype in ("float32", "float64")
+                      for narrow in (True, False)]
                    + [plane_distance.source_for(dtype) for dtype in ("float32", "float64")]
-                   + [edge_points.ids_source_for(dtype) for dtype in ("float32", "float64")]
+                   + [edge_points.ids_source_for(dtype, narrow)
+                      for dtype in ("float32", "float64") for narrow in (True, False)]
                    # The contour's row kernels: three entries from one source.
                    + [(f"{name}_{part}", text) for name, text in
                       (contour_rows_source.source_for(dtype, *TABLES["voxel"])
