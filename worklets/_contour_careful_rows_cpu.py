@@ -1,13 +1,18 @@
 """The rows of the compiled structured contour (:mod:`daxpy.worklets.contour_cpu`) on
 the careful path, near a NaN, an Inf or a point equal to the value: counted
-again after the fast count, and their points written after the fast write.
+again after the fast count, their points written after the fast write, and the
+cells of the rows beside them written last, their points looked up among the
+outputs of their point rows (there not every cut edge is an output point).
 
-A kernel of its own, compiled only for a field that has such rows: the fast
-march (:func:`~daxpy.worklets.contour_cpu._march`) then is one compiled function
-for every field, and neither carries the other's code (the march with these
-rows in it compiled in about 3 s, cold). The rows' loops are written out in the
-kernel, not row functions: each function called is compiled again with its
-caller, cold.
+One kernel of its own for the three (``mode`` 0, 1, 2), compiled only for a field
+that has such rows: the fast march (:func:`~daxpy.worklets.contour_cpu._march`)
+then is one compiled function for every field, and neither carries the other's
+code (the march with these rows in it compiled in about 3 s, cold). Each function
+is compiled with its own copy of every helper it calls, cold: the lookup of the
+cells beside the careful rows, a kernel of its own before, added its helpers
+again (the careful path's first use 2.07-2.11 s, now 1.87-1.90 s on a 2-core
+machine, medians of five fresh caches). The rows' loops are written out in the
+kernel, not row functions, for the same reason.
 
 Examples
 --------
@@ -19,22 +24,100 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._contour_careful_cpu import _careful_flags, _corner_key, _finite_cell, _repeats
-from ._contour_rows_cpu import _BLOCK, _SPREAD, _ZERO, _columns
+from ._contour_careful_cpu import HELPER, _careful_flags, _corner_key, _finite_cell, _repeats
+from ._contour_rows_cpu import _BLOCK, _SPREAD, _ZERO, _columns, _quiet_eight
 from ._numba import kernel
 
 
+@kernel(**HELPER)
+def _advance(lo, q, point):
+    """The first output from ``q`` on whose edge starts at ``point`` or after."""
+    while q < lo.shape[0] and lo[q] < point:
+        q += 1
+    return q
+
+
+@kernel(**HELPER)
+def _find(lo, hi, q, a, b):
+    """The output point on edge (a, b), at or after ``q`` (a few steps on)."""
+    while q + 1 < lo.shape[0] and (lo[q] != a or hi[q] != b):
+        q += 1
+    return q
+
+
 @kernel(nogil=True, no_cfunc_wrapper=True)
-def _march_careful(s, value, bound, nx, ny, nz, zc, writing, rows, careful_cells, counts,
-                   table, edges, offsets, point_counts, point_spans, point_start, cell_counts,
-                   cell_spans, lo, hi, t, scratch, slots, first, step):
-    """Point rows ``rows``, each on the careful path: counted (``writing`` False:
-    their outputs and spans, and their cell rows', those of ``careful_cells`` on
-    the careful path too), or their points written from their starts (their cells
-    are :func:`~daxpy.worklets._contour_searched_cpu._emit_searched`'s). Each
-    thread takes every ``step``-th block of rows from ``first``, as the fast march
-    does; ``scratch`` and ``slots``: each thread's buffers (a row's column bytes,
-    a cell's edges' snapped points)."""
+def _march_careful(mode, s, value, bound, nx, ny, nz, zc, rows, careful_cells, counts, table,
+                   edges, offsets, cut, point_counts, point_spans, point_start, cell_counts,
+                   cell_spans, cell_start, lo, hi, t, cells, source, scratch, scratch_words,
+                   slots, first, step):
+    """Rows ``rows`` on the careful path, by ``mode``: 0 counts point rows (their
+    outputs and spans, and their cell rows', those of ``careful_cells`` on the
+    careful path too); 1 writes their points from their starts; 2 writes the output
+    cells of cell rows ``rows`` (those beside a careful row), each crossed edge's
+    point (``cut``: each case's crossed edges) looked up once per cell among the
+    outputs (``lo``, ``hi``) of the cell's point rows, once every point is written.
+    Each thread takes every ``step``-th block of rows from ``first``, as the fast
+    march does; ``scratch`` and ``slots``: each thread's buffers (a row's column
+    bytes, a cell's edges' points). One kernel for the three: each function is
+    compiled with its own copy of the helpers it calls, cold."""
+    if mode == 2:
+        n = rows.shape[0]
+        per = table.shape[2]
+        full = (1 << 4 * zc) - 1
+        nxy = nx * ny
+        columns, words = scratch[first], scratch_words[first]
+        found = slots[first]
+        for block in range(first, (n + _BLOCK - 1) // _BLOCK, step):
+            stop = (block + 1) * _BLOCK
+            for x in range(block * _BLOCK, n if stop > n else stop):
+                c = rows[x]
+                if cell_counts[c] == 0:
+                    continue
+                careful = careful_cells[c]
+                j, k = c % (ny - 1), c // (ny - 1)
+                i0, i1, count = cell_spans[c, 0], cell_spans[c, 1], cell_start[c]
+                row_first = j * nx + k * nxy
+                row = j + ny * k
+                # Each of the cell row's point rows: the first output at or after this
+                # cell (scalars, not an array, so that they stay in registers).
+                q0, q1 = point_start[row], point_start[row + 1]
+                q2 = q3 = q0
+                if zc == 2:
+                    q2, q3 = point_start[row + ny], point_start[row + ny + 1]
+                _columns(s, bound, row_first, nx, nxy if zc == 2 else 0, _ZERO, _ZERO, i0, i1 + 1,
+                         columns)
+                i = i0 - 1
+                while i < i1:
+                    i += 1
+                    if i & 7 == 0 and _quiet_eight(columns, words, i):
+                        i += 7
+                        continue
+                    column, after = columns[i], columns[i + 1]
+                    if column == after and (column == 0 or column == 255):
+                        continue  # all in or all out: the count pass's test
+                    if careful and not _finite_cell(s, i, j, k, nx, nxy, zc):
+                        continue
+                    case = (_SPREAD[column] | (_SPREAD[after] << 1)) & full
+                    base = row_first + i
+                    q0, q1 = _advance(lo, q0, base), _advance(lo, q1, base + nx)
+                    if zc == 2:
+                        q2, q3 = _advance(lo, q2, base + nxy), _advance(lo, q3, base + nx + nxy)
+                    for m in range(cut[case, 0]):
+                        e = cut[case, m + 1]
+                        lo_key, hi_key, r = _corner_key(s, value, base, offsets, edges[e, 0],
+                                                        edges[e, 1], careful)
+                        # Arithmetic, not branches: the row varies from edge to edge.
+                        q = (q0 * (r == 0) + q1 * (r == 1)) + (q2 * (r == 2) + q3 * (r == 3))
+                        found[e] = _find(lo, hi, q, lo_key, hi_key)
+                    for tri in range(counts[case]):
+                        if careful and _repeats(found, table[case, tri]):
+                            continue  # collapsed on a snapped point
+                        for m in range(per):
+                            cells[count, m] = found[table[case, tri, m]]
+                        source[count] = i + (nx - 1) * (j + (ny - 1) * k)
+                        count += 1
+        return
+    writing = mode == 1
     n = rows.shape[0]
     per = table.shape[2]
     full = (1 << 4 * zc) - 1

@@ -19,7 +19,7 @@ depend on the thread count:
    cells in one walk; a cell's cut edges' points are counted from its point rows'
    starts, not looked up. The careful point rows are written after, by the
    careful path's kernel, and the cell rows beside them look their points up
-   last (:mod:`daxpy.worklets._contour_searched_cpu`).
+   last, by the same kernel (:mod:`daxpy.worklets._contour_careful_rows_cpu`).
 
 The passes walk one byte per x (which of eight rows' points are in), filled by a
 loop the compiler vectorizes; only the rows' spans are walked after the count.
@@ -54,7 +54,6 @@ import numpy as np
 from ._contour_careful_cpu import _careful_rows, _screen_row, screen_values
 from ._contour_careful_rows_cpu import _march_careful
 from ._contour_rows_cpu import _ALL_IN, _BLOCK, _SPREAD, _ZERO, _columns
-from ._contour_searched_cpu import _emit_searched
 from ._edge_cut import EdgeCut
 from ._marching import TABLES, at_least_bound, cut_edges
 from ._blocks_cpu import on_threads
@@ -330,12 +329,11 @@ def contour_structured(grid, scalars: np.ndarray, value: float, place=None) -> E
                    counts, _SLOTTED[kind], point_counts, point_spans, starts[0], cell_counts,
                    cell_spans, starts[1], bad, *outputs, scratch, scratch_words, slots)
 
-    def run_careful(writing, outputs):
-        rows = np.flatnonzero(careful_points)
-        on_threads(_march_careful, _threads_for(rows.shape[0], step), s, value, bound, nx, ny,
-                   nz, zc, writing, rows, careful_cells, counts, table, edges,
-                   offsets, point_counts, point_spans, starts[0], cell_counts, cell_spans,
-                   *outputs, scratch, slots)
+    def run_careful(mode, rows, outputs):
+        on_threads(_march_careful, _threads_for(rows.shape[0], step), np.int64(mode), s, value,
+                   bound, nx, ny, nz, zc, rows, careful_cells, counts, table, edges, offsets,
+                   _CUT[kind], point_counts, point_spans, starts[0], cell_counts, cell_spans,
+                   starts[1], *outputs, scratch, scratch_words, slots)
 
     # Every row on the fast path, screened as it goes; then the rows near a bad
     # one again, on the careful path (none, for most fields).
@@ -345,7 +343,7 @@ def contour_structured(grid, scalars: np.ndarray, value: float, place=None) -> E
         careful_points, careful_cells = _careful_rows(bad.reshape(nz, ny), zc)
         # The cell rows whose points are looked up, not counted.
         searched = _beside(careful_points.reshape(nz, ny), zc)
-        run_careful(False, nothing[:3])
+        run_careful(0, np.flatnonzero(careful_points), nothing)
     starts = (exclusive(point_counts), exclusive(cell_counts))
     lo = np.empty(starts[0][-1], np.int64)
     hi, t = np.empty_like(lo), np.empty(lo.shape[0])
@@ -353,11 +351,7 @@ def contour_structured(grid, scalars: np.ndarray, value: float, place=None) -> E
     source = np.empty(cells.shape[0], np.int64)
     run(True, (lo, hi, t, cells, source))
     if careful:
-        run_careful(True, (lo, hi, t))
+        run_careful(1, np.flatnonzero(careful_points), (lo, hi, t, *nothing[3:]))
         # The rest, once every point is written: their points are looked up.
-        rows = np.flatnonzero(searched)
-        on_threads(_emit_searched, _threads_for(rows.shape[0], step), s, value, bound, nx, ny,
-                   zc, careful_cells, rows, offsets, counts, table, edges, _CUT[kind],
-                   cell_counts, cell_spans, starts[1], starts[0], lo, hi, cells, source,
-                   scratch, scratch_words, slots)
+        run_careful(2, np.flatnonzero(searched), (lo, hi, t, cells, source))
     return EdgeCut(lo=lo, hi=hi, t=t, cells={per: cells}, source={per: source})
