@@ -5,11 +5,11 @@ Cut whole, the surface comes back only after the last byte of the field went up
 and the last triangle was made: at 256³ the field's upload (1.2 ms on an H100) and
 the surface's download (0.8 ms) add up. Here the grid is cut in slabs of whole cell
 layers along z. The field goes up on one stream; each slab's classify pass
-(:func:`daxpy.cuda.contour_rows.classify_rows`) is queued on a second one slab
-ahead, so that it runs as soon as the slab's planes are up while the host emits
-the slab before it (:func:`~daxpy.cuda.contour_rows.emit_rows`, shifted to the
-whole grid's ids, on a third); its points and triangles go down on a fourth while
-the next slabs go up.
+(:func:`daxpy.cuda.contour_rows.classify_rows`) is queued on a second before the
+host waits for the slab before it, so that it runs as soon as its planes are up,
+not when the host gets to it; the host then emits each slab
+(:func:`~daxpy.cuda.contour_rows.emit_rows`, shifted to the whole grid's ids) on a
+third, and its points and triangles go down on a fourth while the next slabs go up.
 
 The output is the whole cut's, bit for bit: points by lower point id then axis, so
 a slab's points follow the previous slab's; triangles by cell. A slab classifies
@@ -48,11 +48,11 @@ from daxpy.worklets._marching import TABLES, at_least_bound
 from ._surface import field_names, point_arrays
 
 SLAB_BYTES = 16 << 20
-"""Field bytes a slab holds at least. Each slab costs the host about 0.3 ms of
-launches and its sync, about what 16 MB take to go up on PCIe 5: with smaller slabs
-the host, not the bus, sets the pace (256³ on an H100: 8 MB slabs 2.69 ms, 16 MB
-2.07, 32 MB 2.23; cut whole 2.81; 512³ 10.9-11.6 ms for every size, whole 14.9-15.7;
-``benchmarks/results/contour-slabs-nvidia-h100.log``)."""
+"""Field bytes a slab holds at least. Each slab costs the host about 0.2 ms of
+launches and its sync, about two thirds of what 16 MB take to go up on PCIe 5: with
+smaller slabs the host, not the bus, sets the pace (256³ on an H100: 8 MB slabs 2.60
+ms, 12 MB 2.37, 16 MB 1.99, 24 MB 2.27; cut whole 2.96; 512³ 10.75 ms for every size,
+whole 14.95; ``benchmarks/results/contour-slabs-seventh-nvidia-h100.log``)."""
 
 MAX_SLABS = 16
 """Slabs a grid is cut in at most."""

@@ -105,9 +105,10 @@ class RowsClassified:
 
 class RowsScratch:
     """The classify pass's buffers for grids of up to ``rows`` point rows of ``nx``
-    points, reused by the slabs of one grid, one after another on one stream (each
-    slab's emit reads them before the next slab's classify writes them): five
-    fewer allocations a slab for the host to make while the bus waits.
+    points, reused by the slabs of one grid (a slab's classify must not write them
+    before the emit of the slab that last used them has read them: the caller
+    orders the two, one stream or an event): five fewer allocations a slab for the
+    host to make while the bus waits.
 
     Its flag of values that are not finite is never cleared: the first slab that
     sets it sends the whole grid to the array program.
