@@ -78,7 +78,7 @@ def slabs_for(dims: Sequence[int], field_bytes: int) -> list[tuple[int, int, int
     Examples
     --------
     >>> slabs_for((256, 256, 256), 256 ** 3 * 4)
-    [(0, 73, 74), (73, 146, 147), (146, 219, 220), (219, 255, 255)]
+    [(0, 42, 43), (42, 128, 129), (128, 212, 213), (212, 255, 255)]
     """
     layers = int(dims[2]) - 1
     count = min(MAX_SLABS, int(field_bytes) // SLAB_BYTES, layers)
