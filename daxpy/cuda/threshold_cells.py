@@ -50,21 +50,21 @@ from typing import Any
 import numpy as np
 
 from .compile import get_kernel
-from .sizes import totals_at
+from .scan import scan_counts
 from .threshold_cells_source import MODES, SPAN, WARPS, classify_source, index_source
 
 
 _KERNELS: dict[tuple[str, str], tuple] = {}
-"""Per (dtype name, test): the classify, mark and emit kernels."""
+"""Per (dtype character, test): the classify, mark and emit kernels."""
 
 
 def _kernels(dtype, mode: str) -> tuple:
     """The kernels of a dtype and test, kept here: building and hashing their
     sources each call would add microseconds to a call of a fraction of a ms."""
-    kept = _KERNELS.get((dtype.name, mode))
+    kept = _KERNELS.get((dtype.char, mode))  # a dtype's name takes microseconds to make
     if kept is None:
         names, source = index_source()
-        kept = _KERNELS[dtype.name, mode] = (get_kernel(*classify_source(dtype, mode)),
+        kept = _KERNELS[dtype.char, mode] = (get_kernel(*classify_source(dtype, mode)),
                                              *(get_kernel(name, source) for name in names))
     return kept
 
@@ -115,20 +115,22 @@ def threshold_cells(values: Any, dims: tuple, mode: str, lower: Any, upper: Any,
     args = (np.int32(nx), np.int32(ny), np.int32(nz))
     cell_words_n = (nx + 30) // 32 * (ny - 1) * (nz - 1)
     point_words_n = (nx + 31) // 32 * ny * nz
-    words = cupy.empty(cell_words_n + point_words_n, cupy.uint32)
+    # The words and both kinds of words' counts in one allocation (each costs the
+    # host microseconds while the GPU waits); the counts together, so that one scan
+    # serves both.
+    both = cupy.empty(2 * (cell_words_n + point_words_n), cupy.int32)
+    words = both[:cell_words_n + point_words_n].view(cupy.uint32)
     cell_words, point_words = words[:cell_words_n], words[cell_words_n:]
-    # Both kinds of words' counts in one array, so that one scan serves both.
-    counts = cupy.empty(cell_words_n + point_words_n, cupy.int32)
+    counts = both[cell_words_n + point_words_n:]
     spans = ((nx + 30) // 32 + SPAN - 1) // SPAN * (ny - 1) * (nz - 1)
     classify(*_warps(spans), (values, lower, upper, np.int32(invert), *args,
                                cell_words, counts))
     mark(*_warps((point_words_n + 31) // 32), (cell_words, *args, point_words,
                                                counts[cell_words_n:]))
-    starts = cupy.zeros(cell_words_n + point_words_n + 1, cupy.int64)
-    cupy.cumsum(counts, dtype=cupy.int64, out=starts[1:])
+    starts = cupy.empty(cell_words_n + point_words_n + 1, cupy.int64)
     # The one host sync: the kept cells (the scan at the first point word) and the
-    # kept cells plus the used points (at its end), copied into pinned memory.
-    n_cells, n_used = totals_at(starts, (cell_words_n, cell_words_n + point_words_n))
+    # kept cells plus the used points (at its end), written into pinned memory.
+    n_cells, n_used = scan_counts(counts, starts, (cell_words_n, cell_words_n + point_words_n))
     n_points = n_used - n_cells
     cell_ids = cupy.empty(n_cells, cupy.int64)
     point_ids = cupy.empty(n_points, cupy.int64)

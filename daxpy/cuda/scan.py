@@ -1,0 +1,191 @@
+"""An exclusive scan of int32 counts into int64 starts on the GPU, with a few of its
+values written straight into page-locked host memory: the output sizes a
+topology-generating kernel needs before its emit pass, after one sync.
+
+CuPy's ``cumsum`` followed by a copy of each total costs the host about 0.19 ms
+(the scan's launches and temporaries about 0.1 ms, ``cupy.zeros`` for the leading
+0, the copies of the totals and their pinned buffer): at 256³ a threshold's GPU
+work before its emit is 0.08 ms, so the GPU waited on the host
+(``benchmarks/NOTES.md``). Here three kernels do it: each tile of
+:data:`TILE` counts sums itself; one block scans the tiles' sums; each tile scans
+itself from its start, writes its starts (``starts[0] = 0`` too) and, where one of
+them is asked for, writes it into the caller's pinned memory. The sums are exact
+(int64), so the starts are ``cumsum``'s.
+
+Examples
+--------
+>>> TILE
+4096
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Sequence
+
+import numpy as np
+
+from .compile import get_kernel
+
+TILE = 4096
+"""Counts a block of 1024 threads scans, four a thread."""
+
+AT_MOST = 4
+"""Starts a scan can write into host memory."""
+
+_SOURCE = r"""
+#ifndef DAXPY_SCAN  // once per source
+#define DAXPY_SCAN
+#define FULL 0xffffffffu
+// Exclusive scan of one value a thread over the block's 1024 threads (warp scans,
+// then one warp over the warps' totals); ``total`` gets the block's sum.
+__device__ __forceinline__ long long scan_block(long long v, long long* warps,
+                                                long long& total) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  long long inclusive = v;
+#pragma unroll
+  for (int d = 1; d < 32; d <<= 1) {
+    const long long u = __shfl_up_sync(FULL, inclusive, d);
+    if (lane >= d) inclusive += u;
+  }
+  if (lane == 31) warps[warp] = inclusive;
+  __syncthreads();
+  if (warp == 0) {
+    long long w = warps[lane];
+#pragma unroll
+    for (int d = 1; d < 32; d <<= 1) {
+      const long long u = __shfl_up_sync(FULL, w, d);
+      if (lane >= d) w += u;
+    }
+    warps[lane] = w;
+  }
+  __syncthreads();
+  total = warps[31];
+  const long long before = (warp ? warps[warp - 1] : 0) + inclusive - v;
+  __syncthreads();  // warps is written again by the next call
+  return before;
+}
+
+__device__ __forceinline__ long long four(const int* __restrict__ counts, long long n,
+                                          long long first, int v[4]) {
+#pragma unroll
+  for (int i = 0; i < 4; ++i) v[i] = first + i < n ? counts[first + i] : 0;
+  return (long long)v[0] + v[1] + v[2] + v[3];
+}
+
+// 1. Each tile's sum.
+extern "C" __global__ void __launch_bounds__(1024) scan_tile_sums(
+    const int* __restrict__ counts, const long long n, long long* __restrict__ sums)
+{
+  __shared__ long long warps[32];
+  int v[4];
+  long long total;
+  scan_block(four(counts, n, blockIdx.x * (long long)TILE + 4 * threadIdx.x, v), warps, total);
+  if (threadIdx.x == 0) sums[blockIdx.x] = total;
+}
+
+// 2. The tiles' sums scanned in place into their starts, by one block.
+extern "C" __global__ void __launch_bounds__(1024) scan_tile_starts(
+    long long* __restrict__ sums, const long long tiles)
+{
+  __shared__ long long warps[32];
+  long long carry = 0, total;
+  for (long long base = 0; base < tiles; base += 1024) {
+    const long long t = base + threadIdx.x;
+    const long long v = t < tiles ? sums[t] : 0;
+    const long long before = scan_block(v, warps, total);
+    if (t < tiles) sums[t] = carry + before;
+    carry += total;
+  }
+}
+
+// 3. Each tile's starts from its own start; the asked-for starts into host memory.
+extern "C" __global__ void __launch_bounds__(1024) scan_tile_write(
+    const int* __restrict__ counts, const long long n, const long long* __restrict__ tile_starts,
+    long long* __restrict__ starts, const long long a0, const long long a1,
+    const long long a2, const long long a3, volatile long long* host)
+{
+  __shared__ long long warps[32];
+  int v[4];
+  long long total;
+  const long long first = blockIdx.x * (long long)TILE + 4 * threadIdx.x;
+  long long at = tile_starts[blockIdx.x] + scan_block(four(counts, n, first, v), warps, total);
+  if (first == 0) {
+    starts[0] = 0;
+    if (a0 == 0) host[0] = 0;
+    if (a1 == 0) host[1] = 0;
+    if (a2 == 0) host[2] = 0;
+    if (a3 == 0) host[3] = 0;
+  }
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const long long k = first + i + 1;  // the start this item ends at
+    if (k > n) break;
+    at += v[i];
+    starts[k] = at;
+    if (k == a0) host[0] = at;
+    if (k == a1) host[1] = at;
+    if (k == a2) host[2] = at;
+    if (k == a3) host[3] = at;
+  }
+}
+#endif
+"""
+
+NAMES = ("scan_tile_sums", "scan_tile_starts", "scan_tile_write")
+"""The three kernels of :func:`source`, in the order they run."""
+
+_KERNELS: dict[str, tuple] = {}
+"""The compiled kernels, once a process (their source does not vary)."""
+
+_HOST = threading.local()
+"""Each thread's page-locked slots for the starts read back."""
+
+
+def source() -> str:
+    """The kernels' CUDA source.
+
+    Examples
+    --------
+    >>> all(name in source() for name in NAMES)
+    True
+    """
+    return f"#define TILE {TILE}\n{_SOURCE}#undef TILE\n"
+
+
+def scan_counts(counts: Any, starts: Any, at: Sequence[int]) -> list[int]:
+    """Write the exclusive scan of the int32 ``counts`` (``n``) into the int64
+    ``starts`` (``n + 1``, ``starts[0] = 0``) on the current stream, and return
+    ``starts[i]`` for each ``i`` of ``at`` (at most :data:`AT_MOST`), after one sync.
+
+    Examples
+    --------
+    >>> import cupy  # doctest: +SKIP
+    >>> starts = cupy.empty(4, cupy.int64)  # doctest: +SKIP
+    >>> scan_counts(cupy.array([2, 0, 3], cupy.int32), starts, [1, 3])  # doctest: +SKIP
+    [2, 5]
+    """
+    import cupy
+
+    n = int(counts.shape[0])
+    if len(at) > AT_MOST or starts.shape[0] != n + 1 or counts.dtype != np.int32 \
+            or starts.dtype != np.int64:
+        raise ValueError(f"scan_counts takes n int32 counts, n + 1 int64 starts and at "
+                         f"most {AT_MOST} places")
+    kernels = _KERNELS.get("scan")
+    if kernels is None:
+        kernels = _KERNELS.setdefault("scan", tuple(get_kernel(name, source())
+                                                    for name in NAMES))
+    sum_tiles, start_tiles, write_tiles = kernels
+    host = getattr(_HOST, "slots", None)
+    if host is None:
+        host = _HOST.slots = cupy.cuda.alloc_pinned_memory(8 * AT_MOST)
+    tiles = max(1, (n + TILE - 1) // TILE)
+    tile_sums = cupy.empty(tiles, cupy.int64)
+    places = [np.int64(i) for i in at] + [np.int64(-1)] * (AT_MOST - len(at))
+    sum_tiles((tiles,), (1024,), (counts, np.int64(n), tile_sums))
+    start_tiles((1,), (1024,), (tile_sums, np.int64(tiles)))
+    write_tiles((tiles,), (1024,), (counts, np.int64(n), tile_sums, starts, *places,
+                                    np.uint64(host.ptr)))
+    cupy.cuda.get_current_stream().synchronize()
+    return [int(v) for v in np.frombuffer(host, np.int64, len(at))]
