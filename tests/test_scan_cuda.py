@@ -47,6 +47,10 @@ def test_bad_arguments_are_refused():
         scan_counts(counts, cupy.empty(5, cupy.int64), [0])
     with pytest.raises(ValueError):
         scan_counts(counts, cupy.empty(6, cupy.int64), [0] * (AT_MOST + 1))
+    with pytest.raises(ValueError):
+        scan_counts(counts, cupy.empty(6, cupy.int64), [6])
+    with pytest.raises(ValueError):
+        scan_counts(counts, cupy.empty(12, cupy.int64)[::2], [0])
 
 
 @pytest.mark.gpu

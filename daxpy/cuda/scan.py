@@ -168,10 +168,12 @@ def scan_counts(counts: Any, starts: Any, at: Sequence[int]) -> list[int]:
     import cupy
 
     n = int(counts.shape[0])
-    if len(at) > AT_MOST or starts.shape[0] != n + 1 or counts.dtype != np.int32 \
-            or starts.dtype != np.int64:
-        raise ValueError(f"scan_counts takes n int32 counts, n + 1 int64 starts and at "
-                         f"most {AT_MOST} places")
+    if len(at) > AT_MOST or not all(0 <= int(i) <= n for i in at) \
+            or starts.shape != (n + 1,) or counts.dtype != np.int32 \
+            or starts.dtype != np.int64 or not counts.flags.c_contiguous \
+            or not starts.flags.c_contiguous:
+        raise ValueError(f"scan_counts takes n contiguous int32 counts, n + 1 contiguous "
+                         f"int64 starts and at most {AT_MOST} places in 0..n")
     kernels = _KERNELS.get("scan")
     if kernels is None:
         kernels = _KERNELS.setdefault("scan", tuple(get_kernel(name, source())
