@@ -101,11 +101,14 @@ def test_gpu_copies_round_trip_through_pinned_memory():
     values = np.random.default_rng(1).random(3_000_000).astype(np.float32)
     assert transfer.page_lock(values)
     stream = cupy.cuda.Stream(non_blocking=True)
+    back = transfer.pinned_empty(values.shape, values.dtype)
+    # Every step on the one stream: a non-blocking stream does not wait for the
+    # default stream's work, nor it for the stream's (the doubling ran on the default
+    # stream once, racing the upload before it and the download after it).
     with stream:
         device = cupy.empty(values.shape, values.dtype)
-    transfer.copy_to_device(values, device, stream)
-    back = transfer.pinned_empty(values.shape, values.dtype)
-    transfer.copy_to_host(device * 2, back, stream)
+        transfer.copy_to_device(values, device, stream)
+        transfer.copy_to_host(device * 2, back, stream)
     stream.synchronize()
     np.testing.assert_array_equal(back, values * 2)
 
