@@ -300,6 +300,12 @@ class _Run:
         are views of the buffers, read by nobody before the wait)."""
         buffers = self.buffers
         assert buffers is not None  # the last slab sizes them
+        if buffers.points > 2 * points + 1024 or buffers.triangles > 2 * triangles + 1024:
+            # Sized from a first slab that held most of the surface, the buffers hold
+            # far more than it: copied once down into buffers of its size, so that the
+            # PolyData does not keep pinned memory for the whole grid's worth.
+            self.down.synchronize()
+            buffers = buffers.trimmed(points, triangles)
         fields = {key[1]: array[:points] for key, array in buffers.host.items()
                   if isinstance(key, tuple)}
         polys = (buffers.host["offsets"][:triangles + 1],
@@ -325,6 +331,15 @@ class _Buffers:
     def fits(self, points: int, triangles: int) -> bool:
         """Whether a surface of this size fits."""
         return points <= self.points and triangles <= self.triangles
+
+    def trimmed(self, points: int, triangles: int) -> _Buffers:
+        """Buffers of room for exactly this surface, holding its rows of these."""
+        rows = {"connectivity": 3 * triangles, "offsets": triangles + 1}
+        exact = _Buffers(self.host, points, triangles)
+        for key, array in self.host.items():
+            count = rows.get(key, points)
+            np.copyto(exact.host[key][:count], array[:count])
+        return exact
 
     def send(self, output: tuple, stream: Any) -> None:
         """Enqueue one slab's arrays into their rows, after the slab is made."""

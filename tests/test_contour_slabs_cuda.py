@@ -125,7 +125,18 @@ def test_surfaces_in_one_part_and_buffers_too_small(small_slabs, monkeypatch, pa
     field = np.abs(z - centre) + 0.1 * rng.standard_normal(z.size)
     grid = daxpy.UniformGrid(dims=dims, point_data={"s": _pinned(field)})
     flt = Contour("s", values=[2.5], backend="cuda")
-    _same_surface(small_slabs.contour_in_slabs(flt, grid), _whole(flt, grid))
+    made = small_slabs.contour_in_slabs(flt, grid)
+    _same_surface(made, _whole(flt, grid))
+    # Buffers sized from a first slab that held the whole surface are trimmed: each
+    # array's memory holds at most twice its surface's rows (and 1024 more).
+    points, triangles = made.n_points, made.n_cells
+    offsets, connectivity = made.cell_array("polys")
+    for array, most in ((made.points(), (2 * points + 1024) * 12),
+                        (offsets, (2 * triangles + 1025) * 8),
+                        (connectivity, 3 * (2 * triangles + 1024) * 8)):
+        while isinstance(array.base, np.ndarray):
+            array = array.base
+        assert array.nbytes <= most
 
 
 @pytest.mark.gpu
