@@ -24,7 +24,8 @@ first slab with a surface, its surface scaled to the whole grid with a margin
 does not fit them sizes new ones from the surface so far, and every slab cut comes
 down again into those: on a bus that carries the field up, the way down is free
 until the last slab (sized half way instead, the surface's 0.8 ms came down after
-the field's last byte went up at 256³). Fields with a value that is not finite, and
+the field's last byte went up at 256³). Buffers more than twice the surface (a first
+slab that held most of it) are trimmed once it is down. Fields with a value that is not finite, and
 grids that do not qualify (:func:`contour_in_slabs` says which), are cut whole.
 
 Examples
