@@ -1,6 +1,8 @@
-"""A block-wide exclusive scan for the CUDA sources of the kernels that work on chunks
-of 256 cells, one a thread (:mod:`daxpy.cuda.clip_block`, :mod:`daxpy.cuda.march_block`):
-each cell's place among its chunk's outputs.
+"""Block-wide exclusive scans for the CUDA sources: :data:`BLOCK_SCAN` for the kernels
+that work on chunks of 256 cells, one a thread (:mod:`daxpy.cuda.clip_block`,
+:mod:`daxpy.cuda.march_block`): each cell's place among its chunk's outputs;
+:data:`WIDE_SCAN` for blocks of 1024 threads scanning counts in tiles
+(:mod:`daxpy.cuda.scan`, the contour's row counts in :mod:`daxpy.cuda.contour_rows`).
 
 Examples
 --------
@@ -36,6 +38,42 @@ __device__ __forceinline__ V block_scan(V v, V* shared, V& total) {
   }
   __syncthreads();  // the shared values may be reused by the next scan
   return before + inclusive - v;
+}
+#endif
+"""
+
+
+WIDE_SCAN = r"""
+#ifndef DAXPY_WIDE_SCAN  // once per source
+#define DAXPY_WIDE_SCAN
+// Exclusive scan of one value a thread over a block of 1024 threads (warp scans, then
+// one warp over the 32 warps' totals); ``total`` gets the block's sum. ``warps``
+// holds 32 values; it may be reused by the next call.
+__device__ __forceinline__ long long wide_scan(long long v, long long* warps,
+                                               long long& total) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  long long inclusive = v;
+#pragma unroll
+  for (int d = 1; d < 32; d <<= 1) {
+    const long long u = __shfl_up_sync(0xffffffffu, inclusive, d);
+    if (lane >= d) inclusive += u;
+  }
+  if (lane == 31) warps[warp] = inclusive;
+  __syncthreads();
+  if (warp == 0) {
+    long long w = warps[lane];
+#pragma unroll
+    for (int d = 1; d < 32; d <<= 1) {
+      const long long u = __shfl_up_sync(0xffffffffu, w, d);
+      if (lane >= d) w += u;
+    }
+    warps[lane] = w;
+  }
+  __syncthreads();
+  total = warps[31];
+  const long long before = (warp ? warps[warp - 1] : 0) + inclusive - v;
+  __syncthreads();  // the next call writes warps again
+  return before;
 }
 #endif
 """

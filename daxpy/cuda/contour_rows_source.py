@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .block_scan import WIDE_SCAN
 from .codegen import ctype, dtype_tag
 from .contour_rows_emit import EMIT
 
@@ -293,41 +294,21 @@ extern "C" __global__ void __launch_bounds__(1024) NAME_scan(
     volatile long long* host)
 {
   __shared__ long long warp_sums[32];
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  long long carry = 0;
+  long long carry = 0, total;
   for (int base = 0; base < n; base += 4 * 1024) {
     const int first = base + 4 * threadIdx.x;
     int v[4];
 #pragma unroll
     for (int i = 0; i < 4; ++i) v[i] = first + i < n ? counts[first + i] : 0;
-    const long long sum = (long long)v[0] + v[1] + v[2] + v[3];
-    long long inclusive = sum;
-#pragma unroll
-    for (int d = 1; d < 32; d <<= 1) {
-      const long long u = __shfl_up_sync(FULL, inclusive, d);
-      if (lane >= d) inclusive += u;
-    }
-    if (lane == 31) warp_sums[warp] = inclusive;
-    __syncthreads();
-    if (warp == 0) {
-      long long w = warp_sums[lane];
-#pragma unroll
-      for (int d = 1; d < 32; d <<= 1) {
-        const long long u = __shfl_up_sync(FULL, w, d);
-        if (lane >= d) w += u;
-      }
-      warp_sums[lane] = w;
-    }
-    __syncthreads();
-    long long before = carry + (warp ? warp_sums[warp - 1] : 0) + inclusive - sum;
+    long long at = carry + wide_scan((long long)v[0] + v[1] + v[2] + v[3], warp_sums, total);
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
-      before += v[i];
-      if (first + i < n) starts[first + i + 1] = before;
+      at += v[i];
+      if (first + i < n) starts[first + i + 1] = at;
     }
-    carry += warp_sums[31];
-    __syncthreads();  // the next tile writes warp_sums again
+    carry += total;
   }
+  __syncthreads();
   // The block's writes to starts are visible to its threads after the barrier.
   if (threadIdx.x == 0) {
     host[0] = starts[own];
@@ -365,7 +346,7 @@ def source_for(dtype, counts: np.ndarray, table: np.ndarray,
     name = f"contour_rows__{dtype_tag(dtype)}"
     padded = np.zeros((256, 5, 3), np.int64)
     padded[:, :table.shape[1]] = table
-    body = ((_SOURCE + EMIT).replace("NAME", name)
+    body = ((WIDE_SCAN + _SOURCE + EMIT).replace("NAME", name)
             .replace("COUNTS_INIT", ", ".join(str(int(c)) for c in counts))
             .replace("TABLE_INIT", ", ".join(str(int(e)) for e in padded.ravel()))
             .replace("EDGE_INFO_INIT", f"{_edge_info(edges)}ull"))

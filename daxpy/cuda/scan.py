@@ -25,6 +25,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from .block_scan import WIDE_SCAN
 from .compile import get_kernel
 
 TILE = 4096
@@ -36,36 +37,6 @@ AT_MOST = 4
 _SOURCE = r"""
 #ifndef DAXPY_SCAN  // once per source
 #define DAXPY_SCAN
-#define FULL 0xffffffffu
-// Exclusive scan of one value a thread over the block's 1024 threads (warp scans,
-// then one warp over the warps' totals); ``total`` gets the block's sum.
-__device__ __forceinline__ long long scan_block(long long v, long long* warps,
-                                                long long& total) {
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  long long inclusive = v;
-#pragma unroll
-  for (int d = 1; d < 32; d <<= 1) {
-    const long long u = __shfl_up_sync(FULL, inclusive, d);
-    if (lane >= d) inclusive += u;
-  }
-  if (lane == 31) warps[warp] = inclusive;
-  __syncthreads();
-  if (warp == 0) {
-    long long w = warps[lane];
-#pragma unroll
-    for (int d = 1; d < 32; d <<= 1) {
-      const long long u = __shfl_up_sync(FULL, w, d);
-      if (lane >= d) w += u;
-    }
-    warps[lane] = w;
-  }
-  __syncthreads();
-  total = warps[31];
-  const long long before = (warp ? warps[warp - 1] : 0) + inclusive - v;
-  __syncthreads();  // warps is written again by the next call
-  return before;
-}
-
 __device__ __forceinline__ long long four(const int* __restrict__ counts, long long n,
                                           long long first, int v[4]) {
 #pragma unroll
@@ -80,7 +51,7 @@ extern "C" __global__ void __launch_bounds__(1024) scan_tile_sums(
   __shared__ long long warps[32];
   int v[4];
   long long total;
-  scan_block(four(counts, n, blockIdx.x * (long long)TILE + 4 * threadIdx.x, v), warps, total);
+  wide_scan(four(counts, n, blockIdx.x * (long long)TILE + 4 * threadIdx.x, v), warps, total);
   if (threadIdx.x == 0) sums[blockIdx.x] = total;
 }
 
@@ -93,7 +64,7 @@ extern "C" __global__ void __launch_bounds__(1024) scan_tile_starts(
   for (long long base = 0; base < tiles; base += 1024) {
     const long long t = base + threadIdx.x;
     const long long v = t < tiles ? sums[t] : 0;
-    const long long before = scan_block(v, warps, total);
+    const long long before = wide_scan(v, warps, total);
     if (t < tiles) sums[t] = carry + before;
     carry += total;
   }
@@ -109,7 +80,7 @@ extern "C" __global__ void __launch_bounds__(1024) scan_tile_write(
   int v[4];
   long long total;
   const long long first = blockIdx.x * (long long)TILE + 4 * threadIdx.x;
-  long long at = tile_starts[blockIdx.x] + scan_block(four(counts, n, first, v), warps, total);
+  long long at = tile_starts[blockIdx.x] + wide_scan(four(counts, n, first, v), warps, total);
   if (first == 0) {
     starts[0] = 0;
     if (a0 == 0) host[0] = 0;
@@ -150,7 +121,7 @@ def source() -> str:
     >>> all(name in source() for name in NAMES)
     True
     """
-    return f"#define TILE {TILE}\n{_SOURCE}#undef TILE\n"
+    return f"#define TILE {TILE}\n{WIDE_SCAN}{_SOURCE}#undef TILE\n"
 
 
 def scan_counts(counts: Any, starts: Any, at: Sequence[int]) -> list[int]:
