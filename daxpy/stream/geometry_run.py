@@ -99,13 +99,13 @@ def run_to_new_dataset(dataset, stages, backend: str, to: str, fuse: bool,
                       max_device_bytes=settings.max_device_bytes,
                       geometry_cells=settings.geometry_cells) or cells_now()
     keep = "device" if on_gpu and cells is None else "host"
-    start = time.perf_counter()
     if keep == "device" and to == "host" and not fields and \
             settings.staging in ("auto", "register") and hasattr(last.filter, "make_in_slabs"):
         # A filter that can overlap the host grid's upload, its cut and the result's
         # download slab by slab does (None where it cannot for this grid), first:
         # with no field stage there is nothing for the in-core run to do, and its
         # setup (about 0.1 ms) would come before the first byte goes up.
+        start = time.perf_counter()
         made = configured(last, backend).make_in_slabs(dataset)
         if made is not None:
             return made, _recorded(Profile(backend="cuda"), last, made, start)
