@@ -183,7 +183,7 @@ def _weighted_points(dataset: Any, ids: Any, weights: Any, centres: tuple) -> An
                                 centres, axes=axes, dtype=np.float32)
         from daxpy.cuda.interpolation import weighted_axes
 
-        return weighted_axes(tuple(axes), ids, weights, centres).astype(np.float32)
+        return weighted_axes(tuple(axes), ids, weights, centres, dtype=np.float32)
     dtype = dataset.points().dtype
     if not on_device:
         return weighted_sum(dataset.points(), ids, weights, centres, dtype=dtype)
@@ -192,7 +192,7 @@ def _weighted_points(dataset: Any, ids: Any, weights: Any, centres: tuple) -> An
     from daxpy.cuda.interpolation import weighted_values
 
     return weighted_values(dataset_array(dataset, dataset.points(), cupy), ids, weights,
-                           centres).astype(dtype)
+                           centres, dtype=dtype)
 
 
 def _weighted(dataset: Any, values: Any, ids: Any, weights: Any, centres: tuple) -> np.ndarray:
@@ -204,9 +204,7 @@ def _weighted(dataset: Any, values: Any, ids: Any, weights: Any, centres: tuple)
     if is_device_array(ids):
         from daxpy.cuda.interpolation import weighted_values
 
-        mixed = weighted_values(values, ids, weights, centres)
-        return placed(mixed.astype(values.dtype) if floating
-                      else array_module(mixed).rint(mixed).astype(values.dtype))
+        return placed(weighted_values(values, ids, weights, centres, dtype=values.dtype))
     if floating:
         return placed(weighted_sum(values, ids, weights, centres, dtype=values.dtype))
     return placed(np.rint(weighted_sum(values, ids, weights, centres)).astype(values.dtype))

@@ -26,6 +26,9 @@ from test_clip_cpu import split_rows, summed_wide
 from test_cuda_codegen import _have_compiler, specializations_ptx
 
 SPECIALIZATIONS = ([source_for(kind, c) for kind in list(_TYPES) + ["axes"] for c in (1, 3)]
+                   # Sums written in their own type: a field's, the float32 points'.
+                   + [source_for(kind, c, kind) for kind in _TYPES for c in (1, 3)]
+                   + [source_for("axes", 3, "f32")]
                    + [cases_kernels.source_for(dtype, k) for dtype in ("float32", "float64")
                       for k in (2, 4, 8)]
                    + [cell_cases.source_for(dtype, ids, k) for dtype in ("float32", "float64")
@@ -80,7 +83,7 @@ def _on_device(cupy, rows):
 @pytest.mark.gpu
 @settings(max_examples=20, deadline=None)
 @given(seed=st.integers(0, 2**31), width=st.sampled_from([2, 3, 8, 16]),
-       dtype=st.sampled_from(["float32", "float64", "int32", "uint8", "int64"]),
+       dtype=st.sampled_from(["float32", "float64", "int32", "uint8", "int64", "bool"]),
        components=st.sampled_from([(), (3,)]))
 def test_weighted_values_give_the_array_programs_bits(seed, width, dtype, components):
     import cupy
@@ -95,6 +98,14 @@ def test_weighted_values_give_the_array_programs_bits(seed, width, dtype, compon
     assert want.tobytes() == summed_wide(lambda i: values[i], ids, weights).tobytes()
     got = weighted_values(cupy.asarray(values), *_on_device(cupy, rows))
     assert cupy.asnumpy(got).tobytes() == want.tobytes()
+    # In the field's own dtype: the float64 sum rounded once (integers to the nearest).
+    # (A NaN sum has no integer: those rows are compared for floats only.)
+    own = cupy.asnumpy(weighted_values(cupy.asarray(values), *_on_device(cupy, rows),
+                                       dtype=values.dtype))
+    rows_with_value = np.isfinite(want) | (values.dtype.kind == "f")
+    rounded = want if values.dtype.kind == "f" else np.rint(want)
+    assert (own[rows_with_value].tobytes()
+            == rounded[rows_with_value].astype(values.dtype).tobytes())
 
 
 @pytest.mark.gpu
@@ -111,9 +122,11 @@ def test_weighted_axes_give_the_array_programs_bits(seed, width):
     ids, weights = _rows(rng, grid.n_points, 30, width)
     rows = split_rows(ids, weights)
     want = weighted_sum(lambda i: point_coordinates(grid, i), *rows)
-    got = weighted_axes(tuple(grid.axis_coordinates(a) for a in range(3)),
-                        *_on_device(cupy, rows))
+    axes = tuple(grid.axis_coordinates(a) for a in range(3))
+    got = weighted_axes(axes, *_on_device(cupy, rows))
     assert cupy.asnumpy(got).tobytes() == want.tobytes()
+    points = weighted_axes(axes, *_on_device(cupy, rows), dtype=np.float32)
+    assert cupy.asnumpy(points).tobytes() == want.astype(np.float32).tobytes()
 
 
 @pytest.mark.gpu

@@ -57,18 +57,47 @@ def _kernels(dtype) -> tuple:
     return kept
 
 
-def _device_tables(tables: tuple, places: np.ndarray) -> tuple:
-    """``(cases, cells, terms, shares, places, width)`` on the device, in the layout of
+def _layout(tables: tuple, places: np.ndarray) -> tuple:
+    """``(cases, cells, slot_places)`` as host arrays in the layout of
     :data:`~daxpy.cuda.clip_cells_source.CASE_FIELDS` and
-    :data:`~daxpy.cuda.clip_cells_source.CELL_FIELDS`: uploaded once per tables."""
+    :data:`~daxpy.cuda.clip_cells_source.CELL_FIELDS`: per case its counts and first
+    entries; per output cell its type and end; per slot of every case's cells, in
+    order, its place packed as ``row | dx << 2 | (axis + 1) << 3`` (a centre keeps
+    its code, ``-1 - index``).
+
+    Examples
+    --------
+    >>> from daxpy.worklets._clip_arrays import CASE_ARRAYS, PLACES
+    >>> cases, cells, slot_places = _layout(CASE_ARRAYS[("voxel", False)], PLACES["voxel"])
+    >>> whole = cases[255]  # one hexahedron of eight kept corners
+    >>> cells[whole[1]].tolist(), slot_places[whole[5]:whole[5] + 8].tolist()
+    ([12, 8], [0, 4, 5, 1, 2, 6, 7, 3])
+    """
+    made, start, slots, centres, centre_start, types, sizes, codes, _, _ = tables
+    packed = places[:, 0] | places[:, 1] << 2 | (places[:, 2] + 1) << 3
+    slot_places, ends = [], np.zeros(len(types), np.int64)
+    for first, count in zip(start, made):
+        end = 0
+        for o in range(first, first + count):
+            cell_codes = codes[o, :sizes[o]]
+            slot_places += np.where(cell_codes < 0, cell_codes, packed[cell_codes]).tolist()
+            end = ends[o] = end + sizes[o]
+    slot_start = np.concatenate([[0], np.cumsum(slots)[:-1]])
+    cases = np.stack([made, start, slots, centres, centre_start, slot_start], axis=1)
+    cells = np.stack([types.astype(np.int64), ends], axis=1)
+    return cases, cells, np.array(slot_places or [0], np.int64)
+
+
+def _device_tables(tables: tuple, places: np.ndarray) -> tuple:
+    """``(cases, cells, slot_places, terms, shares, places, width)`` on the device
+    (:func:`_layout`, then the centres' terms): uploaded once per tables."""
 
     def upload() -> tuple:
         import cupy
 
-        made, start, slots, centres, centre_start, types, sizes, codes, terms, shares = tables
-        cases = np.stack([made, start, slots, centres, centre_start], axis=1)
-        cells = np.concatenate([types[:, None].astype(np.int64), sizes[:, None], codes], axis=1)
-        return (*(cupy.asarray(a.astype(np.int32).ravel()) for a in (cases, cells, terms)),
+        terms, shares = tables[8], tables[9]
+        return (*(cupy.asarray(a.astype(np.int32).ravel())
+                  for a in (*_layout(tables, places), terms)),
                 cupy.asarray(shares.astype(np.float64).ravel()),
                 cupy.asarray(places.astype(np.int32).ravel()), np.int32(terms.shape[1]))
 
@@ -133,7 +162,8 @@ def clip_cells(scalars: Any, dims: tuple, value: float, bound: Any, invert: bool
 
     scalars = cupy.ascontiguousarray(scalars)
     count, emit = _kernels(scalars.dtype)
-    cases, cells, terms, shares, code_places, width = _device_tables(tables, places)
+    cases, cells, slot_places, terms, shares, code_places, width = _device_tables(tables,
+                                                                                   places)
     rows = ny * nz
     launch = ((rows + WARPS - 1) // WARPS,), (32, WARPS)
     sizes = (np.int32(nx), np.int32(ny), np.int32(nz))
@@ -162,9 +192,9 @@ def clip_cells(scalars: Any, dims: tuple, value: float, bound: Any, invert: bool
     types = cupy.empty(n_cells, cupy.uint8)
     source = cupy.empty(n_cells, cupy.int64)
     keys = cupy.empty(n_points, cupy.int64)
-    emit(*launch, (scalars, np.float64(value), *sizes, cases, cells, terms, shares, width,
-                   code_places, flags, starts, np.int64(n_kept), np.int64(n_kept + n_cut),
-                   ids, weights, centre_ids, centre_weights, connectivity, offsets, types,
+    emit(*launch, (scalars, np.float64(value), *sizes, cases, cells, slot_places, terms,
+                   shares, width, code_places, flags, starts, np.int64(n_kept),
+                   np.int64(n_kept + n_cut), ids, weights, centre_ids, centre_weights, connectivity, offsets, types,
                    source, keys))
     return (ids, weights, cupy.arange(n_kept + n_cut, n_points, dtype=cupy.int64),
             centre_ids, centre_weights, connectivity, offsets, types, source, keys)

@@ -16,12 +16,14 @@ from .codegen import ctype, dtype_tag
 WARPS = 8
 """Warps (point rows) per block."""
 
-CASE_FIELDS = 5
+CASE_FIELDS = 6
 """Per case: its output cells, its first output cell, slots, centre points, first
-centre (the order of :func:`daxpy.worklets._clip_arrays._case_arrays`)."""
+centre (the order of :func:`daxpy.worklets._clip_arrays._case_arrays`), and its
+first entry in the slot table (every slot of its cells in order, as a place)."""
 
-CELL_FIELDS = 10
-"""Per output cell of the tables: its VTK type, its size, its eight point codes."""
+CELL_FIELDS = 2
+"""Per output cell of the tables: its VTK type, and its last slot's end counted
+from its case's first slot."""
 
 _COMMON = r"""
 #ifndef DAXPY_CLIP_CELLS  // what both dtypes' kernels share, once per source
@@ -153,22 +155,32 @@ NAME_count(const T* __restrict__ s, T bound, int invert, int nx, int ny, int nz,
 # exclusive scans over rows of the five counts, rows + 1 each. A lane's kept point
 # and cut edges are numbered from its row's starts plus the ones of the lanes
 # below (a ballot and a scan) and of the chunks before; so are the corners and
-# edges of the cell at x in each of its four point rows, which a cut cell's output
-# cells read through the tables; cells, slots and centres the same way.
+# edges of the cell at x in each of its four point rows. Cells kept whole are
+# written from those numbers alone (by the warp, coalesced, where all 32 are);
+# cut cells' slots and cells by the warp, lane by lane (a cut cell's up to 49
+# slots would leave the other lanes idle for 49 rounds), each lane finding its
+# slot's cell by a search over the cut cells' first slots, staged in shared memory.
 _EMIT = r"""
 extern "C" __global__ void __launch_bounds__(32 * WARPS)
 NAME_emit(const T* __restrict__ s, double value, int nx, int ny, int nz,
           const int* __restrict__ cases, const int* __restrict__ cells,
-          const int* __restrict__ terms, const double* __restrict__ shares, int width,
-          const int* __restrict__ places, const unsigned char* __restrict__ flags,
-          const long long* __restrict__ starts, long long first_cut, long long first_centre,
-          long long* __restrict__ ids, double* __restrict__ weights,
-          long long* __restrict__ centre_ids, double* __restrict__ centre_weights,
-          long long* __restrict__ connectivity, long long* __restrict__ offsets,
-          unsigned char* __restrict__ types, long long* __restrict__ source,
-          long long* __restrict__ keys) {
-  const int rows = ny * nz, r = blockIdx.x * WARPS + threadIdx.y, lane = threadIdx.x;
-  if (r >= rows) return;  // whole warps only
+          const int* __restrict__ slot_places, const int* __restrict__ terms,
+          const double* __restrict__ shares, int width, const int* __restrict__ places,
+          const unsigned char* __restrict__ flags, const long long* __restrict__ starts,
+          long long first_cut, long long first_centre, long long* __restrict__ ids,
+          double* __restrict__ weights, long long* __restrict__ centre_ids,
+          double* __restrict__ centre_weights, long long* __restrict__ connectivity,
+          long long* __restrict__ offsets, unsigned char* __restrict__ types,
+          long long* __restrict__ source, long long* __restrict__ keys) {
+  // Per warp, per lane (cell): its first slot and output cell among the 32 cells'
+  // (and among the cut cells', part), its case, its four rows' flags at x and x + 1,
+  // and the numbers of its four rows' kept points and cut edges among the lanes'.
+  __shared__ int lane_slot[WARPS][32], lane_cell[WARPS][32], lane_case[WARPS][32],
+                 lane_flags[WARPS][32], lane_kept[WARPS][32], lane_cut[WARPS][32],
+                 lane_part[WARPS][32];
+  const int rows = ny * nz, warp = threadIdx.y, r = blockIdx.x * WARPS + warp;
+  const int lane = threadIdx.x;
+  if (r >= rows) return;  // whole warps only; each warp syncs only itself
   if (r == 0 && lane == 0) offsets[0] = 0;
   const long long stride = rows + 1;
   const long long *kept_start = starts, *cut_start = starts + stride;
@@ -194,7 +206,6 @@ NAME_emit(const T* __restrict__ s, double value, int nx, int ny, int nz,
   long long centre_at = first_centre + centre_start[r];
   const long long first_cell = (long long)(j + (ny - 1) * k) * (nx - 1);
   const unsigned below = (1u << lane) - 1u;
-  const int whole = cases[CASE_FIELDS * 255 + 1];  // every corner kept: one cell, uncut
   const int centre_width = 2 * width - 2;
   for (int x0 = 0; x0 < nx; x0 += 32) {
     const int x = x0 + lane;
@@ -202,23 +213,24 @@ NAME_emit(const T* __restrict__ s, double value, int nx, int ny, int nz,
 #pragma unroll
     for (int q = 0; q < 4; ++q) {
       f[q] = x < nx && (q == 0 || any_cells) ? flags[base[q] + x] : 0u;
-      g[q] = any_cells && x + 1 < nx ? flags[base[q] + x + 1] : 0u;
+      g[q] = __shfl_down_sync(FULL, f[q], 1);  // lane 31's x + 1 is the next word's
+      if (lane == 31) g[q] = any_cells && x + 1 < nx ? flags[base[q] + x + 1] : 0u;
     }
     // The four rows' cut edges before x in one scan, a byte each (at most 96).
     const int packed = clip_cuts(f[0]) | clip_cuts(f[1]) << 8 | clip_cuts(f[2]) << 16
                      | clip_cuts(f[3]) << 24;
     const int cuts_to = clip_scan(packed), cuts_before = cuts_to - packed;
     const int cuts_all = __shfl_sync(FULL, cuts_to, 31);
-    long long kn[4], cn[4];  // per row: the number of the kept point, first cut edge at x
     unsigned ballots[4];
+    int kept_before = 0;  // per row, a byte: the kept points of the lanes below
 #pragma unroll
     for (int q = 0; q < 4; ++q) {
       ballots[q] = __ballot_sync(FULL, f[q] & 1u);
-      kn[q] = kept_at[q] + __popc(ballots[q] & below);
-      cn[q] = cut_at[q] + (cuts_before >> 8 * q & 255);
+      kept_before |= __popc(ballots[q] & below) << 8 * q;
     }
     if (points && f[0])
-      clip_points(s, value, base[0] + x, f[0], nx, nxy, n, kn[0], cn[0], ids, weights, keys);
+      clip_points(s, value, base[0] + x, f[0], nx, nxy, n, kept_at[0] + (kept_before & 255),
+                  cut_at[0] + (cuts_before & 255), ids, weights, keys);
     if (any_cells) {
       unsigned c = 0u;
       if (x + 1 < nx) {
@@ -233,74 +245,127 @@ NAME_emit(const T* __restrict__ s, double value, int nx, int ny, int nz,
       // Cells (at most 11 a cell) and centres (at most 1) in one scan, slots in another.
       const int both = made | centres << 16, both_to = clip_scan(both);
       const int slots_to = clip_scan(info[2]);
-      long long cell = cell_at + ((both_to - both) & 0xffff);
-      long long slot = slot_at + (slots_to - info[2]);
       const long long centre = centre_at + ((both_to - both) >> 16);
       const long long id = first_cell + x;
-      if (c == 255u) {
-        // Most cells are kept whole: clip_cpu._WHOLE's corners, each the next kept
-        // point of its row, written without reading the tables' codes.
-        long long* to = connectivity + slot;
-        to[0] = kn[0]; to[1] = kn[0] + 1; to[2] = kn[1] + 1; to[3] = kn[1];
-        to[4] = kn[2]; to[5] = kn[2] + 1; to[6] = kn[3] + 1; to[7] = kn[3];
-        types[cell] = (unsigned char)cells[CELL_FIELDS * whole];
-        source[cell] = id;
-        offsets[cell + 1] = slot + 8;
-      } else if (c) {
-        for (int o = info[1]; o < info[1] + made; ++o, ++cell) {
-          const int* out = cells + CELL_FIELDS * o;
-          for (int m = 0; m < out[1]; ++m) {
-            const int code = out[2 + m];
-            long long point = centre - 1 - code;  // a centre: -1 - its index
-            if (code >= 0) {
-              // A corner's kept number, or an edge's: the cut edges of the row's
-              // points before it, then its lower end's edges of lower axes.
-              const int row = places[3 * code], dx = places[3 * code + 1];
-              const int axis = places[3 * code + 2];
-              const unsigned flag = PICK(f, row);
-              point = axis < 0 ? PICK(kn, row) + dx * (flag & 1u)
-                               : PICK(cn, row) + dx * clip_cuts(flag)
-                                     + clip_cuts((dx ? PICK(g, row) : flag)
-                                                 & ((2u << axis) - 2u));
-            }
-            connectivity[slot++] = point;
-          }
-          types[cell] = (unsigned char)out[0];
-          source[cell] = id;
-          offsets[cell + 1] = slot;
-        }
-        // The centre points: each term's ends side by side, as the array program
-        // writes them (the first term in the point's two columns, the others in
-        // the centre table).
-        for (int u = 0; u < centres; ++u) {
-          const int term = info[4] + u;
-          const long long row = centre + u;
-          keys[row] = n + n * n + id * 64 + u;
-          for (int m = 0; m < width; ++m) {
-            const int code = terms[term * width + m];
-            const int at = places[3 * code], axis = places[3 * code + 2];
-            const long long a = base[0] + x + places[3 * code + 1] + (at & 1) * (long long)nx
-                              + (at >> 1) * nxy;
-            const long long b = axis < 0 ? a : a + (axis == 0 ? 1 : axis == 1 ? nx : nxy);
-            const double t = axis < 0 ? 0.0 : clip_weight(s, value, a, b);
-            const double share = shares[term * width + m];
-            const double w0 = __dmul_rn(__dsub_rn(1.0, t), share), w1 = __dmul_rn(t, share);
-            if (m == 0) {
-              reinterpret_cast<longlong2*>(ids)[row] = make_longlong2(a, b);
-              reinterpret_cast<double2*>(weights)[row] = make_double2(w0, w1);
-            } else {
-              const long long e = (row - first_centre) * centre_width + 2 * m - 2;
-              centre_ids[e] = a;
-              centre_ids[e + 1] = b;
-              centre_weights[e] = w0;
-              centre_weights[e + 1] = w1;
-            }
+      // The centre points (few: a lane each): each term's ends side by side, as the
+      // array program writes them (the first term in the point's two columns, the
+      // others in the centre table).
+      for (int u = 0; u < centres; ++u) {
+        const int term = info[4] + u;
+        const long long row = centre + u;
+        keys[row] = n + n * n + id * 64 + u;
+        for (int m = 0; m < width; ++m) {
+          const int code = terms[term * width + m];
+          const int at = places[3 * code], axis = places[3 * code + 2];
+          const long long a = base[0] + x + places[3 * code + 1] + (at & 1) * (long long)nx
+                            + (at >> 1) * nxy;
+          const long long b = axis < 0 ? a : a + (axis == 0 ? 1 : axis == 1 ? nx : nxy);
+          const double t = axis < 0 ? 0.0 : clip_weight(s, value, a, b);
+          const double share = shares[term * width + m];
+          const double w0 = __dmul_rn(__dsub_rn(1.0, t), share), w1 = __dmul_rn(t, share);
+          if (m == 0) {
+            reinterpret_cast<longlong2*>(ids)[row] = make_longlong2(a, b);
+            reinterpret_cast<double2*>(weights)[row] = make_double2(w0, w1);
+          } else {
+            const long long e = (row - first_centre) * centre_width + 2 * m - 2;
+            centre_ids[e] = a;
+            centre_ids[e + 1] = b;
+            centre_weights[e] = w0;
+            centre_weights[e + 1] = w1;
           }
         }
       }
-      const int both_all = __shfl_sync(FULL, both_to, 31);
-      cell_at += both_all & 0xffff;
-      slot_at += __shfl_sync(FULL, slots_to, 31);
+      const int slots_all = __shfl_sync(FULL, slots_to, 31);
+      const int both_all = __shfl_sync(FULL, both_to, 31), cells_all = both_all & 0xffff;
+      const int type_whole = cells[CELL_FIELDS * cases[CASE_FIELDS * 255 + 1]];
+      if (__all_sync(FULL, c == 255u || x + 1 >= nx)) {
+        // Cells kept whole (most of a clip's cells), up to the row's end: each the
+        // next kept point of its four rows, corner m at row m >> 1, x step
+        // ((m + 1) >> 1) & 1 (VTK's hexahedron order: 0 1 3 2 4 5 7 6), nothing
+        // staged or searched. A lane writes slots lane, lane + 32, ...: always
+        // corner lane & 7, of cells lane >> 3, + 4, ...
+        const int m = lane & 7;
+        const long long corner = PICK(kept_at, m >> 1) + (lane >> 3) + ((m + 1) >> 1 & 1);
+        long long* to = connectivity + slot_at + lane;
+#pragma unroll
+        for (int round = 0; round < 8; ++round)
+          if (lane + 32 * round < slots_all) to[32 * round] = corner + 4 * round;
+        if (lane < cells_all) {
+          types[cell_at + lane] = (unsigned char)type_whole;
+          source[cell_at + lane] = id;
+          offsets[cell_at + lane + 1] = slot_at + 8 * lane + 8;
+        }
+      } else {
+        // A whole cell is written by its lane; the cut cells' slots and cells by
+        // the warp, lane by lane, each lane finding its slot's (cell's) cut cell by
+        // a search over the cut cells' first ones, staged in shared memory.
+        const long long slot = slot_at + slots_to - info[2];
+        const long long cell = cell_at + ((both_to - both) & 0xffff);
+        if (c == 255u) {
+          long long* to = connectivity + slot;
+#pragma unroll
+          for (int m = 0; m < 8; ++m) {
+            const int row = m >> 1;
+            to[m] = PICK(kept_at, row) + (kept_before >> 8 * row & 255) + ((m + 1) >> 1 & 1);
+          }
+          types[cell] = (unsigned char)type_whole;
+          source[cell] = id;
+          offsets[cell + 1] = slot + 8;
+        }
+        const int cut = c == 255u ? 0 : info[2] | made << 16, cut_to = clip_scan(cut);
+        lane_part[warp][lane] = cut_to - cut;  // the cut cells' slots below, cells << 16
+        lane_slot[warp][lane] = slots_to - info[2];
+        lane_cell[warp][lane] = both_to - both;  // cells below, centres below << 16
+        lane_case[warp][lane] = (int)c;
+        lane_flags[warp][lane] = (int)(f[0] | g[0] << 4 | f[1] << 8 | g[1] << 12 | f[2] << 16
+                                       | g[2] << 20 | f[3] << 24 | g[3] << 28);
+        lane_kept[warp][lane] = kept_before;
+        lane_cut[warp][lane] = cuts_before;
+        __syncwarp();
+        const int cut_all = __shfl_sync(FULL, cut_to, 31);
+        for (int at = lane; at < (cut_all & 0xffff); at += 32) {
+          // The cell of cut slot at: the last lane whose first one is at or before
+          // it (a lane with none shares its first with the next one).
+          int o = 0;
+#pragma unroll
+          for (int step = 16; step; step >>= 1)
+            if ((lane_part[warp][o + step] & 0xffff) <= at) o += step;
+          const int m = at - (lane_part[warp][o] & 0xffff);
+          const int place = slot_places[cases[CASE_FIELDS * lane_case[warp][o] + 5] + m];
+          long long point;
+          if (place < 0) {  // a centre: -1 - its index among the cell's
+            point = centre_at + (lane_cell[warp][o] >> 16) - 1 - place;
+          } else {
+            // A corner's kept number, or an edge's: the cut edges of the row's points
+            // before it, then its lower end's edges of lower axes.
+            const int row = place & 3, dx = place >> 2 & 1, axis = (place >> 3) - 1;
+            const unsigned both_flags = (unsigned)lane_flags[warp][o] >> 8 * row;
+            const unsigned flag = both_flags & 15u;
+            point = axis < 0
+                ? PICK(kept_at, row) + (lane_kept[warp][o] >> 8 * row & 255) + dx * (flag & 1u)
+                : PICK(cut_at, row) + (lane_cut[warp][o] >> 8 * row & 255)
+                      + dx * clip_cuts(flag)
+                      + clip_cuts((dx ? both_flags >> 4 : flag) & ((2u << axis) - 2u));
+          }
+          connectivity[slot_at + lane_slot[warp][o] + m] = point;
+        }
+        for (int at = lane; at < cut_all >> 16; at += 32) {
+          int o = 0;
+#pragma unroll
+          for (int step = 16; step; step >>= 1)
+            if ((lane_part[warp][o + step] >> 16) <= at) o += step;
+          const int m = at - (lane_part[warp][o] >> 16);
+          const int* out = cells + CELL_FIELDS * (cases[CASE_FIELDS * lane_case[warp][o] + 1]
+                                                  + m);
+          const long long to = cell_at + (lane_cell[warp][o] & 0xffff) + m;
+          types[to] = (unsigned char)out[0];
+          source[to] = first_cell + x0 + o;
+          offsets[to + 1] = slot_at + lane_slot[warp][o] + out[1];
+        }
+        __syncwarp();  // the next 32 cells' staging overwrites these
+      }
+      cell_at += cells_all;
+      slot_at += slots_all;
       centre_at += both_all >> 16;
     }
 #pragma unroll

@@ -11,7 +11,9 @@ over the few centre rows only, those rows made again with their later terms
 (the centre table) summed among themselves and added last.
 
 Specializations: what is gathered (a field of one dtype and component count, or
-the coordinates of an image or rectilinear grid, float32 as VTK gives them).
+the coordinates of an image or rectilinear grid, float32 as VTK gives them), and
+the output's dtype: float64, or the result's own (a float rounded once, an integer
+to the nearest), so that no second pass converts it.
 
 Examples
 --------
@@ -38,7 +40,7 @@ _BODY = r"""
 extern "C" __global__ void __launch_bounds__(256) NAME(
     PARAMS, const long long* __restrict__ ids, const double* __restrict__ weights,
     const long long* __restrict__ rows, const long long* __restrict__ later_ids,
-    const double* __restrict__ later_weights, double* __restrict__ out, long long count,
+    const double* __restrict__ later_weights, OUT* __restrict__ out, long long count,
     int width, int later)
 {
     long long r = blockIdx.x * (long long)blockDim.x + threadIdx.x;
@@ -50,45 +52,74 @@ extern "C" __global__ void __launch_bounds__(256) NAME(
     const double* w = weights + p * width;
     const long long* more_id = later_ids + r * later;
     const double* more_w = later_weights + r * later;
-    for (int c = 0; c < K; ++c) {
-        double total = __dmul_rn(VALUE(id[0]), w[0]);
-        if (width > 1) total = __dadd_rn(total, __dmul_rn(VALUE(id[1]), w[1]));
-        if (later) {
-            double extra = __dmul_rn(VALUE(more_id[0]), more_w[0]);
-            for (int j = 1; j < later; ++j)
-                extra = __dadd_rn(extra, __dmul_rn(VALUE(more_id[j]), more_w[j]));
-            total = __dadd_rn(total, extra);
-        }
-        out[p * K + c] = total;
+    // Each term's point is read once for all its components (an image's point id
+    // is split into (i, j, k) once); each component's sum keeps its order.
+    double v[K], total[K];
+    GATHER(id[0], v);
+    for (int c = 0; c < K; ++c) total[c] = __dmul_rn(v[c], w[0]);
+    if (width > 1) {
+        GATHER(id[1], v);
+        for (int c = 0; c < K; ++c) total[c] = __dadd_rn(total[c], __dmul_rn(v[c], w[1]));
     }
+    if (later) {
+        double extra[K];
+        GATHER(more_id[0], v);
+        for (int c = 0; c < K; ++c) extra[c] = __dmul_rn(v[c], more_w[0]);
+        for (int j = 1; j < later; ++j) {
+            GATHER(more_id[j], v);
+            for (int c = 0; c < K; ++c)
+                extra[c] = __dadd_rn(extra[c], __dmul_rn(v[c], more_w[j]));
+        }
+        for (int c = 0; c < K; ++c) total[c] = __dadd_rn(total[c], extra[c]);
+    }
+    // Rounded once into the output's type (integers to the nearest, as NumPy's rint).
+    for (int c = 0; c < K; ++c) out[p * K + c] = STORE(total[c]);
 }
 """
 
+# An image's point p at its axes' values, each rounded to float32 first, as the
+# grid's points are; 32-bit division where the grid's ids fit (the quotients are
+# the same, and 64-bit division is a long emulated sequence on the GPU).
+_AXES_GATHER = ("{ const long long q_ = (P); long long i_, j_, k_; "
+                "if (narrow) { const unsigned u_ = (unsigned)q_, row_ = u_ / (unsigned)nx; "
+                "i_ = u_ - row_ * (unsigned)nx; j_ = row_ % (unsigned)ny; "
+                "k_ = row_ / (unsigned)ny; } "
+                "else { const long long row_ = q_ / nx; i_ = q_ - row_ * nx; "
+                "j_ = row_ % ny; k_ = row_ / ny; } "
+                "V[0] = (double)(float)ax[i_]; V[1] = (double)(float)ay[j_]; "
+                "V[2] = (double)(float)az[k_]; }")
 
-def source_for(kind: str, components: int) -> tuple[str, str]:
+_OUT_TYPES = {"f64": "double", "f32": "float", "i8": "signed char", "i16": "short",
+              "i32": "int", "i64": "long long", "u8": "unsigned char",
+              "u16": "unsigned short", "u32": "unsigned int", "u64": "unsigned long long"}
+"""Output type codes and their C types."""
+
+
+def source_for(kind: str, components: int, out: str = "f64") -> tuple[str, str]:
     """``(name, source)`` of the kernel gathering ``kind`` (a value type code, or
-    ``"axes"``) with ``components`` values per point.
+    ``"axes"``) with ``components`` values per point, writing type code ``out``.
 
     Examples
     --------
     >>> name, source = source_for("i32", 3)
     >>> name, "const int* __restrict__ values" in source
     ('weighted_sum__i32__c3', True)
+    >>> source_for("axes", 3, "f32")[0]
+    'weighted_sum__axes__c3__f32'
     """
-    name = f"weighted_sum__{kind}__c{components}"
+    name = f"weighted_sum__{kind}__c{components}" + ("" if out == "f64" else f"__{out}")
     if kind == "axes":
-        # Point p of an image or rectilinear grid: its axes' values at p's (i, j, k),
-        # rounded to float32 first, as the grid's points are.
         params = ("const double* __restrict__ ax, const double* __restrict__ ay, "
-                  "const double* __restrict__ az, long long nx, long long ny")
-        value = ("((double)(float)(c == 0 ? ax[(P) % nx] : c == 1 ? ay[(P) / nx % ny] "
-                 ": az[(P) / (nx * ny)]))")
+                  "const double* __restrict__ az, long long nx, long long ny, int narrow")
+        gather = _AXES_GATHER
     else:
         params = f"const {_TYPES[kind]}* __restrict__ values"
-        value = "((double)values[(P) * K + c])"
+        gather = "{ for (int c_ = 0; c_ < K; ++c_) V[c_] = (double)values[(P) * K + c_]; }"
+    store = "(OUT)(X)" if out[0] == "f" else "(OUT)rint(X)"
     body = _BODY.replace("NAME", name).replace("PARAMS", params)
-    return name, (f"#define K {components}\n#define VALUE(P) {value}\n{body}"
-                  "#undef VALUE\n#undef K\n")
+    return name, (f"#define K {components}\n#define OUT {_OUT_TYPES[out]}\n"
+                  f"#define GATHER(P, V) {gather}\n#define STORE(X) {store}\n{body}"
+                  "#undef STORE\n#undef GATHER\n#undef OUT\n#undef K\n")
 
 
 def _code(dtype: np.dtype) -> str:
@@ -96,15 +127,16 @@ def _code(dtype: np.dtype) -> str:
 
 
 def _launch(kind: str, components: int, inputs: tuple, ids: Any, weights: Any,
-            centres: Any) -> Any:
+            centres: Any, dtype: Any) -> Any:
     import cupy
 
     ids = cupy.ascontiguousarray(ids, dtype=cupy.int64)
     weights = cupy.ascontiguousarray(weights, dtype=cupy.float64)
     rows, width = (int(n) for n in ids.shape)
-    out = cupy.empty((rows, components), dtype=cupy.float64)
+    dtype = np.dtype(np.float64 if dtype is None else dtype)
+    out = cupy.empty((rows, components), dtype=dtype)
     if rows:
-        kernel = get_kernel(*source_for(kind, components))
+        kernel = get_kernel(*source_for(kind, components, _code(dtype)))
         none = cupy.zeros(0, dtype=cupy.int64)
         kernel(((rows + 255) // 256,), (256,),
                inputs + (ids, weights, none, none, none.astype(cupy.float64), out,
@@ -120,9 +152,10 @@ def _launch(kind: str, components: int, inputs: tuple, ids: Any, weights: Any,
     return out
 
 
-def weighted_values(values: Any, ids: Any, weights: Any, centres: Any = None) -> Any:
+def weighted_values(values: Any, ids: Any, weights: Any, centres: Any = None,
+                    dtype: Any = None) -> Any:
     """``sum_j weights[:, j] * values[ids[:, j]]`` in float64, plus the centre rows'
-    later terms, on the device.
+    later terms, on the device, rounded once to ``dtype`` where one is given.
 
     Parameters
     ----------
@@ -133,10 +166,13 @@ def weighted_values(values: Any, ids: Any, weights: Any, centres: Any = None) ->
     centres : (rows, ids, weights) of cupy.ndarray, optional
         The centre rows and their later terms, shapes (c,), (c, w), (c, w), as
         :func:`daxpy.filters._geometry.weighted_sum` takes them.
+    dtype : numpy dtype, optional
+        The result's: a float is the float64 sum rounded, an integer the sum
+        rounded to the nearest (ties to even, as ``numpy.rint``). Default float64.
 
     Returns
     -------
-    cupy.ndarray of float64, shape (m,) or (m, k)
+    cupy.ndarray of ``dtype``, shape (m,) or (m, k)
 
     Examples
     --------
@@ -149,15 +185,23 @@ def weighted_values(values: Any, ids: Any, weights: Any, centres: Any = None) ->
     if values.dtype.kind == "b":
         values = values.astype(cupy.uint8)
     components = 1 if values.ndim == 1 else int(np.prod(values.shape[1:]))
-    out = _launch(_code(values.dtype), components, (values,), ids, weights, centres)
+    wanted = None if dtype is None else np.dtype(dtype)
+    # Written as asked where the kernel has the type; others (bool, float16) converted
+    # after, integers and bools rounded to the nearest first as VTK interpolates them.
+    direct = wanted is None or (wanted.kind in "fiu" and _code(wanted) in _OUT_TYPES)
+    out = _launch(_code(values.dtype), components, (values,), ids, weights, centres,
+                  wanted if direct else None)
+    if not direct:
+        out = (out if wanted.kind == "f" else cupy.rint(out)).astype(wanted)
     return out.reshape((out.shape[0],) + tuple(values.shape[1:]))
 
 
-def weighted_axes(axes: tuple, ids: Any, weights: Any, centres: Any = None) -> Any:
+def weighted_axes(axes: tuple, ids: Any, weights: Any, centres: Any = None,
+                  dtype: Any = None) -> Any:
     """The weighted sums of the points of an image or rectilinear grid given by its
-    three axes' coordinates (the points are ``float32(axes[a][index_a])``), float64,
-    shape ``(m, 3)``, on the device; ``ids``, ``weights`` and ``centres`` as
-    :func:`weighted_values` takes them.
+    three axes' coordinates (the points are ``float32(axes[a][index_a])``), shape
+    ``(m, 3)``, on the device; ``ids``, ``weights``, ``centres`` and ``dtype`` (float64
+    by default) as :func:`weighted_values` takes them.
 
     Examples
     --------
@@ -167,5 +211,6 @@ def weighted_axes(axes: tuple, ids: Any, weights: Any, centres: Any = None) -> A
     import cupy
 
     x, y, z = (cupy.asarray(a, dtype=cupy.float64) for a in axes)
-    return _launch("axes", 3, (x, y, z, np.int64(x.shape[0]), np.int64(y.shape[0])),
-                   ids, weights, centres)
+    narrow = x.shape[0] * y.shape[0] * z.shape[0] < 2**32
+    return _launch("axes", 3, (x, y, z, np.int64(x.shape[0]), np.int64(y.shape[0]),
+                               np.int32(narrow)), ids, weights, centres, dtype)
