@@ -10,13 +10,15 @@ twin (:mod:`daxpy.worklets.clip_cpu`), each warp owns a row of points ``(j, k)``
    cut), per point row its kept points and cut edges, and per cell row (the cells
    whose corner 0 is in the row) its output cells, connectivity slots and centre
    points, from VTK's case tables;
-2. five exclusive scans over rows (CuPy), then the one host sync: the sizes;
+2. one exclusive scan over the five counts' rows, one count after the other
+   (:func:`daxpy.cuda.scan.scan_counts`), and the one host sync: the sizes;
 3. *emit*: each row's kept points and cut edges (kept points first, then cut
    edges in ``(p, axis)`` order, which is the array program's ascending
-   ``(lo, hi)``; centre points last, in cell order), and each cell row's cells:
-   a cell kept whole written directly, a cut cell from the tables, its corners
-   and edges numbered from its four point rows' starts plus a ballot or a scan
-   over the lanes below.
+   ``(lo, hi)``; centre points last, in cell order), and each cell row's cells,
+   their corners and edges numbered from their four point rows' starts plus a
+   ballot or a scan over the lanes below: cells kept whole from those numbers
+   alone (by the whole warp, coalesced, where all 32 are), cut cells' slots and
+   cells by the warp lane by lane, through a flat table of each case's places.
 
 Output is the array program's :class:`~daxpy.worklets.clip.Clipped`, bit for bit,
 ``keys`` included: weights in float64 as ``(value - low) / (high - low)``, ``1 -
@@ -41,7 +43,7 @@ from ..errors import FieldError
 from .case_tables import on_device
 from .clip_cells_source import WARPS, source_for
 from .compile import get_kernel
-from .sizes import totals_at
+from .scan import scan_counts
 
 _KERNELS: dict[str, tuple] = {}
 """Per dtype name: the count and emit kernels."""
@@ -138,8 +140,8 @@ def clip_cells(scalars: Any, dims: tuple, value: float, bound: Any, invert: bool
     -------
     tuple or None
         The fields of :class:`daxpy.worklets.clip.Clipped`, in its order (``keys``
-        last); None for grids of 2^31 points or more (the kernels index rows in 32
-        bits).
+        last); None for grids of 2^31 points or more, or rows whose slots could
+        pass 2^31 (the kernels index rows and count them in 32 bits).
 
     Raises
     ------
@@ -156,7 +158,8 @@ def clip_cells(scalars: Any, dims: tuple, value: float, bound: Any, invert: bool
         # Checked here, before a kernel reads past the field's end.
         raise FieldError(f"the clip's scalars have shape {tuple(scalars.shape)}; a grid of "
                          f"dims {(nx, ny, nz)} has {nx * ny * nz} points")
-    if nx * ny * nz >= 2**31 or min(nx, ny, nz) < 2:
+    # Rows are indexed and their counts scanned in 32 bits.
+    if nx * ny * nz >= 2**31 or nx * int(tables[2].max()) >= 2**31 or min(nx, ny, nz) < 2:
         return None
     import cupy
 
@@ -168,16 +171,14 @@ def clip_cells(scalars: Any, dims: tuple, value: float, bound: Any, invert: bool
     launch = ((rows + WARPS - 1) // WARPS,), (32, WARPS)
     sizes = (np.int32(nx), np.int32(ny), np.int32(nz))
     flags = cupy.empty(nx * rows, cupy.uint8)
-    counts = cupy.empty((5, rows), cupy.int64)
+    counts = cupy.empty(5 * rows, cupy.int32)
     count(*launch, (scalars, scalars.dtype.type(bound), np.int32(bool(invert)), *sizes, cases,
                     flags, counts))
-    starts = cupy.zeros((5, rows + 1), cupy.int64)
-    for field in range(5):
-        cupy.cumsum(counts[field], dtype=cupy.int64, out=starts[field, 1:])
-    # The one host sync: the five totals (kept points, cut edges, cells, slots,
-    # centres), each at its scan's end, copied into pinned memory.
-    n_kept, n_cut, n_cells, n_slots, n_centres = totals_at(
-        starts, [field * (rows + 1) + rows for field in range(5)])
+    # One scan over the five counts' rows in turn (kept points, cut edges, cells,
+    # slots, centres), then the one host sync: each count's end, in pinned memory.
+    starts = cupy.empty(5 * rows + 1, cupy.int64)
+    ends = scan_counts(counts, starts, [field * rows for field in range(1, 6)])
+    n_kept, n_cut, n_cells, n_slots, n_centres = np.diff([0, *ends]).tolist()
     if n_cells == 0:
         return _empty(cupy)
     n_points = n_kept + n_cut + n_centres

@@ -109,7 +109,7 @@ _COUNT = r"""
 extern "C" __global__ void __launch_bounds__(32 * WARPS)
 NAME_count(const T* __restrict__ s, T bound, int invert, int nx, int ny, int nz,
            const int* __restrict__ cases, unsigned char* __restrict__ flags,
-           long long* __restrict__ counts) {
+           int* __restrict__ counts) {
   const int rows = ny * nz, r = blockIdx.x * WARPS + threadIdx.y, lane = threadIdx.x;
   if (r >= rows) return;  // whole warps only: the shuffles below need them
   const int j = r % ny, k = r / ny;
@@ -146,13 +146,13 @@ NAME_count(const T* __restrict__ s, T bound, int invert, int nx, int ny, int nz,
     for (int d = 16; d > 0; d >>= 1) total[q] += __shfl_xor_sync(FULL, total[q], d);
     // Rows without cells (the last row and plane) count none: one scan per field
     // over the point rows serves the cell rows too.
-    if (lane == 0) counts[(long long)q * rows + r] = total[q];
+    if (lane == 0) counts[(long long)q * rows + r] = (int)total[q];
   }
 }
 """
 
 # emit: a warp per point row, 32 points (and cells) at a time. starts holds the
-# exclusive scans over rows of the five counts, rows + 1 each. A lane's kept point
+# exclusive scan over the five counts' rows, one count's after the other. A lane's kept point
 # and cut edges are numbered from its row's starts plus the ones of the lanes
 # below (a ballot and a scan) and of the chunks before; so are the corners and
 # edges of the cell at x in each of its four point rows. Cells kept whole are
@@ -182,10 +182,11 @@ NAME_emit(const T* __restrict__ s, double value, int nx, int ny, int nz,
   const int lane = threadIdx.x;
   if (r >= rows) return;  // whole warps only; each warp syncs only itself
   if (r == 0 && lane == 0) offsets[0] = 0;
-  const long long stride = rows + 1;
-  const long long *kept_start = starts, *cut_start = starts + stride;
-  const long long *cell_start = starts + 2 * stride, *slot_start = starts + 3 * stride;
-  const long long *centre_start = starts + 4 * stride;
+  // One scan over the five counts' rows in turn: a count's starts are its rows'
+  // less its first.
+  const long long *kept_start = starts, *cut_start = starts + rows;
+  const long long *cell_start = starts + 2 * rows, *slot_start = starts + 3 * rows;
+  const long long *centre_start = starts + 4 * rows;
   const int j = r % ny, k = r / ny;
   const long long nxy = (long long)nx * ny, n = nxy * nz;
   // Rows that keep and cut nothing, and cell rows that make no cell, write nothing.
@@ -200,10 +201,10 @@ NAME_emit(const T* __restrict__ s, double value, int nx, int ny, int nz,
     const int row = any_cells ? r + (q & 1) + (q >> 1) * ny : r;
     base[q] = (long long)row * nx;
     kept_at[q] = kept_start[row];
-    cut_at[q] = first_cut + cut_start[row];
+    cut_at[q] = first_cut + cut_start[row] - cut_start[0];
   }
-  long long cell_at = cell_start[r], slot_at = slot_start[r];
-  long long centre_at = first_centre + centre_start[r];
+  long long cell_at = cell_start[r] - cell_start[0], slot_at = slot_start[r] - slot_start[0];
+  long long centre_at = first_centre + centre_start[r] - centre_start[0];
   const long long first_cell = (long long)(j + (ny - 1) * k) * (nx - 1);
   const unsigned below = (1u << lane) - 1u;
   const int centre_width = 2 * width - 2;

@@ -31,7 +31,7 @@ from .compile import get_kernel
 TILE = 4096
 """Counts a block of 1024 threads scans, four a thread."""
 
-AT_MOST = 4
+AT_MOST = 8
 """Starts a scan can write into host memory."""
 
 _SOURCE = r"""
@@ -74,19 +74,20 @@ extern "C" __global__ void __launch_bounds__(1024) scan_tile_starts(
 extern "C" __global__ void __launch_bounds__(1024) scan_tile_write(
     const int* __restrict__ counts, const long long n, const long long* __restrict__ tile_starts,
     long long* __restrict__ starts, const long long a0, const long long a1,
-    const long long a2, const long long a3, volatile long long* host)
+    const long long a2, const long long a3, const long long a4, const long long a5,
+    const long long a6, const long long a7, volatile long long* host)
 {
   __shared__ long long warps[32];
   int v[4];
   long long total;
+  const long long asked[8] = {a0, a1, a2, a3, a4, a5, a6, a7};
   const long long first = blockIdx.x * (long long)TILE + 4 * threadIdx.x;
   long long at = tile_starts[blockIdx.x] + wide_scan(four(counts, n, first, v), warps, total);
   if (first == 0) {
     starts[0] = 0;
-    if (a0 == 0) host[0] = 0;
-    if (a1 == 0) host[1] = 0;
-    if (a2 == 0) host[2] = 0;
-    if (a3 == 0) host[3] = 0;
+#pragma unroll
+    for (int j = 0; j < 8; ++j)
+      if (asked[j] == 0) host[j] = 0;
   }
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
@@ -94,10 +95,9 @@ extern "C" __global__ void __launch_bounds__(1024) scan_tile_write(
     if (k > n) break;
     at += v[i];
     starts[k] = at;
-    if (k == a0) host[0] = at;
-    if (k == a1) host[1] = at;
-    if (k == a2) host[2] = at;
-    if (k == a3) host[3] = at;
+#pragma unroll
+    for (int j = 0; j < 8; ++j)
+      if (k == asked[j]) host[j] = at;
   }
 }
 #endif
