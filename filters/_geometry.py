@@ -90,8 +90,8 @@ class GeometryFilter(Filter):
         to : {"host", "device"}, optional
             Where the new dataset's arrays live. By default where the input
             lived, for the filters that can leave it on the device
-            (``device_results``: threshold and clip on the GPU); the others
-            return it on the host.
+            (``device_results``: threshold, clip, contour and slice on the GPU);
+            others return it on the host.
         profile : bool
             Also return the run's :class:`daxpy.engine.run.Profile`.
 

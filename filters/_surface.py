@@ -22,7 +22,7 @@ from daxpy.data.arrays import array_module, joined
 from daxpy.data.dataset import DataSet
 from daxpy.data.polydata import PolyData
 from daxpy.errors import FieldError
-from daxpy.stream.transfer import download
+from daxpy.stream.placement import placed
 from daxpy.worklets._edge_cut import EdgeCut, interpolate
 from daxpy.worklets._numba import compiled
 
@@ -195,12 +195,14 @@ def cut_to_polydata(dataset: DataSet, cuts: list[EdgeCut], values: Sequence[floa
                 point_data.setdefault(name, []).append(array[ids])
             cells[k].append((xp.arange(ids.shape[0]).reshape(-1, k), offset))
             offset += ids.shape[0]
-    # A device surface comes back into pinned memory, at the bus's rate.
-    xyz = download(joined(points)) if points else np.zeros((0, 3), np.float32)
+    # Where the run puts the new dataset (daxpy.stream.placement): a device surface
+    # stays there for a device run, else comes back into pinned memory, at the
+    # bus's rate.
+    xyz = placed(joined(points) if points else np.zeros((0, 3), np.float32))
     arrays = {_KINDS[k]: _cell_array(parts, k, xp) for k, parts in cells.items() if parts}
     return PolyData.from_checked(
-        xyz, arrays, point_data={n: download(joined(a)) for n, a in point_data.items()},
-        cell_data={n: download(joined(a)) for n, a in cell_data.items()},
+        xyz, arrays, point_data={n: placed(joined(a)) for n, a in point_data.items()},
+        cell_data={n: placed(joined(a)) for n, a in cell_data.items()},
         name=f"contour of {dataset.name}")
 
 
@@ -215,12 +217,13 @@ def _normals(gradient: Any) -> Any:
 
 
 def _cell_array(parts: list, k: int, xp: Any) -> tuple[np.ndarray, np.ndarray]:
-    """``(offsets, connectivity)`` on the host of cells of ``k`` points each, from
-    ``(cells, first point id)`` pairs: each part's ids shifted as it is written into
-    the whole, one pass over the ids (the one part at 0 not copied at all). A device
-    surface's offsets are made on the device too and both come back into pinned
-    memory: a fresh host array of millions of offsets costs its page faults, about
-    a millisecond at 256³, more than the copy."""
+    """``(offsets, connectivity)`` of cells of ``k`` points each, where the new
+    dataset goes, from ``(cells, first point id)`` pairs: each part's ids shifted as
+    it is written into the whole, one pass over the ids (the one part at 0 not
+    copied at all). A device surface's offsets are made on the device too and, for
+    a host result, both come back into pinned memory: a fresh host array of
+    millions of offsets costs its page faults, about a millisecond at 256³, more
+    than the copy."""
     if len(parts) == 1 and parts[0][1] == 0:
         connectivity = parts[0][0].reshape(-1).astype(xp.int64, copy=False)
     else:
@@ -230,8 +233,8 @@ def _cell_array(parts: list, k: int, xp: Any) -> tuple[np.ndarray, np.ndarray]:
             xp.add(c.reshape(-1), offset, out=connectivity[start:start + c.size])
             start += c.size
     offsets = (_host_offsets(connectivity.shape[0] // k, k) if xp is np
-               else download(xp.arange(0, connectivity.shape[0] + 1, k, dtype=xp.int64)))
-    return offsets, download(connectivity)
+               else xp.arange(0, connectivity.shape[0] + 1, k, dtype=xp.int64))
+    return placed(offsets), placed(connectivity)
 
 
 _THREADED_OFFSETS = 1 << 18

@@ -96,6 +96,7 @@ class Contour(GeometryFilter):
     """
 
     verb = "contour"
+    device_results = True
     makes_family = "polydata"
 
     def __init__(self, field: str, values: float | Sequence[float] | None = None, *,

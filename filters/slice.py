@@ -20,6 +20,7 @@ from daxpy.data.verbs import Verb, register_verb
 from daxpy.engine.backend import resolve_backend
 from daxpy.engine.dispatch import execute
 from daxpy.errors import ArgumentError
+from daxpy.stream.placement import placed
 from daxpy.worklets._numba import compiled
 
 from ._axis_slice import axis_slice
@@ -94,6 +95,7 @@ class Slice(GeometryFilter):
     """
 
     verb = "slice"
+    device_results = True
     makes_family = "polydata"
 
     def __init__(self, normal: str | Sequence[float] = "x",
@@ -145,7 +147,11 @@ class Slice(GeometryFilter):
     def make(self, dataset: Any) -> Any:
         axis = self._axis(dataset)
         if axis is not None:
-            return axis_slice(dataset, axis, float(self._origin(dataset, self.planes[0][0])[axis]))
+            made = axis_slice(dataset, axis,
+                              float(self._origin(dataset, self.planes[0][0])[axis]))
+            # Its fields, made where the input's are, go where the run puts the result.
+            return made.with_fields({n: placed(v) for n, v in made.point_data.items()},
+                                    {n: placed(v) for n, v in made.cell_data.items()})
         cuts = []
         for origin, normal in self.planes:
             distance = _signed_distance(dataset, self._origin(dataset, origin), normal,

@@ -3,6 +3,8 @@ random grids of every type (the CPU backend is checked against VTK in test_conto
 test_threshold.py, test_clip.py and test_slice.py). No VTK needed: these run on the GPU
 machine as they are."""
 
+import importlib.util
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -51,17 +53,35 @@ def test_cuda_gives_the_cpus_surface(grid, seed):
                                atol=1e-5)
 
 
+def _on_the_device(surface):
+    """Every array of a surface a GPU run left on the device is a CuPy array."""
+    import cupy
+    arrays = [surface.points(), *surface.point_data.values(), *surface.cell_data.values()]
+    arrays += [a for kind in ("verts", "lines", "polys") if surface.n_cells_of(kind)
+               for a in surface.cell_array(kind)]
+    assert arrays and all(isinstance(a, cupy.ndarray) for a in arrays)
+
+
 def test_device_resident_contour_stays_on_the_device():
     import cupy
     grid = daxpy.UniformGrid(dims=(24, 20, 18))
     p = grid.points()
     field = np.sin(p[:, 0] / 3) + np.cos(p[:, 1] / 4) * p[:, 2] / 9
     cpu = Contour("s", values=[0.2, 0.7], backend="cpu")(
-        grid.with_fields(point_data={"s": field}))
+        grid.with_fields(point_data={"s": field, "c": p}))
     gpu = Contour("s", values=[0.2, 0.7], backend="cuda")(
-        grid.with_fields(point_data={"s": cupy.asarray(field)}))
+        grid.with_fields(point_data={"s": cupy.asarray(field), "c": cupy.asarray(p)}))
     assert cpu.n_cells > 100
+    _on_the_device(gpu)
     _same_surface(cpu, gpu)
+    np.testing.assert_array_equal(cpu.point_data["c"], gpu.point_data["c"].get())
+    # What reads a surface on the host reads a device one too.
+    assert gpu.dimension == cpu.dimension == 2
+    assert [b.cell_ids.tolist() for b in gpu.cell_blocks().values()] == \
+        [b.cell_ids.tolist() for b in cpu.cell_blocks().values()]
+    np.testing.assert_array_equal(gpu.connectivity.get(), cpu.connectivity)
+    if importlib.util.find_spec("vtkmodules"):  # (VTK is not always on the GPU machine)
+        assert gpu.to_vtk().GetNumberOfCells() == cpu.n_cells
 
 
 def test_gradient_then_contour_pipeline_on_the_gpu():
@@ -168,11 +188,59 @@ def _on(flt, backend):
     return flt
 
 
-def test_surfaces_assembled_on_the_host_refuse_to_device():
-    from daxpy.errors import ArgumentError
-    grid = daxpy.UniformGrid(dims=(6, 6, 6), point_data={"s": np.arange(216.0)})
-    with pytest.raises(ArgumentError, match="to='device'"):
-        Contour("s", values=[50.0], backend="cuda").execute(grid, to="device")
+@pytest.mark.parametrize("make", [
+    lambda on: Contour("s", values=[0.2, 0.7], backend=on),
+    lambda on: Slice((1.0, 0.5, 0.25), (1.5, 1.3, 1.1), backend=on),
+    lambda on: Slice((1.0, 0.5, 0.25), (1.5, 1.3, 1.1), backend=on, interpolate=["s"]),
+], ids=["contour", "slice", "slice-one-field"])
+@pytest.mark.parametrize("family", ["uniform", "hexahedra"])
+def test_surfaces_go_where_they_are_asked(make, family):
+    import cupy
+
+    from daxpy.data.celltypes import HEXAHEDRON
+    from strategies import _lattice_hexes
+
+    grid = daxpy.UniformGrid(dims=(16, 14, 12), spacing=(0.2, 0.2, 0.2))
+    if family == "hexahedra":
+        grid = daxpy.UnstructuredGrid.from_blocks(
+            grid.points(), {HEXAHEDRON: _lattice_hexes((16, 14, 12))})
+    p = grid.points()
+    field = np.sin(p[:, 0] * 2) * np.cos(p[:, 1]) + p[:, 2] / 3
+    host = grid.with_fields(point_data={"s": field}, cell_data={"c": np.arange(grid.n_cells)})
+    device = grid.with_fields(point_data={"s": cupy.asarray(field)},
+                              cell_data={"c": cupy.asarray(np.arange(grid.n_cells))})
+    cpu = make("cpu")(host)
+    assert cpu.n_cells > 50
+    # Device in, device out; host in, asked for the device: there too.
+    for gpu in (make("cuda")(device), make("cuda").execute(host, to="device")):
+        _on_the_device(gpu)
+        _same_surface(cpu, gpu, atol=1e-12)
+        for name in cpu.point_data:
+            np.testing.assert_allclose(cpu.point_data[name], gpu.point_data[name].get(),
+                                       atol=1e-12)
+        for name in cpu.cell_data:
+            np.testing.assert_array_equal(cpu.cell_data[name], gpu.cell_data[name].get())
+    # Host in, on the GPU: a host surface (its arrays NumPy).
+    back = make("cuda")(host)
+    assert all(isinstance(a, np.ndarray) for a in
+               (back.points(), *back.point_data.values(), *back.cell_data.values()))
+
+
+def test_an_axis_slice_goes_where_it_is_asked():
+    import cupy
+    grid = daxpy.UniformGrid(dims=(9, 8, 7), point_data={"t": np.arange(504.0)},
+                             cell_data={"c": np.arange(336.0)})
+    cpu = Slice("z", (4, 3, 3), backend="cpu")(grid)
+    on_host = Slice("z", (4, 3, 3), backend="cuda")(grid)
+    on_device = Slice("z", (4, 3, 3), backend="cuda").execute(grid, to="device")
+    for name in ("t", "c"):
+        got = on_host.point_data.get(name, on_host.cell_data.get(name))
+        assert isinstance(got, np.ndarray)
+        want = cpu.point_data.get(name, cpu.cell_data.get(name))
+        np.testing.assert_array_equal(got, want)
+        there = on_device.point_data.get(name, on_device.cell_data.get(name))
+        assert isinstance(there, cupy.ndarray)
+        np.testing.assert_array_equal(there.get(), want)
 
 
 @pytest.mark.parametrize("make", [

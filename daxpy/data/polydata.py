@@ -22,7 +22,7 @@ from typing import Any, Mapping
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .arrays import checked_array, to_host
+from .arrays import array_module, checked_array, to_host
 from .celltypes import (LINE, POLY_LINE, POLY_VERTEX, POLYGON, QUAD, TRIANGLE,
                         TRIANGLE_STRIP, VERTEX, CellShape)
 from .dataset import DataSet
@@ -134,7 +134,8 @@ class PolyData(DataSet):
     @classmethod
     def from_checked(cls, points: Any, cells: Mapping[str, tuple], point_data=None,
                      cell_data=None, name: str = "polydata") -> PolyData:
-        """Build a surface from host arrays that a filter made valid by construction.
+        """Build a surface from arrays that a filter made valid by construction (on
+        the host, or on the device where a GPU run leaves its result).
 
         A contour or slice numbers its own points and writes its cells' offsets;
         checking them again would cost more than making them (every point id of a
@@ -208,9 +209,10 @@ class PolyData(DataSet):
         return (self.points_array,) + tuple(a for pair in self._cells.values() for a in pair)
 
     def _check_contents(self) -> None:
-        check_coordinates(self.points_array, self.name)
-        for kind, (offsets, connectivity) in self._cells.items():
+        check_coordinates(to_host(self.points_array), self.name)
+        for kind, cells in self._cells.items():
             owner = f"{kind} of {self.name}"
+            offsets, connectivity = (to_host(a) for a in cells)  # a device surface's too
             check_offsets(offsets, offsets.shape[0] - 1, connectivity.shape[0], owner)
             check_point_ids(connectivity, self.n_points, owner)
             _check_corner_counts(offsets, kind, owner)
@@ -262,10 +264,12 @@ class PolyData(DataSet):
             if len(used) <= 1:
                 cache["all_cells"] = used[0] if used else self._cells["verts"]
             else:
-                starts = np.cumsum([0] + [conn.shape[0] for _, conn in used[:-1]])
-                offsets = np.concatenate([used[0][0][:1].astype(np.int64)] + [
+                # Where the cells are (a surface a GPU run left on the device too).
+                xp = array_module(used[0][0])
+                starts = np.cumsum([0] + [conn.shape[0] for _, conn in used[:-1]]).tolist()
+                offsets = xp.concatenate([used[0][0][:1].astype(np.int64)] + [
                     offs[1:].astype(np.int64) + start for (offs, _), start in zip(used, starts)])
-                cache["all_cells"] = (read_only(offsets), read_only(np.concatenate(
+                cache["all_cells"] = (read_only(offsets), read_only(xp.concatenate(
                     [conn.astype(np.int64, copy=False) for _, conn in used])))
         return cache["all_cells"]
 
@@ -291,9 +295,12 @@ class PolyData(DataSet):
         return cache["cell_blocks"]
 
     def _partition(self) -> dict[str, CellBlock]:
-        """The cells by kind and corner count, from the arrays as they are (not cached)."""
+        """The cells by kind and corner count, from the arrays as they are (not cached),
+        on the host: the kernels that walk cells by blocks run there for a surface
+        (a device surface's cells are copied once, for its cached blocks)."""
         blocks, first = {}, 0
-        for kind, (offsets, connectivity) in self._cells.items():
+        for kind, cells in self._cells.items():
+            offsets, connectivity = (to_host(a) for a in cells)
             sizes = np.diff(offsets)
             counts = np.unique(sizes)
             if len(counts) == 1:
