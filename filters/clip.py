@@ -27,7 +27,7 @@ from daxpy.errors import ArgumentError, FieldError
 
 from daxpy.worklets._marching import at_least
 
-from ._geometry import (GeometryFilter, dataset_array, last_step, point_coordinates, taken,
+from ._geometry import (GeometryFilter, dataset_array, grid_axes, last_step, taken,
                         weighted_sum, whole_cells)
 from ._implicit import coordinate_columns, implicit_function, plane_terms, points_distance
 from ._surface_cells import as_unstructured
@@ -172,18 +172,19 @@ def _clipped(dataset: Any, made: Any) -> UnstructuredGrid:
 
 
 def _weighted_points(dataset: Any, ids: Any, weights: Any, centres: tuple) -> Any:
-    """The output points in the grid's points' dtype (float32 for image and
-    rectilinear grids, as VTK's), where the clip ran: on every host core, or on the
-    GPU in one kernel; image and rectilinear grids' points read from their axes."""
+    """The output points where the clip ran: on every host core, or on the GPU in one
+    kernel. An image's or rectilinear grid's in float64 from its axes, as
+    vtkTableBasedClipDataSet makes them (float32 would round a small cut cell's
+    volume by more than 1e-5); other grids' in their points' dtype."""
     on_device = is_device_array(ids)
     if dataset.family in ("uniform", "rectilinear"):
         axes = [dataset.axis_coordinates(a) for a in range(3)]
         if not on_device:
-            return weighted_sum(lambda i: point_coordinates(dataset, i), ids, weights,
-                                centres, axes=axes, dtype=np.float32)
+            return weighted_sum(lambda i: _axis_points(dataset, i), ids, weights, centres,
+                                axes=axes, dtype=np.float64)
         from daxpy.cuda.interpolation import weighted_axes
 
-        return weighted_axes(tuple(axes), ids, weights, centres, dtype=np.float32)
+        return weighted_axes(tuple(axes), ids, weights, centres, dtype=np.float64)
     dtype = dataset.points().dtype
     if not on_device:
         return weighted_sum(dataset.points(), ids, weights, centres, dtype=dtype)
@@ -193,6 +194,15 @@ def _weighted_points(dataset: Any, ids: Any, weights: Any, centres: tuple) -> An
 
     return weighted_values(dataset_array(dataset, dataset.points(), cupy), ids, weights,
                            centres, dtype=dtype)
+
+
+def _axis_points(dataset: Any, ids: Any) -> Any:
+    """An image's or rectilinear grid's points ``ids``, its axes' float64 values, where
+    ``ids`` live (the array program's gather; the kernels compute the same)."""
+    xp = array_module(ids)
+    x, y, z = grid_axes(dataset, xp)
+    nx, ny = x.shape[0], y.shape[0]
+    return xp.stack([x[ids % nx], y[ids // nx % ny], z[ids // (nx * ny)]], axis=1)
 
 
 def _weighted(dataset: Any, values: Any, ids: Any, weights: Any, centres: tuple) -> np.ndarray:

@@ -41,6 +41,8 @@ def _vtk_clip(grid, function=None, value=0.0, invert=False):
         # triangles only; daxpy cuts their quads as VTK's unstructured path does
         # (the same area): compared with that path.
         append = vtk.vtkAppendFilter()
+        # The image's points as VTK holds them (double), not rounded to float.
+        append.SetOutputPointsPrecision(vtk.vtkAlgorithm.DOUBLE_PRECISION)
         append.SetInputData(data)
         append.Update()
         data = append.GetOutput()

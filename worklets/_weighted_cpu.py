@@ -56,7 +56,7 @@ def quotient(a, b, inverse):
 def _row(values, axes, nx, ny, point):
     """A point's row of up to three components in float64, as scalars (zeros past
     the last): a field's values, or (``axes`` given) a structured grid's
-    coordinates, float32 as VTK gives them (its grid index found once)."""
+    coordinates, its axes' float64 values (its grid index found once)."""
     if axes.shape[1] == 0:
         comps = values.shape[1]
         return (np.float64(values[point, 0]),
@@ -205,8 +205,8 @@ def weighted_rows(values, ids: np.ndarray, weights: np.ndarray, centres=None, ax
         :func:`daxpy.filters._geometry.weighted_sum` takes them.
     axes : three float arrays, optional
         A uniform or rectilinear grid's axis coordinates: the rows are then its
-        points' coordinates, computed from their grid indices (as float32, then
-        float64), shape (m, 3).
+        points' coordinates, computed from their grid indices (the axes' values in
+        float64, as vtkTableBasedClipDataSet reads an image's points), shape (m, 3).
     dtype : dtype, optional
 
     Returns
@@ -239,7 +239,7 @@ def weighted_rows(values, ids: np.ndarray, weights: np.ndarray, centres=None, ax
         # compiled every kernel twice (2-5 s each, cold).
         table = np.ascontiguousarray(values.reshape(values.shape[0], -1)).view()
         table.flags.writeable = False
-        grid_axes = np.zeros((3, 0), np.float32)
+        grid_axes = np.zeros((3, 0), np.float64)
     else:
         shape = (3,)
         # No rows read: float32 and read-only, the kernels' types for a float32
@@ -247,10 +247,13 @@ def weighted_rows(values, ids: np.ndarray, weights: np.ndarray, centres=None, ax
         # share one compile.
         table = np.zeros((0, 3), np.float32)
         table.flags.writeable = False
-        grid_axes = np.zeros((3, max(len(a) for a in axes)), np.float32)
+        grid_axes = np.zeros((3, max(len(a) for a in axes)), np.float64)
         for a, coordinates in enumerate(axes):
             grid_axes[a, :len(coordinates)] = coordinates
-    out = np.empty((ids.shape[0], int(np.prod(shape, dtype=np.int64))), dtype)
+    # Summed into float64 whatever the dtype asked, rounded once after: one compile
+    # serves a clip's float64 points and its float32 fields (each out dtype is
+    # another, 0.7 s cold).
+    out = np.empty((ids.shape[0], int(np.prod(shape, dtype=np.int64))), np.float64)
     gathered = (table, grid_axes, len(axes[0]) if axes else 1, len(axes[1]) if axes else 1,
                 _rows(ids), _rows(weights))
     set_num_threads(threads())
@@ -266,7 +269,7 @@ def weighted_rows(values, ids: np.ndarray, weights: np.ndarray, centres=None, ax
                     _rows(rows.astype(np.int64, copy=False)),
                     _rows(centre_ids.astype(np.int64, copy=False)),
                     _rows(centre_weights.astype(np.float64, copy=False)), out, wide)
-    return out.reshape((ids.shape[0],) + shape)
+    return out.astype(dtype, copy=False).reshape((ids.shape[0],) + shape)
 
 
 def _blocks(m: int) -> int:

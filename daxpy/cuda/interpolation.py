@@ -11,7 +11,7 @@ over the few centre rows only, those rows made again with their later terms
 (the centre table) summed among themselves and added last.
 
 Specializations: what is gathered (a field of one dtype and component count, or
-the coordinates of an image or rectilinear grid, float32 as VTK gives them), and
+the coordinates of an image or rectilinear grid, its axes' float64 values), and
 the output's dtype: float64, or the result's own (a float rounded once, an integer
 to the nearest), so that no second pass converts it.
 
@@ -77,8 +77,8 @@ extern "C" __global__ void __launch_bounds__(256) NAME(
 }
 """
 
-# An image's point p at its axes' values, each rounded to float32 first, as the
-# grid's points are; 32-bit division where the grid's ids fit (the quotients are
+# An image's point p at its axes' float64 values (as vtkTableBasedClipDataSet reads
+# an image's points); 32-bit division where the grid's ids fit (the quotients are
 # the same, and 64-bit division is a long emulated sequence on the GPU).
 _AXES_GATHER = ("{ const long long q_ = (P); long long i_, j_, k_; "
                 "if (narrow) { const unsigned u_ = (unsigned)q_, row_ = u_ / (unsigned)nx; "
@@ -86,8 +86,7 @@ _AXES_GATHER = ("{ const long long q_ = (P); long long i_, j_, k_; "
                 "k_ = row_ / (unsigned)ny; } "
                 "else { const long long row_ = q_ / nx; i_ = q_ - row_ * nx; "
                 "j_ = row_ % ny; k_ = row_ / ny; } "
-                "V[0] = (double)(float)ax[i_]; V[1] = (double)(float)ay[j_]; "
-                "V[2] = (double)(float)az[k_]; }")
+                "V[0] = ax[i_]; V[1] = ay[j_]; V[2] = az[k_]; }")
 
 _OUT_TYPES = {"f64": "double", "f32": "float", "i8": "signed char", "i16": "short",
               "i32": "int", "i64": "long long", "u8": "unsigned char",
@@ -199,7 +198,7 @@ def weighted_values(values: Any, ids: Any, weights: Any, centres: Any = None,
 def weighted_axes(axes: tuple, ids: Any, weights: Any, centres: Any = None,
                   dtype: Any = None) -> Any:
     """The weighted sums of the points of an image or rectilinear grid given by its
-    three axes' coordinates (the points are ``float32(axes[a][index_a])``), shape
+    three axes' coordinates (the points are ``axes[a][index_a]`` in float64), shape
     ``(m, 3)``, on the device; ``ids``, ``weights``, ``centres`` and ``dtype`` (float64
     by default) as :func:`weighted_values` takes them.
 
