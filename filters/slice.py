@@ -17,10 +17,13 @@ import numpy as np
 
 from daxpy.data.arrays import array_module, to_host
 from daxpy.data.verbs import Verb, register_verb
-from daxpy.engine.backend import resolve_backend
+from daxpy.engine.backend import backend_for, resolve_backend
 from daxpy.engine.dispatch import execute
+from daxpy.engine.geometry_chunks import cells_now
 from daxpy.errors import ArgumentError
 from daxpy.stream.placement import placed
+from daxpy.worklets._edge_cut import EdgeCut
+from daxpy.worklets._marching import TABLES, at_least_bound
 from daxpy.worklets._numba import compiled
 
 from ._axis_slice import axis_slice
@@ -154,13 +157,51 @@ class Slice(GeometryFilter):
                                     {n: placed(v) for n, v in made.cell_data.items()})
         cuts = []
         for origin, normal in self.planes:
-            distance = _signed_distance(dataset, self._origin(dataset, origin), normal,
-                                        self.backend)
-            cuts.append(execute("contour", dataset, distance, "points", backend=self.backend,
-                                value=0.0))
+            origin = self._origin(dataset, origin)
+            cut = _plane_cut(dataset, origin, normal, self.backend)
+            if cut is None:
+                distance = _signed_distance(dataset, origin, normal, self.backend)
+                cut = execute("contour", dataset, distance, "points", backend=self.backend,
+                              value=0.0)
+            cuts.append(cut)
         surface = cut_to_polydata(dataset, cuts, [0.0] * len(cuts), fields=self.interpolate)
         surface.name = f"slice of {dataset.name}"
         return surface
+
+
+def _plane_cut(dataset: Any, origin: np.ndarray, normal: np.ndarray, backend: str) -> Any:
+    """The cut of a 3-D image or rectilinear grid by a plane on the GPU, its distance
+    made by the contour's row kernels where they read it from the axes' terms
+    (:class:`daxpy.cuda.contour_rows.PlaneDistance`): no distance field of the grid's
+    size (1 GB of float64 at 512³) and no pass to make it; the bits of the cut of that
+    field. None where the field is cut instead (the CPU, other grids, chunked runs).
+
+    Examples
+    --------
+    >>> import daxpy
+    >>> _plane_cut(daxpy.UniformGrid(dims=(3, 3, 3)), np.zeros(3), np.ones(3), "cpu") is None
+    True
+    """
+    dims = tuple(int(d) for d in dataset.dims) if dataset.family in ("uniform",
+                                                                      "rectilinear") else ()
+    if (not dims or min(dims) < 2 or cells_now() is not None
+            or resolve_backend(backend_for(dataset, backend)) != "cuda"):
+        return None
+    import cupy
+
+    from daxpy.cuda.contour_rows import PlaneDistance, contour_rows
+    from daxpy.cuda.memory import guarded
+
+    dataset.check_unchanged()
+    # The terms as the distance field's are made (host float64, then added there).
+    terms = PlaneDistance(*(cupy.asarray((dataset.axis_coordinates(a) - origin[a]) * normal[a])
+                            for a in range(3)))
+    found = guarded(contour_rows, dataset, "slice", terms, dims, 0.0,
+                    at_least_bound(np.dtype(np.float64), 0.0), TABLES["voxel"])
+    if found is None:
+        return None
+    lo, hi, t, triangles, source = found
+    return EdgeCut(lo=lo, hi=hi, t=t, cells={3: triangles}, source={3: source})
 
 
 def _signed_distance(dataset: Any, origin: np.ndarray, normal: np.ndarray,

@@ -4,6 +4,7 @@ test_threshold.py, test_clip.py and test_slice.py). No VTK needed: these run on 
 machine as they are."""
 
 import importlib.util
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -143,6 +144,47 @@ def test_cuda_slices_as_the_cpu(grid, seed):
     gpu = Slice(normal, centre, backend="cuda")(grid)
     _same_surface(cpu, gpu, atol=1e-12)
     np.testing.assert_allclose(_host(gpu.point_data["t"]), cpu.point_data["t"], atol=1e-12)
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=seeds, rectilinear=st.booleans(), through_points=st.booleans())
+def test_a_plane_made_where_it_is_read_cuts_as_its_distance_field(seed, rectilinear,
+                                                                  through_points):
+    # The slice of an image or rectilinear grid on the GPU makes the plane's distance
+    # in the contour's kernels: the same bits as cutting its distance field.
+    import daxpy.filters.slice as slice_module
+    rng = np.random.default_rng(seed)
+    dims = tuple(int(d) for d in rng.integers(2, 40, 3))
+    grid = (daxpy.RectilinearGrid(*(np.cumsum(rng.uniform(0.2, 1.5, d)) for d in dims))
+            if rectilinear else daxpy.UniformGrid(dims=dims, spacing=(0.5, 1.0, 0.25)))
+    p = grid.points()
+    grid = grid.with_fields(point_data={"t": rng.random(grid.n_points), "v": p},
+                            cell_data={"c": np.arange(grid.n_cells)})
+    # Through grid points, a plane meets many points exactly (distance 0).
+    origin = p[int(rng.integers(0, grid.n_points))] if through_points else p.mean(axis=0)
+    normal = (1.0, -1.0, 0.0) if through_points else tuple(rng.uniform(-1, 1, 3) + 1e-3)
+    made = Slice(normal, tuple(origin), structured=False, backend="cuda")(grid)
+    with mock.patch.object(slice_module, "_plane_cut", lambda *args: None):
+        field = Slice(normal, tuple(origin), structured=False, backend="cuda")(grid)
+    assert made.n_cells == field.n_cells
+    for a, b in ((made.points(), field.points()), *zip(made.cell_array("polys"),
+                                                        field.cell_array("polys"))):
+        assert _host(a).tobytes() == _host(b).tobytes()
+    for name in ("t", "v", "c"):
+        got = made.point_data.get(name, made.cell_data.get(name))
+        want = field.point_data.get(name, field.cell_data.get(name))
+        assert _host(got).tobytes() == _host(want).tobytes()
+
+
+def test_a_plane_cut_leaves_no_field_of_the_grids_size(monkeypatch):
+    # The distance field (8 bytes a point) is not made for an image on the GPU.
+    import daxpy.filters.slice as slice_module
+    grid = daxpy.UniformGrid(dims=(30, 20, 10), point_data={"t": np.arange(6000.0)})
+    made = []
+    monkeypatch.setattr(slice_module, "_signed_distance",
+                        lambda *args: made.append(1) or pytest.fail("field made"))
+    cut = Slice((1.0, 0.5, 0.25), (7.2, 5.1, 3.3), backend="cuda")(grid)
+    assert cut.n_cells > 0 and not made
 
 
 def test_cuda_axis_slice_is_the_cpus_grid():

@@ -40,8 +40,11 @@ SPECIALIZATIONS = ([source_for(kind, c) for kind in list(_TYPES) + ["axes"] for 
                       for dtype in ("float32", "float64") for narrow in (True, False)]
                    # The contour's row kernels: three entries from one source.
                    + [(f"{name}_{part}", text) for name, text in
-                      (contour_rows_source.source_for(dtype, *TABLES["voxel"])
-                       for dtype in ("float32", "float64"))
+                      [contour_rows_source.source_for(dtype, *TABLES["voxel"])
+                       for dtype in ("float32", "float64")]
+                      # A plane's distance made where the kernels read it (a slice).
+                      + [contour_rows_source.source_for("float64", *TABLES["voxel"],
+                                                        plane=True)]
                       for part in ("classify", "sizes", "emit", "scan")]
                    # The scan of counts that writes the sizes (threshold).
                    + [(name, scan.source()) for name in scan.NAMES]

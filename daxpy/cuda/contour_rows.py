@@ -31,9 +31,10 @@ hold here too: the cuts at that point are one output point, the point itself
 Where a value is not finite (cells with NaN corners make nothing) the array
 program runs instead: :func:`contour_rows` returns None.
 
-Specialization: the field's dtype. The case tables come from the caller (VTK's,
-:data:`daxpy.worklets._marching.TABLES`) and are compiled into the source
-(:mod:`daxpy.cuda.contour_rows_source`).
+Specializations: the field's dtype, or a plane's distance made from the grid's axes
+where it is read (:class:`PlaneDistance`: a slice). The case tables come from the
+caller (VTK's, :data:`daxpy.worklets._marching.TABLES`) and are compiled into the
+source (:mod:`daxpy.cuda.contour_rows_source`).
 
 Examples
 --------
@@ -61,17 +62,37 @@ CuPy's scan, which spreads over the GPU (a whole 512³ grid's million, in a
 fraction of the one block's time), and a one-thread kernel then writes the sizes."""
 
 
-def _kernels(dtype, tables: tuple) -> tuple:
-    """The classify, sizes and emit kernels of a dtype, kept per tables object: building
-    and hashing the source (its tables are 4,000 numbers) takes about a millisecond,
-    longer than the kernels at 256³."""
-    kept = _KERNELS.get(dtype.char)  # a dtype's name takes a few microseconds to make
+def _kernels(dtype, tables: tuple, plane: bool = False) -> tuple:
+    """The classify, sizes and emit kernels of a dtype (or of a plane's distance), kept
+    per tables object: building and hashing the source (its tables are 4,000 numbers)
+    takes about a millisecond, longer than the kernels at 256³."""
+    key = "plane" if plane else dtype.char  # a dtype's name takes microseconds to make
+    kept = _KERNELS.get(key)
     if kept is None or kept[0] is not tables:
-        name, source = source_for(dtype, *tables)
-        kept = _KERNELS[dtype.char] = (tables, *(get_kernel(f"{name}_{part}", source)
-                                            for part in ("classify", "sizes", "emit",
-                                                         "scan")))
+        name, source = source_for(dtype, *tables, plane=plane)
+        kept = _KERNELS[key] = (tables, *(get_kernel(f"{name}_{part}", source)
+                                          for part in ("classify", "sizes", "emit",
+                                                       "scan")))
     return kept[1:]
+
+
+@dataclass(frozen=True)
+class PlaneDistance:
+    """The signed distance to a plane at a 3-D image's or rectilinear grid's points,
+    as its axes' terms on the device: point ``(i, j, k)``'s is ``(pz[k] + py[j]) +
+    px[i]`` (float64, each sum rounded on its own, as the array program adds them).
+    The row kernels make it where they read it: no field of the grid's size.
+
+    Examples
+    --------
+    >>> PlaneDistance.dtype
+    dtype('float64')
+    """
+
+    px: Any
+    py: Any
+    pz: Any
+    dtype = np.dtype(np.float64)
 
 
 @dataclass
@@ -83,7 +104,7 @@ class RowsClassified:
     slab's without its last two planes, there only for its cells' far corners.
     """
 
-    scalars: Any
+    fields: tuple
     dims: tuple
     value: float
     own_rows: int
@@ -151,8 +172,12 @@ def classify_rows(scalars: Any, dims: tuple, value: float, bound: Any, tables: t
     import cupy
 
     nx, ny, nz = (int(d) for d in dims)
-    scalars = cupy.ascontiguousarray(scalars)
-    kernels = _kernels(scalars.dtype, tables)
+    plane = isinstance(scalars, PlaneDistance)
+    if not plane:
+        scalars = cupy.ascontiguousarray(scalars)
+    kernels = _kernels(scalars.dtype, tables, plane)
+    # The field and, for a plane, its y and z terms (a field's kernels ignore them).
+    fields = (scalars.px, scalars.py, scalars.pz) if plane else (scalars, scalars, scalars)
     rows = ny * nz
     own_rows = rows if own_rows is None else int(own_rows)
     scratch = scratch or RowsScratch(nx, rows)
@@ -163,8 +188,9 @@ def classify_rows(scalars: Any, dims: tuple, value: float, bound: Any, tables: t
     at = scalars.dtype.type(value)
     at = at if float(at) == value else scalars.dtype.type(np.nan)
     kernels[0](((rows + ROWS - 1) // ROWS,), (32, ROWS),
-               (scalars, scalars.dtype.type(bound), at, np.int32(nx), np.int32(ny),
-                np.int32(nz), np.int32(scalars.data.ptr % 16 == 0), flags, row_counts[:rows],
+               (*fields, scalars.dtype.type(bound), at, np.int32(nx), np.int32(ny),
+                np.int32(nz), np.int32(not plane and scalars.data.ptr % 16 == 0), flags,
+                row_counts[:rows],
                 row_counts[rows:], active, scratch.unusual, np.int32(plane_below)))
     # The points' and the triangles' row counts in one scan; the triangles' starts
     # are its second half less its first item, taken off by the kernels. The
@@ -179,7 +205,7 @@ def classify_rows(scalars: Any, dims: tuple, value: float, bound: Any, tables: t
         kernels[1]((1,), (1,), (starts, starts[rows:], np.int32(own_rows), scratch.unusual,
                                np.uint64(scratch.host.ptr)))
     ready = cupy.cuda.get_current_stream().record()
-    return RowsClassified(scalars, (nx, ny, nz), value, own_rows, flags, active, starts,
+    return RowsClassified(fields, (nx, ny, nz), value, own_rows, flags, active, starts,
                           scratch.host, kernels, ready)
 
 
@@ -207,7 +233,7 @@ def emit_rows(classified: RowsClassified, n_points: int, n_tris: int, *, point_b
     if n_points or n_tris:  # all triangles may collapse onto points at the value
         classified.kernels[2](
             ((ny * nz + ROWS - 1) // ROWS,), (32, ROWS),
-            (classified.scalars, np.float64(classified.value), np.int32(nx), np.int32(ny),
+            (*classified.fields, np.float64(classified.value), np.int32(nx), np.int32(ny),
              np.int32(nz), classified.flags, classified.active, classified.starts,
              classified.starts[ny * nz:], lo, hi, t, triangles, source,
              np.int64(classified.own_rows), np.int64(point_base), np.int64(id_base),
@@ -221,7 +247,8 @@ def contour_rows(scalars: Any, dims: tuple, value: float, bound: Any,
 
     Parameters
     ----------
-    scalars : cupy.ndarray of float32 or float64, shape (n_points,)
+    scalars : cupy.ndarray of float32 or float64, shape (n_points,), or PlaneDistance
+        The field, or a plane's distance made where it is read (:class:`PlaneDistance`).
     dims : tuple of int
         The grid's points along x, y and z, each at least 2.
     value : float

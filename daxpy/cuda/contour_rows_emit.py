@@ -12,7 +12,8 @@ EMIT = r"""
 // local memory), 0.77 with six. Point ids are below 2^31 (the caller checks), so a
 // lane's twelve fit in 48 bytes of shared memory.
 extern "C" __global__ void __launch_bounds__(256, 5) NAME_emit(
-    const T* __restrict__ s, const double value, const int nx, const int ny, const int nz,
+    const T* __restrict__ s, const double* __restrict__ py, const double* __restrict__ pz,
+    const double value, const int nx, const int ny, const int nz,
     const unsigned char* __restrict__ flags, const unsigned char* __restrict__ active,
     const long long* __restrict__ point_start,
     const long long* __restrict__ tri_start, long long* __restrict__ lo,
@@ -101,7 +102,7 @@ extern "C" __global__ void __launch_bounds__(256, 5) NAME_emit(
 #pragma unroll
         for (int a = 0; a < 3; ++a) {
           if (f[0] >> (1 + a) & 1) {
-            const double low = (double)s[p], high = (double)s[p + steps[a]];
+            const double low = (double)VALUE(p), high = (double)VALUE(p + steps[a]);
             lo[o] = point_base + p;
             hi[o] = point_base + p + steps[a];
             t[o] = (value - low) / (high - low);

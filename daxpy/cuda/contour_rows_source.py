@@ -112,6 +112,30 @@ __device__ __forceinline__ void load4(const double* row, int x, int nx, bool wid
 #pragma unroll
   for (int i = 0; i < 4; ++i) v[i] = row[x + i < nx ? x + i : nx - 1];
 }
+// PLANE: the field is a plane's signed distance, made where it is read from the
+// grid's axes' terms px, py, pz (float64): point (i, j, k)'s is (pz[k] + py[j]) +
+// px[i], each sum rounded on its own, as the array program adds the terms; no field
+// of the grid's size is made. A row's points: its (pz + py), then + px[x].
+struct PlaneRow {
+  const double* px;
+  double yz;
+  __device__ double operator[](long long x) const { return __dadd_rn(yz, px[x]); }
+};
+
+__device__ __forceinline__ void load4(const PlaneRow& row, int x, int nx, bool,
+                                      double (&v)[4]) {
+#pragma unroll
+  for (int i = 0; i < 4; ++i) v[i] = row[x + i < nx ? x + i : nx - 1];
+}
+
+__device__ __forceinline__ double plane_at(const double* __restrict__ px,
+                                           const double* __restrict__ py,
+                                           const double* __restrict__ pz, int nx, int ny,
+                                           long long p) {
+  const long long row = p / nx;
+  return __dadd_rn(__dadd_rn(pz[row / ny], py[row % ny]), px[p - row * nx]);
+}
+
 // A lane's four flag bytes: one 4-byte store where the row allows it.
 __device__ __forceinline__ void store4(unsigned char* out, unsigned bytes, bool wide, int left) {
   if (wide && left >= 4) {
@@ -130,8 +154,15 @@ __device__ __forceinline__ void mark(unsigned char* row_active, int first, int c
 }
 #endif
 
+#if PLANE
+#define VALUE(p) plane_at(s, py, pz, nx, ny, (p))
+#else
+#define VALUE(p) s[(p)]
+#endif
+
 extern "C" __global__ void __launch_bounds__(256) NAME_classify(
-    const T* __restrict__ s, const T bound, const T at, const int nx,
+    const T* __restrict__ s, const double* __restrict__ py, const double* __restrict__ pz,
+    const T bound, const T at, const int nx,
     const int ny, const int nz, const int aligned, unsigned char* __restrict__ flags,
     int* __restrict__ row_points, int* __restrict__ row_tris, unsigned char* __restrict__ active,
     int* __restrict__ unusual, const int plane_below)
@@ -144,8 +175,14 @@ extern "C" __global__ void __launch_bounds__(256) NAME_classify(
   const int lane = threadIdx.x, j = (int)(r % ny), k = (int)(r / ny);
   const bool hy = j + 1 < ny, hz = k + 1 < nz, cells = hy && hz;
   const long long plane = (long long)nx * ny;
+#if PLANE
+  const int j1 = j + (hy ? 1 : 0), k1 = k + (hz ? 1 : 0);
+  const PlaneRow row[4] = {{s, __dadd_rn(pz[k], py[j])}, {s, __dadd_rn(pz[k], py[j1])},
+                           {s, __dadd_rn(pz[k1], py[j])}, {s, __dadd_rn(pz[k1], py[j1])}};
+#else
   const T* const row[4] = {s + r * nx, s + r * nx + (hy ? nx : 0), s + r * nx + (hz ? plane : 0),
                            s + r * nx + (cells ? nx + plane : 0)};
+#endif
   // Each lane takes four consecutive points (a warp 128): the bits of a point's
   // x, y and z edges and of its cell are then a few operations on 4-bit masks.
   const bool wide = aligned && nx % 4 == 0;  // rows start 16-byte aligned
@@ -227,8 +264,9 @@ extern "C" __global__ void __launch_bounds__(256) NAME_classify(
     for (unsigned todo = here_ex & valid; todo; todo &= todo - 1) {  // rare
       const int i = __ffs(todo) - 1;
       const long long p = r * nx + x + i;
-      const bool below = (x + i > 0 && !(s[p - 1] >= bound)) || (j > 0 && !(s[p - nx] >= bound))
-                      || ((k > 0 || plane_below) && !(s[p - plane] >= bound));
+      const bool below = (x + i > 0 && !(VALUE(p - 1) >= bound))
+                      || (j > 0 && !(VALUE(p - nx) >= bound))
+                      || ((k > 0 || plane_below) && !(VALUE(p - plane) >= bound));
       if (((cut_x | cut_y | cut_z) >> i & 1) || below) alone |= 1u << i;
     }
     // The four points' bytes (see IN, ALONE, EXACT), byte i point x + i.
@@ -329,12 +367,13 @@ def _edge_info(edges: np.ndarray) -> int:
     return info
 
 
-def source_for(dtype, counts: np.ndarray, table: np.ndarray,
-               edges: np.ndarray) -> tuple[str, str]:
-    """``(name, source)`` of the two kernels for a field of ``dtype`` (float32 or
-    float64), with VTK's voxel case ``counts`` (256), padded ``table``
-    (256, 5, 3) and ``edges`` (12, 2) compiled in. The kernels are ``name +
-    "_classify"`` and ``name + "_emit"``.
+def source_for(dtype, counts: np.ndarray, table: np.ndarray, edges: np.ndarray,
+               plane: bool = False) -> tuple[str, str]:
+    """``(name, source)`` of the kernels for a field of ``dtype`` (float32 or
+    float64), or (``plane``) for a plane's float64 signed distance made from the
+    grid's axes' terms where it is read, with VTK's voxel case ``counts`` (256),
+    padded ``table`` (256, 5, 3) and ``edges`` (12, 2) compiled in. The kernels
+    are ``name + "_classify"``, ``"_sizes"``, ``"_emit"`` and ``"_scan"``.
 
     Examples
     --------
@@ -342,12 +381,16 @@ def source_for(dtype, counts: np.ndarray, table: np.ndarray,
     >>> name, source = source_for("float64", *TABLES["voxel"])
     >>> name, "contour_rows__f64_emit(" in source
     ('contour_rows__f64', True)
+    >>> source_for("float64", *TABLES["voxel"], plane=True)[0]
+    'contour_rows__plane'
     """
-    name = f"contour_rows__{dtype_tag(dtype)}"
+    name = "contour_rows__plane" if plane else f"contour_rows__{dtype_tag(dtype)}"
     padded = np.zeros((256, 5, 3), np.int64)
     padded[:, :table.shape[1]] = table
     body = ((WIDE_SCAN + _SOURCE + EMIT).replace("NAME", name)
             .replace("COUNTS_INIT", ", ".join(str(int(c)) for c in counts))
             .replace("TABLE_INIT", ", ".join(str(int(e)) for e in padded.ravel()))
             .replace("EDGE_INFO_INIT", f"{_edge_info(edges)}ull"))
-    return name, f"#define T {ctype(dtype)}\n{body}#undef T\n"
+    field = "double" if plane else ctype(dtype)
+    return name, (f"#define T {field}\n#define PLANE {int(plane)}\n{body}"
+                  "#undef VALUE\n#undef PLANE\n#undef T\n")
