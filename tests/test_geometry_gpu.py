@@ -99,6 +99,12 @@ def test_gradient_then_contour_pipeline_on_the_gpu():
     # The Q field is computed in float64 on both; the isosurface's points agree to
     # rounding, and its cells exactly where no Q value sits within rounding of 0.1.
     np.testing.assert_allclose(_host(results[1].points()), results[0].points(), atol=1e-9)
+    # Asked for the device, the isosurface stays there: Q never came to the host.
+    pipe = daxpy.pipeline(grid)
+    pipe.gradient("v", qcriterion=True, compute_gradient=False).contour(values=[0.1])
+    there = pipe.run(backend="cuda", to="device")
+    _on_the_device(there)
+    _same_surface(results[1], there)
 
 
 @settings(max_examples=25, deadline=None)
