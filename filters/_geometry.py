@@ -338,6 +338,24 @@ def grid_axes(dataset: Any, xp: Any) -> list:
                                          for a in range(3)])
 
 
+def axis_values(dataset: Any, ids: Any) -> Any:
+    """A uniform or rectilinear grid's points ``ids`` as its axes' float64 values,
+    shape ``(n, 3)``, where ``ids`` live (an array program: NumPy or CuPy).
+
+    Examples
+    --------
+    >>> import numpy as np, daxpy
+    >>> axis_values(daxpy.RectilinearGrid([0.0, 0.1], [5.0, 7.0]), np.array([3])).tolist()
+    [[0.1, 7.0, 0.0]]
+    """
+    from daxpy.data.arrays import array_module
+
+    xp = array_module(ids)
+    x, y, z = grid_axes(dataset, xp)
+    nx, ny = x.shape[0], y.shape[0]
+    return xp.stack([x[ids % nx], y[ids // nx % ny], z[ids // (nx * ny)]], axis=1)
+
+
 def _axis_points(dataset: Any, ids: Any) -> Any:
     """The coordinates (float32) of a uniform or rectilinear grid's points ``ids``
     from its axes, where ``ids`` live (on the device in one kernel, the same bits:

@@ -26,7 +26,7 @@ from daxpy.stream.placement import placed
 from daxpy.worklets._edge_cut import EdgeCut, interpolate
 from daxpy.worklets._numba import compiled
 
-from ._geometry import dataset_array, grid_axes
+from ._geometry import axis_values, dataset_array, grid_axes
 
 _KINDS = {1: "verts", 2: "lines", 3: "polys"}
 
@@ -60,20 +60,15 @@ def _array_coordinates(dataset: Any, cut: EdgeCut) -> Any:
     compiled kernel does not serve)."""
     xp = array_module(cut.lo)
     if dataset.family in ("uniform", "rectilinear"):
-        dims = tuple(int(d) for d in dataset.dims)
-        axes = grid_axes(dataset, xp)
         if xp is not np:  # one kernel, the same bits (daxpy.cuda.edge_points)
             from daxpy.cuda.edge_points import axis_points
 
-            made = axis_points(cut.lo, cut.hi, cut.t, dims, axes)
+            made = axis_points(cut.lo, cut.hi, cut.t, tuple(int(d) for d in dataset.dims),
+                               grid_axes(dataset, xp))
             if made is not None:
                 return made
 
-        def at(ids):
-            i, j, k = ids % dims[0], ids // dims[0] % dims[1], ids // (dims[0] * dims[1])
-            return xp.stack([axes[0][i], axes[1][j], axes[2][k]], axis=1)
-
-        low, high = at(cut.lo), at(cut.hi)
+        low, high = axis_values(dataset, cut.lo), axis_values(dataset, cut.hi)
         dtype: Any = np.float32
     else:
         points = dataset_array(dataset, dataset.points(), xp)

@@ -27,7 +27,7 @@ from daxpy.errors import ArgumentError, FieldError
 
 from daxpy.worklets._marching import at_least
 
-from ._geometry import (GeometryFilter, dataset_array, grid_axes, last_step, taken,
+from ._geometry import (GeometryFilter, axis_values, dataset_array, last_step, taken,
                         weighted_sum, whole_cells)
 from ._implicit import coordinate_columns, implicit_function, plane_terms, points_distance
 from ._surface_cells import as_unstructured
@@ -180,7 +180,7 @@ def _weighted_points(dataset: Any, ids: Any, weights: Any, centres: tuple) -> An
     if dataset.family in ("uniform", "rectilinear"):
         axes = [dataset.axis_coordinates(a) for a in range(3)]
         if not on_device:
-            return weighted_sum(lambda i: _axis_points(dataset, i), ids, weights, centres,
+            return weighted_sum(lambda i: axis_values(dataset, i), ids, weights, centres,
                                 axes=axes, dtype=np.float64)
         from daxpy.cuda.interpolation import weighted_axes
 
@@ -194,15 +194,6 @@ def _weighted_points(dataset: Any, ids: Any, weights: Any, centres: tuple) -> An
 
     return weighted_values(dataset_array(dataset, dataset.points(), cupy), ids, weights,
                            centres, dtype=dtype)
-
-
-def _axis_points(dataset: Any, ids: Any) -> Any:
-    """An image's or rectilinear grid's points ``ids``, its axes' float64 values, where
-    ``ids`` live (the array program's gather; the kernels compute the same)."""
-    xp = array_module(ids)
-    x, y, z = grid_axes(dataset, xp)
-    nx, ny = x.shape[0], y.shape[0]
-    return xp.stack([x[ids % nx], y[ids // nx % ny], z[ids // (nx * ny)]], axis=1)
 
 
 def _weighted(dataset: Any, values: Any, ids: Any, weights: Any, centres: tuple) -> np.ndarray:

@@ -193,9 +193,7 @@ def _plane_cut(dataset: Any, origin: np.ndarray, normal: np.ndarray, backend: st
     from daxpy.cuda.memory import guarded
 
     dataset.check_unchanged()
-    # The terms as the distance field's are made (host float64, then added there).
-    terms = PlaneDistance(*(cupy.asarray((dataset.axis_coordinates(a) - origin[a]) * normal[a])
-                            for a in range(3)))
+    terms = PlaneDistance(*_axis_terms(dataset, origin, normal, cupy))
     found = guarded(contour_rows, dataset, "slice", terms, dims, 0.0,
                     at_least_bound(np.dtype(np.float64), 0.0), TABLES["voxel"])
     if found is None:
@@ -217,13 +215,20 @@ def _signed_distance(dataset: Any, origin: np.ndarray, normal: np.ndarray,
 
         xp = cupy
     if structured:
-        parts = [xp.asarray((dataset.axis_coordinates(a) - origin[a]) * normal[a])
-                 for a in range(3)]
+        parts = _axis_terms(dataset, origin, normal, xp)
         # Host terms by the compiled pass; device terms never load Numba.
         distance = _AXIS_DISTANCE if xp is np else _array_axis_distance
         return distance(parts, dataset.n_points)
     points = dataset_array(dataset, dataset.points(), xp)
     return plane_distance(points, np.asarray(origin).tolist(), np.asarray(normal).tolist())
+
+
+def _axis_terms(dataset: Any, origin: np.ndarray, normal: np.ndarray, xp: Any) -> list:
+    """An image's or rectilinear grid's plane distance as three terms, one per axis,
+    ``(axis - origin[a]) * normal[a]`` in float64 on the host, then where ``xp`` is:
+    a point's distance is ``(z term + y term) + x term``."""
+    return [xp.asarray((dataset.axis_coordinates(a) - origin[a]) * normal[a])
+            for a in range(3)]
 
 
 def _array_axis_distance(parts: Any, n_points: int) -> Any:

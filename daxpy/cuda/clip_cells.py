@@ -195,7 +195,7 @@ def clip_cells(scalars: Any, dims: tuple, value: float, bound: Any, invert: bool
     keys = cupy.empty(n_points, cupy.int64)
     emit(*launch, (scalars, np.float64(value), *sizes, cases, cells, slot_places, terms,
                    shares, width, code_places, flags, starts, np.int64(n_kept),
-                   np.int64(n_kept + n_cut), ids, weights, centre_ids, centre_weights, connectivity, offsets, types,
-                   source, keys))
+                   np.int64(n_kept + n_cut), ids, weights, centre_ids, centre_weights,
+                   connectivity, offsets, types, source, keys))
     return (ids, weights, cupy.arange(n_kept + n_cut, n_points, dtype=cupy.int64),
             centre_ids, centre_weights, connectivity, offsets, types, source, keys)

@@ -208,6 +208,8 @@ NAME_emit(const T* __restrict__ s, double value, int nx, int ny, int nz,
   const long long first_cell = (long long)(j + (ny - 1) * k) * (nx - 1);
   const unsigned below = (1u << lane) - 1u;
   const int centre_width = 2 * width - 2;
+  // Every corner kept: one cell, uncut (its type read once, not per 32 cells).
+  const int type_whole = cells[CELL_FIELDS * cases[CASE_FIELDS * 255 + 1]];
   for (int x0 = 0; x0 < nx; x0 += 32) {
     const int x = x0 + lane;
     unsigned f[4], g[4];  // the flags at x and x + 1 of the four rows
@@ -278,7 +280,6 @@ NAME_emit(const T* __restrict__ s, double value, int nx, int ny, int nz,
       }
       const int slots_all = __shfl_sync(FULL, slots_to, 31);
       const int both_all = __shfl_sync(FULL, both_to, 31), cells_all = both_all & 0xffff;
-      const int type_whole = cells[CELL_FIELDS * cases[CASE_FIELDS * 255 + 1]];
       if (__all_sync(FULL, c == 255u || x + 1 >= nx)) {
         // Cells kept whole (most of a clip's cells), up to the row's end: each the
         // next kept point of its four rows, corner m at row m >> 1, x step

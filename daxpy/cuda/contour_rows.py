@@ -190,8 +190,8 @@ def classify_rows(scalars: Any, dims: tuple, value: float, bound: Any, tables: t
     kernels[0](((rows + ROWS - 1) // ROWS,), (32, ROWS),
                (*fields, scalars.dtype.type(bound), at, np.int32(nx), np.int32(ny),
                 np.int32(nz), np.int32(not plane and scalars.data.ptr % 16 == 0), flags,
-                row_counts[:rows],
-                row_counts[rows:], active, scratch.unusual, np.int32(plane_below)))
+                row_counts[:rows], row_counts[rows:], active, scratch.unusual,
+                np.int32(plane_below)))
     # The points' and the triangles' row counts in one scan; the triangles' starts
     # are its second half less its first item, taken off by the kernels. The
     # output's sizes, and whether the array program must run, are written into
