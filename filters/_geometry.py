@@ -282,38 +282,6 @@ def taken(values: Any, ids: Any) -> Any:
     return placed(_TAKE(to_host(values), ids) if xp is np else xp.asarray(values)[ids])
 
 
-def whole_cells(dataset: Any, made: Any, name: str, original_ids: bool = False) -> Any:
-    """The grid of whole input cells a threshold kept (``made``: its cells, the points
-    they use and their renumbered topology), gathered where ``made`` lives.
-
-    The cells are the input's own (validated, or made by a structured grid), so the
-    grid is built without checking them again.
-
-    Examples
-    --------
-    >>> import numpy as np, daxpy
-    >>> from daxpy.engine.dispatch import execute
-    >>> g = daxpy.UniformGrid(dims=(3,), point_data={"t": np.array([0.0, 1, 2])})
-    >>> made = execute("threshold", g, g.point_data["t"], "points", backend="cpu",
-    ...                at="points", lower=1.5, upper=3.0, all_points=False)
-    >>> whole_cells(g, made, "kept").points().tolist()
-    [[1.0, 0.0, 0.0], [2.0, 0.0, 0.0]]
-    """
-    from daxpy.data.unstructured import UnstructuredGrid
-    from daxpy.stream.placement import placed
-
-    cells, used = made.cell_ids, made.point_ids
-    point_data = {n: taken(v, used) for n, v in dataset.point_data.items()}
-    cell_data = {n: taken(v, cells) for n, v in dataset.cell_data.items()}
-    if original_ids:
-        point_data["vtkOriginalPointIds"] = placed(used)
-        cell_data["vtkOriginalCellIds"] = placed(cells)
-    return UnstructuredGrid.from_checked(
-        placed(point_coordinates(dataset, used)), placed(made.connectivity),
-        placed(made.offsets), placed(made.cell_types), point_data=point_data,
-        cell_data=cell_data, name=name)
-
-
 def grid_axes(dataset: Any, xp: Any) -> list:
     """An axis-aligned grid's coordinates along x, y and z (float64) where ``xp``
     computes. On the device they are uploaded once per grid and geometry and kept

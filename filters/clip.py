@@ -28,9 +28,10 @@ from daxpy.errors import ArgumentError, FieldError
 from daxpy.worklets._marching import at_least
 
 from ._geometry import (GeometryFilter, axis_values, dataset_array, last_step, taken,
-                        weighted_sum, whole_cells)
+                        weighted_sum)
 from ._implicit import coordinate_columns, implicit_function, plane_terms, points_distance
 from ._surface_cells import as_unstructured
+from ._whole_cells import whole_cells
 
 __all__ = ["Clip"]
 
@@ -129,7 +130,7 @@ class Clip(GeometryFilter):
             inside = at_least(scalars, self.value) != invert
             made = execute("threshold", dataset, inside.astype(np.float64), "points",
                            backend=self.backend, at="points", lower=0.5, upper=1.5,
-                           all_points=False)
+                           all_points=False, ids=False)
             return whole_cells(dataset, made, f"clip of {dataset.name}")
         made = execute("clip", dataset, scalars, "points", backend=self.backend,
                        value=self.value, invert=invert)

@@ -24,7 +24,8 @@ from daxpy.engine.dispatch import execute
 from daxpy.worklets._marching import at_least, at_most
 from daxpy.errors import ArgumentError, FieldError
 
-from ._geometry import GeometryFilter, last_step, whole_cells
+from ._geometry import GeometryFilter, last_step
+from ._whole_cells import whole_cells
 from ._surface_cells import as_unstructured
 
 __all__ = ["Threshold"]
@@ -135,8 +136,9 @@ class Threshold(GeometryFilter):
         if self.component in ("any", "all") and components > 1:
             return self._output(dataset, self._by_components(dataset, values, params))
         scalars = _component(values, self.component, self.field)
+        # The ids are read for original ids alone: the GPU gathers the rest by words.
         made = execute("threshold", dataset, scalars, association, backend=self.backend,
-                       **params)
+                       ids=self.original_ids, **params)
         return self._output(dataset, made)
 
     def _by_components(self, dataset: DataSet, values: Any, params: dict) -> Any:
@@ -161,9 +163,10 @@ class Threshold(GeometryFilter):
 
     def _output(self, dataset: DataSet, made: Any) -> UnstructuredGrid:
         n_points = dataset.n_points
-        if made.cell_ids.shape[0] == dataset.n_cells > 0 and made.point_ids.shape[0] < n_points:
+        if made.cell_types.shape[0] == dataset.n_cells > 0 and made.n_points < n_points:
             # vtkThreshold passes its input through when every cell passes: the
             # points no cell uses stay.
+            made = made.with_ids()
             xp = array_module(made.point_ids)
             made = replace(made, connectivity=made.point_ids[made.connectivity],
                            point_ids=xp.arange(n_points, dtype=xp.int64))

@@ -111,16 +111,28 @@ def test_gradient_then_contour_pipeline_on_the_gpu():
 @given(grid=st.one_of(structured_grids(max_side=5), unstructured_grids()), seed=seeds)
 def test_cuda_keeps_the_cpus_cells(grid, seed):
     rng = np.random.default_rng(seed)
-    grid = grid.with_fields(point_data={"t": rng.random(grid.n_points)},
-                            cell_data={"c": rng.random(grid.n_cells)})
+    # Point and cell fields of several dtypes and shapes: a 3-D structured grid's
+    # GPU threshold gathers them by its words of used points and kept cells.
+    grid = grid.with_fields(
+        point_data={"t": rng.random(grid.n_points),
+                    "v": rng.random((grid.n_points, 3)).astype(np.float32),
+                    "i": rng.integers(-5, 5, grid.n_points).astype(np.int16)},
+        cell_data={"c": rng.random(grid.n_cells),
+                   "m": rng.random((grid.n_cells, 4)).astype(np.float32)})
     for options in ({"field": "t", "lower": 0.3, "upper": 0.8, "all_scalars": False},
                     {"field": "t", "lower": 0.3, "upper": 0.8, "invert": True},
+                    {"field": "t", "lower": 0.2, "upper": 0.9, "original_ids": True},
                     {"field": "c", "lower": 0.5, "upper": 2.0}):
         cpu = Threshold(**options, backend="cpu")(grid)
         gpu = Threshold(**options, backend="cuda")(grid)
         _same_cells(cpu, gpu)
-        np.testing.assert_array_equal(cpu.point_data["t"], _host(gpu.point_data["t"]))
-        np.testing.assert_array_equal(cpu.cell_data["c"], _host(gpu.cell_data["c"]))
+        assert set(cpu.point_data) == set(gpu.point_data)
+        for name in cpu.point_data:
+            assert cpu.point_data[name].dtype == gpu.point_data[name].dtype
+            np.testing.assert_array_equal(cpu.point_data[name], _host(gpu.point_data[name]))
+        assert set(cpu.cell_data) == set(gpu.cell_data)
+        for name in cpu.cell_data:
+            np.testing.assert_array_equal(cpu.cell_data[name], _host(gpu.cell_data[name]))
 
 
 @settings(max_examples=25, deadline=None)

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import daxpy
+from daxpy.cuda.bit_words import axis_points_source, take_source
 from daxpy.cuda.threshold_cells_source import MODES, SPAN, classify_source, index_source
 from daxpy.worklets.threshold import threshold_cells as array_program
 
@@ -18,7 +19,9 @@ from test_cuda_codegen import _have_compiler, specializations_ptx
 
 SPECIALIZATIONS = ([classify_source(dtype, mode) for dtype in ("float32", "float64")
                     for mode in MODES]
-                   + [(name, index_source()[1]) for name in index_source()[0]])
+                   + [(name, index_source()[1]) for name in index_source()[0]]
+                   + [take_source(size, c) for size in (1, 2, 4, 8) for c in (1, 3)] + [take_source(8, 1, True)]
+                   + [axis_points_source(dtype) for dtype in ("float32", "float64")])
 
 
 @pytest.mark.skipif(not _have_compiler(), reason="needs nvcc or NVRTC (CuPy)")
@@ -66,6 +69,40 @@ def _check(dims, values, mode, lower, upper, invert):
                     -at_least_bound(values.dtype, -upper), invert, HEXAHEDRON)
     assert found is not None
     _same(type(want)(*found), want)
+    _check_words(grid, found, want)
+    without = kernels(on_device, dims, mode, at_least_bound(values.dtype, lower),
+                      -at_least_bound(values.dtype, -upper), invert, HEXAHEDRON, False)
+    assert without[0] is None and without[1] is None
+    _same(type(want)(*without).with_ids(), want)
+    _check_words(grid, without, want)
+
+
+def _check_words(grid, found, want):
+    """The gathers by the kept cells' and used points' words give those by their
+    ids, bit for bit, with or without the ids made."""
+    import cupy
+
+    from daxpy.cuda.edge_points import grid_points
+
+    by_points, by_cells = found[5], found[6]
+    assert by_points.ids is found[1] and by_cells.ids is found[0]
+    assert by_points.item_ids().get().tobytes() == want.point_ids.tobytes()
+    assert by_cells.item_ids().get().tobytes() == want.cell_ids.tobytes()
+    rng = np.random.default_rng(grid.n_points)
+    for words, ids, n in ((by_points, want.point_ids, grid.n_points),
+                          (by_cells, want.cell_ids, grid.n_cells)):
+        arrays = [rng.standard_normal(n), rng.integers(-9, 9, (n, 3), np.int8),
+                  rng.standard_normal((n, 2, 2)).astype(np.float32),
+                  rng.integers(0, 9, n).astype(np.uint16),
+                  rng.standard_normal(n).astype(np.complex128)]
+        for array in arrays:
+            got = words.take(cupy.asarray(array))
+            assert got.dtype == array.dtype and got.get().tobytes() == array[ids].tobytes()
+    for dtype in (np.float32, np.float64):
+        axes = [cupy.asarray(grid.axis_coordinates(a).astype(dtype) * 1.1) for a in range(3)]
+        expected = grid_points(cupy.asarray(want.point_ids), tuple(grid.dims), axes)
+        got = by_points.axis_points(axes, grid.dims[1])
+        assert got.get().tobytes() == expected.get().tobytes()
 
 
 # Rows of one word to several spans of words (daxpy.cuda.threshold_cells_source.SPAN).

@@ -20,7 +20,7 @@ Examples
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -39,12 +39,19 @@ class Kept:
 
     Attributes
     ----------
-    cell_ids : int64 array
+    cell_ids : int64 array or None
         Kept input cells, ascending.
-    point_ids : int64 array
+    point_ids : int64 array or None
         Input points the kept cells use, ascending (the output's points).
     connectivity, offsets, cell_types : arrays
         The kept cells as output point ids, in vtkCellArray's form.
+    point_words, cell_words : daxpy.cuda.bit_words.BitWords or None
+        The GPU's threshold of a 3-D structured grid: the used points and kept
+        cells as bit words, by which the output's arrays are gathered without
+        reading ids. Asked for no ids (``ids=False``), it leaves ``cell_ids`` and
+        ``point_ids`` None, and :meth:`with_ids` makes them. The words stand for
+        the ids they hold: a Kept made with other ids (a replace) is gathered by
+        its ids. They live on the device only (``device_only``).
     """
 
     cell_ids: Any
@@ -52,6 +59,40 @@ class Kept:
     connectivity: Any
     offsets: Any
     cell_types: Any
+    point_words: Any = field(default=None, metadata={"device_only": True})
+    cell_words: Any = field(default=None, metadata={"device_only": True})
+
+    @property
+    def n_points(self) -> int:
+        """The used points.
+
+        Examples
+        --------
+        >>> Kept(np.array([0]), np.array([0, 1]), np.array([0, 1]), np.array([0, 2]),
+        ...      np.array([3], np.uint8)).n_points
+        2
+        """
+        if self.point_ids is None:
+            return int(self.point_words.count)
+        return int(self.point_ids.shape[0])
+
+    def with_ids(self) -> "Kept":
+        """This Kept with its cell and point ids as arrays (made from its words where
+        it has none).
+
+        Examples
+        --------
+        >>> kept = Kept(np.array([0]), np.array([0, 1]), np.array([0, 1]),
+        ...             np.array([0, 2]), np.array([3], np.uint8))
+        >>> kept.with_ids() is kept
+        True
+        """
+        if self.cell_ids is not None and self.point_ids is not None:
+            return self
+        cells, points = self.cell_words.item_ids(), self.point_words.item_ids()
+        return replace(self, cell_ids=cells, point_ids=points,
+                       point_words=replace(self.point_words, ids=points),
+                       cell_words=replace(self.cell_words, ids=cells))
 
 
 def _in_range(values: Any, lower: float, upper: float) -> Any:
@@ -90,7 +131,7 @@ def _blocks(grid: Any, place) -> list[tuple[Any, Any, int]]:
 
 def threshold_cells(grid: Any, values: Any, *, at: str, lower: float,
                     upper: float, all_points: bool = True, continuous: bool = False,
-                    invert: bool = False, place=None) -> Kept:
+                    invert: bool = False, ids: bool = True, place=None) -> Kept:
     """The cells of ``grid`` whose scalars lie in ``[lower, upper]``.
 
     Parameters
@@ -111,6 +152,10 @@ def threshold_cells(grid: Any, values: Any, *, at: str, lower: float,
         UseContinuousCellRange).
     invert : bool
         Keep the cells that would not be kept.
+    ids : bool
+        Whether the caller reads the ids (``cell_ids``, ``point_ids``): without
+        (False), the GPU's kernels of 3-D structured grids leave them None, and
+        hand the words to gather by (:class:`Kept`). Other paths make them.
 
     Returns
     -------
@@ -119,7 +164,7 @@ def threshold_cells(grid: Any, values: Any, *, at: str, lower: float,
     xp = array_module(values)
     if grid.family != "unstructured":
         return _threshold_structured(grid, values, at, lower, upper, all_points, continuous,
-                                     invert, xp)
+                                     invert, ids, xp)
     if xp is not np:
         found = _one_shape_on_gpu(grid, values, at, lower, upper, all_points, continuous,
                                   invert, place or xp.asarray)
@@ -195,7 +240,8 @@ def _corner_views(grid: Any, values: Any) -> list:
 
 
 def _threshold_structured(grid: Any, values: Any, at: str, lower: float, upper: float,
-                          all_points: bool, continuous: bool, invert: bool, xp) -> Kept:
+                          all_points: bool, continuous: bool, invert: bool, ids: bool,
+                          xp) -> Kept:
     """Structured grids: cells classified from shifted views of the point values, and
     corners built for the kept cells only. A grid of one point has one vertex cell.
     3-D grids on the GPU run kernels that give these bits
@@ -207,7 +253,7 @@ def _threshold_structured(grid: Any, values: Any, at: str, lower: float, upper: 
         # The dtype's numbers at or inside the range: compared in the field's dtype,
         # they keep what the float64 comparisons keep (at_least, at_most).
         found = on_gpu(values, dims, _test(at, all_points, continuous),
-                       *range_bounds(values.dtype, lower, upper), invert, HEXAHEDRON)
+                       *range_bounds(values.dtype, lower, upper), invert, HEXAHEDRON, ids)
         if found is not None:
             return Kept(*found)
     if all(int(d) == 1 for d in grid.dims):

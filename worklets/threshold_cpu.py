@@ -221,9 +221,10 @@ def _structured(grid, s: np.ndarray, mode: int, invert: bool, low, high, lower: 
 
 def threshold_cells(grid: Any, values: Any, *, at: str, lower: float, upper: float,
                     all_points: bool = True, continuous: bool = False, invert: bool = False,
-                    place=None) -> Kept:
+                    ids: bool = True, place=None) -> Kept:
     """The compiled form of :func:`daxpy.worklets.threshold.threshold_cells`, on
-    float32 and float64 scalars of every grid family.
+    float32 and float64 scalars of every grid family (which always makes the ids:
+    ``ids`` is the GPU's choice).
 
     Raises
     ------

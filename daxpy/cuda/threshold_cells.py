@@ -6,11 +6,13 @@ them through a point mask and its scan: a dozen CuPy passes and temporaries of
 a number a cell and a point. Here a grid's cells are implicit hexahedra, and
 what lives between the kernels is a bit a cell and a bit a point:
 
-1. *classify*: a warp per span of :data:`~daxpy.cuda.threshold_cells_source.SPAN`
-   words of 32 cells of a row ``(j, k)``: each lane's corner values (its x, the
-   next lane's x + 1) give its cell's test
-   (:data:`~daxpy.cuda.threshold_cells_source.MODES`), and a ballot a word of 32
-   kept bits, with its count;
+1. *bits* (point scalars): a warp per span of
+   :data:`~daxpy.cuda.threshold_cells_source.SPAN` words of 32 points reads each
+   value once and ballots its tests into words of bits (a plane for all and any
+   corners, three for the corners' range); *classify*: a thread per word of 32
+   cells of a row ``(j, k)`` tests them from its four point rows' words (cell
+   scalars: a warp per span of words of cells reads them and ballots), with the
+   word's count;
 2. *mark*: a thread per word of 32 points: a point is used where one of its up
    to eight cells is kept (shifts and ors of four cell rows' words), and the
    word's count;
@@ -34,8 +36,9 @@ corner order (rows ``(j, k)`` and ``(j, k + 1)`` up x, the other two down),
 points ascending, int64 ids and offsets, uint8 types. Values compare with the
 range as in float64: the caller passes the dtype's numbers at or inside it.
 
-Specialization: the field's dtype and the test (classify); mark and emit do
-not read the field (:mod:`daxpy.cuda.threshold_cells_source`).
+Specialization: the field's dtype and the test (the kernel that reads the
+field); classify, mark and emit do not read it
+(:mod:`daxpy.cuda.threshold_cells_source`).
 
 Examples
 --------
@@ -50,12 +53,15 @@ from typing import Any
 import numpy as np
 
 from .compile import get_kernel
+from .bit_words import BitWords
 from .scan import scan_counts
-from .threshold_cells_source import MODES, SPAN, WARPS, classify_source, index_source
+from .threshold_cells_source import (MODES, POINT_MODES, SPAN, WARPS, classify_source,
+                                     index_source)
 
 
 _KERNELS: dict[tuple[str, str], tuple] = {}
-"""Per (dtype character, test): the classify, mark and emit kernels."""
+"""Per (dtype character, test): the kernel that reads the field, then classify, mark
+and emit."""
 
 
 def _kernels(dtype, mode: str) -> tuple:
@@ -75,7 +81,7 @@ def _warps(n: int) -> tuple[tuple[int], tuple[int, int]]:
 
 
 def threshold_cells(values: Any, dims: tuple, mode: str, lower: Any, upper: Any,
-                    invert: bool, cell_type: int) -> tuple | None:
+                    invert: bool, cell_type: int, ids: bool = True) -> tuple | None:
     """Keep the cells of a 3-D structured grid that pass a threshold, on the GPU.
 
     Parameters
@@ -93,12 +99,16 @@ def threshold_cells(values: Any, dims: tuple, mode: str, lower: Any, upper: Any,
         Keep the cells that fail the test.
     cell_type : int
         The VTK type of the output cells.
+    ids : bool
+        Write the kept cells' and used points' ids (False: None for both, which
+        the words give where needed).
 
     Returns
     -------
-    (cell_ids, point_ids, connectivity, offsets, cell_types) or None
-        As :class:`daxpy.worklets.threshold.Kept` holds them; None for grids of
-        2^31 points or more (the kernels number points in 32 bits).
+    (cell_ids, point_ids, connectivity, offsets, cell_types, point_words, cell_words) or None
+        As :class:`daxpy.worklets.threshold.Kept` holds them (the words:
+        :class:`~daxpy.cuda.bit_words.BitWords`); None for grids of 2^31 points or
+        more (the kernels number points in 32 bits).
 
     Examples
     --------
@@ -111,20 +121,30 @@ def threshold_cells(values: Any, dims: tuple, mode: str, lower: Any, upper: Any,
     if nx * ny * nz >= 2**31 or mode not in MODES:
         return None
     values = cupy.ascontiguousarray(values)
-    classify, mark, emit = _kernels(values.dtype, mode)
+    read, classify, mark, emit = _kernels(values.dtype, mode)
     args = (np.int32(nx), np.int32(ny), np.int32(nz))
     cell_words_n = (nx + 30) // 32 * (ny - 1) * (nz - 1)
     point_words_n = (nx + 31) // 32 * ny * nz
-    # The words and both kinds of words' counts in one allocation (each costs the
-    # host microseconds while the GPU waits); the counts together, so that one scan
-    # serves both.
-    both = cupy.empty(2 * (cell_words_n + point_words_n), cupy.int32)
+    planes = 0 if mode == "cells" else 3 if mode == "range" else 1
+    # The words, both kinds of words' counts and the points' bits in one allocation
+    # (each costs the host microseconds while the GPU waits); the counts together,
+    # so that one scan serves both.
+    both = cupy.empty(2 * (cell_words_n + point_words_n) + planes * point_words_n,
+                      cupy.int32)
     words = both[:cell_words_n + point_words_n].view(cupy.uint32)
     cell_words, point_words = words[:cell_words_n], words[cell_words_n:]
-    counts = both[cell_words_n + point_words_n:]
-    spans = ((nx + 30) // 32 + SPAN - 1) // SPAN * (ny - 1) * (nz - 1)
-    classify(*_warps(spans), (values, lower, upper, np.int32(invert), *args,
-                               cell_words, counts))
+    counts = both[cell_words_n + point_words_n:2 * (cell_words_n + point_words_n)]
+    if planes:
+        bits = both[2 * (cell_words_n + point_words_n):].view(cupy.uint32)
+        read(*_warps((point_words_n + SPAN - 1) // SPAN),
+             (values, lower, upper, np.int32(nx), np.int32(point_words_n), bits))
+        classify(((cell_words_n + 32 * WARPS - 1) // (32 * WARPS),), (32, WARPS),
+                 (bits, np.int32(POINT_MODES[mode]), np.int32(invert), *args, cell_words,
+                  counts))
+    else:
+        spans = ((nx + 30) // 32 + SPAN - 1) // SPAN * (ny - 1) * (nz - 1)
+        read(*_warps(spans), (values, lower, upper, np.int32(invert), *args, cell_words,
+                              counts))
     mark(*_warps((point_words_n + 31) // 32), (cell_words, *args, point_words,
                                                counts[cell_words_n:]))
     starts = cupy.empty(cell_words_n + point_words_n + 1, cupy.int64)
@@ -132,14 +152,23 @@ def threshold_cells(values: Any, dims: tuple, mode: str, lower: Any, upper: Any,
     # kept cells plus the used points (at its end), written into pinned memory.
     n_cells, n_used = scan_counts(counts, starts, (cell_words_n, cell_words_n + point_words_n))
     n_points = n_used - n_cells
-    cell_ids = cupy.empty(n_cells, cupy.int64)
-    point_ids = cupy.empty(n_points, cupy.int64)
-    connectivity = cupy.empty(8 * n_cells, cupy.int64)
-    # emit writes every offset, the last by the last cell's thread; none: just the 0.
-    offsets = cupy.empty(n_cells + 1, cupy.int64) if n_cells else cupy.zeros(1, cupy.int64)
-    types = cupy.empty(n_cells, cupy.uint8)
+    # Two allocations, not five (the GPU waits for the host's): the output's
+    # topology, connectivity first (the emit stores pairs: 16-byte aligned), and
+    # the ids, which the gathers read and drop.
+    topology = cupy.empty(9 * n_cells + 1 + (n_cells + 7) // 8, cupy.int64)
+    connectivity = topology[:8 * n_cells]
+    offsets = topology[8 * n_cells:9 * n_cells + 1]
+    types = topology[9 * n_cells + 1:].view(cupy.uint8)[:n_cells]
+    both_ids = cupy.empty(n_cells + n_points if ids else 0, cupy.int64)
+    cell_ids, point_ids = both_ids[:n_cells], both_ids[n_cells:]
     if n_cells:
         emit(*_warps(point_words_n), (cell_words, point_words, starts, np.int64(n_cells),
                                       *args, np.uint8(cell_type), cell_ids, point_ids,
                                       connectivity, offsets, types))
-    return cell_ids, point_ids, connectivity, offsets, types
+    else:
+        offsets[0] = 0  # emit writes every offset, the last by the last cell's thread
+    if not ids:  # empty arrays: null pointers, which the emit skips
+        cell_ids = point_ids = None
+    return (cell_ids, point_ids, connectivity, offsets, types,
+            BitWords(point_words, starts[cell_words_n:-1], n_cells, nx, n_points, point_ids),
+            BitWords(cell_words, starts[:cell_words_n], 0, nx - 1, n_cells, cell_ids))

@@ -1,11 +1,12 @@
-"""The CUDA source of the kernels of :mod:`daxpy.cuda.threshold_cells`: classify,
-specialized per field dtype and test (:func:`classify_source`), and the two
-passes that do not read the field, mark and emit (:func:`index_source`).
+"""The CUDA source of the kernels of :mod:`daxpy.cuda.threshold_cells`: the one that
+reads the field, specialized per dtype and test (:func:`classify_source`: the points'
+bits, or the cells' words of cell scalars), and the three that do not (classify from
+the points' bits, mark and emit: :func:`index_source`).
 
 Examples
 --------
 >>> classify_source("float32", "all")[0]
-'threshold_cells__f32__all_classify'
+'threshold_cells__f32__all_bits'
 """
 
 from __future__ import annotations
@@ -20,8 +21,8 @@ WARPS = 8
 """Warps per block."""
 
 SPAN = 4
-"""Words of 32 cells a warp classifies: its loads are all in flight at once. With
-one, classify ran at 0.12 ms at 256³ (H200), a tenth of the copy rate; with 4, at
+"""Words of 32 values a warp reads: its loads are all in flight at once. With one,
+classify ran at 0.12 ms at 256³ (H200), a tenth of the copy rate; with 4, at
 0.055 ms."""
 
 _COMMON = r"""
@@ -34,99 +35,75 @@ __device__ __forceinline__ unsigned lanes_below() {
 #endif
 """
 
-# Bit x of word w of a row of cells (j, k) says cell 32 w + x of the row is kept; a
-# warp classifies SPAN words of a row. A point's test runs on the lane of its x, the
-# one at x + 1 comes from the next lane (lane 31's from lane 0 of the next word).
-_CLASSIFY = r"""
-#ifndef DAXPY_THRESHOLD_CORNERS  // both dtypes' helpers, once per source
-#define DAXPY_THRESHOLD_CORNERS
-// The point at x of the four point rows (row q at base + q's offset) as the test
-// needs it: ALL and ANY a bit per row, in range; RANGE the lowest and highest value
-// and whether one is NaN (a NaN corner keeps no cell, as in the array program).
-template <typename V> struct Corners { unsigned in; V low, high; bool nan; };
-
-template <typename V>
-__device__ __forceinline__ Corners<V> corners_at(const V* __restrict__ s, long long base,
-                                                 int x, int nx, long long dy, long long dz,
-                                                 V lower, V upper) {
-  Corners<V> c = {0u, (V)0, (V)0, false};
-  if (x >= nx) return c;
-  const V v[4] = {s[base + x], s[base + dy + x], s[base + dz + x], s[base + dy + dz + x]};
-  c.low = c.high = v[0];
+# Point scalars: first a bit a point of each test's plane (*bits*: a warp reads SPAN
+# words of 32 points, every load in flight before the first ballot), then a cell's
+# test from its four point rows' words (*classify* in the index source): each point
+# value is read once, where a cell's corners read it four times (its four rows) and
+# ran at half the copy rate. NaN compares false: in no range, and (its plane) in no
+# corners' range, as in the array program.
+_POINT_BITS = r"""
+extern "C" __global__ void __launch_bounds__(32 * WARPS)
+NAME(const T* __restrict__ s, T lower, T upper, int nx, int n_words,
+     unsigned* __restrict__ bits) {
+  const int words = (nx + 31) / 32, lane = threadIdx.x;
+  const int g0 = (blockIdx.x * WARPS + threadIdx.y) * SPAN;
+  if (g0 >= n_words) return;  // whole warps only: the ballots below need them
+  T v[SPAN];
+  bool valid[SPAN];
 #pragma unroll
-  for (int q = 0; q < 4; ++q) {
-    // In range as compared in float64: the bounds are the dtype's numbers at or
-    // inside the range (the caller's), so the comparison is exact in V.
-    c.in |= (unsigned)(v[q] >= lower && v[q] <= upper) << q;
-    c.nan |= v[q] != v[q];
-    c.low = v[q] < c.low ? v[q] : c.low;
-    c.high = v[q] > c.high ? v[q] : c.high;
+  for (int u = 0; u < SPAN; ++u) {
+    const int g = g0 + u, row = g / words, x = 32 * (g - row * words) + lane;
+    valid[u] = g < n_words && x < nx;
+    v[u] = valid[u] ? s[row * nx + x] : (T)0;
   }
-  return c;
-}
-
+  unsigned mine[PLANES];  // lane u: word u of the span, of each plane
+#pragma unroll
+  for (int p = 0; p < PLANES; ++p) mine[p] = 0u;
+#pragma unroll
+  for (int u = 0; u < SPAN; ++u) {
+    // In range as compared in float64: the bounds are the dtype's numbers at or
+    // inside the range (the caller's), so the comparison is exact in T.
+#if PLANES == 1
+    const unsigned in = __ballot_sync(FULL, valid[u] && v[u] >= lower && v[u] <= upper);
+    mine[0] = lane == u ? in : mine[0];
+#else  // the corners' range: at or above lower, at or below upper, NaN
+    const unsigned above = __ballot_sync(FULL, valid[u] && v[u] >= lower);
+    const unsigned below = __ballot_sync(FULL, valid[u] && v[u] <= upper);
+    const unsigned nan = __ballot_sync(FULL, valid[u] && v[u] != v[u]);
+    mine[0] = lane == u ? above : mine[0];
+    mine[1] = lane == u ? below : mine[1];
+    mine[2] = lane == u ? nan : mine[2];
 #endif
+  }
+  if (lane < SPAN && g0 + lane < n_words) {
+#pragma unroll
+    for (int p = 0; p < PLANES; ++p) bits[(long long)p * n_words + g0 + lane] = mine[p];
+  }
+}
+"""
 
+# Cell scalars: bit x of word w of a row of cells says cell 32 w + x of the row is
+# kept; a warp classifies SPAN words of a row, every load in flight before the first
+# is used (a warp of one word ran at a seventh of the copy rate).
+_CELL_VALUES = r"""
 extern "C" __global__ void __launch_bounds__(32 * WARPS)
 NAME(const T* __restrict__ s, T lower, T upper, int invert, int nx, int ny, int nz,
      unsigned* __restrict__ cell_words, int* __restrict__ counts) {
   const int cx = nx - 1, cy = ny - 1, cz = nz - 1, words = (cx + 31) / 32;
   const int spans = (words + SPAN - 1) / SPAN;
   const int g = blockIdx.x * WARPS + threadIdx.y, lane = threadIdx.x;
-  if (g >= spans * cy * cz) return;  // whole warps only: the shuffles below need them
+  if (g >= spans * cy * cz) return;  // whole warps only: the ballots below need them
   const int row = g / spans, w0 = (g - row * spans) * SPAN, x0 = 32 * w0 + lane;
-  // Every load of the warp's span is issued before the first is used: a warp of one
-  // word waited for its loads twice (its lane 31's x + 1 after the others), and
-  // the kernel ran at a seventh of the copy rate.
-#if MODE_CELLS
   T v[SPAN];
 #pragma unroll
   for (int u = 0; u < SPAN; ++u) {
     const int x = x0 + 32 * u;
     v[u] = x < cx ? s[(long long)row * cx + x] : (T)0;
   }
-#else
-  // The four point rows of the cells' corners.
-  const int j = row % cy, k = row / cy;
-  const long long base = ((long long)k * ny + j) * nx, dy = nx, dz = (long long)nx * ny;
-  // The span's points, and (lane 0) the first point after it: the last cell's x + 1.
-  Corners<T> here[SPAN + 1];
-#pragma unroll
-  for (int u = 0; u <= SPAN; ++u)
-    here[u] = corners_at(s, base, u < SPAN || lane == 0 ? x0 + 32 * u : nx, nx, dy, dz,
-                         lower, upper);
-#endif
   unsigned mine = 0u;  // lane u: word u of the span
 #pragma unroll
   for (int u = 0; u < SPAN; ++u) {
-    const int x = x0 + 32 * u;
-#if MODE_CELLS
-    bool keep = v[u] >= lower && v[u] <= upper;
-#else
-    // The point at x + 1: the next lane's, lane 31's from lane 0 of the next word.
-    // Only what the test reads crosses lanes: each shuffle is an instruction a cell.
-    // Fields picked one by one, not a reference to one of two structs: that would
-    // put the array in local memory.
-    const int from = (lane + 1) & 31;
-    Corners<T> next;
-#if MODE_RANGE
-    next.low = __shfl_sync(FULL, lane == 0 ? here[u + 1].low : here[u].low, from);
-    next.high = __shfl_sync(FULL, lane == 0 ? here[u + 1].high : here[u].high, from);
-    next.nan = __shfl_sync(FULL, (int)(lane == 0 ? here[u + 1].nan : here[u].nan), from);
-#else
-    next.in = __shfl_sync(FULL, lane == 0 ? here[u + 1].in : here[u].in, from);
-#endif
-#if MODE_ALL
-    bool keep = (here[u].in & next.in) == 15u;
-#elif MODE_ANY
-    bool keep = (here[u].in | next.in) != 0u;
-#else  // RANGE: the corners' range meets [lower, upper]
-    const T low = next.low < here[u].low ? next.low : here[u].low;
-    const T high = next.high > here[u].high ? next.high : here[u].high;
-    bool keep = !(here[u].nan || next.nan) && high >= lower && low <= upper;
-#endif
-#endif
-    keep = x < cx && (keep != (invert != 0));
+    const bool keep = x0 + 32 * u < cx && ((v[u] >= lower && v[u] <= upper) != (invert != 0));
     const unsigned word = __ballot_sync(FULL, keep);
     mine = lane == u ? word : mine;
   }
@@ -138,6 +115,44 @@ NAME(const T* __restrict__ s, T lower, T upper, int invert, int nx, int ny, int 
 """
 
 _INDEX = r"""
+// classify: a thread per word of a row of cells (j, k), from the point words of its
+// four point rows (bits: POINT_MODES' planes). Cell x's corners are points x and
+// x + 1 of each row: bit x of a point word and the bit above it (the next word's
+// first for the last).
+extern "C" __global__ void __launch_bounds__(32 * WARPS)
+threshold_cells_classify(const unsigned* __restrict__ bits, int mode, int invert, int nx,
+                         int ny, int nz, unsigned* __restrict__ cell_words,
+                         int* __restrict__ counts) {
+  const int cx = nx - 1, cy = ny - 1, cz = nz - 1;
+  const int cell_words_n = (cx + 31) / 32, point_words_n = (nx + 31) / 32;
+  const int g = (blockIdx.x * WARPS + threadIdx.y) * 32 + threadIdx.x;
+  if (g >= cell_words_n * cy * cz) return;
+  const int row = g / cell_words_n, w = g - row * cell_words_n;
+  const int j = row % cy, k = row / cy;
+  const long long n_words = (long long)point_words_n * ny * nz;
+  const int planes = mode == MODE_RANGE ? 3 : 1;
+  // all: the and of every corner's bit; any, range: each plane's or.
+  unsigned acc[3] = {mode == MODE_ALL ? FULL : 0u, 0u, 0u};
+#pragma unroll
+  for (int q = 0; q < 4; ++q) {  // point rows (j, k), (j + 1, k), (j, k + 1), (j + 1, k + 1)
+    const long long at = ((long long)(k + (q >> 1)) * ny + j + (q & 1)) * point_words_n + w;
+#pragma unroll
+    for (int p = 0; p < 3; ++p) {
+      if (p >= planes) break;
+      const unsigned here = bits[p * n_words + at];
+      const unsigned next = w + 1 < point_words_n ? bits[p * n_words + at + 1] : 0u;
+      const unsigned up = here >> 1 | next << 31;  // the corners at x + 1
+      acc[p] = mode == MODE_ALL ? acc[p] & here & up : acc[p] | here | up;
+    }
+  }
+  // range: a corner at or above lower and one at or below upper, and no NaN.
+  unsigned keep = mode == MODE_RANGE ? acc[0] & acc[1] & ~acc[2] : acc[0];
+  const int left = cx - 32 * w;  // the word's cells
+  keep = (invert ? ~keep : keep) & (left >= 32 ? FULL : (1u << left) - 1u);
+  cell_words[g] = keep;
+  counts[g] = __popc(keep);
+}
+
 // mark: a thread per word of a point row (y, z): a point is used where one of the
 // cells beside it is kept (cells x - 1 and x of cell rows y - 1, y and z - 1, z).
 extern "C" __global__ void __launch_bounds__(32 * WARPS)
@@ -164,7 +179,8 @@ threshold_cells_mark(const unsigned* __restrict__ cell_words, int nx, int ny, in
 }
 
 // emit: a warp per word. Of the point words, it writes the used points' ids; of the
-// cell words, the kept cells: id, corners renumbered, offset and type. starts is the
+// cell words, the kept cells: id, corners renumbered, offset and type (ids where
+// their arrays are given: not null). starts is the
 // exclusive scan of the cell words' counts, then the point words' (offset by n_kept).
 // A kept cell's corners are used points, so the corner at x + 1 of a point row is
 // numbered one after the corner at x, whose number is its word's start and the used
@@ -184,7 +200,7 @@ threshold_cells_emit(const unsigned* __restrict__ cell_words,
   const unsigned below = lanes_below();
   // Both words loaded first: the cell word's loads need not wait for the points'.
   const unsigned word = g < all_cell_words ? cell_words[g] : 0u;
-  if (g < point_words_n * ny * nz) {
+  if (point_ids && g < point_words_n * ny * nz) {  // null: the ids were not asked for
     const unsigned used = point_words[g];
     if (used >> lane & 1u) {
       const int row = g / point_words_n, x = 32 * (g - row * point_words_n) + lane;
@@ -198,7 +214,7 @@ threshold_cells_emit(const unsigned* __restrict__ cell_words,
   const long long out = starts[g];
   if (word >> lane & 1u) {
     const long long c = out + slot;
-    cell_ids[c] = (long long)row * cx + 32 * w + lane;
+    if (cell_ids) cell_ids[c] = (long long)row * cx + 32 * w + lane;
     offsets[c] = 8 * c;
     types[c] = cell_type;
     if (c == n_kept - 1) offsets[n_kept] = 8 * n_kept;
@@ -222,33 +238,43 @@ threshold_cells_emit(const unsigned* __restrict__ cell_words,
 """
 
 
+POINT_MODES = {"all": 1, "any": 2, "range": 3}
+"""The point scalars' tests as the classify kernel numbers them (``mode``)."""
+
+
 def classify_source(dtype, mode: str) -> tuple[str, str]:
-    """``(name, source)`` of the classify kernel for a field of ``dtype`` (float32 or
-    float64) and the test ``mode`` (one of :data:`MODES`).
+    """``(name, source)`` of the first kernel to read a field of ``dtype`` (float32 or
+    float64) for the test ``mode`` (one of :data:`MODES`): for cell scalars, the cells'
+    words; for point scalars, the points' bits (a plane for all and any, three for
+    the corners' range) that the classify kernel of :func:`index_source` reads.
 
     Examples
     --------
     >>> name, source = classify_source("float64", "range")
-    >>> name, "#define MODE_RANGE 1" in source
-    ('threshold_cells__f64__range_classify', True)
+    >>> name, "#define PLANES 3" in source
+    ('threshold_cells__f64__range_bits', True)
+    >>> classify_source("float32", "cells")[0]
+    'threshold_cells__f32__cells_classify'
     """
-    name = f"threshold_cells__{dtype_tag(dtype)}__{mode}_classify"
-    flags = "".join(f"#define MODE_{m.upper()} {int(m == mode)}\n" for m in MODES)
+    cells = mode == "cells"
+    name = f"threshold_cells__{dtype_tag(dtype)}__{mode}_{'classify' if cells else 'bits'}"
+    body = (_CELL_VALUES if cells else _POINT_BITS).replace("NAME", name)
+    planes = 3 if mode == "range" else 1
     return name, (f"#define T {ctype(dtype)}\n#define WARPS {WARPS}\n#define SPAN {SPAN}\n"
-                  f"{flags}{_COMMON}"
-                  f"{_CLASSIFY.replace('NAME', name)}"
-                  + "".join(f"#undef MODE_{m.upper()}\n" for m in MODES)
-                  + "#undef SPAN\n#undef WARPS\n#undef T\n")
+                  f"#define PLANES {planes}\n{_COMMON}{body}"
+                  "#undef PLANES\n#undef SPAN\n#undef WARPS\n#undef T\n")
 
 
-def index_source() -> tuple[tuple[str, str], str]:
-    """``((mark, emit), source)``: the names of the kernels that do not read the
-    field, and their source.
+def index_source() -> tuple[tuple[str, str, str], str]:
+    """``((classify, mark, emit), source)``: the names of the kernels that do not read
+    the field, and their source.
 
     Examples
     --------
     >>> index_source()[0]
-    ('threshold_cells_mark', 'threshold_cells_emit')
+    ('threshold_cells_classify', 'threshold_cells_mark', 'threshold_cells_emit')
     """
-    return ("threshold_cells_mark", "threshold_cells_emit"), \
-        f"#define WARPS {WARPS}\n{_COMMON}{_INDEX}#undef WARPS\n"
+    modes = "".join(f"#define MODE_{m.upper()} {n}\n" for m, n in POINT_MODES.items())
+    return ("threshold_cells_classify", "threshold_cells_mark", "threshold_cells_emit"), \
+        (f"#define WARPS {WARPS}\n{modes}{_COMMON}{_INDEX}"
+         + "".join(f"#undef MODE_{m.upper()}\n" for m in POINT_MODES) + "#undef WARPS\n")

@@ -167,7 +167,9 @@ class _Chunk:
 
 
 def _on_host(made: Any) -> Any:
-    """A worklet's result (a dataclass of arrays, or of dicts of arrays) on the host."""
+    """A worklet's result (a dataclass of arrays, or of dicts of arrays) on the host,
+    its ids made where it left them to the device's words (a threshold's ``with_ids``)
+    and its fields marked ``device_only`` dropped."""
     import dataclasses
 
     def host(value):
@@ -175,4 +177,7 @@ def _on_host(made: Any) -> Any:
             return {k: to_host(v) for k, v in value.items()}
         return None if value is None else to_host(value)
 
-    return type(made)(**{f.name: host(getattr(made, f.name)) for f in dataclasses.fields(made)})
+    if hasattr(made, "with_ids"):
+        made = made.with_ids()
+    return type(made)(**{f.name: None if f.metadata.get("device_only") else
+                         host(getattr(made, f.name)) for f in dataclasses.fields(made)})
