@@ -46,8 +46,8 @@ class Kept:
     connectivity, offsets, cell_types : arrays
         The kept cells as output point ids, in vtkCellArray's form.
     point_words, cell_words : daxpy.cuda.bit_words.BitWords or None
-        The GPU's threshold of a 3-D structured grid: the used points and kept
-        cells as bit words, by which the output's arrays are gathered without
+        The GPU's threshold of a 3-D structured grid or of an unstructured grid
+        of one cell shape: the used points and kept cells as bit words, by which the output's arrays are gathered without
         reading ids. Asked for no ids (``ids=False``), it leaves ``cell_ids`` and
         ``point_ids`` None, and :meth:`with_ids` makes them. The words stand for
         the ids they hold: a Kept made with other ids (a replace) is gathered by
@@ -167,7 +167,7 @@ def threshold_cells(grid: Any, values: Any, *, at: str, lower: float,
                                      invert, ids, xp)
     if xp is not np:
         found = _one_shape_on_gpu(grid, values, at, lower, upper, all_points, continuous,
-                                  invert, place or xp.asarray)
+                                  invert, ids, place or xp.asarray)
         if found is not None:
             return found
     pieces = _blocks(grid, place or xp.asarray)
@@ -204,7 +204,8 @@ def _test(at: str, all_points: bool, continuous: bool) -> str:
 
 
 def _one_shape_on_gpu(grid: Any, values: Any, at: str, lower: float, upper: float,
-                      all_points: bool, continuous: bool, invert: bool, place) -> Kept | None:
+                      all_points: bool, continuous: bool, invert: bool, ids: bool,
+                      place) -> Kept | None:
     """The threshold of an unstructured grid of one cell shape by the GPU's kernels
     (:mod:`daxpy.cuda.threshold_block`), which give this program's bits; None where
     the program runs instead (several shapes, no cells, other dtypes)."""
@@ -219,9 +220,10 @@ def _one_shape_on_gpu(grid: Any, values: Any, at: str, lower: float, upper: floa
         return None
     # The range rounded inwards to the values' dtype: compared in it, as in float64.
     bounds = (*range_bounds(values.dtype, lower, upper), lower, upper)
-    return Kept(*threshold_block(values, corners, int(grid.n_points),
-                                 MODES[_test(at, all_points, continuous)], bounds, invert,
-                                 blocks[0].shape.vtk_id))
+    found = threshold_block(values, corners, int(grid.n_points),
+                            MODES[_test(at, all_points, continuous)], bounds, invert,
+                            blocks[0].shape.vtk_id, ids)
+    return None if found is None else Kept(*found)
 
 
 def _corner_views(grid: Any, values: Any) -> list:

@@ -23,7 +23,7 @@ Examples
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -184,7 +184,8 @@ def axis_points_source(axis_dtype) -> tuple[str, str]:
 @dataclass(frozen=True, eq=False)
 class BitWords:
     """The kept items of a grid's rows of ``row_length`` items (a 3-D structured
-    grid's points, rows ``(y, z)`` of x; or its cells) as bit words.
+    grid's points, rows ``(y, z)`` of x; or its cells; or one row of all an
+    unstructured grid's points or cells) as bit words.
 
     Attributes
     ----------
@@ -237,6 +238,16 @@ class BitWords:
         self._launch(_kernel(take_source, 8, 1, True), np.int32(self.words.shape[0]), out,
                      out)
         return out
+
+    def with_ids(self) -> "BitWords":
+        """These words with their items' ids made.
+
+        Examples
+        --------
+        >>> callable(BitWords.with_ids)
+        True
+        """
+        return self if self.ids is not None else replace(self, ids=self.item_ids())
 
     def take(self, values: Any) -> Any:
         """``values[ids]`` on the device, for an array of one row per grid item.
