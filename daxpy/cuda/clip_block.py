@@ -15,8 +15,8 @@ cells is a chunk, and:
    edges';
 5. *emit*: each cell's output cells from its chunk's starts and a block scan: a cell
    with every corner kept is itself renumbered; the others read VTK's tables, a cut
-   edge's point found by a binary search of the sorted keys; centre points with
-   their terms.
+   edge's point numbered by its key's rank among the distinct keys (``unique``'s
+   inverse, at the cell's keys); centre points with their terms.
 
 The result is the array program's :class:`~daxpy.worklets.clip.Clipped`, bit for bit,
 ``keys`` included (the CPU twin leaves them out).
@@ -151,7 +151,9 @@ def clip_block(scalars: Any, kept: Any, corners: Any, kind: str, invert: bool, v
     keys = cupy.empty(n_keys, cupy.int64)
     make_keys(*launch, (corners, cases, np.int64(n_cells), np.int64(n_points), per_case,
                         starts[3], keys))
-    cut_keys = cupy.unique(keys)  # sorted; its size costs a host sync, as the kept count
+    # Sorted, and each cell's cut edge's rank among them; the size costs a host sync,
+    # as the kept count does.
+    cut_keys, rank = cupy.unique(keys, return_inverse=True)
     n_kept = int(renumber[-1])
     n_cut = int(cut_keys.shape[0])
     n_total = n_kept + n_cut + n_centres
@@ -173,8 +175,9 @@ def clip_block(scalars: Any, kept: Any, corners: Any, kind: str, invert: bool, v
            (scalars, value, flags, renumber, np.int64(n_points), cut_keys, np.int64(n_cut),
             ids, weights, point_keys))
     emit(*launch, (scalars, value, corners, cases, np.int64(n_cells), np.int64(n_points),
-                   per_case, case_starts, cells, terms, shares, term_width, renumber, cut_keys,
-                   np.int64(n_cut), starts, np.int64(chunks), np.int64(first_centre), ids,
+                   per_case, case_starts, cells, terms, shares, term_width, renumber,
+                   rank.astype(cupy.int64, copy=False), starts, np.int64(chunks),
+                   np.int64(first_centre), ids,
                    weights, centre_ids, centre_weights, connectivity, offsets, types, source,
                    point_keys))
     return (ids, weights, cupy.arange(first_centre, n_total, dtype=cupy.int64), centre_ids,
