@@ -18,18 +18,20 @@ what lives between the kernels is a bit a cell and a bit a point:
    word's count;
 3. one exclusive scan over both kinds of words' counts, then the one host
    sync: the output's sizes;
-4. *emit*: a warp per word: of a point word, its used points' ids; of a cell
-   word, its kept cells' ids, offsets, types and corners. A corner's output
-   number is its point word's start plus the used points of the lanes below,
-   and the corner at x + 1 is numbered one after the one at x (both used): no
-   renumbering table.
+4. *emit*: a warp per word of cells: its kept cells' offsets, types and
+   corners. A corner's output number is its point word's start plus the used
+   points of the lanes below, and the corner at x + 1 is numbered one after the
+   one at x (both used): no renumbering table. The ids, where asked for, and the
+   output's point and cell arrays come from the words
+   (:class:`~daxpy.cuda.bit_words.BitWords`).
 
-On an H200 (copy 4,251 GB/s), wavelet 256³ float32, the upper half of the
-range, all corners (7.68M cells and 7.96M points kept, 686 MB written, 0.161 ms
-at the copy rate): classify 0.055 ms, mark 0.008, scan 0.018, emit 0.210; the
-kernels 0.284 ms (1.76x the write floor), the call with its host sync 0.35-0.37
-ms (2.2-2.3x), against 3.78 ms for the array program. At 512³: 2.16 and 2.34-2.38
-ms (1.64x and 1.8x), against 29.2 ms (``benchmarks/NOTES.md``).
+On an H100 (copy 3,026 GB/s), wavelet 256³ float32, the upper half of the
+range, all corners (7.68M cells and 7.96M points kept, 688 MB of output, 0.227 ms
+at the copy rate): bits 0.033 ms, classify 0.007, mark 0.008, scan 0.025, emit
+0.208, the field and the points gathered by the words 0.039 and 0.063: the call
+0.41-0.43 ms (1.8-1.9x the write floor), against 0.50-0.55 ms when classify read
+each point four times, the emit wrote every id and the gathers read them
+(``benchmarks/NOTES.md``, ninth session).
 
 Output is the array program's, bit for bit: cells ascending, VTK's hexahedron
 corner order (rows ``(j, k)`` and ``(j, k + 1)`` up x, the other two down),
@@ -100,7 +102,7 @@ def threshold_cells(values: Any, dims: tuple, mode: str, lower: Any, upper: Any,
     cell_type : int
         The VTK type of the output cells.
     ids : bool
-        Write the kept cells' and used points' ids (False: None for both, which
+        Make the kept cells' and used points' ids (False: None for both, which
         the words give where needed).
 
     Returns
@@ -152,23 +154,19 @@ def threshold_cells(values: Any, dims: tuple, mode: str, lower: Any, upper: Any,
     # kept cells plus the used points (at its end), written into pinned memory.
     n_cells, n_used = scan_counts(counts, starts, (cell_words_n, cell_words_n + point_words_n))
     n_points = n_used - n_cells
-    # Two allocations, not five (the GPU waits for the host's): the output's
-    # topology, connectivity first (the emit stores pairs: 16-byte aligned), and
-    # the ids, which the gathers read and drop.
+    # One allocation for the output's topology, not three (the GPU waits for the
+    # host's), connectivity first: the emit stores pairs (16-byte aligned).
     topology = cupy.empty(9 * n_cells + 1 + (n_cells + 7) // 8, cupy.int64)
     connectivity = topology[:8 * n_cells]
     offsets = topology[8 * n_cells:9 * n_cells + 1]
     types = topology[9 * n_cells + 1:].view(cupy.uint8)[:n_cells]
-    both_ids = cupy.empty(n_cells + n_points if ids else 0, cupy.int64)
-    cell_ids, point_ids = both_ids[:n_cells], both_ids[n_cells:]
     if n_cells:
-        emit(*_warps(point_words_n), (cell_words, point_words, starts, np.int64(n_cells),
-                                      *args, np.uint8(cell_type), cell_ids, point_ids,
-                                      connectivity, offsets, types))
+        emit(*_warps(cell_words_n), (cell_words, point_words, starts, np.int64(n_cells),
+                                     *args, np.uint8(cell_type), connectivity, offsets, types))
     else:
         offsets[0] = 0  # emit writes every offset, the last by the last cell's thread
-    if not ids:  # empty arrays: null pointers, which the emit skips
-        cell_ids = point_ids = None
-    return (cell_ids, point_ids, connectivity, offsets, types,
-            BitWords(point_words, starts[cell_words_n:-1], n_cells, nx, n_points, point_ids),
-            BitWords(cell_words, starts[:cell_words_n], 0, nx - 1, n_cells, cell_ids))
+    by_points = BitWords(point_words, starts[cell_words_n:-1], n_cells, nx, n_points)
+    by_cells = BitWords(cell_words, starts[:cell_words_n], 0, nx - 1, n_cells)
+    if ids:
+        by_points, by_cells = by_points.with_ids(), by_cells.with_ids()
+    return (by_cells.ids, by_points.ids, connectivity, offsets, types, by_points, by_cells)

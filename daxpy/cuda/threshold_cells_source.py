@@ -178,19 +178,17 @@ threshold_cells_mark(const unsigned* __restrict__ cell_words, int nx, int ny, in
   counts[g] = __popc(bits);
 }
 
-// emit: a warp per word. Of the point words, it writes the used points' ids; of the
-// cell words, the kept cells: id, corners renumbered, offset and type (ids where
-// their arrays are given: not null). starts is the
-// exclusive scan of the cell words' counts, then the point words' (offset by n_kept).
-// A kept cell's corners are used points, so the corner at x + 1 of a point row is
-// numbered one after the corner at x, whose number is its word's start and the used
-// points of the lanes below: no renumbering table.
+// emit: a warp per word of cells: its kept cells' corners renumbered, offsets and
+// types (their ids, where asked for, come from the words: daxpy.cuda.bit_words).
+// starts is the exclusive scan of the cell words' counts, then the point words'
+// (offset by n_kept). A kept cell's corners are used points, so the corner at x + 1
+// of a point row is numbered one after the corner at x, whose number is its word's
+// start and the used points of the lanes below: no renumbering table.
 extern "C" __global__ void __launch_bounds__(32 * WARPS)
 threshold_cells_emit(const unsigned* __restrict__ cell_words,
                      const unsigned* __restrict__ point_words,
                      const long long* __restrict__ starts, long long n_kept, int nx, int ny,
-                     int nz, unsigned char cell_type, long long* __restrict__ cell_ids,
-                     long long* __restrict__ point_ids, long long* __restrict__ connectivity,
+                     int nz, unsigned char cell_type, long long* __restrict__ connectivity,
                      long long* __restrict__ offsets, unsigned char* __restrict__ types) {
   __shared__ int number[WARPS][4][32];  // per kept cell (in order), its rows' corner x
   const int cx = nx - 1, cy = ny - 1, cz = nz - 1;
@@ -198,23 +196,13 @@ threshold_cells_emit(const unsigned* __restrict__ cell_words,
   const int all_cell_words = cell_words_n * cy * cz;
   const int g = blockIdx.x * WARPS + threadIdx.y, lane = threadIdx.x;
   const unsigned below = lanes_below();
-  // Both words loaded first: the cell word's loads need not wait for the points'.
   const unsigned word = g < all_cell_words ? cell_words[g] : 0u;
-  if (point_ids && g < point_words_n * ny * nz) {  // null: the ids were not asked for
-    const unsigned used = point_words[g];
-    if (used >> lane & 1u) {
-      const int row = g / point_words_n, x = 32 * (g - row * point_words_n) + lane;
-      point_ids[starts[all_cell_words + g] - n_kept + __popc(used & below)] =
-          (long long)row * nx + x;
-    }
-  }
   if (!word) return;
   const int row = g / cell_words_n, w = g - row * cell_words_n;
   const int j = row % cy, k = row / cy, slot = __popc(word & below), n = __popc(word);
   const long long out = starts[g];
   if (word >> lane & 1u) {
     const long long c = out + slot;
-    if (cell_ids) cell_ids[c] = (long long)row * cx + 32 * w + lane;
     offsets[c] = 8 * c;
     types[c] = cell_type;
     if (c == n_kept - 1) offsets[n_kept] = 8 * n_kept;
