@@ -134,9 +134,13 @@ extern "C" __global__ void __launch_bounds__(256) NAME(
         const unsigned marking = __ballot_sync(0xffffffffu, marks);
         if (!marks) continue;
         const unsigned long long w = (unsigned long long)id[b] >> 5;
+#if __CUDA_ARCH__ >= 800
         const unsigned peers = __match_any_sync(marking, w);
         const unsigned bits = __reduce_or_sync(peers, 1u << (id[b] & 31));
         if ((threadIdx.x & 31) == __ffs(peers) - 1) atomicOr(point_words + w, bits);
+#else  // no warp reductions before sm_80: an atomic a corner
+        atomicOr(point_words + w, 1u << (id[b] & 31));
+#endif
     }
 }
 """
