@@ -67,6 +67,9 @@ def _device_tables(kind: str, invert: bool, tables: tuple, edges: np.ndarray) ->
         import cupy
 
         made, start, slots, centres, centre_start, types, sizes, codes, terms, shares = tables
+        # The kernels pack a chunk's sums in 64 bits on these bounds (clip_block_source).
+        if made.max() > 16 or slots.max() > 64 or centres.max() > 8 or len(edges) > 12:
+            raise ValueError(f"{kind}: a case makes more than the clip's kernels count on")
         n_cases = made.shape[0]
         crossed = np.array([sum((case >> int(a) ^ case >> int(b)) & 1 for a, b in edges)
                             for case in range(n_cases)], np.int64)
