@@ -52,15 +52,15 @@ def whole_cells(dataset: Any, made: Any, name: str, original_ids: bool = False) 
     if original_ids:
         point_data["vtkOriginalPointIds"] = placed(used)
         cell_data["vtkOriginalCellIds"] = placed(cells)
-    coordinates = None
-    if by_points and dataset.family in ("uniform", "rectilinear"):
-        coordinates = by_points.axis_points(grid_axes(dataset, array_module(made.offsets)),
-                                            int(dataset.dims[1]))
-    elif by_points:
-        coordinates = by_points.take(dataset_array(dataset, dataset.points(),
-                                                   array_module(made.offsets)))
-    if coordinates is None:
+    if by_points is None:
         coordinates = point_coordinates(dataset, used)
+    else:
+        xp = array_module(made.offsets)
+        coordinates = None
+        if dataset.family in ("uniform", "rectilinear"):
+            coordinates = by_points.axis_points(grid_axes(dataset, xp), int(dataset.dims[1]))
+        if coordinates is None:  # other grids, or axes of other dtypes
+            coordinates = by_points.take(dataset_array(dataset, dataset.points(), xp))
     return UnstructuredGrid.from_checked(
         placed(coordinates), placed(made.connectivity),
         placed(made.offsets), placed(made.cell_types), point_data=point_data,

@@ -47,11 +47,12 @@ class Kept:
         The kept cells as output point ids, in vtkCellArray's form.
     point_words, cell_words : daxpy.cuda.bit_words.BitWords or None
         The GPU's threshold of a 3-D structured grid or of an unstructured grid
-        of one cell shape: the used points and kept cells as bit words, by which the output's arrays are gathered without
-        reading ids. Asked for no ids (``ids=False``), it leaves ``cell_ids`` and
-        ``point_ids`` None, and :meth:`with_ids` makes them. The words stand for
-        the ids they hold: a Kept made with other ids (a replace) is gathered by
-        its ids. They live on the device only (``device_only``).
+        of one cell shape: the used points and kept cells as bit words, by which
+        the output's arrays are gathered without reading ids. Asked for no ids
+        (``ids=False``), it leaves ``cell_ids`` and ``point_ids`` None, and
+        :meth:`with_ids` makes them. The words stand for the ids they hold: a Kept
+        made with other ids (a replace) is gathered by its ids. They live on the
+        device only (``device_only``).
     """
 
     cell_ids: Any
@@ -89,10 +90,9 @@ class Kept:
         """
         if self.cell_ids is not None and self.point_ids is not None:
             return self
-        cells, points = self.cell_words.item_ids(), self.point_words.item_ids()
-        return replace(self, cell_ids=cells, point_ids=points,
-                       point_words=replace(self.point_words, ids=points),
-                       cell_words=replace(self.cell_words, ids=cells))
+        points, cells = self.point_words.with_ids(), self.cell_words.with_ids()
+        return replace(self, cell_ids=cells.ids, point_ids=points.ids, point_words=points,
+                       cell_words=cells)
 
 
 def _in_range(values: Any, lower: float, upper: float) -> Any:
@@ -154,8 +154,9 @@ def threshold_cells(grid: Any, values: Any, *, at: str, lower: float,
         Keep the cells that would not be kept.
     ids : bool
         Whether the caller reads the ids (``cell_ids``, ``point_ids``): without
-        (False), the GPU's kernels of 3-D structured grids leave them None, and
-        hand the words to gather by (:class:`Kept`). Other paths make them.
+        (False), the GPU's kernels of 3-D structured grids and of unstructured
+        grids of one cell shape leave them None, and hand the words to gather by
+        (:class:`Kept`). Other paths make them.
 
     Returns
     -------

@@ -235,6 +235,7 @@ class BitWords:
         if self.ids is not None:
             return self.ids
         out = cupy.empty(self.count, cupy.int64)
+        # The values argument is not read by the ids' kernel: out stands in for it.
         self._launch(_kernel(take_source, 8, 1, True), np.int32(self.words.shape[0]), out,
                      out)
         return out
