@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from .codegen import ctype, dtype_tag
-from .compile import get_kernel
+from .compile import kernel_from
 
 _WARPS = 8
 """Warps per block."""
@@ -131,20 +131,8 @@ LOOP
 _ITEMS = {1: "unsigned char", 2: "unsigned short", 4: "unsigned int", 8: "unsigned long long"}
 """The type a value is copied as, by its size in bytes."""
 
-_KERNELS: dict[tuple, Any] = {}
-"""The kernels by source function and arguments: a call's lookup in the compile
-cache (a hash of the source) costs the host more than the kernel's time."""
-
-
 def _body(kernel: str, name: str) -> str:
     return kernel.replace("NAME", name).replace("LOOP", _LOOP)
-
-
-def _kernel(source: Any, *args: Any) -> Any:
-    kernel = _KERNELS.get((source, *args))
-    if kernel is None:
-        kernel = _KERNELS[(source, *args)] = get_kernel(*source(*args))
-    return kernel
 
 
 def take_source(itemsize: int, components: int, ids: bool = False) -> tuple[str, str]:
@@ -236,8 +224,8 @@ class BitWords:
             return self.ids
         out = cupy.empty(self.count, cupy.int64)
         # The values argument is not read by the ids' kernel: out stands in for it.
-        self._launch(_kernel(take_source, 8, 1, True), np.int32(self.words.shape[0]), out,
-                     out)
+        self._launch(kernel_from(take_source, 8, 1, True), np.int32(self.words.shape[0]),
+                     out, out)
         return out
 
     def with_ids(self) -> "BitWords":
@@ -266,7 +254,7 @@ class BitWords:
         components = int(np.prod(values.shape[1:], dtype=np.int64))
         out = cupy.empty((self.count, *values.shape[1:]), values.dtype)
         if components:
-            self._launch(_kernel(take_source, values.dtype.itemsize, components),
+            self._launch(kernel_from(take_source, values.dtype.itemsize, components),
                          np.int32(self.words.shape[0]), values, out)
         return out
 
@@ -285,6 +273,6 @@ class BitWords:
         if len({a.dtype for a in axes}) != 1 or axes[0].dtype not in (np.float32, np.float64):
             return None
         out = cupy.empty((self.count, 3), cupy.float32)
-        self._launch(_kernel(axis_points_source, axes[0].dtype.char), np.int32(ny),
+        self._launch(kernel_from(axis_points_source, axes[0].dtype.char), np.int32(ny),
                      np.int32(self.words.shape[0]), *axes, out)
         return out

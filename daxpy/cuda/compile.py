@@ -25,6 +25,7 @@ import threading
 import time
 import warnings
 from pathlib import Path
+from typing import Any
 
 from ..errors import CompileError
 
@@ -244,6 +245,28 @@ def get_kernel(name: str, source: str):
                 kernel = _load(path, name)
         _MEMORY[key] = kernel
         return kernel
+
+
+_BY_SOURCE: dict[tuple, tuple] = {}
+"""Kernels by (source function, its arguments): see :func:`kernel_from`."""
+
+
+def kernel_from(source: Any, *args: Any):
+    """:func:`get_kernel` of ``source(*args)`` (a function giving ``(name, source)``),
+    remembered per function and arguments: building a source and hashing it on
+    every call costs the host tens of microseconds, more than a small kernel's time.
+
+    Examples
+    --------
+    >>> callable(kernel_from)
+    True
+    """
+    remembered = _BY_SOURCE.get((source, *args))
+    if remembered is not None and remembered[0] == _GENERATION[0]:
+        return remembered[1]
+    kernel = get_kernel(*source(*args))
+    _BY_SOURCE[(source, *args)] = (_GENERATION[0], kernel)
+    return kernel
 
 
 def clear_memory_cache() -> None:

@@ -49,7 +49,7 @@ import numpy as np
 
 from .bit_words import BitWords
 from .codegen import ctype, dtype_tag
-from .compile import get_kernel
+from .compile import kernel_from
 from .scan import scan_counts
 
 _WARPS = 8
@@ -242,18 +242,6 @@ def count_source() -> tuple[str, str]:
     return "threshold_block_count", _COUNT
 
 
-_KERNELS: dict[tuple, Any] = {}
-"""The kernels by source function and arguments: a call's lookups in the compile
-cache (a hash of the source) would cost the host tens of microseconds each."""
-
-
-def _kernel(source: Any, *args: Any) -> Any:
-    kernel = _KERNELS.get((source, *args))
-    if kernel is None:
-        kernel = _KERNELS[(source, *args)] = get_kernel(*source(*args))
-    return kernel
-
-
 def _launch(kernel, n: int, *args) -> None:
     if n:
         kernel(((n + 255) // 256,), (256,), args)
@@ -307,12 +295,12 @@ def threshold_block(values: Any, corners: Any, n_points: int, mode: int, bounds:
     words = scratch[:cell_words_n + point_words_n].view(cupy.uint32)
     cell_words, point_words = words[:cell_words_n], words[cell_words_n:]
     counts = scratch[cell_words_n + point_words_n:]
-    _launch(_kernel(classify_source, values.dtype, corners.dtype, k, mode), n_cells,
+    _launch(kernel_from(classify_source, values.dtype, corners.dtype, k, mode), n_cells,
             values, np.int64(values.shape[0]), corners, np.int64(n_points),
             values.dtype.type(low), values.dtype.type(high), np.float64(lower),
             np.float64(upper), np.int32(bool(invert)), np.int32(n_cells), cell_words,
             counts, point_words)
-    _launch(_kernel(count_source), point_words_n, point_words, np.int32(point_words_n),
+    _launch(kernel_from(count_source), point_words_n, point_words, np.int32(point_words_n),
             counts[cell_words_n:])
     starts = cupy.empty(cell_words_n + point_words_n + 1, cupy.int64)
     # The one host sync: the kept cells and, with them, the used points.
@@ -323,7 +311,7 @@ def threshold_block(values: Any, corners: Any, n_points: int, mode: int, bounds:
     offsets = topology[k * n_kept:(k + 1) * n_kept + 1]
     types = topology[(k + 1) * n_kept + 1:].view(cupy.uint8)[:n_kept]
     if n_kept:
-        _kernel(emit_source, corners.dtype, k)(
+        kernel_from(emit_source, corners.dtype, k)(
             ((cell_words_n + _WARPS - 1) // _WARPS,), (32, _WARPS),
             (corners, cell_words, point_words, starts, np.int32(cell_words_n),
              np.int64(n_points), np.int64(n_kept), np.uint8(vtk_type), connectivity, offsets,
