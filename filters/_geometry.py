@@ -13,6 +13,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from daxpy.data.arrays import array_module
 from daxpy.data.dataset import DataSet
 from daxpy.errors import ArgumentError
 from daxpy.worklets._numba import compiled
@@ -171,10 +172,11 @@ def dataset_array(dataset: Any, array: Any, xp: Any) -> Any:
     return to_device(array, dataset)
 
 
-def point_coordinates(dataset: Any, ids: Any) -> Any:
+def point_coordinates(dataset: Any, ids: Any, dtype: Any = np.float32) -> Any:
     """The coordinates of the points ``ids``, where ``ids`` live (NumPy or CuPy):
-    uniform and rectilinear grids from their axes (as float32, as VTK gives them),
-    never materialized. Many host ids are gathered on every CPU thread.
+    uniform and rectilinear grids from their axes (as float32, as VTK gives them, or
+    in ``dtype``: float64 for the axes' values as they are), never materialized.
+    Many host ids are gathered on every CPU thread.
 
     Examples
     --------
@@ -186,9 +188,9 @@ def point_coordinates(dataset: Any, ids: Any) -> Any:
 
     xp = array_module(ids)
     if dataset.family in ("uniform", "rectilinear"):
-        return _AXIS_POINTS(dataset, ids) if xp is np else _axis_points(dataset, ids)
-    points = dataset_array(dataset, dataset.points(), xp)
-    return _TAKE(points, ids) if xp is np else points[ids]
+        return (_AXIS_POINTS(dataset, ids, dtype=dtype) if xp is np
+                else _axis_points(dataset, ids, dtype=dtype))
+    return take_rows(dataset_array(dataset, dataset.points(), xp), ids)
 
 
 def weighted_sum(gather: Any, ids: Any, weights: Any, centres: Any = None, axes: Any = None,
@@ -279,7 +281,19 @@ def taken(values: Any, ids: Any) -> Any:
     from daxpy.stream.placement import placed
 
     xp = array_module(ids)
-    return placed(_TAKE(to_host(values), ids) if xp is np else xp.asarray(values)[ids])
+    return placed(take_rows(to_host(values) if xp is np else xp.asarray(values), ids))
+
+
+def take_rows(values: Any, ids: Any) -> Any:
+    """``values[ids]`` where both live (NumPy: on every CPU thread for many ids).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> take_rows(np.array([[1, 2], [3, 4]]), np.array([1])).tolist()
+    [[3, 4]]
+    """
+    return _TAKE(values, ids) if array_module(ids) is np else values[ids]
 
 
 def grid_axes(dataset: Any, xp: Any) -> list:
@@ -324,23 +338,24 @@ def axis_values(dataset: Any, ids: Any) -> Any:
     return xp.stack([x[ids % nx], y[ids // nx % ny], z[ids // (nx * ny)]], axis=1)
 
 
-def _axis_points(dataset: Any, ids: Any) -> Any:
-    """The coordinates (float32) of a uniform or rectilinear grid's points ``ids``
-    from its axes, where ``ids`` live (on the device in one kernel, the same bits:
-    the array program's gathers and stack were most of a threshold's time)."""
+def _axis_points(dataset: Any, ids: Any, dtype: Any = np.float32) -> Any:
+    """The coordinates (float32, or ``dtype``) of a uniform or rectilinear grid's
+    points ``ids`` from its axes, where ``ids`` live (float32 on the device in one
+    kernel, the same bits: the array program's gathers and stack were most of a
+    threshold's time)."""
     from daxpy.data.arrays import array_module
 
     xp = array_module(ids)
     dims = tuple(int(d) for d in dataset.dims)
     axes = grid_axes(dataset, xp)
-    if xp is not np:
+    if xp is not np and np.dtype(dtype) == np.float32:
         from daxpy.cuda.edge_points import grid_points
 
         made = grid_points(ids, dims, axes)
         if made is not None:
             return made
     i, j, k = ids % dims[0], ids // dims[0] % dims[1], ids // (dims[0] * dims[1])
-    return xp.stack([axes[0][i], axes[1][j], axes[2][k]], axis=1).astype(xp.float32)
+    return xp.stack([axes[0][i], axes[1][j], axes[2][k]], axis=1).astype(dtype)
 
 
 def _numpy_take(values: Any, ids: Any) -> Any:

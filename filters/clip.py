@@ -12,7 +12,8 @@ Examples
 
 from __future__ import annotations
 
-from typing import Any, Sequence, cast
+from functools import partial
+from typing import Any, Callable, Sequence, cast
 
 import numpy as np
 
@@ -27,8 +28,8 @@ from daxpy.errors import ArgumentError, FieldError
 
 from daxpy.worklets._marching import at_least
 
-from ._geometry import (GeometryFilter, axis_values, dataset_array, last_step, taken,
-                        weighted_sum)
+from ._geometry import (GeometryFilter, axis_values, dataset_array, grid_axes, last_step,
+                        point_coordinates, take_rows, taken, weighted_sum)
 from ._implicit import coordinate_columns, implicit_function, plane_terms, points_distance
 from ._surface_cells import as_unstructured
 from ._whole_cells import whole_cells
@@ -160,10 +161,18 @@ class Clip(GeometryFilter):
 
 
 def _clipped(dataset: Any, made: Any) -> UnstructuredGrid:
-    # Points and fields are interpolated where the clip ran; only the results move.
+    # Points and fields are made where the clip ran; only the results move.
     terms = (made.ids, made.weights, (made.centre_rows, made.centre_ids, made.centre_weights))
-    points = _weighted_points(dataset, *terms)
-    point_data = {n: _weighted(dataset, v, *terms) for n, v in dataset.point_data.items()}
+    axis_aligned = dataset.family in ("uniform", "rectilinear")
+    points = _joined(made, (3,), np.float64 if axis_aligned else dataset.points().dtype,
+                     partial(_kept_points, dataset, made),
+                     partial(_weighted_points, dataset, *terms))
+    point_data = {}
+    for name, values in dataset.point_data.items():
+        values = dataset_array(dataset, values, array_module(made.ids))
+        point_data[name] = placed(_joined(made, values.shape[1:], values.dtype,
+                                          partial(_kept_values, values, made),
+                                          partial(_weighted, values, *terms)))
     cell_data = {n: taken(v, made.source) for n, v in dataset.cell_data.items()}
     # The clip's own cells: ids in range, known types, no repeated point.
     return UnstructuredGrid.from_checked(placed(points), placed(made.connectivity),
@@ -172,10 +181,61 @@ def _clipped(dataset: Any, made: Any) -> UnstructuredGrid:
                                          name=f"clip of {dataset.name}")
 
 
-def _weighted_points(dataset: Any, ids: Any, weights: Any, centres: tuple) -> Any:
-    """The output points where the clip ran: on every host core, or on the GPU in one
-    kernel. An image's or rectilinear grid's in float64 from its axes, as
-    vtkTableBasedClipDataSet makes them (float32 would round a small cut cell's
+def _joined(made: Any, row_shape: tuple, dtype: Any, kept: Callable[..., Any],
+            cut: Callable[..., Any]) -> Any:
+    """An output point array of rows of ``row_shape`` in ``dtype``: the kept points'
+    rows (``kept(out)``), then the made points' (``cut(out)``), where the clip ran.
+    On the GPU each part is written into its rows of one array (joined after, every
+    output array was copied once more: as long as the gathers took)."""
+    if not is_device_array(made.ids):
+        return kept(None) if made.ids.shape[0] == 0 else np.concatenate([kept(None),
+                                                                         cut(None)])
+    import cupy
+
+    out = cupy.empty((made.n_points, *row_shape), dtype)
+    kept(out[:made.n_kept])
+    cut(out[made.n_kept:])
+    return out
+
+
+def _kept_points(dataset: Any, made: Any, out: Any) -> Any:
+    """The kept points' coordinates, as they are (into ``out`` on the GPU): an image's
+    or rectilinear grid's its axes' float64 values (as :func:`_weighted_points`
+    makes the others)."""
+    axis_aligned = dataset.family in ("uniform", "rectilinear")
+    if made.kept is None:
+        import cupy
+
+        words = made.kept_words
+        if not axis_aligned:
+            return words.take(dataset_array(dataset, dataset.points(), cupy), out)
+        if words.axis_points(grid_axes(dataset, cupy), int(dataset.dims[1]), np.float64,
+                             out) is not None:
+            return out
+        made = made.with_ids()
+    return _into(point_coordinates(dataset, made.kept, np.float64 if axis_aligned else
+                                   dataset.points().dtype), out)
+
+
+def _kept_values(values: Any, made: Any, out: Any) -> Any:
+    """A point field (where the clip ran) at the kept points, copied as it is (NaN,
+    infinities and every integer kept), into ``out`` on the GPU."""
+    if made.kept is None:
+        return made.kept_words.take(values, out)
+    return _into(take_rows(values, made.kept), out)
+
+
+def _into(found: Any, out: Any) -> Any:
+    if out is None:
+        return found
+    out[...] = found
+    return out
+
+
+def _weighted_points(dataset: Any, ids: Any, weights: Any, centres: tuple, out: Any) -> Any:
+    """The made points where the clip ran: on every host core, or on the GPU in one
+    kernel (into ``out``). An image's or rectilinear grid's in float64 from its axes,
+    as vtkTableBasedClipDataSet makes them (float32 would round a small cut cell's
     volume by more than 1e-5); other grids' in their points' dtype."""
     on_device = is_device_array(ids)
     if dataset.family in ("uniform", "rectilinear"):
@@ -185,7 +245,7 @@ def _weighted_points(dataset: Any, ids: Any, weights: Any, centres: tuple) -> An
                                 axes=axes, dtype=np.float64)
         from daxpy.cuda.interpolation import weighted_axes
 
-        return weighted_axes(tuple(axes), ids, weights, centres, dtype=np.float64)
+        return weighted_axes(tuple(axes), ids, weights, centres, dtype=np.float64, out=out)
     dtype = dataset.points().dtype
     if not on_device:
         return weighted_sum(dataset.points(), ids, weights, centres, dtype=dtype)
@@ -194,22 +254,20 @@ def _weighted_points(dataset: Any, ids: Any, weights: Any, centres: tuple) -> An
     from daxpy.cuda.interpolation import weighted_values
 
     return weighted_values(dataset_array(dataset, dataset.points(), cupy), ids, weights,
-                           centres, dtype=dtype)
+                           centres, dtype=dtype, out=out)
 
 
-def _weighted(dataset: Any, values: Any, ids: Any, weights: Any, centres: tuple) -> np.ndarray:
-    """A point field at the output points, where the new dataset goes: weights over
-    input points, the centre points' later terms in ``centres`` (dtype kept;
-    integers rounded, as VTK's interpolation)."""
-    values = dataset_array(dataset, values, array_module(ids))
-    floating = np.issubdtype(values.dtype, np.floating)
+def _weighted(values: Any, ids: Any, weights: Any, centres: tuple, out: Any) -> Any:
+    """A point field (where the clip ran) at the made points: weights over input
+    points, the centre points' later terms in ``centres`` (dtype kept; integers
+    rounded, as VTK's interpolation), into ``out`` on the GPU."""
     if is_device_array(ids):
         from daxpy.cuda.interpolation import weighted_values
 
-        return placed(weighted_values(values, ids, weights, centres, dtype=values.dtype))
-    if floating:
-        return placed(weighted_sum(values, ids, weights, centres, dtype=values.dtype))
-    return placed(np.rint(weighted_sum(values, ids, weights, centres)).astype(values.dtype))
+        return weighted_values(values, ids, weights, centres, dtype=values.dtype, out=out)
+    if np.issubdtype(values.dtype, np.floating):
+        return weighted_sum(values, ids, weights, centres, dtype=values.dtype)
+    return np.rint(weighted_sum(values, ids, weights, centres)).astype(values.dtype)
 
 
 def clip(node: Any, value: float = 0.0, result: str | None = None, **options: Any) -> Any:

@@ -95,6 +95,30 @@ def test_scalar_clips_match_vtk(grid, seed, invert):
 
 
 @settings(max_examples=30, deadline=None)
+@given(grid=st.one_of(structured_grids(max_side=5), unstructured_grids()), seed=seeds,
+       invert=st.booleans())
+def test_kept_points_keep_their_values_as_they_are(grid, seed, invert):
+    # VTK copies a kept point's values: integers past 2^53 and infinities too (a
+    # weighted sum of the point with itself rounded the one and made NaN of the other).
+    rng = np.random.default_rng(seed)
+    values = rng.uniform(-1, 1, grid.n_points)
+    ids = np.arange(grid.n_points)
+    big = 2**60 + ids
+    infinite = np.where(ids % 2, np.inf, -np.inf).astype(np.float32)
+    grid = grid.with_fields(point_data={"s": values, "big": big, "inf": infinite})
+    ours = Clip("s", _between(values, rng), invert=invert, backend="cpu")(grid)
+    # The kept points: those whose scalar is an input point's (a cut point's is the
+    # clip value, between two of them).
+    kept = np.isin(ours.point_data["s"], values)
+    found = ours.point_data["big"][kept] - 2**60
+    assert ours.point_data["big"].dtype == np.int64 and ((found >= 0) & (found < ids.size)).all()
+    np.testing.assert_array_equal(ours.point_data["s"][kept], values[found])
+    np.testing.assert_array_equal(ours.point_data["inf"][kept], infinite[found])
+    np.testing.assert_array_equal(ours.points()[kept], grid.points()[found].astype(
+        ours.points().dtype))
+
+
+@settings(max_examples=30, deadline=None)
 @given(grid=st.one_of(structured_grids(min_dimension=3, max_side=5),
                       unstructured_grids(lower_dimensional=False)), seed=seeds,
        kind=st.sampled_from(["plane", "sphere", "box"]), invert=st.booleans())

@@ -18,7 +18,7 @@ from daxpy.worklets._clip_cells_cpu import clip_unstructured
 
 from strategies import seeds, unstructured_grids
 
-PARTS = ("ids", "weights", "centre_rows", "centre_ids", "centre_weights", "connectivity",
+PARTS = ("kept", "ids", "weights", "centre_rows", "centre_ids", "centre_weights", "connectivity",
          "offsets", "cell_types", "source")
 
 

@@ -20,7 +20,7 @@ from test_cuda_codegen import _have_compiler, specializations_ptx
 SPECIALIZATIONS = [(name, source_for(dtype)[1]) for dtype in ("float32", "float64")
                    for name in source_for(dtype)[0]]
 
-FIELDS = ("ids", "weights", "centre_rows", "centre_ids", "centre_weights", "connectivity",
+FIELDS = ("kept", "ids", "weights", "centre_rows", "centre_ids", "centre_weights", "connectivity",
           "offsets", "cell_types", "source", "keys")
 
 
@@ -44,6 +44,7 @@ def test_scalars_of_another_length_are_refused_before_any_kernel():
 
 
 def _same(got, want):
+    got = got.with_ids()   # the kept points' ids from the GPU's words
     for name in FIELDS:
         a, b = getattr(got, name), getattr(want, name)
         assert a.dtype == b.dtype and a.shape == b.shape, (name, a.dtype, b.dtype, a.shape,
@@ -72,7 +73,16 @@ def _check(grid, values, value, invert):
                     at_least_bound(values.dtype, value), invert,
                     CASE_ARRAYS[("voxel", invert)], PLACES["voxel"])
     assert found is not None
-    _same(type(want)(*found), want)
+    _same(type(want)(None, *found[1:], kept_words=found[0]), want)
+    # Gathers by the kept words are gathers by the kept ids: the field, and an image's
+    # points as its axes' float64 values.
+    words, kept = found[0], cupy.asarray(want.kept)
+    assert words.take(on_device).get().tobytes() == values[want.kept].tobytes()
+    axes = [cupy.asarray(grid.axis_coordinates(a)) for a in range(3)]
+    points = words.axis_points(axes, int(grid.dims[1]), np.float64)
+    i, j, k = kept % grid.dims[0], kept // grid.dims[0] % grid.dims[1], \
+        kept // (grid.dims[0] * grid.dims[1])
+    assert cupy.array_equal(points, cupy.stack([axes[0][i], axes[1][j], axes[2][k]], axis=1))
     return want
 
 
@@ -126,7 +136,7 @@ def test_nothing_kept_and_everything_kept(dtype):
     for value, invert in ((-9.0, False), (9.0, True)):
         made = _check(grid, values, value, invert)
         assert made.cell_types.shape[0] == grid.n_cells
-        assert made.ids.shape[0] == grid.n_points
+        assert made.n_kept == grid.n_points and made.ids.shape == (0, 2)
 
 
 @pytest.mark.gpu
@@ -190,8 +200,13 @@ def test_the_clip_filter_on_the_device_is_the_cpus(family):
     else:
         grid = uniform
     field = wavy_field(dims)
-    host = grid.with_fields(point_data={"s": field}, cell_data={"c": np.arange(grid.n_cells)})
-    device = grid.with_fields(point_data={"s": cupy.asarray(field)},
+    # Kept points copy their values as they are: integers past 2^53, infinities.
+    carried = {"big": 2**60 + np.arange(grid.n_points, dtype=np.int64),
+               "inf": np.where(np.arange(grid.n_points) % 3, np.inf, -1.5).astype(np.float32)}
+    host = grid.with_fields(point_data={"s": field, **carried},
+                            cell_data={"c": np.arange(grid.n_cells)})
+    device = grid.with_fields(point_data={"s": cupy.asarray(field),
+                                          **{n: cupy.asarray(v) for n, v in carried.items()}},
                               cell_data={"c": cupy.asarray(np.arange(grid.n_cells))})
     centre = tuple(points.mean(axis=0))
     for options in ({"field": "s", "value": 0.0}, {"field": "s", "value": 0.2, "invert": True},
@@ -206,3 +221,5 @@ def test_the_clip_filter_on_the_device_is_the_cpus(family):
         np.testing.assert_allclose(_host(gpu.points()), cpu.points(), rtol=1e-12, atol=1e-14)
         np.testing.assert_allclose(_host(gpu.point_data["s"]), cpu.point_data["s"],
                                    rtol=1e-12, atol=1e-14, equal_nan=True)
+        for name in carried:
+            np.testing.assert_array_equal(_host(gpu.point_data[name]), cpu.point_data[name])

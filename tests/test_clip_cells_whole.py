@@ -14,7 +14,7 @@ from four_threads import four_thread_report
 
 pytest.importorskip("numba")
 
-PARTS = ("ids", "weights", "centre_rows", "centre_ids", "centre_weights", "connectivity",
+PARTS = ("kept", "ids", "weights", "centre_rows", "centre_ids", "centre_weights", "connectivity",
          "offsets", "cell_types", "source")
 
 

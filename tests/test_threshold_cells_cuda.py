@@ -21,7 +21,8 @@ SPECIALIZATIONS = ([classify_source(dtype, mode) for dtype in ("float32", "float
                     for mode in MODES]
                    + [(name, index_source()[1]) for name in index_source()[0]]
                    + [take_source(size, c) for size in (1, 2, 4, 8) for c in (1, 3)] + [take_source(8, 1, True)]
-                   + [axis_points_source(dtype) for dtype in ("float32", "float64")])
+                   + [axis_points_source(dtype, out) for dtype in ("float32", "float64")
+                      for out in ("float32", "float64")])
 
 
 @pytest.mark.skipif(not _have_compiler(), reason="needs nvcc or NVRTC (CuPy)")

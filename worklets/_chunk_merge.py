@@ -65,18 +65,18 @@ def shifted(made: Any, *, points: Any, cells: int, n_points: int, n_global: int)
 
 
 def _shifted_clip(made: Clipped, moved, cells: int, n: int, total: int) -> Clipped:
-    """A clip's ids moved and its keys made the whole grid's (``n`` the chunk's
-    points, ``total`` the grid's)."""
+    """A clip's ids moved and its made points' keys made the whole grid's (``n`` the
+    chunk's points, ``total`` the grid's)."""
     keys = made.keys
-    edge, centre = keys >= n, keys >= n + n * n
-    corner = moved(np.where(edge, 0, keys))
-    code = np.where(edge & ~centre, keys - n, 0)
+    centre = keys >= n + n * n
+    code = np.where(centre, 0, keys - n)
     lo, hi = moved(code // max(n, 1)), moved(code % max(n, 1))
     code = np.where(centre, keys - n - n * n, 0)
     whole = np.where(centre, total + total * total + (code // 64 + cells) * 64 + code % 64,
-                     np.where(edge, total + lo * total + hi, corner))
-    return dataclasses.replace(made, ids=moved(made.ids), centre_ids=moved(made.centre_ids),
-                               source=made.source + cells, keys=whole)
+                     total + lo * total + hi)
+    return dataclasses.replace(made, kept=moved(made.kept), ids=moved(made.ids),
+                               centre_ids=moved(made.centre_ids), source=made.source + cells,
+                               keys=whole)
 
 
 def merged(parts: list, *, n_points: int) -> Any:
@@ -144,9 +144,14 @@ def _merged_cut(parts: list, n_points: int) -> EdgeCut:
 
 
 def _merged_clip(parts: list, n_points: int) -> Clipped:
+    kept = np.unique(np.concatenate([p.kept for p in parts]))
     first, keys, maps = _unique_points([p.keys for p in parts])
+    # A part's points, kept ones first, as the merged points: kept points found
+    # among the merged kept ones, made points after all of those.
+    moved = [np.concatenate([np.searchsorted(kept, p.kept), kept.shape[0] + maps[i]])
+             for i, p in enumerate(parts)]
     offsets, connectivity = _cells(parts, lambda p: p.offsets, lambda p: p.connectivity,
-                                   lambda i, c: maps[i][c])
+                                   lambda i, c: moved[i][c])
     # A centre point is its cell's, made by one part: its rows move to the merged
     # points', ascending as the parts' keys are; narrower tables padded with zeros.
     width = max(p.centre_ids.shape[1] for p in parts)
@@ -156,7 +161,7 @@ def _merged_clip(parts: list, n_points: int) -> Clipped:
                                       ((0, 0), (0, width - p.centre_ids.shape[1])))
                                for p in parts])
 
-    return Clipped(np.concatenate([p.ids for p in parts])[first],
+    return Clipped(kept, np.concatenate([p.ids for p in parts])[first],
                    np.concatenate([p.weights for p in parts])[first],
                    np.concatenate([maps[i][p.centre_rows] for i, p in enumerate(parts)]),
                    centre("centre_ids"), centre("centre_weights"), connectivity, offsets,

@@ -30,8 +30,8 @@ Examples
 >>> from daxpy.data.celltypes import TETRA
 >>> g = daxpy.UnstructuredGrid(np.eye(4, 3), [0, 1, 2, 3], [0, 4], [TETRA])
 >>> made = clip_unstructured(g, np.array([1.0, 0, 0, 0]), value=0.5)
->>> made.cell_types.tolist(), made.ids[:, :2].tolist()
-([10], [[0, 0], [0, 1], [0, 2], [0, 3]])
+>>> made.cell_types.tolist(), made.kept.tolist(), made.ids.tolist()
+([10], [0], [[0, 1], [0, 2], [0, 3]])
 """
 
 from __future__ import annotations
@@ -357,5 +357,6 @@ def _clipped(s, value: float, kept, pieces: list, n_input_cells: int) -> Clipped
         over_blocks(_emit, _chunks(corners.shape[0]), s, value, renumber, corners, found, cells,
                     *(tables[t] for t in (0, 1, 3, 4, 5, 6, 7, 8, 9)), edges, cut_keys, shift,
                     bucket_first, starts, by_cell, first_centre, *points, *out)
-    return Clipped(*points[:2], np.arange(first_centre, n_points, dtype=np.int64),
-                   *points[2:], *out)
+    return Clipped.from_rows(int(renumber[-1]), *points[:2],
+                             np.arange(first_centre, n_points, dtype=np.int64), *points[2:],
+                             *out)

@@ -65,9 +65,10 @@ def _axis_chunk(x, y, z, nx, nxy, ids, out, first, last):
             continue
         k = quotient(p, nxy, 1.0 / nxy)
         j = quotient(p - k * nxy, nx, 1.0 / nx)
-        out[q, 0] = np.float32(x[p - k * nxy - j * nx])
-        out[q, 1] = np.float32(y[j])
-        out[q, 2] = np.float32(z[k])
+        # Stored in the output's dtype: float32 rounded once, as NumPy's astype.
+        out[q, 0] = x[p - k * nxy - j * nx]
+        out[q, 1] = y[j]
+        out[q, 2] = z[k]
     return wrong
 
 
@@ -130,9 +131,10 @@ def take(values: np.ndarray, ids: np.ndarray) -> np.ndarray:
     return out
 
 
-def axis_points(grid, ids: np.ndarray) -> np.ndarray:
-    """The coordinates (float32) of a uniform or rectilinear grid's points ``ids``,
-    from its axes, on every thread.
+def axis_points(grid, ids: np.ndarray, dtype=np.float32) -> np.ndarray:
+    """The coordinates of a uniform or rectilinear grid's points ``ids``, from its
+    axes, on every thread: float32 as VTK makes an image's points, or (``dtype``
+    float64) the axes' values, as vtkTableBasedClipDataSet reads them.
 
     Raises
     ------
@@ -146,6 +148,8 @@ def axis_points(grid, ids: np.ndarray) -> np.ndarray:
     >>> g = daxpy.UniformGrid(dims=(256, 256, 2))
     >>> axis_points(g, np.arange(1 << 17) * 0 + 257)[0].tolist()
     [1.0, 1.0, 0.0]
+    >>> axis_points(g, np.arange(1 << 17) * 0 + 257, np.float64).dtype.name
+    'float64'
     """
     ids, bad = _checked(ids)
     axes = [np.ascontiguousarray(grid.axis_coordinates(a)) for a in range(3)]
@@ -153,7 +157,7 @@ def axis_points(grid, ids: np.ndarray) -> np.ndarray:
         raise CompiledUnavailable("NumPy converts other axes")
     # Each axis converted to float32 on its own: NumPy stacks them in their
     # common dtype first, which holds each one exactly.
-    out = np.empty((ids.shape[0], 3), np.float32)
+    out = np.empty((ids.shape[0], 3), dtype)
     nx, ny = axes[0].shape[0], axes[1].shape[0]
     _axis_points(*axes, nx, nx * ny, ids, out, bad)
     _refuse_bad(bad)

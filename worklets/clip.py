@@ -21,13 +21,13 @@ Examples
 >>> import numpy as np, daxpy
 >>> g = daxpy.UniformGrid(dims=(3,), point_data={"t": np.array([0.0, 1, 2])})
 >>> made = clip_cells(g, g.point_data["t"], value=0.5)
->>> made.ids.tolist(), made.weights.tolist(), made.connectivity.tolist()
-([[1, 1], [2, 2], [0, 1]], [[1.0, 0.0], [1.0, 0.0], [0.5, 0.5]], [2, 0, 0, 1])
+>>> made.kept.tolist(), made.ids.tolist(), made.weights.tolist(), made.connectivity.tolist()
+([1, 2], [[0, 1]], [[0.5, 0.5]], [2, 0, 0, 1])
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -51,17 +51,24 @@ _STRUCTURED = {3: "voxel", 2: "pixel", 1: "line"}
 class Clipped:
     """A clip's output, where the scalars live.
 
+    Output points, in order: the kept input points, then the points the clip makes
+    (cut edges, then centre points).
+
     Attributes
     ----------
+    kept : int64 array or None
+        The kept input points' ids, ascending: the output's first points, whose
+        values every point field (coordinates included) copies as they are. None
+        where ``kept_words`` holds them (:meth:`with_ids` makes them).
     ids, weights : arrays, shape (m, 2)
-        Output point ``p`` is ``weights[p, 0] * x[ids[p, 0]] + weights[p, 1] *
-        x[ids[p, 1]]`` for every point field ``x`` (coordinates included): a kept
-        corner, a cut edge's two ends, or a centre point's first term.
+        Made point ``r`` (output point ``n_kept + r``) is ``weights[r, 0] *
+        x[ids[r, 0]] + weights[r, 1] * x[ids[r, 1]]`` for every point field ``x``
+        (coordinates included): a cut edge's two ends, or a centre point's first term.
     centre_rows : int64 array, shape (c,)
-        The centre points' rows, ascending: the few points with terms past their
-        first (every centre of the tables has two terms at least, and one of a
-        term's two weights is never zero, so each has a nonzero weight past
-        column 1: NaN counts).
+        The centre points' rows among the made points, ascending: the few points
+        with terms past their first (every centre of the tables has two terms at
+        least, and one of a term's two weights is never zero, so each has a nonzero
+        weight past column 1: NaN counts).
     centre_ids, centre_weights : arrays, shape (c, w)
         Their later terms' ids and weights (padded with zero weights): row ``r``'s
         sum is its two columns' plus ``sum(centre_weights[j] * x[centre_ids[j]])``
@@ -71,12 +78,16 @@ class Clipped:
     source : int64 array
         The input cell of each output cell.
     keys : int64 array, optional
-        Each output point's key, ascending: a kept point its input id ``p``; a cut
-        edge ``n + lo * n + hi``; a centre point ``n + n * n + cell * 64 + j`` (``n``
-        the input's points). Chunks of a grid are merged by them
+        Each made point's key, ascending: a cut edge ``n + lo * n + hi``; a centre
+        point ``n + n * n + cell * 64 + j`` (``n`` the input's points; a kept point's
+        key is its id). Chunks of a grid are merged by them
         (:mod:`daxpy.worklets._chunk_merge`).
+    kept_words : daxpy.cuda.bit_words.BitWords or None
+        The GPU's clip of a 3-D structured grid: the kept points as bit words, by
+        which their values are gathered without ids. On the device only.
     """
 
+    kept: Any
     ids: Any
     weights: Any
     centre_rows: Any
@@ -87,6 +98,66 @@ class Clipped:
     cell_types: Any
     source: Any
     keys: Any = None
+    kept_words: Any = field(default=None, metadata={"device_only": True})
+
+    @classmethod
+    def from_rows(cls, n_kept: int, ids: Any, weights: Any, centre_rows: Any, *rest: Any,
+                  keys: Any = None) -> "Clipped":
+        """A Clipped from terms of every output point, the first ``n_kept`` of them
+        kept input points (``ids[p] == (id, id)``), ``centre_rows`` and ``keys``
+        counted over them all; ``rest``: the centre table and the cells, in this
+        class's order.
+
+        Examples
+        --------
+        >>> made = Clipped.from_rows(1, np.array([[4, 4], [4, 5]]),
+        ...                          np.array([[1.0, 0.0], [0.5, 0.5]]), np.zeros(0, int),
+        ...                          *(None,) * 6)
+        >>> made.kept.tolist(), made.ids.tolist(), made.n_points
+        ([4], [[4, 5]], 2)
+        """
+        return cls(ids[:n_kept, 0], ids[n_kept:], weights[n_kept:], centre_rows - n_kept,
+                   *rest, keys=None if keys is None else keys[n_kept:])
+
+    @property
+    def n_kept(self) -> int:
+        """The kept input points (the output's first).
+
+        Examples
+        --------
+        >>> made = Clipped(np.array([0, 2]), *(np.zeros((0, 2)),) * 2, *(None,) * 7)
+        >>> made.n_kept
+        2
+        """
+        return int(self.kept_words.count if self.kept is None else self.kept.shape[0])
+
+    @property
+    def n_points(self) -> int:
+        """The output's points.
+
+        Examples
+        --------
+        >>> made = Clipped(np.array([0, 2]), np.zeros((3, 2), int), np.zeros((3, 2)),
+        ...                *(None,) * 7)
+        >>> made.n_points
+        5
+        """
+        return self.n_kept + int(self.ids.shape[0])
+
+    def with_ids(self) -> "Clipped":
+        """This Clipped with its kept points' ids as an array (made from its words
+        where it has none).
+
+        Examples
+        --------
+        >>> made = Clipped(np.array([0]), *(np.zeros((0, 2)),) * 2, *(None,) * 7)
+        >>> made.with_ids() is made
+        True
+        """
+        if self.kept is not None:
+            return self
+        words = self.kept_words.with_ids()
+        return replace(self, kept=words.ids, kept_words=words)
 
 
 def _structured_pieces(grid: Any, scalars: Any, value: float, invert: bool) -> list:
@@ -155,7 +226,7 @@ def _on_gpu(grid: Any, scalars: Any, value: float, invert: bool) -> Clipped | No
 
     found = on_gpu(scalars, dims, float(value), at_least_bound(scalars.dtype, float(value)),
                    bool(invert), CASE_ARRAYS[("voxel", bool(invert))], PLACES["voxel"])
-    return None if found is None else Clipped(*found)
+    return None if found is None else Clipped(None, *found[1:], kept_words=found[0])
 
 
 _BLOCK_TABLES: dict[tuple, tuple] = {}
@@ -181,7 +252,7 @@ def _cells_on_gpu(grid: Any, scalars: Any, value: float, invert: bool, place) ->
     kept_point = at_least(scalars, value) != invert
     found = clip_block(scalars, kept_point, place(block.corners), kind, bool(invert),
                        float(value), *_BLOCK_TABLES[key])
-    return None if found is None else Clipped(*found)
+    return None if found is None else Clipped.from_rows(*found[:-1], keys=found[-1])
 
 
 def _strides(grid: Any) -> tuple:
@@ -322,13 +393,9 @@ def _assemble(emitted: list, kept_point: Any, xp, strides: tuple | None = None) 
     :func:`~daxpy.worklets._clip_numbers.numbered`."""
     if not emitted:
         none = xp.zeros(0, xp.int64)
-        kept = xp.flatnonzero(kept_point)
-        weights = xp.zeros((kept.shape[0], 2))
-        weights[:, 0] = 1.0
-        return Clipped(xp.stack([kept, kept], axis=1), weights, none,
-                       xp.zeros((0, 0), xp.int64), xp.zeros((0, 0)), none,
-                       xp.zeros(1, xp.int64), xp.zeros(0, xp.uint8), none,
-                       kept.astype(xp.int64))
+        return Clipped(xp.flatnonzero(kept_point).astype(xp.int64), xp.zeros((0, 2), xp.int64),
+                       xp.zeros((0, 2)), none, xp.zeros((0, 0), xp.int64), xp.zeros((0, 0)),
+                       none, xp.zeros(1, xp.int64), xp.zeros(0, xp.uint8), none, none)
     source = joined([e[1] for e in emitted])
     # One kind's cells already come in ascending input cell order.
     order = (xp.arange(source.shape[0]) if len(emitted) == 1
@@ -354,9 +421,9 @@ def _assemble(emitted: list, kept_point: Any, xp, strides: tuple | None = None) 
     rows, centre_ids, centre_weights = _centres(emitted, unique, xp)
     ids[rows], weights[rows] = centre_ids[:, :2], centre_weights[:, :2]
     offsets = xp.concatenate([xp.zeros(1, xp.int64), xp.cumsum(sizes)])
-    return Clipped(ids, weights, rows, centre_ids[:, 2:], centre_weights[:, 2:],
-                   inverse.astype(xp.int64), offsets, types, source[order].astype(xp.int64),
-                   unique.astype(xp.int64))
+    return Clipped.from_rows(corners, ids, weights, rows, centre_ids[:, 2:],
+                             centre_weights[:, 2:], inverse.astype(xp.int64), offsets, types,
+                             source[order].astype(xp.int64), keys=unique.astype(xp.int64))
 
 
 def _cut_terms(emitted: list, at: Any, xp) -> tuple:

@@ -25,8 +25,8 @@ Examples
 >>> from daxpy.worklets.clip import clip_cells as reference
 >>> g, t = daxpy.UniformGrid(dims=(3, 2)), np.arange(6.0)
 >>> made = clip_structured(g, t, value=2.5)     # keeps points 3, 4, 5; cuts 3 y edges
->>> made.ids[:, :2].tolist(), made.connectivity.tolist()
-([[3, 3], [4, 4], [5, 5], [0, 3], [1, 4], [2, 5]], [1, 0, 3, 4, 2, 1, 4, 5])
+>>> made.kept.tolist(), made.ids.tolist(), made.connectivity.tolist()
+([3, 4, 5], [[0, 3], [1, 4], [2, 5]], [1, 0, 3, 4, 2, 1, 4, 5])
 >>> made.connectivity.tolist() == reference(g, t, value=2.5).connectivity.tolist()
 True
 """
@@ -144,8 +144,8 @@ def clip_structured(grid, scalars: np.ndarray, value: float, invert: bool = Fals
     >>> from daxpy.worklets.clip import clip_cells as reference
     >>> g, t = daxpy.UniformGrid(dims=(4, 3, 2)), np.arange(24.0)
     >>> ours, theirs = clip_structured(g, t, 7.5, True), reference(g, t, 7.5, True)
-    >>> ours.weights.tobytes() == theirs.weights.tobytes()
-    True
+    >>> ours.weights.tobytes() == theirs.weights.tobytes(), ours.n_kept
+    (True, 8)
     """
     s, nx, ny, nz, dimension = structured_rows(
         grid, scalars, "the compiled clip cuts 2-D and 3-D grids")
@@ -180,9 +180,9 @@ def clip_structured(grid, scalars: np.ndarray, value: float, invert: bool = Fals
     over_blocks(_emit_rows, ny * nz, s, value, nx, ny, nz, zc,
                 *(tables[t] for t in (0, 1, 3, 4, 5, 6, 7, 8, 9)), places, offsets, flags,
                 point_start, cell_start, totals, *points, *out)
-    return Clipped(*points[:2], np.arange(n_kept + n_cut, n_kept + n_cut + n_centres,
-                                          dtype=np.int64),
-                   *points[2:], *out)
+    return Clipped.from_rows(n_kept, *points[:2],
+                             np.arange(n_kept + n_cut, n_kept + n_cut + n_centres,
+                                       dtype=np.int64), *points[2:], *out)
 
 
 def new_points(n_points: int, n_centres: int, width: int) -> tuple:

@@ -93,18 +93,19 @@ LOOP
 }
 """
 
-# The kept points' coordinates, staged in shared memory so that the warp writes its
-# words' (consecutive) output rows as consecutive floats: three stores a point 12
-# bytes apart left the kernel at 0.072 ms at 256³ (H100), against 0.059 for a
-# gather by ids of a thread a point.
+# The kept points' coordinates (O: float, or double for the axes' values as they
+# are), staged in shared memory so that the warp writes its words' (consecutive)
+# output rows as consecutive values: three stores a point 12 bytes apart left the
+# kernel at 0.072 ms at 256³ (H100), against 0.059 for a gather by ids of a thread
+# a point.
 _AXIS_POINTS = r"""
 extern "C" __global__ void __launch_bounds__(32 * WARPS)
 NAME(const unsigned* __restrict__ words, const long long* __restrict__ starts,
      long long base, int nx, int ny, int n_words, const A* __restrict__ ax,
-     const A* __restrict__ ay, const A* __restrict__ az, float* __restrict__ out) {
-  __shared__ float staged[WARPS][3 * 32 * SPAN];
+     const A* __restrict__ ay, const A* __restrict__ az, O* __restrict__ out) {
+  __shared__ O staged[WARPS][3 * 32 * SPAN];
 LOOP
-  float* mine = staged[threadIdx.y];
+  O* mine = staged[threadIdx.y];
   const long long first = start[0] - base;  // the span's first output row
   int y = line[0] % ny, z = line[0] / ny;  // stepped with the lines, as above
 #pragma unroll
@@ -116,9 +117,9 @@ LOOP
     }
     if (row[u] < 0) continue;
     const int at = 3 * (int)(row[u] - first);
-    mine[at] = __double2float_rn((double)ax[x[u]]);
-    mine[at + 1] = __double2float_rn((double)ay[y]);
-    mine[at + 2] = __double2float_rn((double)az[z]);
+    mine[at] = ROUND((double)ax[x[u]]);
+    mine[at + 1] = ROUND((double)ay[y]);
+    mine[at + 2] = ROUND((double)az[z]);
   }
   __syncwarp();
   int n = 0;
@@ -154,19 +155,24 @@ def take_source(itemsize: int, components: int, ids: bool = False) -> tuple[str,
                   "#undef SPAN\n#undef WARPS\n#undef IDS\n#undef C\n#undef T\n")
 
 
-def axis_points_source(axis_dtype) -> tuple[str, str]:
+def axis_points_source(axis_dtype, out_dtype="float32") -> tuple[str, str]:
     """``(name, source)`` of the points made from axes of ``axis_dtype`` (float32 or
-    float64).
+    float64) as ``out_dtype`` (float32 or float64) values.
 
     Examples
     --------
     >>> axis_points_source("float64")[0]
     'bit_words_axis_points__f64'
+    >>> axis_points_source("float32", "float64")[0]
+    'bit_words_axis_points__f32__f64'
     """
-    name = f"bit_words_axis_points__{dtype_tag(axis_dtype)}"
-    return name, (f"#define A {ctype(axis_dtype)}\n#define WARPS {_WARPS}\n"
+    wide = np.dtype(out_dtype) == np.float64
+    name = f"bit_words_axis_points__{dtype_tag(axis_dtype)}" + ("__f64" if wide else "")
+    rounding = "(V)" if wide else "__double2float_rn(V)"
+    return name, (f"#define A {ctype(axis_dtype)}\n#define O {ctype(out_dtype)}\n"
+                  f"#define ROUND(V) {rounding}\n#define WARPS {_WARPS}\n"
                   f"#define SPAN {_SPAN}\n{_body(_AXIS_POINTS, name)}"
-                  "#undef SPAN\n#undef WARPS\n#undef A\n")
+                  "#undef SPAN\n#undef WARPS\n#undef ROUND\n#undef O\n#undef A\n")
 
 
 @dataclass(frozen=True, eq=False)
@@ -238,8 +244,9 @@ class BitWords:
         """
         return self if self.ids is not None else replace(self, ids=self.item_ids())
 
-    def take(self, values: Any) -> Any:
-        """``values[ids]`` on the device, for an array of one row per grid item.
+    def take(self, values: Any, out: Any = None) -> Any:
+        """``values[ids]`` on the device, for an array of one row per grid item, into
+        ``out`` (a C-contiguous array of its shape and dtype) where given.
 
         Examples
         --------
@@ -249,19 +256,22 @@ class BitWords:
         import cupy
 
         values = cupy.ascontiguousarray(values)
+        if out is None:
+            out = cupy.empty((self.count, *values.shape[1:]), values.dtype)
         if values.dtype.itemsize not in _ITEMS:
-            return values[self.item_ids()]
+            out[...] = values[self.item_ids()]
+            return out
         components = int(np.prod(values.shape[1:], dtype=np.int64))
-        out = cupy.empty((self.count, *values.shape[1:]), values.dtype)
         if components:
             self._launch(kernel_from(take_source, values.dtype.itemsize, components),
                          np.int32(self.words.shape[0]), values, out)
         return out
 
-    def axis_points(self, axes: list, ny: int) -> Any:
-        """The kept points' float32 coordinates from the grid's axes (device arrays of
-        one float dtype; ``ny`` points along y), shape ``(n, 3)``; None for axes of
-        other or mixed dtypes.
+    def axis_points(self, axes: list, ny: int, dtype: Any = np.float32, out: Any = None) -> Any:
+        """The kept points' coordinates from the grid's axes (device arrays of one
+        float dtype; ``ny`` points along y), shape ``(n, 3)``: float32, or (``dtype``
+        float64) the axes' values as they are, into ``out`` (C-contiguous) where
+        given; None for axes of other or mixed dtypes.
 
         Examples
         --------
@@ -272,7 +282,9 @@ class BitWords:
 
         if len({a.dtype for a in axes}) != 1 or axes[0].dtype not in (np.float32, np.float64):
             return None
-        out = cupy.empty((self.count, 3), cupy.float32)
-        self._launch(kernel_from(axis_points_source, axes[0].dtype.char), np.int32(ny),
+        if out is None:
+            out = cupy.empty((self.count, 3), dtype)
+        self._launch(kernel_from(axis_points_source, axes[0].dtype.char, np.dtype(dtype).char),
+                     np.int32(ny),
                      np.int32(self.words.shape[0]), *axes, out)
         return out

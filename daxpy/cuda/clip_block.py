@@ -107,9 +107,11 @@ def clip_block(scalars: Any, kept: Any, corners: Any, kind: str, invert: bool, v
     Returns
     -------
     tuple or None
-        The fields of :class:`daxpy.worklets.clip.Clipped`, in its order (``keys``
-        last); None where the clip makes no cell (the array program's rules for
-        what it keeps then apply) or for grids of 2^31 points or more.
+        The kept points' count, then the terms of every output point, the centre
+        table, the cells and every point's key, as
+        :meth:`daxpy.worklets.clip.Clipped.from_rows` takes them; None where the
+        clip makes no cell (the array program's rules for what it keeps then
+        apply) or for grids of 2^31 points or more.
 
     Raises
     ------
@@ -183,5 +185,5 @@ def clip_block(scalars: Any, kept: Any, corners: Any, kind: str, invert: bool, v
                    np.int64(first_centre), ids,
                    weights, centre_ids, centre_weights, connectivity, offsets, types, source,
                    point_keys))
-    return (ids, weights, cupy.arange(first_centre, n_total, dtype=cupy.int64), centre_ids,
-            centre_weights, connectivity, offsets, types, source, point_keys)
+    return (n_kept, ids, weights, cupy.arange(first_centre, n_total, dtype=cupy.int64),
+            centre_ids, centre_weights, connectivity, offsets, types, source, point_keys)

@@ -7,22 +7,26 @@ twin (:mod:`daxpy.worklets.clip_cpu`), each warp owns a row of points ``(j, k)``
 (``x`` along its lanes, 32 points at a time) and every output is numbered by scans:
 
 1. *count*: per point its flag byte (kept; which of its x, y and z edges are
-   cut), per point row its kept points and cut edges, and per cell row (the cells
-   whose corner 0 is in the row) its output cells, connectivity slots and centre
-   points, from VTK's case tables;
+   cut), the kept points as words of bits, per point row its kept points and cut
+   edges, and per cell row (the cells whose corner 0 is in the row) its output
+   cells, connectivity slots and centre points, from VTK's case tables;
 2. one exclusive scan over the five counts' rows, one count after the other
    (:func:`daxpy.cuda.scan.scan_counts`), and the one host sync: the sizes;
-3. *emit*: each row's kept points and cut edges (kept points first, then cut
-   edges in ``(p, axis)`` order, which is the array program's ascending
-   ``(lo, hi)``; centre points last, in cell order), and each cell row's cells,
+3. *emit*: each kept word's first output point, each row's cut edges (numbered
+   after the kept points, in ``(p, axis)`` order, which is the array program's
+   ascending ``(lo, hi)``; centre points last, in cell order), and each cell row's cells,
    their corners and edges numbered from their four point rows' starts plus a
    ballot or a scan over the lanes below: cells kept whole from those numbers
    alone (by the whole warp, coalesced, where all 32 are), cut cells' slots and
    cells by the warp lane by lane, through a flat table of each case's places.
 
 Output is the array program's :class:`~daxpy.worklets.clip.Clipped`, bit for bit,
-``keys`` included: weights in float64 as ``(value - low) / (high - low)``, ``1 -
-t``, ``(1 - t) * share`` and ``t * share``, each operation rounded on its own.
+``keys`` included, but for its kept points: those are the count's words of bits
+(:class:`~daxpy.cuda.bit_words.BitWords`), by which their coordinates and fields
+are copied, and no ids, weights or keys of theirs are written (they were 40 bytes
+a kept point, most of a clip's points, written and read back). Weights in float64
+as ``(value - low) / (high - low)``, ``1 - t``, ``(1 - t) * share`` and ``t *
+share``, each operation rounded on its own.
 
 Specialization: the field's dtype (:mod:`daxpy.cuda.clip_cells_source`). The case
 tables come from the caller and live on the device as small arrays, uploaded once.
@@ -40,6 +44,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import FieldError
+from .bit_words import BitWords
 from .case_tables import on_device
 from .clip_cells_source import WARPS, source_for
 from .compile import get_kernel
@@ -106,11 +111,11 @@ def _device_tables(tables: tuple, places: np.ndarray) -> tuple:
     return on_device(("clip_cells", id(tables), id(places)), (tables, places), upload)
 
 
-def _empty(cupy) -> tuple:
+def _empty(cupy, nx: int) -> tuple:
     """The array program's clip that makes no cell: nothing, kept points neither."""
     none = cupy.zeros(0, cupy.int64)
-    return (cupy.zeros((0, 2), cupy.int64), cupy.zeros((0, 2)), none,
-            cupy.zeros((0, 0), cupy.int64), cupy.zeros((0, 0)), none,
+    return (BitWords(cupy.zeros(0, cupy.uint32), none, 0, nx, 0), cupy.zeros((0, 2), cupy.int64),
+            cupy.zeros((0, 2)), none, cupy.zeros((0, 0), cupy.int64), cupy.zeros((0, 0)), none,
             cupy.zeros(1, cupy.int64), cupy.zeros(0, cupy.uint8), none, none)
 
 
@@ -140,7 +145,8 @@ def clip_cells(scalars: Any, dims: tuple, value: float, bound: Any, invert: bool
     -------
     tuple or None
         The fields of :class:`daxpy.worklets.clip.Clipped`, in its order (``keys``
-        last); None for grids of 2^31 points or more, or rows whose slots could
+        last), the kept points' :class:`~daxpy.cuda.bit_words.BitWords` in place of
+        their ids; None for grids of 2^31 points or more, or rows whose slots could
         pass 2^31 (the kernels index rows and count them in 32 bits).
 
     Raises
@@ -171,31 +177,37 @@ def clip_cells(scalars: Any, dims: tuple, value: float, bound: Any, invert: bool
     launch = ((rows + WARPS - 1) // WARPS,), (32, WARPS)
     sizes = (np.int32(nx), np.int32(ny), np.int32(nz))
     flags = cupy.empty(nx * rows, cupy.uint8)
+    words = cupy.empty(rows * ((nx + 31) // 32), cupy.uint32)
+    # Per word: the row's kept points and cut edges before it.
+    prefix = cupy.empty((words.shape[0], 2), cupy.int32)
     counts = cupy.empty(5 * rows, cupy.int32)
     count(*launch, (scalars, scalars.dtype.type(bound), np.int32(bool(invert)), *sizes, cases,
-                    flags, counts))
+                    flags, words, prefix, counts))
     # One scan over the five counts' rows in turn (kept points, cut edges, cells,
     # slots, centres), then the one host sync: each count's end, in pinned memory.
     starts = cupy.empty(5 * rows + 1, cupy.int64)
     ends = scan_counts(counts, starts, [field * rows for field in range(1, 6)])
     n_kept, n_cut, n_cells, n_slots, n_centres = np.diff([0, *ends]).tolist()
     if n_cells == 0:
-        return _empty(cupy)
-    n_points = n_kept + n_cut + n_centres
-    # Every row of the points' arrays is written by emit; the centre table is
-    # zeroed, as the array program pads it (emit writes every column too).
-    ids = cupy.empty((n_points, 2), cupy.int64)
-    weights = cupy.empty((n_points, 2), cupy.float64)
+        return _empty(cupy, nx)
+    n_made = n_cut + n_centres
+    # Every row of the made points' arrays is written by emit, and every word's
+    # start; the centre table is zeroed, as the array program pads it (emit writes
+    # every column too).
+    word_starts = cupy.empty(words.shape[0], cupy.int64)
+    ids = cupy.empty((n_made, 2), cupy.int64)
+    weights = cupy.empty((n_made, 2), cupy.float64)
     centre_ids = cupy.zeros((n_centres, 2 * int(width) - 2), cupy.int64)
     centre_weights = cupy.zeros((n_centres, 2 * int(width) - 2), cupy.float64)
     connectivity = cupy.empty(n_slots, cupy.int64)
     offsets = cupy.empty(n_cells + 1, cupy.int64)
     types = cupy.empty(n_cells, cupy.uint8)
     source = cupy.empty(n_cells, cupy.int64)
-    keys = cupy.empty(n_points, cupy.int64)
+    keys = cupy.empty(n_made, cupy.int64)
     emit(*launch, (scalars, np.float64(value), *sizes, cases, cells, slot_places, terms,
-                   shares, width, code_places, flags, starts, np.int64(n_kept),
-                   np.int64(n_kept + n_cut), ids, weights, centre_ids, centre_weights,
-                   connectivity, offsets, types, source, keys))
-    return (ids, weights, cupy.arange(n_kept + n_cut, n_points, dtype=cupy.int64),
-            centre_ids, centre_weights, connectivity, offsets, types, source, keys)
+                   shares, width, code_places, flags, words, prefix, starts, np.int64(n_kept),
+                   np.int64(n_kept + n_cut), word_starts, ids, weights, centre_ids,
+                   centre_weights, connectivity, offsets, types, source, keys))
+    return (BitWords(words, word_starts, 0, nx, n_kept), ids, weights,
+            cupy.arange(n_cut, n_made, dtype=cupy.int64), centre_ids, centre_weights,
+            connectivity, offsets, types, source, keys)

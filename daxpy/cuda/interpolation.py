@@ -126,14 +126,15 @@ def _code(dtype: np.dtype) -> str:
 
 
 def _launch(kind: str, components: int, inputs: tuple, ids: Any, weights: Any,
-            centres: Any, dtype: Any) -> Any:
+            centres: Any, dtype: Any, out: Any = None) -> Any:
     import cupy
 
     ids = cupy.ascontiguousarray(ids, dtype=cupy.int64)
     weights = cupy.ascontiguousarray(weights, dtype=cupy.float64)
     rows, width = (int(n) for n in ids.shape)
     dtype = np.dtype(np.float64 if dtype is None else dtype)
-    out = cupy.empty((rows, components), dtype=dtype)
+    if out is None:
+        out = cupy.empty((rows, components), dtype=dtype)
     if rows:
         kernel = get_kernel(*source_for(kind, components, _code(dtype)))
         none = cupy.zeros(0, dtype=cupy.int64)
@@ -152,7 +153,7 @@ def _launch(kind: str, components: int, inputs: tuple, ids: Any, weights: Any,
 
 
 def weighted_values(values: Any, ids: Any, weights: Any, centres: Any = None,
-                    dtype: Any = None) -> Any:
+                    dtype: Any = None, out: Any = None) -> Any:
     """``sum_j weights[:, j] * values[ids[:, j]]`` in float64, plus the centre rows'
     later terms, on the device, rounded once to ``dtype`` where one is given.
 
@@ -168,6 +169,8 @@ def weighted_values(values: Any, ids: Any, weights: Any, centres: Any = None,
     dtype : numpy dtype, optional
         The result's: a float is the float64 sum rounded, an integer the sum
         rounded to the nearest (ties to even, as ``numpy.rint``). Default float64.
+    out : cupy.ndarray, optional
+        Where to write the result (C-contiguous, of its shape and dtype).
 
     Returns
     -------
@@ -188,19 +191,25 @@ def weighted_values(values: Any, ids: Any, weights: Any, centres: Any = None,
     # Written as asked where the kernel has the type; others (bool, float16) converted
     # after, integers and bools rounded to the nearest first as VTK interpolates them.
     direct = wanted is None or (wanted.kind in "fiu" and _code(wanted) in _OUT_TYPES)
-    out = _launch(_code(values.dtype), components, (values,), ids, weights, centres,
-                  wanted if direct else None)
+    shape = (int(ids.shape[0]),) + tuple(values.shape[1:])
+    made = _launch(_code(values.dtype), components, (values,), ids, weights, centres,
+                   wanted if direct else None,
+                   None if out is None or not direct else out.reshape(-1, components))
     if not direct:
-        out = (out if wanted.kind == "f" else cupy.rint(out)).astype(wanted)
-    return out.reshape((out.shape[0],) + tuple(values.shape[1:]))
+        made = (made if wanted.kind == "f" else cupy.rint(made)).astype(wanted)
+    if out is None:
+        return made.reshape(shape)
+    if not direct:
+        out[...] = made.reshape(shape)
+    return out
 
 
 def weighted_axes(axes: tuple, ids: Any, weights: Any, centres: Any = None,
-                  dtype: Any = None) -> Any:
+                  dtype: Any = None, out: Any = None) -> Any:
     """The weighted sums of the points of an image or rectilinear grid given by its
     three axes' coordinates (the points are ``axes[a][index_a]`` in float64), shape
-    ``(m, 3)``, on the device; ``ids``, ``weights``, ``centres`` and ``dtype`` (float64
-    by default) as :func:`weighted_values` takes them.
+    ``(m, 3)``, on the device; ``ids``, ``weights``, ``centres``, ``dtype`` (float64
+    by default) and ``out`` as :func:`weighted_values` takes them.
 
     Examples
     --------
@@ -212,4 +221,4 @@ def weighted_axes(axes: tuple, ids: Any, weights: Any, centres: Any = None,
     x, y, z = (cupy.asarray(a, dtype=cupy.float64) for a in axes)
     narrow = x.shape[0] * y.shape[0] * z.shape[0] < 2**32
     return _launch("axes", 3, (x, y, z, np.int64(x.shape[0]), np.int64(y.shape[0]),
-                               np.int32(narrow)), ids, weights, centres, dtype)
+                               np.int32(narrow)), ids, weights, centres, dtype, out)
