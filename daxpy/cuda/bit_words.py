@@ -288,3 +288,53 @@ class BitWords:
                      np.int32(ny),
                      np.int32(self.words.shape[0]), *axes, out)
         return out
+
+
+def topology_arrays(n_cells: int, corners: int) -> tuple:
+    """Device arrays for ``n_cells`` cells of ``corners`` corners each: connectivity
+    (int64), offsets (int64, ``n_cells + 1``) and types (uint8), in one allocation
+    (the GPU waits for each of the host's), connectivity first: an emit stores it in
+    pairs (16-byte aligned).
+
+    Examples
+    --------
+    >>> callable(topology_arrays)
+    True
+    """
+    import cupy
+
+    topology = cupy.empty((corners + 1) * n_cells + 1 + (n_cells + 7) // 8, cupy.int64)
+    return (topology[:corners * n_cells],
+            topology[corners * n_cells:(corners + 1) * n_cells + 1],
+            topology[(corners + 1) * n_cells + 1:].view(cupy.uint8)[:n_cells])
+
+
+def kept_by_words(cell_words: Any, point_words: Any, starts: Any, counts: tuple, rows: tuple,
+                  ids: bool) -> tuple:
+    """A threshold's kept cells and used points as :class:`BitWords`: ``(cell ids, point
+    ids, point words, cell words)``, the ids made only where ``ids`` asks (else None).
+
+    Parameters
+    ----------
+    cell_words, point_words : cupy.ndarray of uint32
+    starts : cupy.ndarray of int64
+        The exclusive scan of the cell words' counts, then of the point words' (the
+        kept cells' count added: the used points are numbered after them), and the total.
+    counts : (int, int)
+        The kept cells and the used points.
+    rows : (int, int)
+        The row lengths of the cells and of the points.
+    ids : bool
+
+    Examples
+    --------
+    >>> callable(kept_by_words)
+    True
+    """
+    split = int(cell_words.shape[0])
+    n_cells, n_points = counts
+    by_points = BitWords(point_words, starts[split:-1], n_cells, rows[1], n_points)
+    by_cells = BitWords(cell_words, starts[:split], 0, rows[0], n_cells)
+    if ids:
+        by_points, by_cells = by_points.with_ids(), by_cells.with_ids()
+    return by_cells.ids, by_points.ids, by_points, by_cells

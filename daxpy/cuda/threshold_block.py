@@ -47,7 +47,7 @@ from typing import Any
 
 import numpy as np
 
-from .bit_words import BitWords
+from .bit_words import kept_by_words, topology_arrays
 from .codegen import ctype, dtype_tag
 from .compile import kernel_from
 from .scan import scan_counts
@@ -305,11 +305,7 @@ def threshold_block(values: Any, corners: Any, n_points: int, mode: int, bounds:
     starts = cupy.empty(cell_words_n + point_words_n + 1, cupy.int64)
     # The one host sync: the kept cells and, with them, the used points.
     n_kept, n_both = scan_counts(counts, starts, (cell_words_n, cell_words_n + point_words_n))
-    # One allocation for the output's topology (the GPU waits for the host's).
-    topology = cupy.empty((k + 1) * n_kept + 1 + (n_kept + 7) // 8, cupy.int64)
-    connectivity = topology[:k * n_kept]
-    offsets = topology[k * n_kept:(k + 1) * n_kept + 1]
-    types = topology[(k + 1) * n_kept + 1:].view(cupy.uint8)[:n_kept]
+    connectivity, offsets, types = topology_arrays(n_kept, k)
     if n_kept:
         kernel_from(emit_source, corners.dtype, k)(
             ((cell_words_n + _WARPS - 1) // _WARPS,), (32, _WARPS),
@@ -318,10 +314,7 @@ def threshold_block(values: Any, corners: Any, n_points: int, mode: int, bounds:
              types))
     else:
         offsets[0] = 0  # emit writes every offset, the last by the last cell's thread
-    by_points = BitWords(point_words, starts[cell_words_n:-1], n_kept, n_points,
-                         n_both - n_kept)
-    by_cells = BitWords(cell_words, starts[:cell_words_n], 0, n_cells, n_kept)
-    if ids:
-        by_points = by_points.with_ids()
-        by_cells = by_cells.with_ids()
-    return (by_cells.ids, by_points.ids, connectivity, offsets, types, by_points, by_cells)
+    cell_ids, point_ids, *words = kept_by_words(cell_words, point_words, starts,
+                                                (n_kept, n_both - n_kept), (n_cells, n_points),
+                                                ids)
+    return (cell_ids, point_ids, connectivity, offsets, types, *words)

@@ -55,7 +55,7 @@ from typing import Any
 import numpy as np
 
 from .compile import get_kernel
-from .bit_words import BitWords
+from .bit_words import kept_by_words, topology_arrays
 from .scan import scan_counts
 from .threshold_cells_source import (MODES, POINT_MODES, SPAN, WARPS, classify_source,
                                      index_source)
@@ -154,19 +154,12 @@ def threshold_cells(values: Any, dims: tuple, mode: str, lower: Any, upper: Any,
     # kept cells plus the used points (at its end), written into pinned memory.
     n_cells, n_used = scan_counts(counts, starts, (cell_words_n, cell_words_n + point_words_n))
     n_points = n_used - n_cells
-    # One allocation for the output's topology, not three (the GPU waits for the
-    # host's), connectivity first: the emit stores pairs (16-byte aligned).
-    topology = cupy.empty(9 * n_cells + 1 + (n_cells + 7) // 8, cupy.int64)
-    connectivity = topology[:8 * n_cells]
-    offsets = topology[8 * n_cells:9 * n_cells + 1]
-    types = topology[9 * n_cells + 1:].view(cupy.uint8)[:n_cells]
+    connectivity, offsets, types = topology_arrays(n_cells, 8)
     if n_cells:
         emit(*_warps(cell_words_n), (cell_words, point_words, starts, np.int64(n_cells),
                                      *args, np.uint8(cell_type), connectivity, offsets, types))
     else:
         offsets[0] = 0  # emit writes every offset, the last by the last cell's thread
-    by_points = BitWords(point_words, starts[cell_words_n:-1], n_cells, nx, n_points)
-    by_cells = BitWords(cell_words, starts[:cell_words_n], 0, nx - 1, n_cells)
-    if ids:
-        by_points, by_cells = by_points.with_ids(), by_cells.with_ids()
-    return (by_cells.ids, by_points.ids, connectivity, offsets, types, by_points, by_cells)
+    cell_ids, point_ids, *words = kept_by_words(cell_words, point_words, starts,
+                                                (n_cells, n_points), (nx - 1, nx), ids)
+    return (cell_ids, point_ids, connectivity, offsets, types, *words)
