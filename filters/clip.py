@@ -164,15 +164,20 @@ def _clipped(dataset: Any, made: Any) -> UnstructuredGrid:
     # Points and fields are made where the clip ran; only the results move.
     terms = (made.ids, made.weights, (made.centre_rows, made.centre_ids, made.centre_weights))
     axis_aligned = dataset.family in ("uniform", "rectilinear")
-    points = _joined(made, (3,), np.float64 if axis_aligned else dataset.points().dtype,
-                     partial(_kept_points, dataset, made),
-                     partial(_weighted_points, dataset, *terms))
+    dtype = np.float64 if axis_aligned else dataset.points().dtype
+    axes = [dataset.axis_coordinates(a) for a in range(3)] if axis_aligned else None
+    points = _joined(made, (3,), dtype, partial(_kept_points, dataset, made),
+                     partial(_weighted_points, dataset, *terms),
+                     partial(_host_rows, None if axis_aligned else dataset.points(), made,
+                             terms, axes, dtype))
     point_data = {}
     for name, values in dataset.point_data.items():
         values = dataset_array(dataset, values, array_module(made.ids))
         point_data[name] = placed(_joined(made, values.shape[1:], values.dtype,
                                           partial(_kept_values, values, made),
-                                          partial(_weighted, values, *terms)))
+                                          partial(_weighted, values, *terms),
+                                          partial(_host_rows, values, made, terms, None,
+                                                  values.dtype)))
     cell_data = {n: taken(v, made.source) for n, v in dataset.cell_data.items()}
     # The clip's own cells: ids in range, known types, no repeated point.
     return UnstructuredGrid.from_checked(placed(points), placed(made.connectivity),
@@ -182,12 +187,17 @@ def _clipped(dataset: Any, made: Any) -> UnstructuredGrid:
 
 
 def _joined(made: Any, row_shape: tuple, dtype: Any, kept: Callable[..., Any],
-            cut: Callable[..., Any]) -> Any:
+            cut: Callable[..., Any], host: Callable[[], Any]) -> Any:
     """An output point array of rows of ``row_shape`` in ``dtype``: the kept points'
     rows (``kept(out)``), then the made points' (``cut(out)``), where the clip ran.
-    On the GPU each part is written into its rows of one array (joined after, every
-    output array was copied once more: as long as the gathers took)."""
+    On the GPU each part is written into its rows of one array; on the host both in
+    one compiled pass (``host()``) where it serves. Joined after, every output array
+    was copied once more (on the GPU as long as the gathers took; on the host, into
+    new pages, as long as the sums)."""
     if not is_device_array(made.ids):
+        both = host()
+        if both is not None:
+            return both
         return kept(None) if made.ids.shape[0] == 0 else np.concatenate([kept(None),
                                                                          cut(None)])
     import cupy
@@ -223,6 +233,26 @@ def _kept_values(values: Any, made: Any, out: Any) -> Any:
     if made.kept is None:
         return made.kept_words.take(values, out)
     return _into(take_rows(values, made.kept), out)
+
+
+def _host_rows(values: Any, made: Any, terms: tuple, axes: Any, dtype: Any) -> Any:
+    """On the host, the kept points' rows as they are, then the made points' sums,
+    into one array on every core (:func:`daxpy.worklets._weighted_cpu.weighted_rows`:
+    ``values`` rows by point id, or a grid's ``axes``); None where the compiled
+    kernel does not serve (no Numba, integer fields, wide rows)."""
+    if np.dtype(dtype).kind != "f":
+        return None  # integers are rounded from the sums, copied where kept
+    try:
+        from daxpy.worklets._numba import CompiledUnavailable
+        from daxpy.worklets._weighted_cpu import weighted_rows
+    except ImportError as err:  # no Numba
+        if err.name != "numba":
+            raise
+        return None
+    try:
+        return weighted_rows(values, *terms, axes=axes, dtype=dtype, kept=made.kept)
+    except CompiledUnavailable:
+        return None
 
 
 def _into(found: Any, out: Any) -> Any:

@@ -188,11 +188,31 @@ def _centres(values, axes, nx, ny, ids, weights, rows, centre_ids, centre_weight
                        np.uint64(min(m, (block + 1) * _BLOCK)))
 
 
+@kernel()
+def _kept_block(values, axes, nx, ny, kept, out, first, last):
+    """Rows ``first`` to ``last`` of the kept points: their rows as they are, in
+    float64 (every float32 and float64 value, infinities and NaN included, exactly)."""
+    for p in range(first, last):
+        x, y, z = _row(values, axes, nx, ny, kept[p])
+        _store3(out, p, x, y, z)
+
+
+@block_kernel()
+def _kept(values, axes, nx, ny, kept, out, first, last):
+    """Blocks ``first`` to ``last`` of :data:`_BLOCK` kept rows."""
+    m = kept.shape[0]
+    for block in range(first, last):
+        _kept_block(values, axes, nx, ny, kept, out, np.uint64(block * _BLOCK),
+                    np.uint64(min(m, (block + 1) * _BLOCK)))
+
+
 def weighted_rows(values, ids: np.ndarray, weights: np.ndarray, centres=None, axes=None,
-                  dtype=None) -> np.ndarray:
+                  dtype=None, kept=None) -> np.ndarray:
     """``sum_j weights[:, j] * values[ids[:, j]]`` in float64, plus the centre rows'
     later terms, on every core, rounded once to ``dtype`` (float32 or float64,
-    float64 by default) as it is stored.
+    float64 by default) as it is stored; after the rows of the points ``kept``
+    where given, copied as they are (a clip's kept points: a weighted sum of a
+    point with itself would make NaN of an infinity).
 
     Parameters
     ----------
@@ -208,10 +228,12 @@ def weighted_rows(values, ids: np.ndarray, weights: np.ndarray, centres=None, ax
         points' coordinates, computed from their grid indices (the axes' values in
         float64, as vtkTableBasedClipDataSet reads an image's points), shape (m, 3).
     dtype : dtype, optional
+    kept : int array, shape (k,), optional
+        Points whose rows come first, as they are.
 
     Returns
     -------
-    array of ``dtype``, shape (m,) + values.shape[1:]
+    array of ``dtype``, shape (k + m,) + values.shape[1:]
 
     Raises
     ------
@@ -253,10 +275,18 @@ def weighted_rows(values, ids: np.ndarray, weights: np.ndarray, centres=None, ax
     # Summed into float64 whatever the dtype asked, rounded once after: one compile
     # serves a clip's float64 points and its float32 fields (each out dtype is
     # another, 0.7 s cold).
-    out = np.empty((ids.shape[0], int(np.prod(shape, dtype=np.int64))), np.float64)
-    gathered = (table, grid_axes, len(axes[0]) if axes else 1, len(axes[1]) if axes else 1,
-                _rows(ids), _rows(weights))
+    comps = int(np.prod(shape, dtype=np.int64))
+    kept = np.zeros(0, np.int64) if kept is None else _rows(kept.astype(np.int64, copy=False))
+    if kept.shape[0] and not 1 <= comps <= 3:
+        raise CompiledUnavailable("kept rows are copied for one to three components")
+    whole = np.empty((kept.shape[0] + ids.shape[0], comps), np.float64)
+    sizes = (len(axes[0]) if axes else 1, len(axes[1]) if axes else 1)
+    gathered = (table, grid_axes, *sizes, _rows(ids), _rows(weights))
     set_num_threads(threads())
+    if kept.shape[0]:
+        over_blocks(_kept, _blocks(kept.shape[0]), table, grid_axes, *sizes, kept,
+                    whole[:kept.shape[0]])
+    out = whole[kept.shape[0]:]
     # Serial kernels on the thread pool, blocks dealt as threads free up (one
     # slowed by another process's load does not hold up the rest), not Numba
     # parallel loops: those cost a clip's first use 2.9-5.0 s each to compile.
@@ -269,7 +299,7 @@ def weighted_rows(values, ids: np.ndarray, weights: np.ndarray, centres=None, ax
                     _rows(rows.astype(np.int64, copy=False)),
                     _rows(centre_ids.astype(np.int64, copy=False)),
                     _rows(centre_weights.astype(np.float64, copy=False)), out, wide)
-    return out.astype(dtype, copy=False).reshape((ids.shape[0],) + shape)
+    return whole.astype(dtype, copy=False).reshape((whole.shape[0],) + shape)
 
 
 def _blocks(m: int) -> int:

@@ -116,7 +116,8 @@ class Clipped:
         >>> made.kept.tolist(), made.ids.tolist(), made.n_points
         ([4], [[4, 5]], 2)
         """
-        return cls(ids[:n_kept, 0], ids[n_kept:], weights[n_kept:], centre_rows - n_kept,
+        # The kept ids contiguous, once: every gather by them would copy them.
+        return cls(ids[:n_kept, 0].copy(), ids[n_kept:], weights[n_kept:], centre_rows - n_kept,
                    *rest, keys=None if keys is None else keys[n_kept:])
 
     @property
