@@ -74,12 +74,18 @@ def _between(values, rng):
     return float((ordered[i] + ordered[min(i + 1, ordered.size - 1)]) / 2)
 
 
-@settings(max_examples=40, deadline=None)
-@given(grid=st.one_of(structured_grids(max_side=5), unstructured_grids()), seed=seeds,
-       invert=st.booleans())
-def test_scalar_clips_match_vtk(grid, seed, invert):
+ANY_GRID = st.one_of(structured_grids(max_side=5), unstructured_grids())
+
+
+def _scalars(grid, seed):
     rng = np.random.default_rng(seed)
-    values = rng.uniform(-1, 1, grid.n_points)
+    return rng, rng.uniform(-1, 1, grid.n_points)
+
+
+@settings(max_examples=40, deadline=None)
+@given(grid=ANY_GRID, seed=seeds, invert=st.booleans())
+def test_scalar_clips_match_vtk(grid, seed, invert):
+    rng, values = _scalars(grid, seed)
     grid = grid.with_fields(point_data={"s": values, "w": rng.random((grid.n_points, 2))},
                             cell_data={"c": rng.random(grid.n_cells)})
     value = _between(values, rng)
@@ -95,13 +101,11 @@ def test_scalar_clips_match_vtk(grid, seed, invert):
 
 
 @settings(max_examples=30, deadline=None)
-@given(grid=st.one_of(structured_grids(max_side=5), unstructured_grids()), seed=seeds,
-       invert=st.booleans())
+@given(grid=ANY_GRID, seed=seeds, invert=st.booleans())
 def test_kept_points_keep_their_values_as_they_are(grid, seed, invert):
     # VTK copies a kept point's values: integers past 2^53 and infinities too (a
     # weighted sum of the point with itself rounded the one and made NaN of the other).
-    rng = np.random.default_rng(seed)
-    values = rng.uniform(-1, 1, grid.n_points)
+    rng, values = _scalars(grid, seed)
     ids = np.arange(grid.n_points)
     big = 2**60 + ids
     infinite = np.where(ids % 2, np.inf, -np.inf).astype(np.float32)
