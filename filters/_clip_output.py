@@ -126,7 +126,9 @@ def _host_rows(values: Any, made: Any, terms: tuple, axes: Any, dtype: Any) -> A
             raise
         return None
     try:
-        return weighted_rows(values, *terms, axes=axes, dtype=dtype, kept=made.kept)
+        ids, weights, centres = terms
+        return weighted_rows(values, ids, weights, centres, axes=axes, dtype=dtype,
+                             kept=made.kept)
     except CompiledUnavailable:
         return None
 
