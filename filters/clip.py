@@ -73,8 +73,9 @@ class Clip(GeometryFilter):
     Cells are cut with vtkTableBasedClipDataSet's case tables (derived from the
     installed VTK and tested against it): the same cells, of the same types.
     Output points are the kept corners, then one point per cut edge, then the
-    tables' centre points; point fields are interpolated with the same weights
-    (integers rounded), cell fields carried. A NaN scalar is never "at or above":
+    tables' centre points. A kept corner's point fields are copied as they are (as
+    VTK copies them: infinities, NaN and every integer kept); the others' are
+    interpolated with the same weights (integers rounded); cell fields are carried. A NaN scalar is never "at or above":
     its corners are clipped away (kept with ``invert``). ``invert`` uses VTK's
     InsideOut tables, which keep the other side's cells of each case (at saddles
     they differ from clipping the negated scalars).
