@@ -41,7 +41,7 @@ def clipped_grid(dataset: Any, made: Any) -> UnstructuredGrid:
     terms = (made.ids, made.weights, (made.centre_rows, made.centre_ids, made.centre_weights))
     axis_aligned = dataset.family in ("uniform", "rectilinear")
     dtype = np.float64 if axis_aligned else dataset.points().dtype
-    axes = [dataset.axis_coordinates(a) for a in range(3)] if axis_aligned else None
+    axes = grid_axes(dataset, np) if axis_aligned else None
     points = _joined(made, (3,), dtype, partial(_kept_points, dataset, made),
                      partial(_weighted_points, dataset, *terms),
                      partial(_host_rows, None if axis_aligned else dataset.points(), made,
@@ -147,13 +147,17 @@ def _weighted_points(dataset: Any, ids: Any, weights: Any, centres: tuple, out: 
     volume by more than 1e-5); other grids' in their points' dtype."""
     on_device = is_device_array(ids)
     if dataset.family in ("uniform", "rectilinear"):
-        axes = [dataset.axis_coordinates(a) for a in range(3)]
         if not on_device:
             return weighted_sum(lambda i: axis_values(dataset, i), ids, weights, centres,
-                                axes=axes, dtype=np.float64)
+                                axes=grid_axes(dataset, np), dtype=np.float64)
+        import cupy
+
         from daxpy.cuda.interpolation import weighted_axes
 
-        return weighted_axes(tuple(axes), ids, weights, centres, dtype=np.float64, out=out)
+        # The grid's axes uploaded once and kept with it: uploaded from pageable
+        # memory on every clip, they waited for the emit, and the GPU for the host.
+        return weighted_axes(tuple(grid_axes(dataset, cupy)), ids, weights, centres,
+                             dtype=np.float64, out=out)
     dtype = dataset.points().dtype
     if not on_device:
         return weighted_sum(dataset.points(), ids, weights, centres, dtype=dtype)

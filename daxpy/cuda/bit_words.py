@@ -132,6 +132,7 @@ LOOP
 _ITEMS = {1: "unsigned char", 2: "unsigned short", 4: "unsigned int", 8: "unsigned long long"}
 """The type a value is copied as, by its size in bytes."""
 
+
 def _body(kernel: str, name: str) -> str:
     return kernel.replace("NAME", name).replace("LOOP", _LOOP)
 
@@ -284,9 +285,8 @@ class BitWords:
             return None
         if out is None:
             out = cupy.empty((self.count, 3), dtype)
-        self._launch(kernel_from(axis_points_source, axes[0].dtype.char, np.dtype(dtype).char),
-                     np.int32(ny),
-                     np.int32(self.words.shape[0]), *axes, out)
+        kernel = kernel_from(axis_points_source, axes[0].dtype.char, np.dtype(dtype).char)
+        self._launch(kernel, np.int32(ny), np.int32(self.words.shape[0]), *axes, out)
         return out
 
 
