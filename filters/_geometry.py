@@ -184,8 +184,6 @@ def point_coordinates(dataset: Any, ids: Any, dtype: Any = np.float32) -> Any:
     >>> point_coordinates(daxpy.UniformGrid(dims=(3, 2)), np.array([4])).tolist()
     [[1.0, 1.0, 0.0]]
     """
-    from daxpy.data.arrays import array_module
-
     xp = array_module(ids)
     if dataset.family in ("uniform", "rectilinear"):
         return (_AXIS_POINTS(dataset, ids, dtype=dtype) if xp is np
@@ -229,8 +227,6 @@ def weighted_sum(gather: Any, ids: Any, weights: Any, centres: Any = None, axes:
     [5.0]
     """
     import numpy as np
-
-    from daxpy.data.arrays import array_module
 
     xp = array_module(ids)
     if xp is np and (axes is not None or not callable(gather)):
@@ -277,7 +273,7 @@ def taken(values: Any, ids: Any) -> Any:
     """
     import numpy as np
 
-    from daxpy.data.arrays import array_module, to_host
+    from daxpy.data.arrays import to_host
     from daxpy.stream.placement import placed
 
     xp = array_module(ids)
@@ -330,8 +326,6 @@ def axis_values(dataset: Any, ids: Any) -> Any:
     >>> axis_values(daxpy.RectilinearGrid([0.0, 0.1], [5.0, 7.0]), np.array([3])).tolist()
     [[0.1, 7.0, 0.0]]
     """
-    from daxpy.data.arrays import array_module
-
     xp = array_module(ids)
     x, y, z = grid_axes(dataset, xp)
     nx, ny = x.shape[0], y.shape[0]
@@ -343,8 +337,6 @@ def _axis_points(dataset: Any, ids: Any, dtype: Any = np.float32) -> Any:
     points ``ids`` from its axes, where ``ids`` live (float32 on the device in one
     kernel, the same bits: the array program's gathers and stack were most of a
     threshold's time)."""
-    from daxpy.data.arrays import array_module
-
     xp = array_module(ids)
     dims = tuple(int(d) for d in dataset.dims)
     axes = grid_axes(dataset, xp)
