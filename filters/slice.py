@@ -172,7 +172,7 @@ class Slice(GeometryFilter):
 def _plane_cut(dataset: Any, origin: np.ndarray, normal: np.ndarray, backend: str) -> Any:
     """The cut of a 3-D image or rectilinear grid by a plane on the GPU, its distance
     made by the contour's row kernels where they read it from the axes' terms
-    (:class:`daxpy.cuda.contour_rows.PlaneDistance`): no distance field of the grid's
+    (:class:`daxpy.cuda.plane_distance.PlaneDistance`): no distance field of the grid's
     size (1 GB of float64 at 512³) and no pass to make it; the bits of the cut of that
     field. None where the field is cut instead (the CPU, other grids, chunked runs).
 
@@ -189,8 +189,9 @@ def _plane_cut(dataset: Any, origin: np.ndarray, normal: np.ndarray, backend: st
         return None
     import cupy
 
-    from daxpy.cuda.contour_rows import PlaneDistance, contour_rows
+    from daxpy.cuda.contour_rows import contour_rows
     from daxpy.cuda.memory import guarded
+    from daxpy.cuda.plane_distance import PlaneDistance
 
     dataset.check_unchanged()
     terms = PlaneDistance(*_axis_terms(dataset, origin, normal, cupy))

@@ -17,8 +17,9 @@ from daxpy.worklets.clip import clip_cells as array_program
 from strategies import cut_field, cut_value, wavy_field
 from test_cuda_codegen import _have_compiler, specializations_ptx
 
-SPECIALIZATIONS = [(name, source_for(dtype)[1]) for dtype in ("float32", "float64")
-                   for name in source_for(dtype)[0]]
+SPECIALIZATIONS = [(name, source_for(dtype, plane)[1])
+                   for dtype, plane in (("float32", False), ("float64", False), ("float64", True))
+                   for name in source_for(dtype, plane)[0]]
 
 FIELDS = ("kept", "ids", "weights", "centre_rows", "centre_ids", "centre_weights", "connectivity",
           "offsets", "cell_types", "source", "keys")
@@ -84,6 +85,57 @@ def _check(grid, values, value, invert):
         kept // (grid.dims[0] * grid.dims[1])
     assert cupy.array_equal(points, cupy.stack([axes[0][i], axes[1][j], axes[2][k]], axis=1))
     return want
+
+
+def _plane_terms(grid, origin, normal):
+    """A plane's terms on the device, each axis' ``(axis - o) * n``, and the host
+    distance field they add up to, x term first (the implicit function's order)."""
+    import cupy
+
+    from daxpy.cuda.plane_distance import PlaneDistance
+
+    parts = [(np.asarray(grid.axis_coordinates(a), np.float64) - origin[a]) * normal[a]
+             for a in range(3)]
+    field = ((parts[0][None, None, :] + parts[1][None, :, None])
+             + parts[2][:, None, None]).reshape(-1)
+    return PlaneDistance(*(cupy.asarray(p) for p in parts), x_first=True), field
+
+
+@pytest.mark.gpu
+@settings(max_examples=40, deadline=None)
+@given(dims=st.tuples(st.integers(2, 70), st.integers(2, 6), st.integers(2, 5)),
+       seed=st.integers(0, 2**31), invert=st.booleans(), on_points=st.booleans())
+def test_a_planes_distance_made_where_read_is_the_fields(dims, seed, invert, on_points):
+    # The clip of a plane's terms gives the bits of the clip of the distance field
+    # they add up to: planes through grid points too (distances exactly 0, ties).
+    from daxpy.worklets.clip import clip_plane_cells
+
+    rng = np.random.default_rng(seed)
+    grid = daxpy.RectilinearGrid(*(np.cumsum(rng.random(d) + 0.1) for d in dims))
+    normal = rng.choice([-1.0, 0.0, 0.5, 1.0], 3) if on_points else rng.standard_normal(3)
+    normal = normal if normal.any() else np.array([0.0, 0.0, 1.0])
+    origin = grid.points()[rng.integers(grid.n_points)] if on_points \
+        else rng.random(3) * grid.points().max(axis=0)
+    terms, field = _plane_terms(grid, origin, normal)
+    value = 0.0 if on_points else float(rng.standard_normal() * 0.1)
+    want = _reference(grid, field, value, invert)
+    found = clip_plane_cells(grid, terms, value, invert)
+    assert found is not None
+    _same(found, want)
+
+
+def test_plane_terms_of_other_lengths_or_order_are_refused_before_any_kernel():
+    from daxpy.cuda.clip_cells import clip_cells as kernels
+    from daxpy.cuda.plane_distance import PlaneDistance
+    from daxpy.errors import FieldError
+    from daxpy.worklets._clip_arrays import CASE_ARRAYS, PLACES
+
+    tables = CASE_ARRAYS[("voxel", False)], PLACES["voxel"]
+    with pytest.raises(FieldError, match="lengths"):
+        kernels(PlaneDistance(np.zeros(3), np.zeros(3), np.zeros(2), x_first=True),
+                (3, 3, 3), 0.0, 0.0, False, *tables)
+    with pytest.raises(ValueError, match="x term first"):
+        kernels(PlaneDistance(*np.zeros((3, 3))), (3, 3, 3), 0.0, 0.0, False, *tables)
 
 
 # Rows of one word of 32 points to several, ending anywhere in a word.

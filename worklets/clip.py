@@ -106,8 +106,32 @@ def _on_gpu(grid: Any, scalars: Any, value: float, invert: bool) -> Clipped | No
     """A 3-D structured grid's clip by the GPU's row kernels
     (:mod:`daxpy.cuda.clip_cells`), which give this program's bits; None where the
     program runs instead (fewer axes, other dtypes, 2^31 points or more)."""
+    if scalars.ndim != 1 or scalars.dtype not in (np.float32, np.float64):
+        return None
+    return _row_kernels(grid, scalars, value, invert)
+
+
+def clip_plane_cells(grid: Any, terms: Any, value: float, invert: bool = False
+                     ) -> Clipped | None:
+    """Clip a 3-D image or rectilinear grid on the GPU where a plane's signed distance
+    is at or above ``value`` (below it with ``invert``), the distance made where the
+    row kernels read it from the axes' ``terms`` (a
+    :class:`~daxpy.cuda.plane_distance.PlaneDistance`, x term first): the bits of
+    :func:`clip_cells` of the distance field those terms add up to, with no field of
+    the grid's size made. None where that clip must run instead (fewer axes, 2^31
+    points or more).
+
+    Examples
+    --------
+    >>> callable(clip_plane_cells)
+    True
+    """
+    return _row_kernels(grid, terms, value, invert)
+
+
+def _row_kernels(grid: Any, scalars: Any, value: float, invert: bool) -> Clipped | None:
     dims = tuple(int(d) for d in grid.dims)
-    if min(dims) < 2 or scalars.ndim != 1 or scalars.dtype not in (np.float32, np.float64):
+    if min(dims) < 2:
         return None
     from daxpy.cuda.clip_cells import clip_cells as on_gpu
 

@@ -28,7 +28,10 @@ a kept point, most of a clip's points, written and read back). Weights in float6
 as ``(value - low) / (high - low)``, ``1 - t``, ``(1 - t) * share`` and ``t *
 share``, each operation rounded on its own.
 
-Specialization: the field's dtype (:mod:`daxpy.cuda.clip_cells_source`). The case
+Specialization: the field's dtype, or a plane's signed distance made where it is read
+from the grid's axes' terms (:class:`~daxpy.cuda.plane_distance.PlaneDistance`, x
+term first: a clip by a plane makes no distance field of the grid's size, nor the
+passes that would make it; :mod:`daxpy.cuda.clip_cells_source`). The case
 tables come from the caller and live on the device as small arrays, uploaded once.
 
 Examples
@@ -48,19 +51,21 @@ from .bit_words import BitWords
 from .case_tables import on_device
 from .clip_cells_source import WARPS, source_for
 from .compile import get_kernel
+from .plane_distance import PlaneDistance
 from .scan import scan_counts
 
-_KERNELS: dict[str, tuple] = {}
-"""Per dtype name: the count and emit kernels."""
+_KERNELS: dict[tuple, tuple] = {}
+"""Per (dtype name, plane): the count and emit kernels."""
 
 
-def _kernels(dtype) -> tuple:
-    """The kernels of a dtype, kept here: building and hashing their source each call
-    would cost the host tens of microseconds."""
-    kept = _KERNELS.get(dtype.name)
+def _kernels(dtype, plane: bool) -> tuple:
+    """The kernels of a dtype or a plane, kept here: building and hashing their source
+    each call would cost the host tens of microseconds."""
+    key = (dtype.name, plane)
+    kept = _KERNELS.get(key)
     if kept is None:
-        names, source = source_for(dtype)
-        kept = _KERNELS[dtype.name] = tuple(get_kernel(name, source) for name in names)
+        names, source = source_for(dtype, plane)
+        kept = _KERNELS[key] = tuple(get_kernel(name, source) for name in names)
     return kept
 
 
@@ -111,12 +116,47 @@ def _device_tables(tables: tuple, places: np.ndarray) -> tuple:
     return on_device(("clip_cells", id(tables), id(places)), (tables, places), upload)
 
 
+def _parts(buffer: Any, sizes: list) -> list:
+    """Consecutive views of ``buffer`` of ``sizes`` items.
+
+    Examples
+    --------
+    >>> [p.tolist() for p in _parts(np.arange(5), [2, 0, 3])]
+    [[0, 1], [], [2, 3, 4]]
+    """
+    ends = np.cumsum([0, *sizes]).tolist()
+    return [buffer[a:b] for a, b in zip(ends[:-1], ends[1:])]
+
+
 def _empty(cupy, nx: int) -> tuple:
     """The array program's clip that makes no cell: nothing, kept points neither."""
     none = cupy.zeros(0, cupy.int64)
     return (BitWords(cupy.zeros(0, cupy.uint32), none, 0, nx, 0), cupy.zeros((0, 2), cupy.int64),
             cupy.zeros((0, 2)), none, cupy.zeros((0, 0), cupy.int64), cupy.zeros((0, 0)), none,
             cupy.zeros(1, cupy.int64), cupy.zeros(0, cupy.uint8), none, none)
+
+
+def _check_length(scalars: Any, dims: tuple, plane: bool) -> None:
+    """Refuse scalars of another length than the grid's points (a plane's terms: than
+    its axes), here, before a kernel reads past their end.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> _check_length(PlaneDistance(*np.zeros((3, 2)), x_first=True), (2, 2, 3), True)
+    Traceback (most recent call last):
+    ...
+    daxpy.errors.FieldError: the clip's plane terms have lengths (2, 2, 2); dims (2, 2, 3)
+    """
+    if plane:
+        lengths = tuple(int(t.size) for t in (scalars.px, scalars.py, scalars.pz))
+        if lengths != dims:
+            raise FieldError(f"the clip's plane terms have lengths {lengths}; dims {dims}")
+        if not scalars.x_first:
+            raise ValueError("the clip's kernels add a plane's x term first")
+    elif scalars.ndim != 1 or scalars.shape[0] != dims[0] * dims[1] * dims[2]:
+        raise FieldError(f"the clip's scalars have shape {tuple(scalars.shape)}; a grid of "
+                         f"dims {dims} has {dims[0] * dims[1] * dims[2]} points")
 
 
 def clip_cells(scalars: Any, dims: tuple, value: float, bound: Any, invert: bool,
@@ -126,7 +166,9 @@ def clip_cells(scalars: Any, dims: tuple, value: float, bound: Any, invert: bool
 
     Parameters
     ----------
-    scalars : cupy.ndarray of float32 or float64, shape (n_points,)
+    scalars : cupy.ndarray of float32 or float64, shape (n_points,), or PlaneDistance
+        The field, or a plane's distance made where it is read (its terms one per
+        point of each axis, ``x_first``).
     dims : tuple of int
         The grid's points along x, y and z, each at least 2.
     value : float
@@ -152,7 +194,8 @@ def clip_cells(scalars: Any, dims: tuple, value: float, bound: Any, invert: bool
     Raises
     ------
     FieldError
-        If ``scalars`` is not one value a point of the grid.
+        If ``scalars`` is not one value a point of the grid (a plane's terms: one a
+        point of each axis).
 
     Examples
     --------
@@ -160,17 +203,17 @@ def clip_cells(scalars: Any, dims: tuple, value: float, bound: Any, invert: bool
     True
     """
     nx, ny, nz = (int(d) for d in dims)
-    if scalars.ndim != 1 or scalars.shape[0] != nx * ny * nz:
-        # Checked here, before a kernel reads past the field's end.
-        raise FieldError(f"the clip's scalars have shape {tuple(scalars.shape)}; a grid of "
-                         f"dims {(nx, ny, nz)} has {nx * ny * nz} points")
+    plane = isinstance(scalars, PlaneDistance)
+    _check_length(scalars, (nx, ny, nz), plane)
     # Rows are indexed and their counts scanned in 32 bits.
     if nx * ny * nz >= 2**31 or nx * int(tables[2].max()) >= 2**31 or min(nx, ny, nz) < 2:
         return None
     import cupy
 
-    scalars = cupy.ascontiguousarray(scalars)
-    count, emit = _kernels(scalars.dtype)
+    # The field and, for a plane, its y and z terms (a field's kernels ignore them).
+    fields = ((scalars.px, scalars.py, scalars.pz) if plane
+              else (cupy.ascontiguousarray(scalars),) * 3)
+    count, emit = _kernels(scalars.dtype, plane)
     cases, cells, slot_places, terms, shares, code_places, width = _device_tables(tables,
                                                                                    places)
     rows = ny * nz
@@ -181,7 +224,7 @@ def clip_cells(scalars: Any, dims: tuple, value: float, bound: Any, invert: bool
     # Per word: the row's kept points and cut edges before it.
     prefix = cupy.empty((words.shape[0], 2), cupy.int32)
     counts = cupy.empty(5 * rows, cupy.int32)
-    count(*launch, (scalars, scalars.dtype.type(bound), np.int32(bool(invert)), *sizes, cases,
+    count(*launch, (*fields, scalars.dtype.type(bound), np.int32(bool(invert)), *sizes, cases,
                     flags, words, prefix, counts))
     # One scan over the five counts' rows in turn (kept points, cut edges, cells,
     # slots, centres), then the one host sync: each count's end, in pinned memory.
@@ -193,18 +236,24 @@ def clip_cells(scalars: Any, dims: tuple, value: float, bound: Any, invert: bool
     n_made = n_cut + n_centres
     # Every row of the made points' arrays is written by emit, and every word's
     # start; the centre table is zeroed, as the array program pads it (emit writes
-    # every column too).
-    word_starts = cupy.empty(words.shape[0], cupy.int64)
-    ids = cupy.empty((n_made, 2), cupy.int64)
-    weights = cupy.empty((n_made, 2), cupy.float64)
-    centre_ids = cupy.zeros((n_centres, 2 * int(width) - 2), cupy.int64)
-    centre_weights = cupy.zeros((n_centres, 2 * int(width) - 2), cupy.float64)
-    connectivity = cupy.empty(n_slots, cupy.int64)
-    offsets = cupy.empty(n_cells + 1, cupy.int64)
+    # every column too). Three allocations, not ten (each of the memory pool's
+    # requests costs the host microseconds while the GPU waits for the emit): the
+    # output's topology, the emit's other int64 and float64 arrays, the centre table.
+    n_words, centre_width = words.shape[0], 2 * int(width) - 2
+    topology = cupy.empty(n_slots + n_cells + 1, cupy.int64)
+    connectivity, offsets = topology[:n_slots], topology[n_slots:]
+    # ids and weights first: emit stores their rows as 16-byte pairs, which must start
+    # 16-byte aligned (the pool's blocks are).
+    made = _parts(cupy.empty(n_words + 5 * n_made + n_cells, cupy.int64),
+                  [2 * n_made, 2 * n_made, n_words, n_cells, n_made])
+    ids, weights, word_starts, source, keys = made
+    ids, weights = ids.reshape(n_made, 2), weights.view(cupy.float64).reshape(n_made, 2)
+    centre = cupy.zeros(2 * n_centres * centre_width, cupy.int64)
+    centre_ids = centre[:n_centres * centre_width].reshape(n_centres, centre_width)
+    centre_weights = centre[n_centres * centre_width:].view(cupy.float64).reshape(
+        n_centres, centre_width)
     types = cupy.empty(n_cells, cupy.uint8)
-    source = cupy.empty(n_cells, cupy.int64)
-    keys = cupy.empty(n_made, cupy.int64)
-    emit(*launch, (scalars, np.float64(value), *sizes, cases, cells, slot_places, terms,
+    emit(*launch, (*fields, np.float64(value), *sizes, cases, cells, slot_places, terms,
                    shares, width, code_places, flags, words, prefix, starts, np.int64(n_kept),
                    np.int64(n_kept + n_cut), word_starts, ids, weights, centre_ids,
                    centre_weights, connectivity, offsets, types, source, keys))

@@ -36,12 +36,36 @@ __device__ __forceinline__ int clip_scan(int v) {  // inclusive, over the 32 lan
   return v;
 }
 
-// The array program's cut weight along edge (lo, hi), in float64. The intrinsics
-// round each operation on its own: no contraction, the CPU's bits.
+// A field's value at point p, which is (i, j, k) (F): as stored (clip_values), or a
+// plane's signed distance made from the grid's axes' terms where it is read
+// (clip_plane_values).
 template <typename V>
-__device__ __forceinline__ double clip_weight(const V* __restrict__ s, double value,
-                                              long long lo, long long hi) {
-  const double low = (double)s[lo], high = (double)s[hi];
+struct clip_values {
+  const V* s;
+  __device__ __forceinline__ V operator()(long long p, int, int, int) const {
+    return __ldg(s + p);
+  }
+};
+
+// Point (i, j, k)'s distance is (px[i] + py[j]) + pz[k], each sum rounded on its
+// own: the array program's (x - o0) n0 + (y - o1) n1 + (z - o2) n2 of the same terms.
+struct clip_plane_values {
+  const double *px, *py, *pz;
+  __device__ __forceinline__ double operator()(long long, int i, int j, int k) const {
+    return __dadd_rn(__dadd_rn(__ldg(px + i), __ldg(py + j)), __ldg(pz + k));
+  }
+};
+
+// The array program's cut weight along the edge from point lo, at (i, j, k), to its
+// next point along axis (step further in memory), in float64. The intrinsics round
+// each operation on its own: no contraction, the CPU's bits.
+template <typename F>
+__device__ __forceinline__ double clip_weight(const F& field, double value, long long lo,
+                                              int i, int j, int k, int axis,
+                                              long long step) {
+  const double low = (double)field(lo, i, j, k);
+  const double high = (double)field(lo + step, i + (axis == 0), j + (axis == 1),
+                                    k + (axis == 2));
   return high != low ? __ddiv_rn(__dsub_rn(value, low), __dsub_rn(high, low)) : 0.0;
 }
 
@@ -57,11 +81,26 @@ __device__ __forceinline__ unsigned clip_column(const V* __restrict__ s, long lo
        | ((unsigned)(s[p + up + out] >= bound) ^ flip) << 3;
 }
 
-// A point row's cut edges at point p, by axis (made rows from cut: a kept point is
-// a bit of the kept words, its values copied by them).
-template <typename V>
-__device__ __forceinline__ void clip_points(const V* __restrict__ s, double value,
-                                            long long p, unsigned flag, long long nx,
+// The same bits of a plane's distance at column x of rows j, j1 (the next, or j
+// past the last row) and planes k, k1 (as up and out are 0 past the last).
+__device__ __forceinline__ unsigned clip_plane_column(const double* __restrict__ px,
+                                                      const double* __restrict__ py,
+                                                      const double* __restrict__ pz, int x,
+                                                      int j, int j1, int k, int k1,
+                                                      double bound, unsigned flip) {
+  const double a = __ldg(px + x), b = __ldg(py + j), c = __ldg(py + j1);
+  const double d = __ldg(pz + k), e = __ldg(pz + k1);
+  return ((unsigned)(__dadd_rn(__dadd_rn(a, b), d) >= bound) ^ flip)
+       | ((unsigned)(__dadd_rn(__dadd_rn(a, c), d) >= bound) ^ flip) << 1
+       | ((unsigned)(__dadd_rn(__dadd_rn(a, b), e) >= bound) ^ flip) << 2
+       | ((unsigned)(__dadd_rn(__dadd_rn(a, c), e) >= bound) ^ flip) << 3;
+}
+
+// A point row's cut edges at point p, which is (i, j, k), by axis (made rows from
+// cut: a kept point is a bit of the kept words, its values copied by them).
+template <typename F>
+__device__ __forceinline__ void clip_points(const F& field, double value, long long p,
+                                            int i, int j, int k, unsigned flag, long long nx,
                                             long long nxy, long long n, long long cut,
                                             long long* __restrict__ ids,
                                             double* __restrict__ weights,
@@ -69,8 +108,8 @@ __device__ __forceinline__ void clip_points(const V* __restrict__ s, double valu
 #pragma unroll
   for (int axis = 0; axis < 3; ++axis) {
     if (flag & 2u << axis) {
-      const long long q = p + (axis == 0 ? 1 : axis == 1 ? nx : nxy);
-      const double t = clip_weight(s, value, p, q);
+      const long long step = axis == 0 ? 1 : axis == 1 ? nx : nxy, q = p + step;
+      const double t = clip_weight(field, value, p, i, j, k, axis, step);
       reinterpret_cast<longlong2*>(ids)[cut] = make_longlong2(p, q);
       reinterpret_cast<double2*>(weights)[cut] = make_double2(__dsub_rn(1.0, t), t);
       keys[cut] = n + p * n + q;

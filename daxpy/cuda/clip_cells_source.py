@@ -1,7 +1,7 @@
 """The CUDA source of the kernels of :mod:`daxpy.cuda.clip_cells`: count and emit,
-specialized per field dtype (:func:`source_for`). The case tables are not
-compiled in: they come as small device arrays, in the layout :data:`CASE_FIELDS`
-and :data:`CELL_FIELDS` name.
+specialized per field dtype or for a plane's distance (:func:`source_for`). The case
+tables are not compiled in: they come as small device arrays, in the layout
+:data:`CASE_FIELDS` and :data:`CELL_FIELDS` name.
 
 Examples
 --------
@@ -30,7 +30,8 @@ from its case's first slot."""
 # + 1 column comes from the next lane (lane 31 reads its own).
 _COUNT = r"""
 extern "C" __global__ void __launch_bounds__(32 * WARPS)
-NAME_count(const T* __restrict__ s, T bound, int invert, int nx, int ny, int nz,
+NAME_count(const T* __restrict__ s, const double* __restrict__ py,
+           const double* __restrict__ pz, T bound, int invert, int nx, int ny, int nz,
            const int* __restrict__ cases, unsigned char* __restrict__ flags,
            unsigned* __restrict__ words, int2* __restrict__ prefix,
            int* __restrict__ counts) {
@@ -41,15 +42,21 @@ NAME_count(const T* __restrict__ s, T bound, int invert, int nx, int ny, int nz,
   const long long up = j + 1 < ny ? nx : 0, out = k + 1 < nz ? (long long)nx * ny : 0;
   const bool cells = j + 1 < ny && k + 1 < nz;
   const unsigned flip = invert != 0;
+#if PLANE
+  const int j1 = up ? j + 1 : j, k1 = out ? k + 1 : k;
+#define COLUMN(x) clip_plane_column(s, py, pz, (x), j, j1, k, k1, bound, flip)
+#else
+#define COLUMN(x) clip_column(s, first + (x), up, out, bound, flip)
+#endif
   // Per lane, then per row: kept points, cut edges, output cells, slots, centres;
   // the first two the warp's own, counted a word of points at a time.
   long long total[5] = {0, 0, 0, 0, 0};
   const int chunks = (nx + 31) / 32;
   for (int x0 = 0, c = 0; x0 < nx; x0 += 32, ++c) {
     const int x = x0 + lane;
-    const unsigned column = x < nx ? clip_column(s, first + x, up, out, bound, flip) : 0u;
+    const unsigned column = x < nx ? COLUMN(x) : 0u;
     unsigned after = __shfl_down_sync(FULL, column, 1);
-    if (lane == 31 && x + 1 < nx) after = clip_column(s, first + x + 1, up, out, bound, flip);
+    if (lane == 31 && x + 1 < nx) after = COLUMN(x + 1);
     if (x + 1 >= nx) after = column;  // the row's last point has no x edge
     // The row's kept points, a word of bits per 32 (the kept points' values are
     // copied by these words, no ids written).
@@ -105,7 +112,8 @@ NAME_count(const T* __restrict__ s, T bound, int invert, int nx, int ny, int nz,
 #   cells' first slots, staged in shared memory.
 _EMIT = r"""
 extern "C" __global__ void __launch_bounds__(32 * WARPS)
-NAME_emit(const T* __restrict__ s, double value, int nx, int ny, int nz,
+NAME_emit(const T* __restrict__ s, const double* __restrict__ py,
+          const double* __restrict__ pz, double value, int nx, int ny, int nz,
           const int* __restrict__ cases, const int* __restrict__ cells,
           const int* __restrict__ slot_places, const int* __restrict__ terms,
           const double* __restrict__ shares, int width, const int* __restrict__ places,
@@ -134,6 +142,11 @@ NAME_emit(const T* __restrict__ s, double value, int nx, int ny, int nz,
   const long long *centre_start = starts + 4 * rows;
   const int j = r % ny, k = r / ny;
   const long long nxy = (long long)nx * ny, n = nxy * nz;
+#if PLANE
+  const clip_plane_values field{s, py, pz};
+#else
+  const clip_values<T> field{s};
+#endif
   const int chunks = (nx + 31) / 32;
   // Each kept word's first output point (a gather by the words reads every word's).
   for (int w = lane; w < chunks; w += 32)
@@ -208,7 +221,7 @@ NAME_emit(const T* __restrict__ s, double value, int nx, int ny, int nz,
         const unsigned f0 = x < nx ? flags[base[0] + x] : 0u;
         const int cuts = clip_cuts(f0), cuts_to = clip_scan(cuts);
         if (f0 & 14u)
-          clip_points(s, value, base[0] + x, f0, nx, nxy, n,
+          clip_points(field, value, base[0] + x, x, j, k, f0, nx, nxy, n,
                       cut_at[0] + cuts_to - cuts - first_cut, ids, weights, keys);
       }
       continue;
@@ -229,7 +242,7 @@ NAME_emit(const T* __restrict__ s, double value, int nx, int ny, int nz,
     for (int q = 0; q < 4; ++q) kept_before |= __popc(__ballot_sync(FULL, f[q] & 1u) & below)
                                                << 8 * q;
     if (f[0] & 14u)
-      clip_points(s, value, base[0] + x, f[0], nx, nxy, n,
+      clip_points(field, value, base[0] + x, x, j, k, f[0], nx, nxy, n,
                   cut_at[0] + (cuts_before & 255) - first_cut, ids, weights, keys);
     unsigned c = 0u;
     if (x + 1 < nx) {
@@ -255,11 +268,13 @@ NAME_emit(const T* __restrict__ s, double value, int nx, int ny, int nz,
       keys[made_row] = n + n * n + id * 64 + u;
       for (int m = 0; m < width; ++m) {
         const int code = terms[term * width + m];
-        const int at = places[3 * code], axis = places[3 * code + 2];
-        const long long a = base[0] + x + places[3 * code + 1] + (at & 1) * (long long)nx
-                          + (at >> 1) * nxy;
-        const long long b = axis < 0 ? a : a + (axis == 0 ? 1 : axis == 1 ? nx : nxy);
-        const double t = axis < 0 ? 0.0 : clip_weight(s, value, a, b);
+        const int at = places[3 * code], dx = places[3 * code + 1];
+        const int axis = places[3 * code + 2];
+        const long long a = base[0] + x + dx + (at & 1) * (long long)nx + (at >> 1) * nxy;
+        const long long step = axis < 0 ? 0 : axis == 0 ? 1 : axis == 1 ? nx : nxy;
+        const long long b = a + step;
+        const double t = axis < 0 ? 0.0 : clip_weight(field, value, a, x + dx, j + (at & 1),
+                                                      k + (at >> 1), axis, step);
         const double share = shares[term * width + m];
         const double w0 = __dmul_rn(__dsub_rn(1.0, t), share), w1 = __dmul_rn(t, share);
         if (m == 0) {
@@ -351,20 +366,25 @@ NAME_emit(const T* __restrict__ s, double value, int nx, int ny, int nz,
 """
 
 
-def source_for(dtype) -> tuple[tuple[str, str], str]:
+def source_for(dtype, plane: bool = False) -> tuple[tuple[str, str], str]:
     """``((count, emit), source)``: the kernels' names for a field of ``dtype``
-    (float32 or float64), and their source.
+    (float32 or float64), or (``plane``) for a plane's float64 signed distance made
+    where it is read from the grid's axes' terms (no field of the grid's size), and
+    their source.
 
     Examples
     --------
     >>> names, source = source_for("float64")
     >>> names[1], "#define T double" in source
     ('clip_cells__f64_emit', True)
+    >>> source_for("float64", plane=True)[0][0]
+    'clip_cells__plane_count'
     """
-    name = f"clip_cells__{dtype_tag(dtype)}"
-    sizes = {"WARPS": WARPS, "CASE_FIELDS": CASE_FIELDS, "CELL_FIELDS": CELL_FIELDS}
+    name = "clip_cells__plane" if plane else f"clip_cells__{dtype_tag(dtype)}"
+    sizes = {"WARPS": WARPS, "CASE_FIELDS": CASE_FIELDS, "CELL_FIELDS": CELL_FIELDS,
+             "PLANE": int(plane)}
     return (f"{name}_count", f"{name}_emit"), (
-        f"#define T {ctype(dtype)}\n"
+        f"#define T {'double' if plane else ctype(dtype)}\n"
         + "".join(f"#define {k} {v}\n" for k, v in sizes.items())
         + f"{DEVICE_FUNCTIONS}{_COUNT.replace('NAME', name)}{_EMIT.replace('NAME', name)}"
-        + "".join(f"#undef {k}\n" for k in sizes) + "#undef T\n")
+        + "".join(f"#undef {k}\n" for k in sizes) + "#undef COLUMN\n#undef T\n")

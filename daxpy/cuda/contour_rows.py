@@ -32,9 +32,9 @@ Where a value is not finite (cells with NaN corners make nothing) the array
 program runs instead: :func:`contour_rows` returns None.
 
 Specializations: the field's dtype, or a plane's distance made from the grid's axes
-where it is read (:class:`PlaneDistance`: a slice). The case tables come from the
-caller (VTK's, :data:`daxpy.worklets._marching.TABLES`) and are compiled into the
-source (:mod:`daxpy.cuda.contour_rows_source`).
+where it is read (:class:`~daxpy.cuda.plane_distance.PlaneDistance`: a slice). The
+case tables come from the caller (VTK's, :data:`daxpy.worklets._marching.TABLES`) and
+are compiled into the source (:mod:`daxpy.cuda.contour_rows_source`).
 
 Examples
 --------
@@ -51,6 +51,7 @@ import numpy as np
 
 from .compile import get_kernel
 from .contour_rows_source import ROWS, source_for
+from .plane_distance import PlaneDistance
 
 _KERNELS: dict[str, tuple] = {}
 """Per dtype character: the tables the kernels were built from, then the kernels."""
@@ -74,25 +75,6 @@ def _kernels(dtype, tables: tuple, plane: bool = False) -> tuple:
                                           for part in ("classify", "sizes", "emit",
                                                        "scan")))
     return kept[1:]
-
-
-@dataclass(frozen=True)
-class PlaneDistance:
-    """The signed distance to a plane at a 3-D image's or rectilinear grid's points,
-    as its axes' terms on the device: point ``(i, j, k)``'s is ``(pz[k] + py[j]) +
-    px[i]`` (float64, each sum rounded on its own, as the array program adds them).
-    The row kernels make it where they read it: no field of the grid's size.
-
-    Examples
-    --------
-    >>> PlaneDistance.dtype
-    dtype('float64')
-    """
-
-    px: Any
-    py: Any
-    pz: Any
-    dtype = np.dtype(np.float64)
 
 
 @dataclass
@@ -173,6 +155,8 @@ def classify_rows(scalars: Any, dims: tuple, value: float, bound: Any, tables: t
 
     nx, ny, nz = (int(d) for d in dims)
     plane = isinstance(scalars, PlaneDistance)
+    if plane and scalars.x_first:
+        raise ValueError("the contour's row kernels add a plane's z term first")
     if not plane:
         scalars = cupy.ascontiguousarray(scalars)
     kernels = _kernels(scalars.dtype, tables, plane)

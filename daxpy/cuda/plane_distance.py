@@ -18,6 +18,7 @@ Examples
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -40,6 +41,28 @@ extern "C" __global__ void __launch_bounds__(256) NAME(
                        __dmul_rn(__dsub_rn(z, o2), n2));
 }
 """
+
+@dataclass(frozen=True)
+class PlaneDistance:
+    """The signed distance to a plane at a 3-D image's or rectilinear grid's points,
+    as its axes' terms on the device (``(axis - origin) * normal``, float64): point
+    ``(i, j, k)``'s is ``(pz[k] + py[j]) + px[i]`` (the slice's array program's
+    order), or with ``x_first`` ``(px[i] + py[j]) + pz[k]`` (vtkPlane's, which the
+    clip's implicit function keeps), each sum rounded on its own. The slice's and
+    the clip's row kernels make it where they read it: no field of the grid's size.
+
+    Examples
+    --------
+    >>> PlaneDistance.dtype
+    dtype('float64')
+    """
+
+    px: Any
+    py: Any
+    pz: Any
+    x_first: bool = False
+    dtype = np.dtype(np.float64)
+
 
 KINDS = (np.dtype(np.float32), np.dtype(np.float64))
 """Point dtypes with a kernel."""
