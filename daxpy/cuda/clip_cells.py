@@ -116,18 +116,6 @@ def _device_tables(tables: tuple, places: np.ndarray) -> tuple:
     return on_device(("clip_cells", id(tables), id(places)), (tables, places), upload)
 
 
-def _parts(buffer: Any, sizes: list) -> list:
-    """Consecutive views of ``buffer`` of ``sizes`` items.
-
-    Examples
-    --------
-    >>> [p.tolist() for p in _parts(np.arange(5), [2, 0, 3])]
-    [[0, 1], [], [2, 3, 4]]
-    """
-    ends = np.cumsum([0, *sizes]).tolist()
-    return [buffer[a:b] for a, b in zip(ends[:-1], ends[1:])]
-
-
 def _empty(cupy, nx: int) -> tuple:
     """The array program's clip that makes no cell: nothing, kept points neither."""
     none = cupy.zeros(0, cupy.int64)
@@ -236,23 +224,17 @@ def clip_cells(scalars: Any, dims: tuple, value: float, bound: Any, invert: bool
     n_made = n_cut + n_centres
     # Every row of the made points' arrays is written by emit, and every word's
     # start; the centre table is zeroed, as the array program pads it (emit writes
-    # every column too). Three allocations, not ten (each of the memory pool's
-    # requests costs the host microseconds while the GPU waits for the emit): the
-    # output's topology, the emit's other int64 and float64 arrays, the centre table.
-    n_words, centre_width = words.shape[0], 2 * int(width) - 2
-    topology = cupy.empty(n_slots + n_cells + 1, cupy.int64)
-    connectivity, offsets = topology[:n_slots], topology[n_slots:]
-    # ids and weights first: emit stores their rows as 16-byte pairs, which must start
-    # 16-byte aligned (the pool's blocks are).
-    made = _parts(cupy.empty(n_words + 5 * n_made + n_cells, cupy.int64),
-                  [2 * n_made, 2 * n_made, n_words, n_cells, n_made])
-    ids, weights, word_starts, source, keys = made
-    ids, weights = ids.reshape(n_made, 2), weights.view(cupy.float64).reshape(n_made, 2)
-    centre = cupy.zeros(2 * n_centres * centre_width, cupy.int64)
-    centre_ids = centre[:n_centres * centre_width].reshape(n_centres, centre_width)
-    centre_weights = centre[n_centres * centre_width:].view(cupy.float64).reshape(
-        n_centres, centre_width)
+    # every column too).
+    word_starts = cupy.empty(words.shape[0], cupy.int64)
+    ids = cupy.empty((n_made, 2), cupy.int64)
+    weights = cupy.empty((n_made, 2), cupy.float64)
+    centre_ids = cupy.zeros((n_centres, 2 * int(width) - 2), cupy.int64)
+    centre_weights = cupy.zeros((n_centres, 2 * int(width) - 2), cupy.float64)
+    connectivity = cupy.empty(n_slots, cupy.int64)
+    offsets = cupy.empty(n_cells + 1, cupy.int64)
     types = cupy.empty(n_cells, cupy.uint8)
+    source = cupy.empty(n_cells, cupy.int64)
+    keys = cupy.empty(n_made, cupy.int64)
     emit(*launch, (*fields, np.float64(value), *sizes, cases, cells, slot_places, terms,
                    shares, width, code_places, flags, words, prefix, starts, np.int64(n_kept),
                    np.int64(n_kept + n_cut), word_starts, ids, weights, centre_ids,
