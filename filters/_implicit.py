@@ -104,6 +104,50 @@ def points_distance(dataset: Any, origin: list, normal: list) -> Any:
     return plane_distance(dataset_array(dataset, dataset.points(), np), origin, normal)
 
 
+def axis_terms(dataset: Any, origin: Any, normal: Any, xp: Any = np) -> list:
+    """An image's or rectilinear grid's plane distance as three terms, one per axis,
+    ``(axis - origin[a]) * normal[a]`` in float64 on the host (the axis widened
+    first, as :func:`coordinate_columns` widens it), then where ``xp`` is.
+
+    Examples
+    --------
+    >>> import daxpy
+    >>> [t.tolist() for t in axis_terms(daxpy.UniformGrid(dims=(2, 1, 1)), [1, 0, 0], [2, 0, 0])]
+    [[-2.0, 0.0], [0.0], [0.0]]
+    """
+    return [xp.asarray((np.asarray(dataset.axis_coordinates(a), np.float64) - origin[a])
+                       * normal[a]) for a in range(3)]
+
+
+def _array_axis_distance(terms: Any, n_points: int, x_first: bool = False) -> Any:
+    """:func:`axis_distance` as an array program where the terms are (NumPy or CuPy)."""
+    tx, ty, tz = terms[0][None, None, :], terms[1][None, :, None], terms[2][:, None, None]
+    return ((tx + ty) + tz if x_first else (tz + ty) + tx).reshape(-1)
+
+
+# The compiled distance on the host (a threaded pass, no temporaries); device terms
+# never load Numba.
+_AXIS_DISTANCE = compiled("_plane_cpu", "axis_plane_distance", _array_axis_distance)
+
+
+def axis_distance(terms: list, n_points: int, x_first: bool = False) -> Any:
+    """A plane's signed distance (float64) at a uniform or rectilinear grid's points
+    from its :func:`axis_terms`, where they are: ``(z term + y term) + x term`` (the
+    slice's order), or with ``x_first`` ``(x term + y term) + z term`` (the clip's
+    implicit plane, vtkPlane's: :func:`implicit_function`'s bits), on every host
+    core for host terms.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> axis_distance([np.arange(2.0), np.zeros(1), np.ones(1)], 2, x_first=True).tolist()
+    [1.0, 2.0]
+    """
+    if isinstance(terms[0], np.ndarray):
+        return _AXIS_DISTANCE(terms, n_points, x_first=x_first)
+    return _array_axis_distance(terms, n_points, x_first)
+
+
 def plane_terms(plane: Any) -> tuple[list, list]:
     """A clip plane's origin and unit normal, as lists of floats.
 

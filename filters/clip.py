@@ -29,7 +29,8 @@ from daxpy.worklets._marching import at_least
 
 from ._clip_output import clipped_grid
 from ._geometry import GeometryFilter, last_step
-from ._implicit import coordinate_columns, implicit_function, plane_terms, points_distance
+from ._implicit import (axis_distance, axis_terms, coordinate_columns, implicit_function,
+                        plane_terms, points_distance)
 from ._surface_cells import as_unstructured
 from ._whole_cells import whole_cells
 
@@ -161,12 +162,9 @@ class Clip(GeometryFilter):
         from daxpy.worklets.clip import clip_plane_cells
 
         dataset.check_unchanged()
-        origin, normal = self.plane
-        # Each axis' term as the implicit function makes it, (axis - o) * n in float64,
-        # uploaded in one copy (each copy costs the host microseconds the GPU waits).
-        parts = [(np.asarray(dataset.axis_coordinates(a), np.float64) - origin[a]) * normal[a]
-                 for a in range(3)]
-        packed = cupy.asarray(np.concatenate(parts))
+        # The axes' terms uploaded in one copy (each copy costs the host microseconds
+        # the GPU waits).
+        packed = cupy.asarray(np.concatenate(axis_terms(dataset, *self.plane)))
         ends = np.cumsum([0, *dims])
         terms = PlaneDistance(*(packed[ends[a]:ends[a + 1]] for a in range(3)), x_first=True)
         return guarded(clip_plane_cells, dataset, "clip", dataset, terms, self.value, invert)
@@ -174,10 +172,13 @@ class Clip(GeometryFilter):
     def _scalars(self, dataset: DataSet) -> Any:
         if self.function is not None:
             backend = resolve_backend(self.backend)
-            if self.plane is not None and backend == "cpu" and \
-                    dataset.family not in ("uniform", "rectilinear"):
-                # The same terms in the same order, on every core, from the points as
-                # they are (no float64 copy of them).
+            if self.plane is not None and backend == "cpu":
+                # The same terms in the same order, on every core: from an image's or
+                # rectilinear grid's axes, from other grids' points as they are (no
+                # float64 copy of them).
+                if dataset.family in ("uniform", "rectilinear"):
+                    return axis_distance(axis_terms(dataset, *self.plane), dataset.n_points,
+                                         x_first=True)
                 return points_distance(dataset, *self.plane)
             # Evaluated where the clip runs: no host pass over every point for a GPU clip.
             columns = coordinate_columns(dataset, backend)

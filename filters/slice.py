@@ -24,11 +24,10 @@ from daxpy.errors import ArgumentError
 from daxpy.stream.placement import placed
 from daxpy.worklets._edge_cut import EdgeCut
 from daxpy.worklets._marching import TABLES, at_least_bound
-from daxpy.worklets._numba import compiled
 
 from ._axis_slice import axis_slice
 from ._geometry import GeometryFilter, dataset_array, last_step
-from ._implicit import plane_distance
+from ._implicit import axis_distance, axis_terms, plane_distance
 from ._surface import cut_to_polydata
 
 __all__ = ["Slice"]
@@ -194,7 +193,7 @@ def _plane_cut(dataset: Any, origin: np.ndarray, normal: np.ndarray, backend: st
     from daxpy.cuda.plane_distance import PlaneDistance
 
     dataset.check_unchanged()
-    terms = PlaneDistance(*_axis_terms(dataset, origin, normal, cupy))
+    terms = PlaneDistance(*axis_terms(dataset, origin, normal, cupy))
     found = guarded(contour_rows, dataset, "slice", terms, dims, 0.0,
                     at_least_bound(np.dtype(np.float64), 0.0), TABLES["voxel"])
     if found is None:
@@ -216,31 +215,9 @@ def _signed_distance(dataset: Any, origin: np.ndarray, normal: np.ndarray,
 
         xp = cupy
     if structured:
-        parts = _axis_terms(dataset, origin, normal, xp)
-        # Host terms by the compiled pass; device terms never load Numba.
-        distance = _AXIS_DISTANCE if xp is np else _array_axis_distance
-        return distance(parts, dataset.n_points)
+        return axis_distance(axis_terms(dataset, origin, normal, xp), dataset.n_points)
     points = dataset_array(dataset, dataset.points(), xp)
     return plane_distance(points, np.asarray(origin).tolist(), np.asarray(normal).tolist())
-
-
-def _axis_terms(dataset: Any, origin: np.ndarray, normal: np.ndarray, xp: Any) -> list:
-    """An image's or rectilinear grid's plane distance as three terms, one per axis,
-    ``(axis - origin[a]) * normal[a]`` in float64 on the host, then where ``xp`` is:
-    a point's distance is ``(z term + y term) + x term``."""
-    return [xp.asarray((dataset.axis_coordinates(a) - origin[a]) * normal[a])
-            for a in range(3)]
-
-
-def _array_axis_distance(parts: Any, n_points: int) -> Any:
-    """The plane distance of a uniform or rectilinear grid's points from the axes'
-    terms, as an array program where they are (NumPy or CuPy)."""
-    return (parts[2][:, None, None] + parts[1][None, :, None]
-            + parts[0][None, None, :]).reshape(-1)
-
-
-# The compiled distance on the host (a threaded pass, no temporaries).
-_AXIS_DISTANCE = compiled("_plane_cpu", "axis_plane_distance", _array_axis_distance)
 
 
 def slice_verb(node: Any, normal: str | Sequence[float] = "x",

@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 
 import daxpy
 from daxpy.filters import Clip
-from daxpy.filters._implicit import _array_distance, coordinate_columns, implicit_function
-from daxpy.filters.slice import _array_axis_distance
+from daxpy.filters._implicit import (_array_axis_distance, _array_distance, coordinate_columns,
+                                     implicit_function)
 from daxpy.worklets import _numba
 from daxpy.worklets._distinct_cpu import MIN_KEYS, unique_inverse
 from daxpy.worklets._march_cells_cpu import MIN_CELLS, march_cells
@@ -89,13 +89,17 @@ def test_compiled_plane_distances_are_the_array_programs(dims, rectilinear, thre
     points = grid.points()
     _numba.set_threads(threads)
     try:
-        by_axes = axis_plane_distance(parts, grid.n_points) \
-            if grid.n_points >= MIN_POINTS else _array_axis_distance(parts, grid.n_points)
+        # The slice's order (z term first) and the clip's (x term first).
+        by_axes = [axis_plane_distance(parts, grid.n_points, x_first)
+                   if grid.n_points >= MIN_POINTS else
+                   _array_axis_distance(parts, grid.n_points, x_first)
+                   for x_first in (False, True)]
         by_points = plane_distance(np.repeat(points, 1 + MIN_POINTS // len(points), axis=0),
                                    origin, normal)
     finally:
         _numba.set_threads(None)
-    assert by_axes.tobytes() == _array_axis_distance(parts, grid.n_points).tobytes()
+    for x_first, made in zip((False, True), by_axes):
+        assert made.tobytes() == _array_axis_distance(parts, grid.n_points, x_first).tobytes()
     many = np.repeat(points, 1 + MIN_POINTS // len(points), axis=0)
     assert by_points.tobytes() == _array_distance(many, origin.tolist(),
                                                   normal.tolist()).tobytes()
@@ -114,6 +118,26 @@ def test_a_clip_planes_values_on_host_points_are_the_array_programs(n_points, dt
     clip = Clip(plane=plane, backend="cpu")
     want = implicit_function(plane, None, None)(*coordinate_columns(grid, "cpu"))
     assert clip._scalars(grid).tobytes() == want.tobytes()
+
+
+@settings(max_examples=15, deadline=None)
+@given(dims=st.tuples(st.integers(2, 40), st.integers(1, 40), st.integers(1, 40)),
+       rectilinear=st.booleans(), float32=st.booleans(), seed=st.integers(0, 2 ** 16))
+def test_a_clip_planes_values_on_image_axes_are_the_implicit_functions(dims, rectilinear,
+                                                                        float32, seed):
+    # The compiled pass from the axes' terms (x term first) gives the bits of the
+    # implicit function evaluated on the broadcast axes.
+    rng = np.random.default_rng(seed)
+    if rectilinear:
+        dtype = np.float32 if float32 else np.float64
+        grid = daxpy.RectilinearGrid(*[np.cumsum(rng.uniform(0.1, 1, d)).astype(dtype)
+                                       for d in dims])
+    else:
+        grid = daxpy.UniformGrid(dims=dims, spacing=tuple(rng.uniform(0.1, 2, 3)),
+                                 origin=tuple(rng.normal(size=3)))
+    plane = (tuple(rng.normal(size=3)), tuple(rng.normal(size=3)))
+    want = implicit_function(plane, None, None)(*coordinate_columns(grid, "cpu")).reshape(-1)
+    assert Clip(plane=plane, backend="cpu")._scalars(grid).tobytes() == want.tobytes()
 
 
 def _hex_slice(side, seed, threads=None):

@@ -6,7 +6,8 @@ thread:
 - from a grid's points: ``(x - o0) n0 + (y - o1) n1 + (z - o2) n2`` in float64,
   term by term as vtkPlane evaluates it;
 - on uniform and rectilinear grids, from the axes' terms ``(a - o) n`` (three
-  short arrays): ``(z term + y term) + x term`` at each point.
+  short arrays): ``(z term + y term) + x term`` at each point (the slice's order),
+  or ``(x term + y term) + z term`` (the clip's implicit plane, vtkPlane's order).
 
 Serial kernels over blocks of points on the thread pool
 (:func:`~daxpy.worklets._blocks_cpu.over_blocks`), as the slice's and the clip's
@@ -54,9 +55,21 @@ def _axis_distance(tx, ty, tz, out, first, last):
             out[row * nx + i] = zy + tx[i]
 
 
-def axis_plane_distance(terms, n_points: int) -> np.ndarray:
+@block_kernel()
+def _axis_distance_x_first(tx, ty, tz, out, first, last):
+    """Rows (x lines) ``first`` to ``last``, the x term added first."""
+    nx, ny = tx.shape[0], ty.shape[0]
+    for row in range(first, last):
+        k = row // ny
+        y, z = ty[row - k * ny], tz[k]
+        for i in range(nx):
+            out[row * nx + i] = (tx[i] + y) + z
+
+
+def axis_plane_distance(terms, n_points: int, x_first: bool = False) -> np.ndarray:
     """Signed distance (float64) of a uniform or rectilinear grid's points from the
-    axes' terms ``terms`` (``(a - o) n`` along x, y and z, float64).
+    axes' terms ``terms`` (``(a - o) n`` along x, y and z, float64): ``(z term + y
+    term) + x term``, or with ``x_first`` ``(x term + y term) + z term``.
 
     Raises
     ------
@@ -69,12 +82,15 @@ def axis_plane_distance(terms, n_points: int) -> np.ndarray:
     >>> terms = [np.arange(128.0), np.zeros(128), np.ones(2)]
     >>> axis_plane_distance(terms, 128 * 128 * 2)[:3].tolist()
     [1.0, 2.0, 3.0]
+    >>> axis_plane_distance(terms, 128 * 128 * 2, x_first=True)[-1].item()
+    128.0
     """
     if n_points < MIN_POINTS or not all(isinstance(t, np.ndarray) for t in terms):
         raise CompiledUnavailable("device arrays, or few points: the array program")
     out = np.empty(n_points, np.float64)
     tx, ty, tz = (np.ascontiguousarray(t, dtype=np.float64) for t in terms)
-    over_blocks(_axis_distance, ty.shape[0] * tz.shape[0], tx, ty, tz, out)
+    over_blocks(_axis_distance_x_first if x_first else _axis_distance,
+                ty.shape[0] * tz.shape[0], tx, ty, tz, out)
     return out
 
 
