@@ -15,6 +15,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import numpy as np
+
+from ._numba import compiled
+
+# A host clip's kept ids copied out of its terms' first column on every core.
+_KEPT_IDS = compiled("_gather_cpu", "column", lambda ids, n_rows: ids[:n_rows, 0].copy())
+
 
 @dataclass(frozen=True)
 class Clipped:
@@ -86,8 +93,10 @@ class Clipped:
         >>> made.kept.tolist(), made.ids.tolist(), made.n_points
         ([4], [[4, 5]], 2)
         """
-        # The kept ids contiguous, once: every gather by them would copy them.
-        return cls(ids[:n_kept, 0].copy(), ids[n_kept:], weights[n_kept:], centre_rows - n_kept,
+        # The kept ids contiguous, once: every gather by them would copy them (host
+        # ids on every core; device ids never load Numba).
+        kept = _KEPT_IDS(ids, n_kept) if isinstance(ids, np.ndarray) else ids[:n_kept, 0].copy()
+        return cls(kept, ids[n_kept:], weights[n_kept:], centre_rows - n_kept,
                    *rest, keys=None if keys is None else keys[n_kept:])
 
     @property

@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 from numba import prange
 
+from ._blocks_cpu import block_kernel, over_blocks
 from ._numba import CompiledUnavailable, kernel
 from ._weighted_cpu import quotient
 
@@ -161,4 +162,35 @@ def axis_points(grid, ids: np.ndarray, dtype=np.float32) -> np.ndarray:
     nx, ny = axes[0].shape[0], axes[1].shape[0]
     _axis_points(*axes, nx, nx * ny, ids, out, bad)
     _refuse_bad(bad)
+    return out
+
+
+@block_kernel()
+def _column(table, column, out, first, last):
+    """Rows ``first * _CHUNK`` to ``last * _CHUNK`` of the column."""
+    for r in range(first * _CHUNK, min(out.shape[0], last * _CHUNK)):
+        out[r] = table[r, column]
+
+
+def column(table: np.ndarray, n_rows: int, at: int = 0) -> np.ndarray:
+    """``table[:n_rows, at]`` as a contiguous array, on every thread (a clip's kept
+    points' ids, the first column of its terms).
+
+    Raises
+    ------
+    CompiledUnavailable
+        For fewer than :data:`MIN_ROWS` rows, and tables that are not 2-D
+        C-contiguous int64: NumPy copies them.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> column(np.arange(4 * MIN_ROWS).reshape(-1, 2), MIN_ROWS)[:3].tolist()
+    [0, 2, 4]
+    """
+    if (not isinstance(table, np.ndarray) or table.ndim != 2 or table.dtype != np.int64
+            or not table.flags.c_contiguous or n_rows < MIN_ROWS):
+        raise CompiledUnavailable("NumPy copies other columns")
+    out = np.empty(n_rows, np.int64)
+    over_blocks(_column, -(-n_rows // _CHUNK), table, int(at), out)
     return out
