@@ -143,7 +143,7 @@ class Clip(GeometryFilter):
                            value=self.value, invert=invert)
         return clipped_grid(dataset, made)
 
-    def _plane_clip(self, dataset: DataSet, invert: bool) -> Any:
+    def _plane_clip(self, dataset: Any, invert: bool) -> Any:
         """The clip of a 3-D image or rectilinear grid by a plane on the GPU, its
         distance made by the row kernels where they read it from the axes' terms
         (:func:`daxpy.worklets.clip.clip_plane_cells`): no distance field of the grid's
@@ -165,8 +165,8 @@ class Clip(GeometryFilter):
         # The axes' terms uploaded in one copy (each copy costs the host microseconds
         # the GPU waits).
         packed = cupy.asarray(np.concatenate(axis_terms(dataset, *self.plane)))
-        ends = np.cumsum([0, *dims])
-        terms = PlaneDistance(*(packed[ends[a]:ends[a + 1]] for a in range(3)), x_first=True)
+        px, py, pz = packed[:dims[0]], packed[dims[0]:-dims[2]], packed[-dims[2]:]
+        terms = PlaneDistance(px, py, pz, x_first=True)
         return guarded(clip_plane_cells, dataset, "clip", dataset, terms, self.value, invert)
 
     def _scalars(self, dataset: DataSet) -> Any:
