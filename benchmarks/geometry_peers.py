@@ -151,9 +151,16 @@ def output_bytes(output) -> int:
     return int(sum(int(a.nbytes) for a in arrays))
 
 
+DEVICE_CALLS = 15
+"""The fewest calls a device time is the median of: a call is a millisecond or so,
+and medians of five, taken after VTK's and the CPU's runs in the same process,
+moved by up to 0.3 ms between two runs of the same code (NOTES, eleventh session)."""
+
+
 def device_ms(grid, spec: CaseSpec, field: str, repeat: int) -> tuple[float, Any]:
     """Device time of the CUDA filter, field and result on the device (median of
-    CUDA-event times around the call, its host syncs for output sizes included,
+    CUDA-event times around at least :data:`DEVICE_CALLS` calls after three
+    untimed ones, its host syncs for output sizes included,
     :func:`benchmarks.timing.time_synced`), and the last output."""
     import cupy
 
@@ -166,4 +173,4 @@ def device_ms(grid, spec: CaseSpec, field: str, repeat: int) -> tuple[float, Any
     def once():
         made[0] = flt(resident)
 
-    return time_synced(once, repeat=max(repeat, 3), warmup=0), made[0]
+    return time_synced(once, repeat=max(repeat, DEVICE_CALLS), warmup=2), made[0]
