@@ -19,7 +19,7 @@ from daxpy.data.arrays import array_module
 from daxpy.errors import ArgumentError
 from daxpy.worklets._numba import compiled
 
-from ._geometry import dataset_array
+from ._geometry import dataset_array, grid_axes
 
 
 def _triple(value: Any, what: str) -> np.ndarray:
@@ -106,8 +106,11 @@ def points_distance(dataset: Any, origin: list, normal: list) -> Any:
 
 def axis_terms(dataset: Any, origin: Any, normal: Any, xp: Any = np) -> list:
     """An image's or rectilinear grid's plane distance as three terms, one per axis,
-    ``(axis - origin[a]) * normal[a]`` in float64 on the host (the axis widened
-    first, as :func:`coordinate_columns` widens it), then where ``xp`` is.
+    ``(axis - origin[a]) * normal[a]`` in float64 (the axis widened first, as
+    :func:`coordinate_columns` widens it), where ``xp`` computes: on the device from
+    the axes uploaded once per grid (:func:`~daxpy.filters._geometry.grid_axes`),
+    the same bits, with no upload a call (a pageable upload waits for the work
+    queued before it, then the GPU for the host's next launches).
 
     Examples
     --------
@@ -115,8 +118,11 @@ def axis_terms(dataset: Any, origin: Any, normal: Any, xp: Any = np) -> list:
     >>> [t.tolist() for t in axis_terms(daxpy.UniformGrid(dims=(2, 1, 1)), [1, 0, 0], [2, 0, 0])]
     [[-2.0, 0.0], [0.0], [0.0]]
     """
-    return [xp.asarray((np.asarray(dataset.axis_coordinates(a), np.float64) - origin[a])
-                       * normal[a]) for a in range(3)]
+    if xp is np:
+        axes = [np.asarray(dataset.axis_coordinates(a), np.float64) for a in range(3)]
+    else:
+        axes = grid_axes(dataset, xp)
+    return [(axes[a] - float(origin[a])) * float(normal[a]) for a in range(3)]
 
 
 def _array_axis_distance(terms: Any, n_points: int, x_first: bool = False) -> Any:

@@ -162,10 +162,7 @@ class Clip(GeometryFilter):
         from daxpy.worklets.clip import clip_plane_cells
 
         dataset.check_unchanged()
-        # The axes' terms uploaded in one copy (each copy costs the host microseconds
-        # the GPU waits).
-        packed = cupy.asarray(np.concatenate(axis_terms(dataset, *self.plane)))
-        px, py, pz = packed[:dims[0]], packed[dims[0]:-dims[2]], packed[-dims[2]:]
+        px, py, pz = axis_terms(dataset, *self.plane, cupy)
         terms = PlaneDistance(px, py, pz, x_first=True)
         return guarded(clip_plane_cells, dataset, "clip", dataset, terms, self.value, invert)
 
