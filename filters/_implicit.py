@@ -49,8 +49,10 @@ def coordinate_columns(dataset: Any, backend: str) -> tuple:
         xp = cupy
     if dataset.family in ("uniform", "rectilinear"):
         shapes = ((1, 1, -1), (1, -1, 1), (-1, 1, 1))
-        return tuple(xp.asarray(dataset.axis_coordinates(a)).astype(xp.float64)
-                     .reshape(shapes[a]) for a in range(3))
+        # On the device, the axes kept with the grid: an upload from pageable memory
+        # a call would wait for the work queued before it.
+        axes = grid_axes(dataset, xp)
+        return tuple(xp.asarray(axes[a], xp.float64).reshape(shapes[a]) for a in range(3))
     points = dataset_array(dataset, dataset.points(), xp).astype(xp.float64)
     return points[:, 0], points[:, 1], points[:, 2]
 
