@@ -222,6 +222,28 @@ def test_a_field_view_with_strides_is_read():
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("family", ["uniform", "rectilinear32", "rectilinear64"])
+def test_a_planes_terms_on_the_device_are_the_hosts(family):
+    # The filters make the terms on the device from the axes kept with the grid:
+    # the host's float64 bits, for float32 axes too.
+    import cupy
+
+    from daxpy.filters._implicit import axis_terms
+
+    rng = np.random.default_rng(7)
+    if family == "uniform":
+        grid = daxpy.UniformGrid(dims=(9, 5, 4), spacing=(0.1, 0.3, 0.7), origin=(1, 2, 3))
+    else:
+        dtype = np.float32 if family == "rectilinear32" else np.float64
+        grid = daxpy.RectilinearGrid(*(np.cumsum(rng.random(d) + 0.1).astype(dtype)
+                                       for d in (9, 5, 4)))
+    origin, normal = rng.standard_normal(3).tolist(), rng.standard_normal(3).tolist()
+    for host, device in zip(axis_terms(grid, origin, normal),
+                            axis_terms(grid, origin, normal, cupy)):
+        assert device.dtype == np.float64 and device.get().tobytes() == host.tobytes()
+
+
+@pytest.mark.gpu
 def test_planar_and_line_grids_keep_the_array_program():
     import cupy
 
