@@ -52,7 +52,7 @@ def coordinate_columns(dataset: Any, backend: str) -> tuple:
         # On the device, the axes kept with the grid: an upload from pageable memory
         # a call would wait for the work queued before it.
         axes = grid_axes(dataset, xp)
-        return tuple(xp.asarray(axes[a], xp.float64).reshape(shapes[a]) for a in range(3))
+        return tuple(axes[a].reshape(shapes[a]) for a in range(3))
     points = dataset_array(dataset, dataset.points(), xp).astype(xp.float64)
     return points[:, 0], points[:, 1], points[:, 2]
 
@@ -120,10 +120,7 @@ def axis_terms(dataset: Any, origin: Any, normal: Any, xp: Any = np) -> list:
     >>> [t.tolist() for t in axis_terms(daxpy.UniformGrid(dims=(2, 1, 1)), [1, 0, 0], [2, 0, 0])]
     [[-2.0, 0.0], [0.0], [0.0]]
     """
-    if xp is np:
-        axes = [np.asarray(dataset.axis_coordinates(a), np.float64) for a in range(3)]
-    else:
-        axes = grid_axes(dataset, xp)
+    axes = grid_axes(dataset, xp)
     return [(axes[a] - float(origin[a])) * float(normal[a]) for a in range(3)]
 
 
