@@ -52,11 +52,16 @@ NAME_count(const T* __restrict__ s, const double* __restrict__ py,
   // the first two the warp's own, counted a word of points at a time.
   long long total[5] = {0, 0, 0, 0, 0};
   const int chunks = (nx + 31) / 32;
+  // Each word's columns are read while the word before is counted: a warp's words
+  // are in turn, and waiting on each word's reads left the count bound by latency.
+  unsigned ahead = lane < nx ? COLUMN(lane) : 0u;
   for (int x0 = 0, c = 0; x0 < nx; x0 += 32, ++c) {
     const int x = x0 + lane;
-    const unsigned column = x < nx ? COLUMN(x) : 0u;
+    const unsigned column = ahead;
+    ahead = x + 32 < nx ? COLUMN(x + 32) : 0u;
     unsigned after = __shfl_down_sync(FULL, column, 1);
-    if (lane == 31 && x + 1 < nx) after = COLUMN(x + 1);
+    const unsigned next_first = __shfl_sync(FULL, ahead, 0);  // x0 + 32, lane 31's x + 1
+    if (lane == 31) after = next_first;
     if (x + 1 >= nx) after = column;  // the row's last point has no x edge
     // The row's kept points, a word of bits per 32 (the kept points' values are
     // copied by these words, no ids written).
@@ -111,7 +116,7 @@ NAME_count(const T* __restrict__ s, const double* __restrict__ py,
 #   idle for 49 rounds), each lane finding its slot's cell by a search over the cut
 #   cells' first slots, staged in shared memory.
 _EMIT = r"""
-extern "C" __global__ void __launch_bounds__(32 * WARPS)
+extern "C" __global__ void __launch_bounds__(32 * WARPS, 2)
 NAME_emit(const T* __restrict__ s, const double* __restrict__ py,
           const double* __restrict__ pz, double value, int nx, int ny, int nz,
           const int* __restrict__ cases, const int* __restrict__ cells,
@@ -174,6 +179,16 @@ NAME_emit(const T* __restrict__ s, const double* __restrict__ py,
   const int centre_width = 2 * width - 2;
   // Every corner kept: one cell, uncut (its type read once, not per 32 cells).
   const int type_whole = cells[CELL_FIELDS * cases[CASE_FIELDS * 255 + 1]];
+  // The four rows' kept words and prefixes, read a word ahead: a warp's words are
+  // in turn, and waiting on each word's reads left the whole words bound by latency.
+  unsigned word_ahead[4];
+  int2 prefix_ahead[4];
+#pragma unroll
+  for (int q = 0; q < 4; ++q) {
+    const long long at = (long long)row_of[q] * chunks;
+    word_ahead[q] = words[at];
+    prefix_ahead[q] = prefix[at];
+  }
   for (int x0 = 0, word = 0; x0 < nx; x0 += 32, ++word) {
     const int x = x0 + lane;
     const bool last = word + 1 == chunks;
@@ -181,17 +196,19 @@ NAME_emit(const T* __restrict__ s, const double* __restrict__ py,
     unsigned all_kept = FULL, any_kept = 0u;
 #pragma unroll
     for (int q = 0; q < 4; ++q) {
-      const long long at = (long long)row_of[q] * chunks + word;
-      const int2 pre = prefix[at];
+      const long long at = (long long)row_of[q] * chunks + word + 1;
+      const unsigned w = word_ahead[q];
+      const int2 pre = prefix_ahead[q];
+      word_ahead[q] = last ? 0u : words[at];
+      prefix_ahead[q] = last ? make_int2(0, 0) : prefix[at];
       kept_at[q] = kept_row[q] + pre.x;
       cut_at[q] = cut_row[q] + pre.y;
-      const unsigned w = words[at], next = last ? 0u : words[at + 1] & 1u;
+      const unsigned next = word_ahead[q] & 1u;
       all_kept &= last ? w | (FULL << (nx - x0 - 1) << 1) : (next ? w : 0u);
       any_kept |= w | next;
     }
     // Row (j, k)'s cut edges in this word: its next word's first number less this one's.
-    const int cut_end = last ? (int)(cut_start[r + 1] - cut_start[r])
-                             : prefix[(long long)r * chunks + word + 1].y;
+    const int cut_end = last ? (int)(cut_start[r + 1] - cut_start[r]) : prefix_ahead[0].y;
     const bool cuts_here = cut_row[0] + cut_end > cut_at[0];
     if (any_cells && all_kept == FULL) {
       // Every cell kept whole (most words of a clip): each the next kept point of its
