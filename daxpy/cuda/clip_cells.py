@@ -49,7 +49,7 @@ import numpy as np
 from ..errors import FieldError
 from .bit_words import BitWords
 from .case_tables import on_device
-from .clip_cells_source import WARPS, source_for
+from .clip_cells_source import CENTRE_TERMS, WARPS, source_for
 from .compile import get_kernel
 from .plane_distance import PlaneDistance
 from .scan import scan_counts
@@ -108,6 +108,9 @@ def _device_tables(tables: tuple, places: np.ndarray) -> tuple:
         import cupy
 
         terms, shares = tables[8], tables[9]
+        if terms.shape[1] != CENTRE_TERMS:  # the emit's loop over them is compiled
+            raise ValueError(f"the clip's kernels take centres of {CENTRE_TERMS} terms; "
+                             f"these tables have {terms.shape[1]}")
         return (*(cupy.asarray(a.astype(np.int32).ravel())
                   for a in (*_layout(tables, places), terms)),
                 cupy.asarray(shares.astype(np.float64).ravel()),
@@ -236,7 +239,7 @@ def clip_cells(scalars: Any, dims: tuple, value: float, bound: Any, invert: bool
     source = cupy.empty(n_cells, cupy.int64)
     keys = cupy.empty(n_made, cupy.int64)
     emit(*launch, (*fields, np.float64(value), *sizes, cases, cells, slot_places, terms,
-                   shares, width, code_places, flags, words, prefix, starts, np.int64(n_kept),
+                   shares, code_places, flags, words, prefix, starts, np.int64(n_kept),
                    np.int64(n_kept + n_cut), word_starts, ids, weights, centre_ids,
                    centre_weights, connectivity, offsets, types, source, keys))
     return (BitWords(words, word_starts, 0, nx, n_kept), ids, weights,
