@@ -41,7 +41,9 @@ def clipped_grid(dataset: Any, made: Any) -> UnstructuredGrid:
     terms = (made.ids, made.weights, (made.centre_rows, made.centre_ids, made.centre_weights))
     axis_aligned = dataset.family in ("uniform", "rectilinear")
     dtype = np.float64 if axis_aligned else dataset.points().dtype
-    axes = grid_axes(dataset, np) if axis_aligned else None
+    # The host's axes only where the host makes the points: three arrays and a check
+    # of the memory left a call, before the GPU's next launch.
+    axes = partial(grid_axes, dataset, np) if axis_aligned else None
     points = _joined(made, (3,), dtype, partial(_kept_points, dataset, made),
                      partial(_weighted_points, dataset, *terms),
                      partial(_host_rows, None if axis_aligned else dataset.points(), made,
@@ -111,11 +113,12 @@ def _kept_values(values: Any, made: Any, out: Any) -> Any:
     return _into(take_rows(values, made.kept), out)
 
 
-def _host_rows(values: Any, made: Any, terms: tuple, axes: Any, dtype: Any) -> Any:
+def _host_rows(values: Any, made: Any, terms: tuple, axes: Callable[[], Any] | None,
+               dtype: Any) -> Any:
     """On the host, the kept points' rows as they are, then the made points' sums,
     into one array on every core (:func:`daxpy.worklets._weighted_cpu.weighted_rows`:
-    ``values`` rows by point id, or a grid's ``axes``); None where the compiled
-    kernel does not serve (no Numba, integer fields, wide rows)."""
+    ``values`` rows by point id, or a grid's axes, as ``axes()`` gives them); None
+    where the compiled kernel does not serve (no Numba, integer fields, wide rows)."""
     if np.dtype(dtype).kind != "f":
         return None  # integers are rounded from the sums, copied where kept
     try:
@@ -127,8 +130,8 @@ def _host_rows(values: Any, made: Any, terms: tuple, axes: Any, dtype: Any) -> A
         return None
     try:
         ids, weights, centres = terms
-        return weighted_rows(values, ids, weights, centres, axes=axes, dtype=dtype,
-                             kept=made.kept)
+        return weighted_rows(values, ids, weights, centres,
+                             axes=None if axes is None else axes(), dtype=dtype, kept=made.kept)
     except CompiledUnavailable:
         return None
 
