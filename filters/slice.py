@@ -24,6 +24,7 @@ from daxpy.errors import ArgumentError
 from daxpy.stream.placement import placed
 from daxpy.worklets._edge_cut import EdgeCut
 from daxpy.worklets._marching import TABLES, at_least_bound
+from daxpy.worklets.contour import plane_cut_cpu
 
 from ._axis_slice import axis_slice
 from ._geometry import GeometryFilter, dataset_array, last_step
@@ -169,23 +170,31 @@ class Slice(GeometryFilter):
 
 
 def _plane_cut(dataset: Any, origin: np.ndarray, normal: np.ndarray, backend: str) -> Any:
-    """The cut of a 3-D image or rectilinear grid by a plane on the GPU, its distance
-    made by the contour's row kernels where they read it from the axes' terms
-    (:class:`daxpy.cuda.plane_distance.PlaneDistance`): no distance field of the grid's
-    size (1 GB of float64 at 512³) and no pass to make it; the bits of the cut of that
-    field. None where the field is cut instead (the CPU, other grids, chunked runs).
+    """The cut of a 3-D image or rectilinear grid by a plane, its distance made by the
+    contour's rows where they read it from the axes' terms: on the GPU by the row
+    kernels (:class:`daxpy.cuda.plane_distance.PlaneDistance`), on the host by the
+    compiled contour (:func:`daxpy.worklets._plane_cpu.plane_cut`). No distance field
+    of the grid's size (1 GB of float64 at 512³) and no pass to make it; the bits of
+    the cut of that field. None where the field is cut instead (other grids, chunked
+    runs, no Numba).
 
     Examples
     --------
     >>> import daxpy
-    >>> _plane_cut(daxpy.UniformGrid(dims=(3, 3, 3)), np.zeros(3), np.ones(3), "cpu") is None
+    >>> _plane_cut(daxpy.UniformGrid(dims=(3, 3, 3)), np.full(3, 0.9), np.ones(3), "cpu").n_points
+    15
+    >>> _plane_cut(daxpy.UniformGrid(dims=(3, 3)), np.zeros(3), np.ones(3), "cpu") is None
     True
     """
     dims = tuple(int(d) for d in dataset.dims) if dataset.family in ("uniform",
                                                                       "rectilinear") else ()
-    if (not dims or min(dims) < 2 or cells_now() is not None
-            or resolve_backend(backend_for(dataset, backend)) != "cuda"):
+    if not dims or min(dims) < 2 or cells_now() is not None:
         return None
+    if resolve_backend(backend_for(dataset, backend)) != "cuda":
+        # The compiled contour's rows read the plane's terms where they would read the
+        # field (None without Numba: the field is cut instead).
+        dataset.check_unchanged()
+        return plane_cut_cpu(dataset, axis_terms(dataset, origin, normal))
     import cupy
 
     from daxpy.cuda.contour_rows import contour_rows

@@ -59,6 +59,41 @@ def _columns(s, bound, first, up, out, up2, out2, i0, i1, columns):
                    | (np.uint8(r6[i] >= bound) << 6) | (np.uint8(r7[i] >= bound) << 7))
 
 
+@kernel(**HELPER)
+def _plane_columns(px, py, pz, j, k, dj, dk, dj2, dk2, bound, i0, i1, columns):
+    """:func:`_columns` of a plane's signed distance made from its axes' terms where
+    it is read (no field of the grid's size): point (i, j, k)'s value is
+    ``(pz[k] + py[j]) + px[i]``, each sum rounded on its own, the bits of the
+    distance field the slice would cut. The eight rows are (j, k), (j + dj, k),
+    (j, k + dk), (j + dj, k + dk), (j + dj + dj2, k), (j, k + dk + dk2),
+    (j + dj + dj2, k + dk), (j + dj, k + dk + dk2): ``dj``, ``dk`` 0 past the grid's
+    last row or plane, as ``up`` and ``out`` are."""
+    c0, c1 = pz[k] + py[j], pz[k] + py[j + dj]
+    c2, c3 = pz[k + dk] + py[j], pz[k + dk] + py[j + dj]
+    c4, c5 = pz[k] + py[j + dj + dj2], pz[k + dk + dk2] + py[j]
+    c6, c7 = pz[k + dk] + py[j + dj + dj2], pz[k + dk + dk2] + py[j + dj]
+    n = i1 + 1 - i0
+    xs = px[i0:i0 + n]
+    into = columns[i0:i0 + n]
+    for i in range(n):
+        x = xs[i]
+        into[i] = (np.uint8(c0 + x >= bound) | (np.uint8(c1 + x >= bound) << 1)
+                   | (np.uint8(c2 + x >= bound) << 2) | (np.uint8(c3 + x >= bound) << 3)
+                   | (np.uint8(c4 + x >= bound) << 4) | (np.uint8(c5 + x >= bound) << 5)
+                   | (np.uint8(c6 + x >= bound) << 6) | (np.uint8(c7 + x >= bound) << 7))
+
+
+@kernel(**HELPER)
+def _screen_plane_row(px, c, equal, zero):
+    """:func:`~daxpy.worklets._contour_careful_cpu._screen_row` of a plane's distance
+    along a row, ``c + px[i]`` (``c``: the row's ``pz[k] + py[j]``)."""
+    bad = False
+    for i in range(px.shape[0]):
+        x = c + px[i]
+        bad |= (x - x != zero) | (x == equal)
+    return bad
+
+
 _SPREAD = np.array([(column & 1) | ((column & 2) << 1) | ((column & 4) << 2) | ((column & 8) << 3)
                     for column in range(256)], np.int64)
 """Each column's bits 0 to 3 (its rows (y, z): (0, 0), (1, 0), (0, 1), (1, 1)) at the

@@ -7,7 +7,9 @@ thread:
   term by term as vtkPlane evaluates it;
 - on uniform and rectilinear grids, from the axes' terms ``(a - o) n`` (three
   short arrays): ``(z term + y term) + x term`` at each point (the slice's order),
-  or ``(x term + y term) + z term`` (the clip's implicit plane, vtkPlane's order).
+  or ``(x term + y term) + z term`` (the clip's implicit plane, vtkPlane's order);
+- the slice's cut itself from the axes' terms (:func:`plane_cut`), the distance
+  made where the contour's rows read it, no field of the grid's size.
 
 Serial kernels over blocks of points on the thread pool
 (:func:`~daxpy.worklets._blocks_cpu.over_blocks`), as the slice's and the clip's
@@ -27,6 +29,8 @@ from __future__ import annotations
 import numpy as np
 
 from ._blocks_cpu import block_kernel, over_blocks
+from ._edge_cut import EdgeCut
+from .contour_cpu import contour_structured
 from ._numba import CompiledUnavailable, KERNEL_DTYPES
 
 MIN_POINTS = 1 << 14
@@ -118,3 +122,27 @@ def plane_distance(points: np.ndarray, origin, normal) -> np.ndarray:
     over_blocks(_distance, -(-points.shape[0] // _BLOCK), np.ascontiguousarray(points),
                 *(float(o) for o in origin), *(float(n) for n in normal), out)
     return out
+
+
+def plane_cut(grid, terms: tuple) -> EdgeCut:
+    """The cut of a 3-D image or rectilinear grid by a plane, from the plane's axes'
+    terms (``(axis - origin) normal``, float64, one per point of each axis): the
+    bits of :func:`~daxpy.worklets.contour_cpu.contour_structured` of the distance
+    field ``(z term + y term) + x term`` at 0, with no field of the grid's size.
+
+    Raises
+    ------
+    CompiledUnavailable
+        For grids not 3-D: the field serves them.
+
+    Examples
+    --------
+    >>> import numpy as np, daxpy
+    >>> g = daxpy.UniformGrid(dims=(3, 3, 3))
+    >>> terms = (np.arange(3.0) - 0.5, np.zeros(3), np.zeros(3))
+    >>> field = ((terms[2][:, None, None] + terms[1][None, :, None])
+    ...          + terms[0][None, None, :]).ravel()
+    >>> plane_cut(g, terms).t.tolist() == contour_structured(g, field, 0.0).t.tolist()
+    True
+    """
+    return contour_structured(grid, None, 0.0, terms=terms)

@@ -53,16 +53,20 @@ import numpy as np
 
 from ._contour_careful_cpu import _careful_rows, _screen_row, screen_values
 from ._contour_careful_rows_cpu import _march_careful
-from ._contour_rows_cpu import _ALL_IN, _BLOCK, _SPREAD, _ZERO, _columns
+from ._contour_rows_cpu import (_ALL_IN, _BLOCK, _SPREAD, _ZERO, _columns, _plane_columns,
+                                _screen_plane_row)
 from ._edge_cut import EdgeCut
 from ._marching import TABLES, at_least_bound, cut_edges
 from ._blocks_cpu import on_threads
-from ._numba import kernel, structured_rows, threads
+from ._numba import CompiledUnavailable, kernel, structured_rows, threads
 from ._used_points_cpu import exclusive
 
 _KINDS = {3: "voxel", 2: "pixel"}
 """The cell each grid dimension is marched as (1-D grids run the NumPy path)."""
 
+
+_NO_TERMS = np.zeros(0)
+"""A field's march has no plane terms (float64, as a plane's: one compiled march)."""
 
 _CUT = {kind: cut_edges(kind) for kind in _KINDS.values()}
 """Each case's cut edges, by kind (a cell's triangles use all of them)."""
@@ -116,7 +120,8 @@ _Z = np.array([_lanes(c ^ (((c >> 2) & 3) | ((c >> 3) & 4) | ((c >> 4) & 8))) fo
 
 
 @kernel(nogil=True, no_cfunc_wrapper=True)
-def _march(s, value, bound, equal, zero, nx, ny, nz, zc, writing, rows, careful_points,
+def _march(s, px, py, pz, value, bound, equal, zero, nx, ny, nz, zc, writing, rows,
+           careful_points,
            searched, counts, slotted, point_counts, point_spans, point_start, cell_counts,
            cell_spans, cell_start, bad, lo, hi, t, cells, source, scratch, scratch_words,
            slots, first, step):
@@ -130,10 +135,15 @@ def _march(s, value, bound, equal, zero, nx, ny, nz, zc, writing, rows, careful_
     row of a cell row is on the careful path, each cut edge is a point, so the
     outputs of its four point rows before x are the cut edges at their points
     before x, counted as the rows are walked from the first (``slots``: a cell's
-    twelve edge points, by :data:`_SLOT`)."""
+    twelve edge points, by :data:`_SLOT`).
+
+    With a plane's axes' terms (``px``, ``py``, ``pz`` not empty; ``s`` then unread),
+    point (i, j, k)'s value is ``(pz[k] + py[j]) + px[i]``, made where it is read:
+    the bits of the cut of that distance field, with no field of the grid's size."""
     n = rows.shape[0]
     per = slotted.shape[2]
     full = (1 << 4 * zc) - 1
+    plane = px.shape[0] != 0
     nxy = nx * ny
     columns, words = scratch[first], scratch_words[first]
     at = slots[first]
@@ -154,8 +164,9 @@ def _march(s, value, bound, equal, zero, nx, ny, nz, zc, writing, rows, careful_
             c = j + (ny - 1) * k
             cells_too = up != 0 and (zc == 1 or out != 0)   # not the grid's last y or z
             points_too = True
-            if not writing:
-                bad[r] = _screen_row(s, equal, zero, r * nx, nx)   # while it is in cache
+            if not writing:   # while it is in cache
+                bad[r] = (_screen_plane_row(px, pz[k] + py[j], equal, zero) if plane
+                          else _screen_row(s, equal, zero, r * nx, nx))
             else:
                 cells_too = cells_too and cell_counts[c] != 0 and not searched[c]
                 points_too = point_counts[r] != 0 and not careful_points[r]
@@ -180,8 +191,13 @@ def _march(s, value, bound, equal, zero, nx, ny, nz, zc, writing, rows, careful_
                     a = low if low < a else a
             last = end + 1 if end + 1 < nx else nx - 1
             # Counting needs only bits 0 to 3 (the far rows: the row itself again).
-            _columns(s, bound, r * nx, up, out, nx if writing and j + 2 < ny else _ZERO,
-                     nxy if writing and k + 2 < nz else _ZERO, a, last, columns)
+            up2 = nx if writing and j + 2 < ny else _ZERO
+            out2 = nxy if writing and k + 2 < nz else _ZERO
+            if plane:
+                _plane_columns(px, py, pz, j, k, up // nx, out // nxy, up2 // nx, out2 // nxy,
+                               bound, a, last, columns)
+            else:
+                _columns(s, bound, r * nx, up, out, up2, out2, a, last, columns)
             columns[nx] = columns[nx - 1]   # no x edge from the row's last point
             points, point_low, point_high = _ZERO, nx, _ZERO - 1
             made, cell_low, cell_high = _ZERO, nx - 1, _ZERO - 1
@@ -208,13 +224,18 @@ def _march(s, value, bound, equal, zero, nx, ny, nz, zc, writing, rows, careful_
                     points += here & 15
                     if writing:
                         p, q = r * nx + i, q0
-                        low_value = np.float64(s[p])
+                        row_term = pz[k] + py[j] if plane else 0.0
+                        low_value = row_term + px[i] if plane else np.float64(s[p])
                         for axis in range(3):
                             if cuts >> axis & 1:
                                 other = p + (1 if axis == 0 else (up if axis == 1 else out))
                                 lo[q], hi[q] = p, other
+                                high_value = np.float64(s[other]) if not plane else (
+                                    row_term + px[i + 1] if axis == 0 else (
+                                        (pz[k] + py[j + 1] if axis == 1 else pz[k + 1] + py[j])
+                                        + px[i]))
                                 # The NumPy implementation's float64 arithmetic, in its order.
-                                t[q] = (value - low_value) / (np.float64(s[other]) - low_value)
+                                t[q] = (value - low_value) / (high_value - low_value)
                                 q += 1
                 case = (_SPREAD[now] | (_SPREAD[after] << 1)) & full
                 if cells_too and i <= i1 and counts[case]:   # (x = nx - 1 is no cell)
@@ -276,14 +297,20 @@ def _threads_for(rows: int, step: int) -> int:
     return max(1, min(step, -(-rows // _CAREFUL_ROWS_PER_THREAD)))
 
 
-def contour_structured(grid, scalars: np.ndarray, value: float, place=None) -> EdgeCut:
+def contour_structured(grid, scalars: np.ndarray | None, value: float, place=None,
+                       terms: tuple | None = None) -> EdgeCut:
     """The compiled form of :func:`daxpy.worklets.contour.contour_structured`, on
-    2-D and 3-D grids of float32 or float64 scalars.
+    2-D and 3-D grids of float32 or float64 scalars, or (``terms``, ``scalars`` None)
+    of a plane's signed distance made where it is read from the axes' terms of a 3-D
+    image or rectilinear grid: point (i, j, k)'s value is ``(terms[2][k] +
+    terms[1][j]) + terms[0][i]`` in float64, the slice's distance field's bits, with
+    no field of the grid's size (made only for rows on the careful path, if any).
 
     Raises
     ------
     CompiledUnavailable
-        On 0-D and 1-D grids and other dtypes: the NumPy implementation serves them.
+        On 0-D and 1-D grids and other dtypes, and for terms of grids not 3-D: the
+        NumPy implementation (or the field) serves them.
 
     Examples
     --------
@@ -293,8 +320,16 @@ def contour_structured(grid, scalars: np.ndarray, value: float, place=None) -> E
     >>> contour_structured(g, t, value=7.5).t.tolist() == reference(g, t, value=7.5).t.tolist()
     True
     """
-    s, nx, ny, nz, dimension = structured_rows(
-        grid, scalars, "the compiled contour marches 2-D and 3-D grids")
+    if terms is None:
+        s, nx, ny, nz, dimension = structured_rows(
+            grid, scalars, "the compiled contour marches 2-D and 3-D grids")
+        px = py = pz = _NO_TERMS
+    else:
+        nx, ny, nz = (int(d) for d in grid.dims)
+        if min(nx, ny, nz) < 2:   # the rows' order of sums is the 3-D grid's
+            raise CompiledUnavailable("a plane's terms are marched on 3-D grids")
+        px, py, pz = (np.ascontiguousarray(term, dtype=np.float64) for term in terms)
+        s, dimension = _NO_TERMS, 3
     zc = dimension - 1   # corners along z: 2 (voxels) or 1 (pixels)
     kind = _KINDS[dimension]
     counts, table, edges = TABLES[kind]
@@ -315,7 +350,7 @@ def contour_structured(grid, scalars: np.ndarray, value: float, place=None) -> E
     scratch_words = scratch.view(np.uint64)   # the same bytes, eight at a time
     slots = np.empty((step, 32), np.int64)
     per = table.shape[2]
-    march = (s, value, bound, *screen_values(s.dtype, value), nx, ny, nz, zc)
+    march = (s, px, py, pz, value, bound, *screen_values(s.dtype, value), nx, ny, nz, zc)
     # No row on the careful path, yet; nothing to write into, yet.
     careful_points, searched = np.zeros(ny * nz, bool), np.zeros(n_cell_rows, bool)
     none = np.zeros(0, np.int64)
@@ -340,6 +375,10 @@ def contour_structured(grid, scalars: np.ndarray, value: float, place=None) -> E
     run(False, nothing)
     careful = bad.any()
     if careful:
+        if terms is not None:
+            # The careful path reads a field: the distance's, made for the few planes
+            # that take it (through grid points), in the same order of sums.
+            s = ((pz[:, None, None] + py[None, :, None]) + px[None, None, :]).ravel()
         careful_points, careful_cells = _careful_rows(bad.reshape(nz, ny), zc)
         # The cell rows whose points are looked up, not counted.
         searched = _beside(careful_points.reshape(nz, ny), zc)
@@ -355,3 +394,4 @@ def contour_structured(grid, scalars: np.ndarray, value: float, place=None) -> E
         # The rest, once every point is written: their points are looked up.
         run_careful(2, np.flatnonzero(searched), (lo, hi, t, cells, source))
     return EdgeCut(lo=lo, hi=hi, t=t, cells={per: cells}, source={per: source})
+

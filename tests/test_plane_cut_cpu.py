@@ -1,0 +1,83 @@
+"""The host's slice of an image or rectilinear grid from its plane's axes' terms
+(daxpy.worklets._plane_cpu.plane_cut: the distance made where the contour reads it)
+gives the bits of the contour of the distance field, which the slice cut before, on
+the fast path and on the careful one (planes through grid points)."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import daxpy
+from daxpy.filters import Slice
+
+pytest.importorskip("numba")
+
+from daxpy.worklets._plane_cpu import plane_cut  # noqa: E402
+from daxpy.worklets.contour_cpu import contour_structured  # noqa: E402
+
+_FIELDS = ("lo", "hi", "t")
+
+
+def _grid(kind, dims, dtype, rng):
+    if kind == "uniform":
+        return daxpy.UniformGrid(dims=dims, spacing=tuple(rng.uniform(0.2, 2.0, 3)),
+                                 origin=tuple(rng.uniform(-3, 3, 3)))
+    axes = [np.cumsum(rng.uniform(0.1, 2.0, d)).astype(dtype) - 2 for d in dims]
+    return daxpy.RectilinearGrid(*axes)
+
+
+def _terms(grid, origin, normal):
+    return [(grid.axis_coordinates(a) - float(origin[a])) * float(normal[a]) for a in range(3)]
+
+
+def _same_cut(got, want):
+    for name in _FIELDS:
+        assert getattr(got, name).tobytes() == getattr(want, name).tobytes(), name
+    assert sorted(got.cells) == sorted(want.cells)
+    for size in want.cells:
+        assert np.array_equal(got.cells[size], want.cells[size])
+        assert np.array_equal(got.source[size], want.source[size])
+
+
+@settings(max_examples=60, deadline=None)
+@given(kind=st.sampled_from(["uniform", "rectilinear"]),
+       dims=st.tuples(*[st.integers(2, 12)] * 3), dtype=st.sampled_from(["float32", "float64"]),
+       through_point=st.booleans(), zeros=st.sampled_from([(), (0,), (1,), (2,), (0, 1)]),
+       seed=st.integers(0, 2**31))
+def test_the_cut_from_terms_is_the_cut_of_the_distance_field(kind, dims, dtype, through_point,
+                                                             zeros, seed):
+    rng = np.random.default_rng(seed)
+    grid = _grid(kind, dims, dtype, rng)
+    points = grid.points()
+    origin = (points[rng.integers(0, grid.n_points)].astype(np.float64) if through_point
+              else rng.uniform(points.min(axis=0), points.max(axis=0)))
+    normal = rng.normal(size=3)
+    normal[list(zeros)] = 0.0
+    terms = _terms(grid, origin, normal)
+    field = ((terms[2][:, None, None] + terms[1][None, :, None]) + terms[0][None, None, :]).ravel()
+    _same_cut(plane_cut(grid, terms), contour_structured(grid, field, 0.0))
+
+
+@pytest.mark.parametrize("origin", [(2.0, 3.0, 4.5), (2.1, 3.3, 4.2)])
+def test_the_slice_filter_cuts_an_image_from_its_terms_with_the_fields_bits(origin):
+    grid = daxpy.UniformGrid(dims=(9, 8, 7), spacing=(0.5, 1.0, 1.5),
+                             point_data={"w": np.arange(504, dtype=np.float32)})
+    normal = np.ones(3) / np.linalg.norm(np.ones(3))   # the filter's unit normal
+    made = Slice(normal=(1.0, 1.0, 1.0), origin=origin, backend="cpu")(grid)
+    terms = _terms(grid, origin, normal)
+    field = ((terms[2][:, None, None] + terms[1][None, :, None]) + terms[0][None, None, :]).ravel()
+    want = contour_structured(grid, field, 0.0)
+    assert made.n_points == want.n_points and made.n_points > 0
+    w = grid.point_data["w"]
+    t = want.t.astype(np.float32)
+    assert np.asarray(made.point_data["w"]).tobytes() == (
+        w[want.lo] + t * (w[want.hi] - w[want.lo])).tobytes()
+
+
+def test_grids_not_3d_are_left_to_the_field():
+    from daxpy.worklets._numba import CompiledUnavailable
+
+    grid = daxpy.UniformGrid(dims=(4, 5, 1))
+    with pytest.raises(CompiledUnavailable):
+        plane_cut(grid, _terms(grid, (1.0, 1.0, 0.0), (1.0, 1.0, 0.0)))
