@@ -84,14 +84,78 @@ def _plane_columns(px, py, pz, j, k, dj, dk, dj2, dk2, bound, i0, i1, columns):
 
 
 @kernel(**HELPER)
-def _screen_plane_row(px, c, equal, zero):
+def _plane_change(px, c, bound, rising):
+    """Along a plane's row (values ``c + px[i]``, monotone as ``px`` is): the first x
+    at or above ``bound`` (``rising``), else the last; -1 where none is. Each x
+    tested is computed as the full row computes it, so a bisection finds the bits
+    the full row would have."""
+    n = px.shape[0]
+    low, high = 0, n - 1
+    if rising:
+        if c + px[high] < bound:
+            return -1
+        if c + px[low] >= bound:
+            return low
+        while high - low > 1:   # below at low, at or above at high
+            middle = (low + high) >> 1
+            if c + px[middle] >= bound:
+                high = middle
+            else:
+                low = middle
+        return high
+    if c + px[low] < bound:
+        return -1
+    if c + px[high] >= bound:
+        return high
+    while high - low > 1:   # at or above at low, below at high
+        middle = (low + high) >> 1
+        if c + px[middle] >= bound:
+            low = middle
+        else:
+            high = middle
+    return low
+
+
+@kernel(**HELPER)
+def _screen_plane_row(px, c, bound, equal, zero):
     """:func:`~daxpy.worklets._contour_careful_cpu._screen_row` of a plane's distance
-    along a row, ``c + px[i]`` (``c``: the row's ``pz[k] + py[j]``)."""
-    bad = False
-    for i in range(px.shape[0]):
-        x = c + px[i]
-        bad |= (x - x != zero) | (x == equal)
-    return bad
+    along a row, ``c + px[i]`` (``c``: the row's ``pz[k] + py[j]``), in a few steps:
+    monotone, its extremes are its ends (finite, or not), and the values equal to
+    the value (``equal``, which is ``bound`` for float64) are a run next to its
+    change of side, starting at the first x at or above it (rising) or ending at the
+    last (falling)."""
+    n = px.shape[0]
+    first, last = c + px[0], c + px[n - 1]
+    if (first - first != zero) or (last - last != zero):
+        return True
+    x = _plane_change(px, c, bound, first <= last)
+    return x >= 0 and c + px[x] == equal
+
+
+@kernel(**HELPER)
+def _plane_span(px, py, pz, j, k, dj, dk, bound, nx):
+    """``(a, end)``: the x a count walks on the point row (j, k) of a plane's rows, its
+    cell row's four point rows (j, k), (j + dj, k), (j, k + dk), (j + dj, k + dk).
+    Along x each row's bits change at most once (monotone values); before the first
+    change and after the last, every x has the same column, which has no output if
+    the four rows agree there. ``a > end``: nothing to walk."""
+    rising = px[0] <= px[nx - 1]
+    first, last = nx, -1
+    before, after = 0, 0   # the four rows' bits at x = 0 and at x = nx - 1
+    for m in range(4):
+        c = pz[k + (m >> 1) * dk] + py[j + (m & 1) * dj]
+        low, high = c + px[0] >= bound, c + px[nx - 1] >= bound
+        before |= np.int64(low) << m
+        after |= np.int64(high) << m
+        if low != high:
+            x = _plane_change(px, c, bound, rising)
+            # The first x of the row's new side: rising, x itself; falling, after it.
+            change = x if rising else x + 1
+            first = change if change < first else first
+            last = change if change > last else last
+    a = 0 if before != 0 and before != 15 else (first - 1 if first <= nx - 1 else nx)
+    end = nx - 1 if after != 0 and after != 15 else last
+    return a, end
 
 
 _SPREAD = np.array([(column & 1) | ((column & 2) << 1) | ((column & 4) << 2) | ((column & 8) << 3)

@@ -54,7 +54,7 @@ import numpy as np
 from ._contour_careful_cpu import _careful_rows, _screen_row, screen_values
 from ._contour_careful_rows_cpu import _march_careful
 from ._contour_rows_cpu import (_ALL_IN, _BLOCK, _SPREAD, _ZERO, _columns, _plane_columns,
-                                _screen_plane_row)
+                                _plane_span, _screen_plane_row)
 from ._edge_cut import EdgeCut
 from ._marching import TABLES, at_least_bound, cut_edges
 from ._blocks_cpu import on_threads
@@ -165,7 +165,7 @@ def _march(s, px, py, pz, value, bound, equal, zero, nx, ny, nz, zc, writing, ro
             cells_too = up != 0 and (zc == 1 or out != 0)   # not the grid's last y or z
             points_too = True
             if not writing:   # while it is in cache
-                bad[r] = (_screen_plane_row(px, pz[k] + py[j], equal, zero) if plane
+                bad[r] = (_screen_plane_row(px, pz[k] + py[j], bound, equal, zero) if plane
                           else _screen_row(s, equal, zero, r * nx, nx))
             else:
                 cells_too = cells_too and cell_counts[c] != 0 and not searched[c]
@@ -173,10 +173,13 @@ def _march(s, px, py, pz, value, bound, equal, zero, nx, ny, nz, zc, writing, ro
                 if not (points_too or cells_too):
                     continue
             q0 = q1 = q2 = q3 = point_start[r] if writing else _ZERO
-            # Counting: the whole row. Writing: from the first x where any of the
-            # four rows has an output to the last cell (after the point row's last
-            # output: its cut edges are its cells').
+            # Counting: the whole row (a plane's: where its rows change side, found
+            # by bisection). Writing: from the first x where any of the four rows has
+            # an output to the last cell (after the point row's last output: its cut
+            # edges are its cells').
             a, end, i1, count = _ZERO, nx - 1, nx - 2, _ZERO
+            if plane and not writing:
+                a, end = _plane_span(px, py, pz, j, k, up // nx, out // nxy, bound, nx)
             if writing:
                 a, end = (point_spans[r, 0], point_spans[r, 1]) if points_too else (nx, _ZERO - 1)
             if writing and cells_too:
