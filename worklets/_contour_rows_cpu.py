@@ -89,31 +89,17 @@ def _plane_change(px, c, bound, rising):
     at or above ``bound`` (``rising``), else the last; -1 where none is. Each x
     tested is computed as the full row computes it, so a bisection finds the bits
     the full row would have."""
-    n = px.shape[0]
-    low, high = 0, n - 1
-    if rising:
-        if c + px[high] < bound:
-            return -1
-        if c + px[low] >= bound:
-            return low
-        while high - low > 1:   # below at low, at or above at high
-            middle = (low + high) >> 1
-            if c + px[middle] >= bound:
-                high = middle
-            else:
-                low = middle
-        return high
-    if c + px[low] < bound:
-        return -1
-    if c + px[high] >= bound:
-        return high
-    while high - low > 1:   # at or above at low, below at high
+    low, high = 0, px.shape[0] - 1
+    start, end = c + px[low] >= bound, c + px[high] >= bound
+    if start == end:
+        return (low if rising else high) if end else -1
+    while high - low > 1:   # on the start's side at low, on the end's at high
         middle = (low + high) >> 1
-        if c + px[middle] >= bound:
-            low = middle
-        else:
+        if (c + px[middle] >= bound) == end:
             high = middle
-    return low
+        else:
+            low = middle
+    return high if rising else low
 
 
 @kernel(**HELPER)
