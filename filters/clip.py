@@ -26,6 +26,7 @@ from daxpy.engine.geometry_chunks import cells_now
 from daxpy.errors import ArgumentError, FieldError
 
 from daxpy.worklets._marching import at_least
+from daxpy.worklets.plane_cuts import plane_clip_cpu
 
 from ._clip_output import clipped_grid
 from ._geometry import GeometryFilter, last_step
@@ -144,17 +145,21 @@ class Clip(GeometryFilter):
         return clipped_grid(dataset, made)
 
     def _plane_clip(self, dataset: Any, invert: bool) -> Any:
-        """The clip of a 3-D image or rectilinear grid by a plane on the GPU, its
-        distance made by the row kernels where they read it from the axes' terms
-        (:func:`daxpy.worklets.clip.clip_plane_cells`): no distance field of the grid's
-        size (1 GB of float64 at 512³) and no passes to make it; the bits of the clip
-        of that field. None where the field is clipped instead (the CPU, other grids,
-        chunked runs)."""
+        """The clip of a 3-D image or rectilinear grid by a plane, its distance made
+        where it is read from the axes' terms: on the GPU by the row kernels
+        (:func:`daxpy.worklets.clip.clip_plane_cells`), on the host by the compiled
+        rows (:mod:`daxpy.worklets.plane_cuts`). No distance field of the grid's size
+        (1 GB of float64 at 512³) and no passes to make it; the bits of the clip of
+        that field. None where the field is clipped instead (other grids, chunked
+        runs, no Numba)."""
         dims = tuple(int(d) for d in dataset.dims) if dataset.family in (
             "uniform", "rectilinear") else ()
-        if (self.plane is None or not dims or min(dims) < 2 or cells_now() is not None
-                or resolve_backend(backend_for(dataset, self.backend)) != "cuda"):
+        if self.plane is None or not dims or min(dims) < 2 or cells_now() is not None:
             return None
+        if resolve_backend(backend_for(dataset, self.backend)) != "cuda":
+            dataset.check_unchanged()
+            return plane_clip_cpu(dataset, axis_terms(dataset, *self.plane), value=self.value,
+                                  invert=invert)
         import cupy
 
         from daxpy.cuda.memory import guarded

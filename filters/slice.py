@@ -24,7 +24,7 @@ from daxpy.errors import ArgumentError
 from daxpy.stream.placement import placed
 from daxpy.worklets._edge_cut import EdgeCut
 from daxpy.worklets._marching import TABLES, at_least_bound
-from daxpy.worklets.contour import plane_cut_cpu
+from daxpy.worklets.plane_cuts import plane_cut_cpu
 
 from ._axis_slice import axis_slice
 from ._geometry import GeometryFilter, dataset_array, last_step

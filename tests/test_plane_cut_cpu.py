@@ -1,7 +1,7 @@
-"""The host's slice of an image or rectilinear grid from its plane's axes' terms
-(daxpy.worklets._plane_cpu.plane_cut: the distance made where the contour reads it)
-gives the bits of the contour of the distance field, which the slice cut before, on
-the fast path and on the careful one (planes through grid points)."""
+"""The host's slice and clip of an image or rectilinear grid from its plane's axes'
+terms (daxpy.worklets._plane_cpu: the distance made where the rows read it) give the
+bits of the cut and the clip of the distance field, which the filters made before: the
+slice on the fast path and on the careful one (planes through grid points)."""
 
 import numpy as np
 import pytest
@@ -13,7 +13,8 @@ from daxpy.filters import Slice
 
 pytest.importorskip("numba")
 
-from daxpy.worklets._plane_cpu import plane_cut  # noqa: E402
+from daxpy.worklets._plane_cpu import plane_clip, plane_cut  # noqa: E402
+from daxpy.worklets.clip_cpu import clip_structured  # noqa: E402
 from daxpy.worklets.contour_cpu import contour_structured  # noqa: E402
 
 _FIELDS = ("lo", "hi", "t")
@@ -42,27 +43,49 @@ def _same_cut(got, want):
         assert np.array_equal(got.source[size], want.source[size])
 
 
-@settings(max_examples=100, deadline=None)
-@given(kind=st.sampled_from(["integer", "uniform", "rectilinear"]),
-       dims=st.tuples(*[st.integers(2, 12)] * 3), dtype=st.sampled_from(["float32", "float64"]),
-       through_point=st.booleans(), zeros=st.sampled_from([(), (0,), (1,), (2,), (0, 1)]),
-       scale=st.integers(-8, 2), seed=st.integers(0, 2**31))
-def test_the_cut_from_terms_is_the_cut_of_the_distance_field(kind, dims, dtype, through_point,
-                                                             zeros, scale, seed):
+_PLANES = dict(kind=st.sampled_from(["integer", "uniform", "rectilinear"]),
+               dims=st.tuples(*[st.integers(2, 12)] * 3),
+               dtype=st.sampled_from(["float32", "float64"]), through_point=st.booleans(),
+               zeros=st.sampled_from([(), (0,), (1,), (2,), (0, 1)]),
+               scale=st.integers(-8, 2), seed=st.integers(0, 2**31))
+"""A grid and a plane: whole normals through rows of grid points, tiny ones that
+round rows flat, zero components."""
+
+
+def _plane(kind, dims, dtype, through_point, zeros, scale, seed):
     rng = np.random.default_rng(seed)
     grid = _grid(kind, dims, dtype, rng)
     points = grid.points()
     origin = (points[rng.integers(0, grid.n_points)].astype(np.float64) if through_point
               else rng.uniform(points.min(axis=0), points.max(axis=0)))
-    # Whole normals cut through rows of grid points; tiny ones round rows flat.
     normal = (rng.integers(-1, 3, 3).astype(np.float64) if kind == "integer"
               else rng.normal(size=3) * 10.0 ** scale)
     normal[list(zeros)] = 0.0
     if not normal.any():
         normal[2] = 1.0
-    terms = _terms(grid, origin, normal)
+    return grid, _terms(grid, origin, normal), rng
+
+
+@settings(max_examples=100, deadline=None)
+@given(**_PLANES)
+def test_the_cut_from_terms_is_the_cut_of_the_distance_field(**plane):
+    grid, terms, _ = _plane(**plane)
     field = ((terms[2][:, None, None] + terms[1][None, :, None]) + terms[0][None, None, :]).ravel()
     _same_cut(plane_cut(grid, terms), contour_structured(grid, field, 0.0))
+
+
+@settings(max_examples=100, deadline=None)
+@given(invert=st.booleans(), at_zero=st.booleans(), **_PLANES)
+def test_the_clip_from_terms_is_the_clip_of_the_implicit_planes_field(invert, at_zero, **plane):
+    grid, terms, rng = _plane(**plane)
+    # The clip's implicit plane adds the x term first (vtkPlane's order).
+    field = ((terms[0][None, None, :] + terms[1][None, :, None]) + terms[2][:, None, None]).ravel()
+    value = 0.0 if at_zero else float(rng.normal())
+    got, want = plane_clip(grid, terms, value, invert), clip_structured(grid, field, value, invert)
+    for name, kept in vars(want).items():
+        mine = getattr(got, name)
+        assert (mine.tobytes() == kept.tobytes() if isinstance(kept, np.ndarray)
+                else mine == kept), name
 
 
 @pytest.mark.parametrize("origin", [(2.0, 3.0, 4.5), (2.1, 3.3, 4.2)])
@@ -81,9 +104,22 @@ def test_the_slice_filter_cuts_an_image_from_its_terms_with_the_fields_bits(orig
         w[want.lo] + t * (w[want.hi] - w[want.lo])).tobytes()
 
 
-def test_grids_not_3d_are_left_to_the_field():
+def test_the_clip_filter_clips_an_image_from_its_terms_with_the_fields_bits():
+    grid = daxpy.UniformGrid(dims=(9, 8, 7), spacing=(0.5, 1.0, 1.5),
+                             point_data={"w": np.arange(504, dtype=np.float32)})
+    normal = np.array([1.0, -2.0, 0.5]) / np.linalg.norm([1.0, -2.0, 0.5])
+    made = daxpy.filters.Clip(plane=((2.0, 3.0, 4.5), (1.0, -2.0, 0.5)), backend="cpu")(grid)
+    terms = _terms(grid, (2.0, 3.0, 4.5), normal)
+    field = ((terms[0][None, None, :] + terms[1][None, :, None]) + terms[2][:, None, None]).ravel()
+    want = clip_structured(grid, field, 0.0)
+    assert made.n_cells == want.cell_types.shape[0] > 0
+    assert np.asarray(made.connectivity).tobytes() == want.connectivity.tobytes()
+
+
+@pytest.mark.parametrize("make", [plane_cut, plane_clip])
+def test_grids_not_3d_are_left_to_the_field(make):
     from daxpy.worklets._numba import CompiledUnavailable
 
     grid = daxpy.UniformGrid(dims=(4, 5, 1))
     with pytest.raises(CompiledUnavailable):
-        plane_cut(grid, _terms(grid, (1.0, 1.0, 0.0), (1.0, 1.0, 0.0)))
+        make(grid, _terms(grid, (1.0, 1.0, 0.0), (1.0, 1.0, 0.0)))

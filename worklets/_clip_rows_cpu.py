@@ -46,14 +46,26 @@ def _cut(flag):
 
 
 @kernel(inline="always")
-def _weight(s, value, lo, hi):
+def _value(s, px, py, pz, nx, nxy, p):
+    """Point ``p``'s scalar in float64: ``s[p]``, or with a plane's axes' terms (``px``
+    not empty) its distance ``(px[i] + py[j]) + pz[k]``, the clip's implicit plane's
+    order, made where it is read."""
+    if px.shape[0] == 0:
+        return np.float64(s[p])
+    k = p // nxy
+    j = (p - k * nxy) // nx
+    return (px[p - k * nxy - j * nx] + py[j]) + pz[k]
+
+
+@kernel(inline="always")
+def _weight(s, px, py, pz, nx, nxy, value, lo, hi):
     """The array program's cut weight along edge (lo, hi), in float64."""
-    low, high = np.float64(s[lo]), np.float64(s[hi])
+    low, high = _value(s, px, py, pz, nx, nxy, lo), _value(s, px, py, pz, nx, nxy, hi)
     return (value - low) / (high - low) if high != low else 0.0
 
 
 @kernel(inline="always")
-def _emit_points(s, value, first, nx, ny, flags, kept_at, cut_at, ids, weights):
+def _emit_points(s, px, py, pz, value, first, nx, ny, flags, kept_at, cut_at, ids, weights):
     """A point row's kept points (from ``kept_at``) and cut edges (from ``cut_at``)."""
     for i in range(nx):
         flag = flags[first + i]
@@ -66,15 +78,16 @@ def _emit_points(s, value, first, nx, ny, flags, kept_at, cut_at, ids, weights):
         for axis in range(3):
             if flag & (2 << axis):
                 q = p + (1 if axis == 0 else nx if axis == 1 else nx * ny)
-                t = _weight(s, value, p, q)
+                t = _weight(s, px, py, pz, nx, nx * ny, value, p, q)
                 ids[cut_at, 0], ids[cut_at, 1] = p, q
                 weights[cut_at, 0], weights[cut_at, 1] = 1.0 - t, t
                 cut_at += 1
 
 
 @kernel(inline="always")
-def _emit_centres(s, value, base, case, offsets, places, centres, centre_start, terms, shares,
-                  ids, weights, centre_ids, centre_weights, at, first_centre):
+def _emit_centres(s, px, py, pz, nx, nxy, value, base, case, offsets, places, centres,
+                  centre_start, terms, shares, ids, weights, centre_ids, centre_weights, at,
+                  first_centre):
     """The centre points of the cell at ``base`` (its first corner), from row ``at``:
     each term's ends side by side, as the array program writes them (the first
     term in the point's two columns, the others in the centre table)."""
@@ -85,7 +98,7 @@ def _emit_centres(s, value, base, case, offsets, places, centres, centre_start, 
             code = terms[term, m]
             a = base + offsets[code, 0]
             b = base + offsets[code, 1]
-            t = 0.0 if places[code, 2] < 0 else _weight(s, value, a, b)
+            t = 0.0 if places[code, 2] < 0 else _weight(s, px, py, pz, nx, nxy, value, a, b)
             share = shares[term, m]
             if m == 0:
                 ids[row, 0], ids[row, 1] = a, b
@@ -112,7 +125,8 @@ def _code_point(code, places, kept, cuts, flags, after):
 
 
 @block_kernel()
-def _emit_rows(s, value, nx, ny, nz, zc, made, start, centres, centre_start, types, sizes,
+def _emit_rows(s, px, py, pz, value, nx, ny, nz, zc, made, start, centres, centre_start,
+               types, sizes,
                codes, terms, shares, places, offsets, flags, point_start, cell_start,
                totals, ids, weights, centre_ids, centre_weights, connectivity, cell_offsets,
                cell_types, source, first_row, last_row):
@@ -137,7 +151,7 @@ def _emit_rows(s, value, nx, ny, nz, zc, made, start, centres, centre_start, typ
         # Rows that keep and cut nothing (far from the cut, on its outer side), and
         # cell rows that make no cell, have nothing to write.
         if point_start[r + 1, 0] + point_start[r + 1, 1] > point_start[r, 0] + point_start[r, 1]:
-            _emit_points(s, value, r * nx, nx, ny, flags, point_start[r, 0],
+            _emit_points(s, px, py, pz, value, r * nx, nx, ny, flags, point_start[r, 0],
                          first_cut + point_start[r, 1], ids, weights)
         if (j + 1 == ny or (zc == 2 and k + 1 == nz)
                 or cell_start[c + 1, 0] == cell_start[c, 0]):
@@ -188,9 +202,9 @@ def _emit_rows(s, value, nx, ny, nz, zc, made, start, centres, centre_start, typ
                     cell_offsets[q + 1] = slot
                     q += 1
                 if centres[case]:
-                    _emit_centres(s, value, b0 + i, case, offsets, places, centres,
-                                  centre_start, terms, shares, ids, weights, centre_ids,
-                                  centre_weights, centre_at, first_centre)
+                    _emit_centres(s, px, py, pz, nx, nx * ny, value, b0 + i, case, offsets,
+                                  places, centres, centre_start, terms, shares, ids, weights,
+                                  centre_ids, centre_weights, centre_at, first_centre)
                     centre_at += centres[case]
             k0, k1, k2, k3 = k0 + (f0 & 1), k1 + (f1 & 1), k2 + (f2 & 1), k3 + (f3 & 1)
             c0, c1, c2, c3 = c0 + _CUTS[f0], c1 + _CUTS[f1], c2 + _CUTS[f2], c3 + _CUTS[f3]

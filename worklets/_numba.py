@@ -276,3 +276,38 @@ def structured_rows(grid, scalars: np.ndarray, refusal: str) -> tuple:
         raise CompiledUnavailable(refusal)
     nx, ny, nz = (sizes + [1])[:3]
     return np.ascontiguousarray(kernel_dtype(scalars)[0]), nx, ny, nz, len(sizes)
+
+
+
+NO_TERMS = np.zeros(0)
+"""A field's rows have no plane terms (float64, as a plane's: one compiled pass)."""
+
+
+def rows_or_terms(grid, scalars: np.ndarray | None, terms: tuple | None,
+                  refusal: str) -> tuple:
+    """``(s, px, py, pz, nx, ny, nz, dimension)``: :func:`structured_rows` of the
+    scalars with no terms, or a 3-D grid's rows with a plane's axes' terms (float64,
+    one per point of each axis; ``s`` then empty: the rows make the distance where
+    they read it).
+
+    Raises
+    ------
+    CompiledUnavailable
+        As :func:`structured_rows`; for terms, on grids not 3-D (the order in which
+        the terms add is a 3-D grid's).
+
+    Examples
+    --------
+    >>> import numpy as np, daxpy
+    >>> terms = (np.zeros(4), np.zeros(2), np.zeros(3))
+    >>> rows_or_terms(daxpy.UniformGrid(dims=(4, 2, 3)), None, terms, "")[4:]
+    (4, 2, 3, 3)
+    """
+    if terms is None:
+        s, nx, ny, nz, dimension = structured_rows(grid, scalars, refusal)
+        return (s, NO_TERMS, NO_TERMS, NO_TERMS, nx, ny, nz, dimension)
+    nx, ny, nz = (int(d) for d in grid.dims)
+    if min(nx, ny, nz) < 2:
+        raise CompiledUnavailable("a plane's terms are read on 3-D grids")
+    return (NO_TERMS, *(np.ascontiguousarray(t, dtype=np.float64) for t in terms),
+            nx, ny, nz, 3)

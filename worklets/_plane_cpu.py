@@ -8,8 +8,9 @@ thread:
 - on uniform and rectilinear grids, from the axes' terms ``(a - o) n`` (three
   short arrays): ``(z term + y term) + x term`` at each point (the slice's order),
   or ``(x term + y term) + z term`` (the clip's implicit plane, vtkPlane's order);
-- the slice's cut itself from the axes' terms (:func:`plane_cut`), the distance
-  made where the contour's rows read it, no field of the grid's size.
+- the slice's cut and the clip themselves from the axes' terms (:func:`plane_cut`,
+  :func:`plane_clip`), the distance made where their rows read it, no field of the
+  grid's size.
 
 Serial kernels over blocks of points on the thread pool
 (:func:`~daxpy.worklets._blocks_cpu.over_blocks`), as the slice's and the clip's
@@ -30,6 +31,8 @@ import numpy as np
 
 from ._blocks_cpu import block_kernel, over_blocks
 from ._edge_cut import EdgeCut
+from .clip import Clipped
+from .clip_cpu import clip_structured
 from .contour_cpu import contour_structured
 from ._numba import CompiledUnavailable, KERNEL_DTYPES
 
@@ -146,3 +149,25 @@ def plane_cut(grid, terms: tuple) -> EdgeCut:
     True
     """
     return contour_structured(grid, None, 0.0, terms=terms)
+
+
+def plane_clip(grid, terms: tuple, value: float = 0.0, invert: bool = False) -> Clipped:
+    """The clip of a 3-D image or rectilinear grid by a plane, from the plane's axes'
+    terms (``(axis - origin) normal``, float64, one per point of each axis): the bits
+    of :func:`~daxpy.worklets.clip_cpu.clip_structured` of the implicit plane's field
+    ``(x term + y term) + z term`` at ``value``, with no field of the grid's size.
+
+    Raises
+    ------
+    CompiledUnavailable
+        On grids not 3-D, where the clip of the field serves.
+
+    Examples
+    --------
+    >>> import numpy as np, daxpy
+    >>> image = daxpy.UniformGrid(dims=(2, 2, 3))   # z = 0, 1, 2; the plane z = 1.5
+    >>> made = plane_clip(image, (np.zeros(2), np.zeros(2), np.arange(3.0) - 1.5))
+    >>> made.n_kept, made.weights.tolist()   # the 4 points at z = 2; 4 cut edges' weights
+    (4, [[0.5, 0.5], [0.5, 0.5], [0.5, 0.5], [0.5, 0.5]])
+    """
+    return clip_structured(grid, None, value, invert, terms=terms)

@@ -41,7 +41,7 @@ from ._clip_arrays import _CORNER_CODES, _case_arrays, CASE_ARRAYS, PLACES  # no
 from ._marching import at_least_bound
 from ._blocks_cpu import block_kernel, over_blocks
 from ._clip_rows_cpu import _cut, _emit_rows, _spread
-from ._numba import kernel, structured_rows
+from ._numba import kernel, rows_or_terms
 from .clip import Clipped, _assemble
 
 _KINDS = {3: "voxel", 2: "pixel"}
@@ -59,10 +59,14 @@ for (_kind, _invert), _t in _TABLES.items():
 
 
 @kernel(inline="always")
-def _kept_columns(s, bound, flip, first, up, out, nx, columns):
+def _kept_columns(s, px, py, pz, bound, flip, first, up, out, nx, columns):
     """Per x of a point row: which of the points p, p + up, p + out, p + up + out
     (p = first + x) are kept, as bits 0 to 3 (``up``, ``out``: 0 past the grid's
-    last row or plane, so that no edge leaves it)."""
+    last row or plane, so that no edge leaves it). With a plane's axes' terms (``px``
+    not empty), the scalars are its distance, made where they are read."""
+    if px.shape[0] != 0:
+        _kept_plane_columns(px, py, pz, bound, flip, first, up, out, nx, columns)
+        return
     a, b = s[first:first + nx], s[first + up:first + up + nx]
     c, d = s[first + out:first + out + nx], s[first + up + out:first + up + out + nx]
     # Byte arithmetic over row slices: a loop the compiler vectorizes.
@@ -72,12 +76,28 @@ def _kept_columns(s, bound, flip, first, up, out, nx, columns):
                       | ((np.uint8(d[i] >= bound) ^ flip) << 3))
 
 
+@kernel(inline="always")
+def _kept_plane_columns(px, py, pz, bound, flip, first, up, out, nx, columns):
+    """:func:`_kept_columns` of a plane's distance ``(px[i] + py[j]) + pz[k]`` (the
+    clip's implicit plane's order) for the point row that starts at ``first``."""
+    ny = py.shape[0]
+    j, k = (first // nx) % ny, first // (nx * ny)
+    y0, y1 = py[j], py[j + (1 if up else 0)]
+    z0, z1 = pz[k], pz[k + (1 if out else 0)]
+    for i in range(nx):
+        x = px[i]
+        columns[i] = ((np.uint8((x + y0) + z0 >= bound) ^ flip)
+                      | ((np.uint8((x + y1) + z0 >= bound) ^ flip) << 1)
+                      | ((np.uint8((x + y0) + z1 >= bound) ^ flip) << 2)
+                      | ((np.uint8((x + y1) + z1 >= bound) ^ flip) << 3))
+
+
 # Serial kernels over ranges of rows, which _blocks_cpu.over_blocks deals to the
 # threads (a parallel loop costs several times more to compile).
 
 @block_kernel()
-def _count_rows(s, bound, flip, nx, ny, nz, zc, made, slots, centres, flags, row_counts,
-                cell_counts, first_row, last_row):
+def _count_rows(s, px, py, pz, bound, flip, nx, ny, nz, zc, made, slots, centres, flags,
+                row_counts, cell_counts, first_row, last_row):
     """Point rows ``first_row`` to ``last_row``: their flags and counts, and their
     cell rows' counts."""
     nxy = nx * ny
@@ -89,7 +109,7 @@ def _count_rows(s, bound, flip, nx, ny, nz, zc, made, slots, centres, flags, row
         # kernel allocates costs its first use a compile), and each flag replaces its
         # column only once the columns it is made from are read.
         columns = flags[first:first + nx]
-        _kept_columns(s, bound, flip, first, nx if j + 1 < ny else 0,
+        _kept_columns(s, px, py, pz, bound, flip, first, nx if j + 1 < ny else 0,
                       nxy if k + 1 < nz else 0, nx, columns)
         if j + 1 < ny and (zc == 1 or k + 1 < nz):
             cells = used = middles = 0
@@ -118,16 +138,22 @@ def _exclusive(counts: np.ndarray) -> np.ndarray:
                            np.cumsum(counts, axis=0)]).astype(np.int64)
 
 
-def clip_structured(grid, scalars: np.ndarray, value: float, invert: bool = False,
-                    place=None) -> Clipped:
+def clip_structured(grid, scalars: np.ndarray | None, value: float, invert: bool = False,
+                    place=None, terms: tuple | None = None) -> Clipped:
     """The compiled form of :func:`daxpy.worklets.clip.clip_cells` on 2-D and 3-D
-    structured grids of float32 or float64 scalars.
+    structured grids of float32 or float64 scalars, or (``terms``, ``scalars`` None)
+    of a plane's signed distance made where it is read from the axes' terms of a 3-D
+    image or rectilinear grid: point (i, j, k)'s is ``(terms[0][i] + terms[1][j]) +
+    terms[2][k]`` in float64 (the clip's implicit plane's bits), with no field of the
+    grid's size.
 
     Parameters
     ----------
     grid, scalars, value, invert, place
         As for :func:`~daxpy.worklets.clip.clip_cells` (``place`` is not used:
         everything stays on the host).
+    terms : tuple of three float64 arrays, optional
+        The plane's ``(axis - origin) normal`` along x, y and z.
 
     Returns
     -------
@@ -136,7 +162,8 @@ def clip_structured(grid, scalars: np.ndarray, value: float, invert: bool = Fals
     Raises
     ------
     CompiledUnavailable
-        On 0-D and 1-D grids and other dtypes: the array program serves them.
+        On 0-D and 1-D grids and other dtypes, and for terms of grids not 3-D: the
+        array program (or the field) serves them.
 
     Examples
     --------
@@ -147,27 +174,29 @@ def clip_structured(grid, scalars: np.ndarray, value: float, invert: bool = Fals
     >>> ours.weights.tobytes() == theirs.weights.tobytes(), ours.n_kept
     (True, 8)
     """
-    s, nx, ny, nz, dimension = structured_rows(
-        grid, scalars, "the compiled clip cuts 2-D and 3-D grids")
+    s, px, py, pz, nx, ny, nz, dimension = rows_or_terms(
+        grid, scalars, terms, "the compiled clip cuts 2-D and 3-D grids")
+    n_points = nx * ny * nz
     zc = dimension - 1   # corner rows along z: 2 (voxels) or 1 (pixels)
     kind = _KINDS[dimension]
     tables, places = _TABLES[(kind, bool(invert))], _PLACES[kind]
     value = float(value)
     n_cell_rows = (ny - 1) * max(nz - 1, 1)
-    flags = np.empty(s.shape[0], np.uint8)
+    flags = np.empty(n_points, np.uint8)
     row_counts = np.empty((ny * nz, 2), np.int64)
     cell_counts = np.empty((n_cell_rows, 3), np.int64)
     # Blocks of rows are dealt one at a time to the threads as they free up: rows
     # where the cut is emit far more than others, and a thread slowed by another
     # process does not hold up the rest.
-    over_blocks(_count_rows, ny * nz, s, at_least_bound(s.dtype, value), np.uint8(bool(invert)),
-                nx, ny, nz, zc, tables[0], tables[2], tables[3], flags, row_counts, cell_counts)
+    over_blocks(_count_rows, ny * nz, s, px, py, pz, at_least_bound(s.dtype, value),
+                np.uint8(bool(invert)), nx, ny, nz, zc, tables[0], tables[2], tables[3], flags,
+                row_counts, cell_counts)
     point_start, cell_start = _exclusive(row_counts), _exclusive(cell_counts)
     totals = np.concatenate([point_start[-1], cell_start[-1]])
     n_kept, n_cut, n_cells, n_slots, n_centres = (int(x) for x in totals)
     if n_cells == 0:
         # As the array program: a clip that leaves no cell keeps no point either.
-        return _assemble([], np.zeros(s.shape[0], bool), np)
+        return _assemble([], np.zeros(n_points, bool), np)
     # Point ids of each code's ends from the cell's first corner (equal for corners).
     steps = np.array([1, nx, nx * ny])
     lower = places[:, 1] + (places[:, 0] & 1) * nx + (places[:, 0] >> 1) * nx * ny
@@ -177,7 +206,7 @@ def clip_structured(grid, scalars: np.ndarray, value: float, invert: bool = Fals
     out = (np.empty(n_slots, np.int64), np.empty(n_cells + 1, np.int64),
            np.empty(n_cells, np.uint8), np.empty(n_cells, np.int64))
     out[1][0] = 0
-    over_blocks(_emit_rows, ny * nz, s, value, nx, ny, nz, zc,
+    over_blocks(_emit_rows, ny * nz, s, px, py, pz, value, nx, ny, nz, zc,
                 *(tables[t] for t in (0, 1, 3, 4, 5, 6, 7, 8, 9)), places, offsets, flags,
                 point_start, cell_start, totals, *points, *out)
     return Clipped.from_rows(n_kept, *points[:2],

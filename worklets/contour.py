@@ -210,16 +210,6 @@ _FAMILIES = {"uniform": contour_structured, "rectilinear": contour_structured,
 _COMPILED = compiled("contour_cpu", "contour_structured", contour_structured)
 
 
-def _field_instead(grid, terms) -> None:
-    """No compiled cut from a plane's terms (no Numba, or a grid not 3-D): the slice
-    cuts the plane's distance field instead."""
-    return None
-
-
-# A slice of a 3-D image or rectilinear grid on the host, from its plane's axes'
-# terms, the distance made where it is read (daxpy.worklets._plane_cpu.plane_cut).
-plane_cut_cpu = compiled("_plane_cpu", "plane_cut", _field_instead)
-
 register_generating("contour", _FAMILIES, input_association="points", halo=1,
                     doc="points where a point field crosses a value, joined into triangles, "
                         "segments or points",

@@ -58,15 +58,12 @@ from ._contour_rows_cpu import (_ALL_IN, _BLOCK, _SPREAD, _ZERO, _columns, _plan
 from ._edge_cut import EdgeCut
 from ._marching import TABLES, at_least_bound, cut_edges
 from ._blocks_cpu import on_threads
-from ._numba import CompiledUnavailable, kernel, structured_rows, threads
+from ._numba import kernel, rows_or_terms, threads
 from ._used_points_cpu import exclusive
 
 _KINDS = {3: "voxel", 2: "pixel"}
 """The cell each grid dimension is marched as (1-D grids run the NumPy path)."""
 
-
-_NO_TERMS = np.zeros(0)
-"""A field's march has no plane terms (float64, as a plane's: one compiled march)."""
 
 _CUT = {kind: cut_edges(kind) for kind in _KINDS.values()}
 """Each case's cut edges, by kind (a cell's triangles use all of them)."""
@@ -323,16 +320,8 @@ def contour_structured(grid, scalars: np.ndarray | None, value: float, place=Non
     >>> contour_structured(g, t, value=7.5).t.tolist() == reference(g, t, value=7.5).t.tolist()
     True
     """
-    if terms is None:
-        s, nx, ny, nz, dimension = structured_rows(
-            grid, scalars, "the compiled contour marches 2-D and 3-D grids")
-        px = py = pz = _NO_TERMS
-    else:
-        nx, ny, nz = (int(d) for d in grid.dims)
-        if min(nx, ny, nz) < 2:   # the rows' order of sums is the 3-D grid's
-            raise CompiledUnavailable("a plane's terms are marched on 3-D grids")
-        px, py, pz = (np.ascontiguousarray(term, dtype=np.float64) for term in terms)
-        s, dimension = _NO_TERMS, 3
+    s, px, py, pz, nx, ny, nz, dimension = rows_or_terms(
+        grid, scalars, terms, "the compiled contour marches 2-D and 3-D grids")
     zc = dimension - 1   # corners along z: 2 (voxels) or 1 (pixels)
     kind = _KINDS[dimension]
     counts, table, edges = TABLES[kind]
