@@ -58,10 +58,22 @@ def _value(s, px, py, pz, nx, nxy, p):
 
 
 @kernel(inline="always")
-def _weight(s, px, py, pz, nx, nxy, value, lo, hi):
-    """The array program's cut weight along edge (lo, hi), in float64."""
-    low, high = _value(s, px, py, pz, nx, nxy, lo), _value(s, px, py, pz, nx, nxy, hi)
+def _weight_of(value, low, high):
+    """The array program's cut weight between float64 end values ``low`` and ``high``."""
     return (value - low) / (high - low) if high != low else 0.0
+
+
+@kernel(inline="always")
+def _weight(s, value, lo, hi):
+    """The array program's cut weight along edge (lo, hi) of a field, in float64."""
+    return _weight_of(value, np.float64(s[lo]), np.float64(s[hi]))
+
+
+@kernel(inline="always")
+def _row_weight(s, px, py, pz, nx, nxy, value, lo, hi):
+    """:func:`_weight`, or with a plane's terms that of its distance (:func:`_value`)."""
+    return _weight_of(value, _value(s, px, py, pz, nx, nxy, lo),
+                      _value(s, px, py, pz, nx, nxy, hi))
 
 
 @kernel(inline="always")
@@ -78,7 +90,7 @@ def _emit_points(s, px, py, pz, value, first, nx, ny, flags, kept_at, cut_at, id
         for axis in range(3):
             if flag & (2 << axis):
                 q = p + (1 if axis == 0 else nx if axis == 1 else nx * ny)
-                t = _weight(s, px, py, pz, nx, nx * ny, value, p, q)
+                t = _row_weight(s, px, py, pz, nx, nx * ny, value, p, q)
                 ids[cut_at, 0], ids[cut_at, 1] = p, q
                 weights[cut_at, 0], weights[cut_at, 1] = 1.0 - t, t
                 cut_at += 1
@@ -98,7 +110,7 @@ def _emit_centres(s, px, py, pz, nx, nxy, value, base, case, offsets, places, ce
             code = terms[term, m]
             a = base + offsets[code, 0]
             b = base + offsets[code, 1]
-            t = 0.0 if places[code, 2] < 0 else _weight(s, px, py, pz, nx, nxy, value, a, b)
+            t = 0.0 if places[code, 2] < 0 else _row_weight(s, px, py, pz, nx, nxy, value, a, b)
             share = shares[term, m]
             if m == 0:
                 ids[row, 0], ids[row, 1] = a, b
