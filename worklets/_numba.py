@@ -278,7 +278,6 @@ def structured_rows(grid, scalars: np.ndarray, refusal: str) -> tuple:
     return np.ascontiguousarray(kernel_dtype(scalars)[0]), nx, ny, nz, len(sizes)
 
 
-
 NO_TERMS = np.zeros(0)
 """A field's rows have no plane terms (float64, as a plane's: one compiled pass)."""
 
