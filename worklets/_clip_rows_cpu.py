@@ -46,15 +46,13 @@ def _cut(flag):
 
 
 @kernel(inline="always")
-def _value(s, px, py, pz, nx, nxy, p):
-    """Point ``p``'s scalar in float64: ``s[p]``, or with a plane's axes' terms (``px``
-    not empty) its distance ``(px[i] + py[j]) + pz[k]``, the clip's implicit plane's
-    order, made where it is read."""
+def _value(s, px, py, pz, p, i, j, k):
+    """Point ``p``'s scalar in float64 (``p`` is point (i, j, k)): ``s[p]``, or with a
+    plane's axes' terms (``px`` not empty) its distance ``(px[i] + py[j]) + pz[k]``,
+    the clip's implicit plane's order, made where it is read."""
     if px.shape[0] == 0:
         return np.float64(s[p])
-    k = p // nxy
-    j = (p - k * nxy) // nx
-    return (px[p - k * nxy - j * nx] + py[j]) + pz[k]
+    return (px[i] + py[j]) + pz[k]
 
 
 @kernel(inline="always")
@@ -70,15 +68,20 @@ def _weight(s, value, lo, hi):
 
 
 @kernel(inline="always")
-def _row_weight(s, px, py, pz, nx, nxy, value, lo, hi):
-    """:func:`_weight`, or with a plane's terms that of its distance (:func:`_value`)."""
-    return _weight_of(value, _value(s, px, py, pz, nx, nxy, lo),
-                      _value(s, px, py, pz, nx, nxy, hi))
+def _row_weight(s, px, py, pz, value, lo, i, j, k, axis, step):
+    """:func:`_weight` along the edge from point ``lo``, which is (i, j, k), to its
+    next point along ``axis`` (``step`` further), of the field or of a plane's
+    distance (:func:`_value`): the points' indices are known where the rows walk, not
+    divided out of their ids."""
+    return _weight_of(value, _value(s, px, py, pz, lo, i, j, k),
+                      _value(s, px, py, pz, lo + step, i + (axis == 0), j + (axis == 1),
+                             k + (axis == 2)))
 
 
 @kernel(inline="always")
 def _emit_points(s, px, py, pz, value, first, nx, ny, flags, kept_at, cut_at, ids, weights):
     """A point row's kept points (from ``kept_at``) and cut edges (from ``cut_at``)."""
+    j, k = (first // nx) % ny, first // (nx * ny)
     for i in range(nx):
         flag = flags[first + i]
         if flag == 0:
@@ -89,28 +92,31 @@ def _emit_points(s, px, py, pz, value, first, nx, ny, flags, kept_at, cut_at, id
             kept_at += 1
         for axis in range(3):
             if flag & (2 << axis):
-                q = p + (1 if axis == 0 else nx if axis == 1 else nx * ny)
-                t = _row_weight(s, px, py, pz, nx, nx * ny, value, p, q)
-                ids[cut_at, 0], ids[cut_at, 1] = p, q
+                step = 1 if axis == 0 else nx if axis == 1 else nx * ny
+                t = _row_weight(s, px, py, pz, value, p, i, j, k, axis, step)
+                ids[cut_at, 0], ids[cut_at, 1] = p, p + step
                 weights[cut_at, 0], weights[cut_at, 1] = 1.0 - t, t
                 cut_at += 1
 
 
 @kernel(inline="always")
-def _emit_centres(s, px, py, pz, nx, nxy, value, base, case, offsets, places, centres,
+def _emit_centres(s, px, py, pz, value, base, i, j, k, case, offsets, places, centres,
                   centre_start, terms, shares, ids, weights, centre_ids, centre_weights, at,
                   first_centre):
-    """The centre points of the cell at ``base`` (its first corner), from row ``at``:
-    each term's ends side by side, as the array program writes them (the first
-    term in the point's two columns, the others in the centre table)."""
-    for j in range(centres[case]):
-        term = centre_start[case] + j
-        row = at + j
+    """The centre points of the cell at ``base`` (its first corner, point (i, j, k)),
+    from row ``at``: each term's ends side by side, as the array program writes them
+    (the first term in the point's two columns, the others in the centre table)."""
+    for u in range(centres[case]):
+        term = centre_start[case] + u
+        row = at + u
         for m in range(terms.shape[1]):
             code = terms[term, m]
             a = base + offsets[code, 0]
             b = base + offsets[code, 1]
-            t = 0.0 if places[code, 2] < 0 else _row_weight(s, px, py, pz, nx, nxy, value, a, b)
+            row_of, axis = places[code, 0], places[code, 2]
+            t = 0.0 if axis < 0 else _row_weight(s, px, py, pz, value, a, i + places[code, 1],
+                                                 j + (row_of & 1), k + (row_of >> 1), axis,
+                                                 b - a)
             share = shares[term, m]
             if m == 0:
                 ids[row, 0], ids[row, 1] = a, b
@@ -214,7 +220,7 @@ def _emit_rows(s, px, py, pz, value, nx, ny, nz, zc, made, start, centres, centr
                     cell_offsets[q + 1] = slot
                     q += 1
                 if centres[case]:
-                    _emit_centres(s, px, py, pz, nx, nx * ny, value, b0 + i, case, offsets,
+                    _emit_centres(s, px, py, pz, value, b0 + i, i, j, k, case, offsets,
                                   places, centres, centre_start, terms, shares, ids, weights,
                                   centre_ids, centre_weights, centre_at, first_centre)
                     centre_at += centres[case]
