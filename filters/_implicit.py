@@ -18,6 +18,7 @@ import numpy as np
 from daxpy.data.arrays import array_module
 from daxpy.errors import ArgumentError
 from daxpy.worklets._numba import compiled
+from daxpy.worklets.plane_cuts import array_axis_distance
 
 from ._geometry import dataset_array, grid_axes
 
@@ -124,15 +125,9 @@ def axis_terms(dataset: Any, origin: Any, normal: Any, xp: Any = np) -> list:
     return [(axes[a] - float(origin[a])) * float(normal[a]) for a in range(3)]
 
 
-def _array_axis_distance(terms: Any, n_points: int, x_first: bool = False) -> Any:
-    """:func:`axis_distance` as an array program where the terms are (NumPy or CuPy)."""
-    tx, ty, tz = terms[0][None, None, :], terms[1][None, :, None], terms[2][:, None, None]
-    return ((tx + ty) + tz if x_first else (tz + ty) + tx).reshape(-1)
-
-
 # The compiled distance on the host (a threaded pass, no temporaries); device terms
 # never load Numba.
-_AXIS_DISTANCE = compiled("_plane_cpu", "axis_plane_distance", _array_axis_distance)
+_AXIS_DISTANCE = compiled("_plane_cpu", "axis_plane_distance", array_axis_distance)
 
 
 def axis_distance(terms: list, n_points: int, x_first: bool = False) -> Any:
@@ -150,7 +145,7 @@ def axis_distance(terms: list, n_points: int, x_first: bool = False) -> Any:
     """
     if isinstance(terms[0], np.ndarray):
         return _AXIS_DISTANCE(terms, n_points, x_first=x_first)
-    return _array_axis_distance(terms, n_points, x_first)
+    return array_axis_distance(terms, n_points, x_first)
 
 
 def plane_terms(plane: Any) -> tuple[list, list]:

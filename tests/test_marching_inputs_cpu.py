@@ -10,14 +10,14 @@ from hypothesis import strategies as st
 
 import daxpy
 from daxpy.filters import Clip
-from daxpy.filters._implicit import (_array_axis_distance, _array_distance, coordinate_columns,
-                                     implicit_function)
+from daxpy.filters._implicit import _array_distance, coordinate_columns, implicit_function
 from daxpy.worklets import _numba
 from daxpy.worklets._distinct_cpu import MIN_KEYS, unique_inverse
 from daxpy.worklets._march_cells_cpu import MIN_CELLS, march_cells
 from daxpy.worklets._marching import TABLES
 from daxpy.worklets._plane_cpu import MIN_POINTS, axis_plane_distance, plane_distance
 from daxpy.worklets.contour import _array_march
+from daxpy.worklets.plane_cuts import array_axis_distance
 from four_threads import four_thread_report
 
 pytest.importorskip("numba")
@@ -92,14 +92,14 @@ def test_compiled_plane_distances_are_the_array_programs(dims, rectilinear, thre
         # The slice's order (z term first) and the clip's (x term first).
         by_axes = [axis_plane_distance(parts, grid.n_points, x_first)
                    if grid.n_points >= MIN_POINTS else
-                   _array_axis_distance(parts, grid.n_points, x_first)
+                   array_axis_distance(parts, grid.n_points, x_first)
                    for x_first in (False, True)]
         by_points = plane_distance(np.repeat(points, 1 + MIN_POINTS // len(points), axis=0),
                                    origin, normal)
     finally:
         _numba.set_threads(None)
     for x_first, made in zip((False, True), by_axes):
-        assert made.tobytes() == _array_axis_distance(parts, grid.n_points, x_first).tobytes()
+        assert made.tobytes() == array_axis_distance(parts, grid.n_points, x_first).tobytes()
     many = np.repeat(points, 1 + MIN_POINTS // len(points), axis=0)
     assert by_points.tobytes() == _array_distance(many, origin.tolist(),
                                                   normal.tolist()).tobytes()

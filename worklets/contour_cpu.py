@@ -60,6 +60,7 @@ from ._marching import TABLES, at_least_bound, cut_edges
 from ._blocks_cpu import on_threads
 from ._numba import kernel, rows_or_terms, threads
 from ._used_points_cpu import exclusive
+from .plane_cuts import array_axis_distance
 
 _KINDS = {3: "voxel", 2: "pixel"}
 """The cell each grid dimension is marched as (1-D grids run the NumPy path)."""
@@ -370,7 +371,7 @@ def contour_structured(grid, scalars: np.ndarray | None, value: float, place=Non
         if terms is not None:
             # The careful path reads a field: the distance's, made for the few planes
             # that take it (through grid points), in the same order of sums.
-            s = ((pz[:, None, None] + py[None, :, None]) + px[None, None, :]).ravel()
+            s = array_axis_distance((px, py, pz), nx * ny * nz)
         careful_points, careful_cells = _careful_rows(bad.reshape(nz, ny), zc)
         # The cell rows whose points are looked up, not counted.
         searched = _beside(careful_points.reshape(nz, ny), zc)
