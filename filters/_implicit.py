@@ -111,9 +111,10 @@ def axis_terms(dataset: Any, origin: Any, normal: Any, xp: Any = np) -> list:
     """An image's or rectilinear grid's plane distance as three terms, one per axis,
     ``(axis - origin[a]) * normal[a]`` in float64 (the axis widened first, as
     :func:`coordinate_columns` widens it), where ``xp`` computes: on the device from
-    the axes uploaded once per grid (:func:`~daxpy.filters._geometry.grid_axes`),
-    the same bits, with no upload a call (a pageable upload waits for the work
-    queued before it, then the GPU for the host's next launches).
+    the axes uploaded once per grid (:func:`~daxpy.filters._geometry.grid_axes`) in
+    one launch (:func:`daxpy.cuda.plane_distance.axis_terms`), the same bits, with no
+    upload a call (a pageable upload waits for the work queued before it, then the
+    GPU for the host's next launches).
 
     Examples
     --------
@@ -122,6 +123,10 @@ def axis_terms(dataset: Any, origin: Any, normal: Any, xp: Any = np) -> list:
     [[-2.0, 0.0], [0.0], [0.0]]
     """
     axes = grid_axes(dataset, xp)
+    if xp is not np:
+        from daxpy.cuda.plane_distance import axis_terms as device_terms
+
+        return device_terms(axes, origin, normal)
     return [(axes[a] - float(origin[a])) * float(normal[a]) for a in range(3)]
 
 

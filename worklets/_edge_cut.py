@@ -90,8 +90,17 @@ def interpolate(values: Any, cut: EdgeCut) -> Any:
     [5, 18]
     """
     xp = array_module(values)
-    if xp.__name__ == "numpy" and xp.issubdtype(values.dtype, xp.floating):
-        return _EDGE_VALUES(values, cut)
+    if xp.__name__ == "numpy":
+        if xp.issubdtype(values.dtype, xp.floating):
+            return _EDGE_VALUES(values, cut)
+    else:
+        from daxpy.cuda.edge_values import edge_values
+
+        # One kernel, the array program's bits (six CuPy passes, each a launch the
+        # GPU waits for after a cut's sizes are known).
+        made = edge_values(values, cut.lo, cut.hi, cut.t)
+        if made is not None:
+            return made
     return _array_interpolate(values, cut)
 
 

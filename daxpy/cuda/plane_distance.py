@@ -42,6 +42,51 @@ extern "C" __global__ void __launch_bounds__(256) NAME(
 }
 """
 
+# An axis-aligned grid's three axes' terms (axis - origin) * normal, one launch for
+# all three, into one array: three CuPy passes a term were six launches a call.
+_TERMS = r"""
+extern "C" __global__ void __launch_bounds__(256) plane_distance_terms(
+    const double* __restrict__ ax, const double* __restrict__ ay,
+    const double* __restrict__ az, const int nx, const int ny, const int nz,
+    const double o0, const double o1, const double o2, const double n0,
+    const double n1, const double n2, double* __restrict__ out)
+{
+    const int m = blockIdx.x * blockDim.x + threadIdx.x;
+    if (m >= nx + ny + nz) return;
+    const double term = m < nx ? __dmul_rn(__dsub_rn(ax[m], o0), n0)
+                      : m < nx + ny ? __dmul_rn(__dsub_rn(ay[m - nx], o1), n1)
+                      : __dmul_rn(__dsub_rn(az[m - nx - ny], o2), n2);
+    out[m] = term;
+}
+"""
+
+_TERMS_KERNEL: list = []
+"""The terms' kernel once compiled (its source hashed once, not per call)."""
+
+
+def axis_terms(axes: list, origin: Any, normal: Any) -> list:
+    """Each axis' plane term ``(axis - origin[a]) * normal[a]`` (float64) of three
+    float64 device ``axes``, in one launch: the bits of the array program's
+    ``(axes[a] - o) * n``, each operation rounded on its own.
+
+    Examples
+    --------
+    >>> callable(axis_terms)
+    True
+    """
+    import cupy
+
+    if not _TERMS_KERNEL:
+        _TERMS_KERNEL.append(get_kernel("plane_distance_terms", _TERMS))
+    axes = [cupy.ascontiguousarray(a, dtype=cupy.float64) for a in axes]
+    sizes = [int(a.size) for a in axes]
+    out = cupy.empty(sum(sizes), cupy.float64)
+    _TERMS_KERNEL[0](((sum(sizes) + 255) // 256,), (256,),
+                     (*axes, *(np.int32(n) for n in sizes),
+                      *(np.float64(float(v)) for v in (*origin[:3], *normal[:3])), out))
+    return [out[:sizes[0]], out[sizes[0]:sizes[0] + sizes[1]], out[sizes[0] + sizes[1]:]]
+
+
 @dataclass(frozen=True)
 class PlaneDistance:
     """The signed distance to a plane at a 3-D image's or rectilinear grid's points,
