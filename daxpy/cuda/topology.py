@@ -11,9 +11,10 @@ Everything uploaded or built here is cached in the dataset's ``_cache``,
 which the dataset empties (and validates its arrays again) whenever their
 fingerprint changes (:mod:`daxpy.data.fingerprint`). Kernels read through point
 ids without bounds checks, and a write into an unsampled part of a large
-array escapes the fingerprint, so ids are also checked in range on the host
-before each upload (:func:`daxpy.cuda.unstructured_arrays.checked_ids`): no kernel
-reads past the points.
+array escapes the fingerprint, so ids are also checked in range with each
+upload, before any kernel reads them
+(:func:`daxpy.cuda.unstructured_arrays.checked_ids`): no kernel reads past the
+points.
 
 Examples
 --------

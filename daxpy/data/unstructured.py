@@ -300,7 +300,9 @@ class UnstructuredGrid(DataSet):
     def _partition(self) -> dict[str, CellBlock]:
         """The cells by shape, built from the arrays as they are (not cached)."""
         blocks = {}
-        kinds = np.unique(self.cell_types)
+        types = self.cell_types
+        # One shape is the common case: a comparison, not a sort or hash of the types.
+        kinds = types[:1] if types.size and bool((types == types[0]).all()) else np.unique(types)
         if len(kinds) == 1:
             # One shape: every cell has its corner count, so the connectivity
             # is already the (n_cells, n_corners) table (viewed, not copied).

@@ -86,13 +86,10 @@ def corner_bounds(grid: UnstructuredGrid) -> tuple[np.ndarray, np.ndarray]:
     """
     key = "stream:corner_bounds"
     if key not in grid._cache:
-        conn = grid.connectivity.astype(np.int64, copy=False)
-        starts = grid.offsets[:-1].astype(np.int64)
-        if grid.n_cells:
-            grid._cache[key] = (np.minimum.reduceat(conn, starts),
-                                np.maximum.reduceat(conn, starts))
-        else:
-            grid._cache[key] = (np.zeros(0, np.int64), np.zeros(0, np.int64))
+        # Imported here: importing the worklets package loads every worklet module.
+        from ..worklets._chunk_ids_cpu import cell_corner_bounds
+
+        grid._cache[key] = cell_corner_bounds(grid.connectivity, grid.offsets)
     return grid._cache[key]
 
 
@@ -122,9 +119,9 @@ def _bounds_index(grid: UnstructuredGrid):
     point range lie in one window found by bisection (cached on the grid)."""
     key = "stream:bounds_index"
     if key not in grid._cache:
-        lowest, highest = corner_bounds(grid)
-        grid._cache[key] = (np.maximum.accumulate(highest),
-                            np.minimum.accumulate(lowest[::-1])[::-1])
+        from ..worklets._chunk_ids_cpu import running_bounds
+
+        grid._cache[key] = running_bounds(*corner_bounds(grid))
     return grid._cache[key]
 
 
@@ -149,6 +146,8 @@ def chunk_cells(grid, cells_owned, points_owned, levels: int) -> np.ndarray:
     >>> chunk_cells(g, (2, 3), (3, 4), 1).tolist()
     [1, 2, 3]
     """
+    from ..worklets._chunk_ids_cpu import mark_meeting
+
     lowest, highest = corner_bounds(grid)
     c0, c1 = cells_owned
     ranges = [(c0, c1, None)]
@@ -163,11 +162,12 @@ def chunk_cells(grid, cells_owned, points_owned, levels: int) -> np.ndarray:
             if points is None:
                 keep[a - lo:b - lo] = True
             else:
-                keep[a - lo:b - lo] |= (lowest[a:b] < points[1]) & (highest[a:b] >= points[0])
+                mark_meeting(lowest, highest, a, points, keep[a - lo:b - lo])
         held = lo + np.flatnonzero(keep)
         if held.size == 0:
             break
-        first, stop = int(lowest[held].min()), int(highest[held].max()) + 1
+        run = as_selection(held)  # a run of cells is read in place, not gathered
+        first, stop = int(lowest[run].min()), int(highest[run].max()) + 1
     return held.astype(np.int64, copy=False)
 
 
@@ -177,20 +177,23 @@ def _point_range(grid, cells: np.ndarray, points_owned) -> tuple[int, int]:
     p0, p1 = points_owned
     if cells.size == 0:
         return p0, p1
-    return min(p0, int(lowest[cells].min())), max(p1, int(highest[cells].max()) + 1)
+    held = as_selection(cells)  # a run of cells is read in place, not gathered
+    return min(p0, int(lowest[held].min())), max(p1, int(highest[held].max()) + 1)
 
 
 def _unstructured_chunk(grid, index, cells_owned, points_owned, cells) -> Piece:
+    from ..worklets._chunk_ids_cpu import shifted_ids
+
     held = as_selection(cells)
     corners, local_offsets = grid.cells_connectivity(cells)
-    corners = corners.astype(np.int64, copy=False)
     p0, p1 = points_owned
     first, stop = _point_range(grid, cells, points_owned)
     # A range read without a gather, unless it is mostly points the chunk never
     # uses (it holds at most one used point per corner).
     if stop - first <= 2 * (corners.size + (p1 - p0)) + 1024:
         point_read = slice(first, stop)
-        local_corners = corners - first
+        local_corners = shifted_ids(
+            corners, first, np.int32 if stop - first <= np.iinfo(np.int32).max else np.int64)
         point_local = p0 - first
     else:
         ids = np.union1d(np.unique(corners), np.arange(p0, p1, dtype=np.int64))
@@ -237,7 +240,10 @@ class Layout:
         found = []
         for (_, points_owned), cells in zip(self.owned, self.cells):
             first, stop = _point_range(grid, cells, points_owned)
-            corners = int((offsets[cells + 1] - offsets[cells]).sum()) if cells.size else 0
+            held = as_selection(cells)
+            corners = (int(offsets[held.stop] - offsets[held.start])
+                       if isinstance(held, slice) else
+                       int((offsets[cells + 1] - offsets[cells]).sum()))
             found.append((stop - first, int(cells.size), corners))
         return found
 
