@@ -93,6 +93,17 @@ def test_daxpy_bench_end_to_end_rows_and_goals(tmp_path, capsys):
     capsys.readouterr()
 
 
+def test_the_end_to_end_goals_compare_a_first_run_of_hexahedra_with_a_warm_one():
+    from benchmarks.end_to_end import goals
+
+    row = dict(case="point_gradient", grid="unstructured_hex", n_points=1000, impl="daxpy",
+               agrees=True)
+    rows = [dict(row, grid="uniform3d", time_ms=1.0), dict(row, time_ms=2.0),
+            dict(row, variant="first-run", time_ms=9.0)]
+    (first,) = [g for g in goals(rows) if "first host->host run" in g["goal"]]
+    assert (first["value"], first["met"]) == (4.5, False)
+
+
 def test_the_end_to_end_suite_has_a_filter_call_row(tmp_path, capsys):
     assert main(["bench", "end-to-end", "--tiny", "--no-cpu", "--hex-sizes", "",
                  "--out", str(tmp_path)]) == 0
