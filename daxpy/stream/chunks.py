@@ -202,7 +202,8 @@ def _unstructured_chunk(grid, index, cells_owned, points_owned, cells) -> Piece:
         point_local = int(np.searchsorted(ids, p0))
     points = grid.points()[point_read]
     sub = UnstructuredGrid.from_checked(points, local_corners, local_offsets,
-                                        grid.cell_types[held], name=f"{grid.name} chunk {index}")
+                                        grid.cell_types[held], name=f"{grid.name} chunk {index}",
+                                        guarded_by_source=True)
     cell_local = int(np.searchsorted(cells, cells_owned[0]))
     return Piece(index=index, grid=sub, point_ids=point_read, cell_ids=held,
                  owned_points=slice(point_local, point_local + p1 - p0),
