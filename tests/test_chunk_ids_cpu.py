@@ -55,3 +55,30 @@ def test_running_bounds_and_meeting_cells_are_numpys(n, seed, start, points):
     want = keep | ((lowest[start:] < points[1]) & (highest[start:] >= points[0]))
     mark_meeting(lowest, highest, start, points, keep)
     assert np.array_equal(keep, want)
+
+
+def test_the_planner_cuts_the_same_chunks_on_threads_as_with_numpy(monkeypatch):
+    # Below THREADED_IDS the planner's passes are NumPy's: the same chunks either way.
+    import daxpy
+    from daxpy.stream import chunk_ids
+    from daxpy.stream.chunks import unstructured_chunks
+
+    rng = np.random.default_rng(11)
+    conn = np.concatenate([rng.permutation(40)[:4] for _ in range(60)]).astype(np.int32)
+    grid = daxpy.UnstructuredGrid(rng.random((40, 3)), conn, np.arange(0, 241, 4),
+                                  np.full(60, 10, np.uint8))   # tetrahedra
+
+    def cut():
+        grid._cache.clear()
+        return [(c.point_ids, c.cell_ids, c.grid.connectivity, c.owned_points, c.owned_cells)
+                for c in unstructured_chunks(grid, 1, 7)]
+
+    with_numpy = cut()
+    monkeypatch.setattr(chunk_ids, "THREADED_IDS", 0)
+    on_threads = cut()
+    for a, b in zip(with_numpy, on_threads):
+        for x, y in zip(a, b):
+            if isinstance(x, np.ndarray):
+                assert x.dtype == y.dtype and np.array_equal(x, y)
+            else:
+                assert x == y

@@ -1,4 +1,5 @@
-"""Chunk planning's passes over an unstructured grid's corner ids, on threads.
+"""Chunk planning's passes over an unstructured grid's corner ids, on threads
+(for large grids: :mod:`daxpy.stream.chunk_ids` chooses).
 
 Cutting 10M hexahedra into chunks (:mod:`daxpy.stream.chunks`) reads their 80M
 corner ids twice: once for each cell's lowest and highest point id (NumPy's

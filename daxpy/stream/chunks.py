@@ -38,6 +38,7 @@ import numpy as np
 from ..data.decomposition import Piece, as_selection
 from ..data.partition import slab_windows, window_grid
 from ..data.unstructured import UnstructuredGrid
+from .chunk_ids import cell_corner_bounds, mark_meeting, running_bounds, shifted_ids
 
 
 # -- structured ------------------------------------------------------------
@@ -86,9 +87,6 @@ def corner_bounds(grid: UnstructuredGrid) -> tuple[np.ndarray, np.ndarray]:
     """
     key = "stream:corner_bounds"
     if key not in grid._cache:
-        # Imported here: importing the worklets package loads every worklet module.
-        from ..worklets._chunk_ids_cpu import cell_corner_bounds
-
         grid._cache[key] = cell_corner_bounds(grid.connectivity, grid.offsets)
     return grid._cache[key]
 
@@ -119,8 +117,6 @@ def _bounds_index(grid: UnstructuredGrid):
     point range lie in one window found by bisection (cached on the grid)."""
     key = "stream:bounds_index"
     if key not in grid._cache:
-        from ..worklets._chunk_ids_cpu import running_bounds
-
         grid._cache[key] = running_bounds(*corner_bounds(grid))
     return grid._cache[key]
 
@@ -146,8 +142,6 @@ def chunk_cells(grid, cells_owned, points_owned, levels: int) -> np.ndarray:
     >>> chunk_cells(g, (2, 3), (3, 4), 1).tolist()
     [1, 2, 3]
     """
-    from ..worklets._chunk_ids_cpu import mark_meeting
-
     lowest, highest = corner_bounds(grid)
     c0, c1 = cells_owned
     ranges = [(c0, c1, None)]
@@ -182,8 +176,6 @@ def _point_range(grid, cells: np.ndarray, points_owned) -> tuple[int, int]:
 
 
 def _unstructured_chunk(grid, index, cells_owned, points_owned, cells) -> Piece:
-    from ..worklets._chunk_ids_cpu import shifted_ids
-
     held = as_selection(cells)
     corners, local_offsets = grid.cells_connectivity(cells)
     p0, p1 = points_owned

@@ -1,0 +1,98 @@
+"""The chunk planner's passes over an unstructured grid's corner ids: NumPy's for
+small grids, the compiled kernels' threads (:mod:`daxpy.worklets._chunk_ids_cpu`)
+for large ones, with the same arrays.
+
+Loading the compiled kernels costs a process about 0.3 s once (Numba's start and
+its cached kernels; about 1 s more to compile them, the first time on a machine):
+what NumPy's serial passes take over some 45M ids. Below :data:`THREADED_IDS` a
+grid's first GPU run would pay it for nothing.
+
+Examples
+--------
+>>> import numpy as np
+>>> [a.tolist() for a in cell_corner_bounds(np.array([4, 2, 7, 1]), np.array([0, 3, 4]))]
+[[2, 1], [7, 1]]
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+THREADED_IDS = 1 << 22
+"""Ids (or cells) from which a pass runs on the compiled kernels' threads."""
+
+
+def _threaded():
+    # Imported here: importing the worklets package loads every worklet module.
+    from ..worklets import _chunk_ids_cpu
+
+    return _chunk_ids_cpu
+
+
+def cell_corner_bounds(connectivity: np.ndarray, offsets: np.ndarray
+                       ) -> tuple[np.ndarray, np.ndarray]:
+    """Each cell's lowest and highest point id (int64).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> low, high = cell_corner_bounds(np.array([3, 0, 5, 9, 1]), np.array([0, 3, 5]))
+    >>> low.tolist(), high.tolist()
+    ([0, 1], [5, 9])
+    """
+    if connectivity.shape[0] >= THREADED_IDS:
+        return _threaded().cell_corner_bounds(connectivity, offsets)
+    if offsets.shape[0] <= 1:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    ids = connectivity.astype(np.int64, copy=False)
+    starts = offsets[:-1].astype(np.int64)
+    return np.minimum.reduceat(ids, starts), np.maximum.reduceat(ids, starts)
+
+
+def running_bounds(lowest: np.ndarray, highest: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The running maximum of ``highest`` and the running minimum of ``lowest``
+    from the end.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> [a.tolist() for a in running_bounds(np.array([3, 1, 4]), np.array([5, 2, 6]))]
+    [[5, 5, 6], [1, 1, 4]]
+    """
+    if highest.shape[0] >= THREADED_IDS:
+        return _threaded().running_bounds(lowest, highest)
+    return np.maximum.accumulate(highest), np.minimum.accumulate(lowest[::-1])[::-1]
+
+
+def mark_meeting(lowest: np.ndarray, highest: np.ndarray, start: int, points: tuple,
+                 keep: np.ndarray) -> None:
+    """Set ``keep[q]`` where cell ``start + q``'s corner range meets the point
+    range ``[points[0], points[1])``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> keep = np.zeros(2, bool)
+    >>> mark_meeting(np.array([0, 5, 9]), np.array([4, 8, 12]), 1, (9, 10), keep)
+    >>> keep.tolist()
+    [False, True]
+    """
+    if keep.shape[0] >= THREADED_IDS:
+        _threaded().mark_meeting(lowest, highest, start, points, keep)
+        return
+    stop = start + keep.shape[0]
+    keep |= (lowest[start:stop] < points[1]) & (highest[start:stop] >= points[0])
+
+
+def shifted_ids(ids: np.ndarray, start: int, dtype=np.int64) -> np.ndarray:
+    """``ids - start`` in ``dtype`` (int32 or int64), for differences it holds.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> shifted_ids(np.array([[7, 9], [8, 7]]), 7, np.int32).tolist()
+    [[0, 2], [1, 0]]
+    """
+    if ids.size >= THREADED_IDS:
+        return _threaded().shifted_ids(ids, start, dtype)
+    return np.subtract(ids, start, dtype=np.int64).astype(dtype, copy=False)
