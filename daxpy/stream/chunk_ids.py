@@ -72,10 +72,10 @@ def mark_meeting(lowest: np.ndarray, highest: np.ndarray, start: int, points: tu
     Examples
     --------
     >>> import numpy as np
-    >>> keep = np.zeros(2, bool)
-    >>> mark_meeting(np.array([0, 5, 9]), np.array([4, 8, 12]), 1, (9, 10), keep)
+    >>> keep = np.array([False, False, True])
+    >>> mark_meeting(np.array([2, 6, 9]), np.array([3, 7, 12]), 0, (3, 7), keep)
     >>> keep.tolist()
-    [False, True]
+    [True, True, True]
     """
     if keep.shape[0] >= THREADED_IDS:
         _threaded().mark_meeting(lowest, highest, start, points, keep)
