@@ -176,6 +176,9 @@ def _point_range(grid, cells: np.ndarray, points_owned) -> tuple[int, int]:
 
 
 def _unstructured_chunk(grid, index, cells_owned, points_owned, cells) -> Piece:
+    # Imported here: importing the worklets package loads every worklet module.
+    from ..worklets._averaging import id_dtype
+
     held = as_selection(cells)
     corners, local_offsets = grid.cells_connectivity(cells)
     p0, p1 = points_owned
@@ -184,8 +187,7 @@ def _unstructured_chunk(grid, index, cells_owned, points_owned, cells) -> Piece:
     # uses (it holds at most one used point per corner).
     if stop - first <= 2 * (corners.size + (p1 - p0)) + 1024:
         point_read = slice(first, stop)
-        local_corners = shifted_ids(
-            corners, first, np.int32 if stop - first <= np.iinfo(np.int32).max else np.int64)
+        local_corners = shifted_ids(corners, first, id_dtype(stop - first))
         point_local = p0 - first
     else:
         ids = np.union1d(np.unique(corners), np.arange(p0, p1, dtype=np.int64))
