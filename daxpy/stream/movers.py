@@ -104,8 +104,9 @@ class NumpyMover:
         slot.grids.clear()
         slot.device_bytes = 0
 
-    def upload(self, source: Source, name: str, selection, slot: Slot):
-        """The chunk's part of an input ("device" memory is a NumPy copy here)."""
+    def upload(self, source: Source, name: str, selection, slot: Slot, into=None):
+        """The chunk's part of an input ("device" memory is a NumPy copy here;
+        ``into`` is for the CUDA mover)."""
         values = source.array[selection].copy()
         slot.device_bytes += values.nbytes
         return values
@@ -200,8 +201,9 @@ class CudaMover(NumpyMover):
                 forget(grid)
         super()._release(slot)
 
-    def upload(self, source: Source, name: str, selection, slot: Slot):
-        """Enqueue the copy of the chunk's part of an input on the slot's stream."""
+    def upload(self, source: Source, name: str, selection, slot: Slot, into=None):
+        """Enqueue the copy of the chunk's part of an input on the slot's stream,
+        into a new device array or into ``into`` (a chunk's captured buffer)."""
         array = source.array
         if isinstance(selection, slice) and source.mode in ("registered", "pageable"):
             host = array[selection]
@@ -211,8 +213,10 @@ class CudaMover(NumpyMover):
                 host = buffer.fill(array[selection])
             else:
                 host = buffer.fill(array, selection)
-        with slot.stream:
-            device = self.xp.empty(host.shape, dtype=host.dtype)
+        device = into
+        if device is None:
+            with slot.stream:
+                device = self.xp.empty(host.shape, dtype=host.dtype)
         transfer.copy_to_device(host, device, slot.stream)
         return device
 

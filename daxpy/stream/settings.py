@@ -61,6 +61,7 @@ class Settings:
     mapped: bool = False
     enabled: bool = True
     geometry_cells: int | None = None
+    graphs: bool = True
 
     def __post_init__(self):
         _require_count("chunk_bytes", self.chunk_bytes, optional=True)
@@ -70,7 +71,7 @@ class Settings:
         if self.staging not in STAGING_POLICIES:
             raise ArgumentError(f"staging must be one of {STAGING_POLICIES}, "
                                 f"got {self.staging!r}")
-        for name in ("mapped", "enabled"):
+        for name in ("mapped", "enabled", "graphs"):
             if not isinstance(getattr(self, name), bool):
                 raise ArgumentError(f"{name} must be True or False, "
                                     f"got {getattr(self, name)!r}")

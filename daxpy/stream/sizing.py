@@ -39,6 +39,7 @@ from ..data.partition import layer_sizes
 from ..errors import DeviceMemoryError
 from .chunks import structured_chunks, unstructured_chunks, unstructured_layout
 from . import transfer
+from .captured import CAPTURED_RUN_BYTES
 from .program import Program
 
 UNSTRUCTURED_BYTES_PER_CORNER = 80
@@ -116,11 +117,27 @@ SMALL_CHUNK_BYTES = 32 << 20
 ones at 10M points."""
 
 
-def chunk_target(dataset, program: Program, chunk_bytes: int | None) -> int:
+REPLAYED_RUN_CHUNKS = 10
+"""Chunks a run replayed from CUDA graphs (:mod:`daxpy.stream.captured`) is cut into
+by default: a replayed chunk costs the host a few CUDA calls, so only the first
+chunk's copy in and the last one's copy out are left to shorten. 10M points on an
+H100, warm runs against 3-5 chunks: gradient 1.20 -> 1.09x the overlapped copy
+floor at 11 chunks, point-to-cell 1.60 -> 1.41x at 11."""
+
+REPLAYED_CHUNK_BYTES = {"structured": 8 << 20, "unstructured": 16 << 20}
+"""The least field bytes of such a chunk: an unstructured chunk also reads a ring of
+neighbour cells and plans its own ids (10M hexahedra: 16 MiB chunks ran
+point-to-cell 1.76 -> 1.59 ms, gradient 4.12 -> 3.44 against 2-3 chunks)."""
+
+
+def chunk_target(dataset, program: Program, chunk_bytes: int | None,
+                 replayed: bool = False) -> int:
     """The field bytes a chunk of ``program`` over ``dataset`` aims at: ``chunk_bytes``
     where set, else :data:`CHUNK_BYTES`, lowered on a uniform grid whose run's fields
     hold less than :data:`SMALL_RUN_CHUNKS` of them to an even share, but not below
-    :data:`SMALL_CHUNK_BYTES`.
+    :data:`SMALL_CHUNK_BYTES`. A run that will be ``replayed`` from CUDA graphs
+    (one of at most :data:`~daxpy.stream.captured.CAPTURED_RUN_BYTES`) is cut into
+    :data:`REPLAYED_RUN_CHUNKS`, not below :data:`REPLAYED_CHUNK_BYTES`, on any grid.
 
     Examples
     --------
@@ -134,13 +151,17 @@ def chunk_target(dataset, program: Program, chunk_bytes: int | None) -> int:
     """
     if chunk_bytes is not None:
         return int(chunk_bytes)
+    per_point, per_cell = item_bytes(dataset, program)
+    total = dataset.n_points * per_point + dataset.n_cells * per_cell
+    if replayed and total <= CAPTURED_RUN_BYTES:
+        family = "unstructured" if dataset.family == "unstructured" else "structured"
+        return min(CHUNK_BYTES, max(REPLAYED_CHUNK_BYTES[family],
+                                    total // REPLAYED_RUN_CHUNKS))
     if dataset.family != "uniform":
         # Measured on an H100 at 10M hexahedra, with each chunk's kernel plan kept
         # between runs (daxpy.cuda.plan_cache): 4-5 chunks ran 1.3-1.6x slower than
         # 2-3 (each holds a ring of neighbour cells and its own point ids).
         return CHUNK_BYTES
-    per_point, per_cell = item_bytes(dataset, program)
-    total = dataset.n_points * per_point + dataset.n_cells * per_cell
     return min(CHUNK_BYTES, max(SMALL_CHUNK_BYTES, total // SMALL_RUN_CHUNKS))
 
 

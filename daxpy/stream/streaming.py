@@ -22,7 +22,8 @@ Settings (:func:`configure`, or keyword arguments of :func:`run_streamed`):
 
 - ``chunk_bytes``: device working set of one chunk (default None: 64 MiB, or, on a
   uniform grid whose run's fields hold less than four times that, a quarter of them
-  and at least 32 MiB: :func:`~daxpy.stream.sizing.chunk_target`);
+  and at least 32 MiB; a run replayed from graphs, a tenth of its fields, at least
+  8 MiB (16 MiB unstructured): :func:`~daxpy.stream.sizing.chunk_target`);
 - ``max_device_bytes``: device memory the run may use (default: no limit;
   environment variable ``DAXPY_MAX_DEVICE_BYTES``);
 - ``streams``: chunks in flight (default 3);
@@ -34,6 +35,8 @@ Settings (:func:`configure`, or keyword arguments of :func:`run_streamed`):
   uniform grid that ``max_device_bytes`` would cut into many small chunks is
   mapped without being asked;
 - ``enabled``: False keeps pipelines on the whole-grid runner;
+- ``graphs``: replay each chunk's kernels as CUDA graphs from a pipeline's second
+  run over a grid (:mod:`daxpy.stream.captured`; default True);
 - ``geometry_cells``: input cells per chunk of a geometry filter (contour, slice,
   threshold, clip; :mod:`daxpy.stream.geometry_run`): by default whole grids, or,
   for a host-to-host GPU run under ``max_device_bytes``, as many as fit it.
@@ -112,7 +115,9 @@ def _plan_in_flight(dataset, program, settings: Settings) -> tuple:
     or fewer where ``max_device_bytes`` cannot hold that many of the smallest chunks
     (one stream runs slower, with no copy beside a kernel, but runs)."""
     streams = max(int(settings.streams), 1)
-    target = chunk_target(dataset, program, settings.chunk_bytes)
+    # Without a budget every chunk keeps its topology, so the run can be replayed.
+    replayed = settings.graphs and settings.max_device_bytes is None
+    target = chunk_target(dataset, program, settings.chunk_bytes, replayed)
     while True:
         try:
             return plan_within(dataset, program, target,
@@ -237,7 +242,8 @@ def run_streamed(dataset, stages, wanted, backend: str = "cuda", fuse: bool = Tr
             profile.chunks = 1
         else:
             mover = make_mover(backend, streams, settings.staging, found.resident)
-            run = stream_chunks(mover, dataset, stages, program, found.chunks, storage, fuse)
+            run = stream_chunks(mover, dataset, stages, program, found.chunks, storage, fuse,
+                                settings.graphs)
             profile.chunks, profile.peak_bytes = len(found.chunks), mover.peak_bytes
             profile.streams = streams
     profile.uploads, profile.downloads = len(run.sources), len(run.outputs)

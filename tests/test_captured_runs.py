@@ -1,0 +1,198 @@
+"""Streamed runs replayed from CUDA graphs (daxpy.stream.captured) give the
+results of runs without graphs, bit for bit, whatever changes between runs.
+
+The eligibility and key rules run without a GPU; the tests marked ``gpu`` run
+the CUDA mover through its first (plain), second (captured) and later
+(replayed) runs.
+"""
+
+import threading
+
+import numpy as np
+import pytest
+
+import daxpy
+from daxpy.errors import NaNPolicyError
+from daxpy.stream import captured
+from daxpy.stream.movers import NumpyMover, Source
+from daxpy.stream.streaming import configure
+
+from test_no_stale_topology import _hex_arrays
+from test_streaming import CHAINS, _hex_lattice, _pipeline, _wanted
+
+RUNS = 4  # plain, captured, then replayed twice
+
+
+def test_the_cpu_mover_and_storage_are_never_captured():
+    assert not captured.eligible(NumpyMover(2, "auto"), [], {}, True)
+
+    class Cuda:
+        backend, resident = "cuda", None
+
+    assert captured.eligible(Cuda(), [], {}, True)
+    assert not captured.eligible(Cuda(), [], {"f": "float16"}, True)
+    assert not captured.eligible(Cuda(), [], {}, False)
+    assert not captured.eligible(Cuda(), [], {}, True, captured.CAPTURED_RUN_BYTES + 1)
+
+
+def test_a_key_follows_the_filters_settings_and_the_inputs_dtype():
+    grid = daxpy.UniformGrid(dims=(4, 4, 4), point_data={"p": np.zeros(64, np.float32)})
+    pipe = daxpy.pipeline(grid)
+    node = pipe.field("p").map("x * 2")
+    keep = {node.name: "points"}
+    key = captured.signature(pipe.stages, keep, {"p": "points"},
+                             {"p": Source(np.zeros(64, np.float32), "host")})
+    assert key == captured.signature(pipe.stages, keep, {"p": "points"},
+                                     {"p": Source(np.ones(64, np.float32), "host")})
+    assert key != captured.signature(pipe.stages, keep, {"p": "points"},
+                                     {"p": Source(np.zeros(64, np.float64), "host")})
+    pipe.stages[0].filter.nan_policy = "raise"
+    assert key != captured.signature(pipe.stages, keep, {"p": "points"},
+                                     {"p": Source(np.zeros(64, np.float32), "host")})
+
+
+def _runs(pipe, name, values_by_run, graphs=True, **settings):
+    """The outputs of consecutive runs, each with that run's input values."""
+    results = []
+    with configure(graphs=graphs, **settings):
+        for values in values_by_run:
+            _set_input(pipe, values)
+            results.append(pipe.run(backend="cuda").field(name)[0].copy())
+    return results
+
+
+def _set_input(pipe, values):
+    for data in (pipe.dataset.point_data, pipe.dataset.cell_data):
+        if "f" in data:
+            data["f"][...] = values
+
+
+def _entries(pipe):
+    """The captured entries of the pipeline's chunks."""
+    found = []
+    for value in pipe.dataset._cache.values():
+        for chunk in value if isinstance(value, list) else ():
+            grid = getattr(chunk, "grid", None)
+            table = grid._cache.get(captured._KEY, {}) if grid is not None else {}
+            found += [s for s in table.values() if isinstance(s, captured.Entry)]
+    return found
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("structured", [True, False])
+@pytest.mark.parametrize("chain", sorted(CHAINS))
+def test_gpu_replayed_runs_equal_runs_without_graphs(chain, structured):
+    grid = (daxpy.UniformGrid(dims=(40, 36, 30), spacing=(0.5, 1.0, 2.0)) if structured
+            else daxpy.UnstructuredGrid.from_blocks(*_hex_lattice((16, 12, 20))))
+    rows = grid.n_points if CHAINS[chain][0] == "points" else grid.n_cells
+    rng = np.random.default_rng(7)
+    inputs = [rng.random(rows, np.float32) for _ in range(RUNS)]
+    source, pipe = _pipeline(grid, chain, inputs[0].copy())
+    name = _wanted(pipe)[0]
+    chunked = {"chunk_bytes": 1 << 16 if structured else 1 << 14}
+    plain = _runs(pipe, name, inputs, graphs=False, **chunked)
+    source2, pipe2 = _pipeline(grid, chain, inputs[0].copy())
+    replayed = _runs(pipe2, name, inputs, **chunked)
+    for want, got in zip(plain, replayed):
+        np.testing.assert_array_equal(got, want)
+    assert _entries(pipe2), "the later runs were not replayed from graphs"
+
+
+@pytest.mark.gpu
+def test_gpu_a_new_input_array_and_a_new_pipeline_over_the_grid_are_replayed_right():
+    grid = daxpy.UniformGrid(dims=(48, 40, 36))
+    rng = np.random.default_rng(8)
+    first = rng.random(grid.n_points, np.float32)
+    pipe = daxpy.pipeline(grid.with_fields(point_data={"f": first}))
+    grad = pipe.field("f").gradient()
+    with configure(chunk_bytes=1 << 17):
+        for _ in range(3):
+            pipe.run(backend="cuda")
+        other = rng.random(grid.n_points, np.float32)
+        pipe2 = daxpy.pipeline(pipe.dataset.with_fields(point_data={"f": other}))
+        grad2 = pipe2.field("f").gradient()
+        got = pipe2.run(backend="cuda").field(grad2.name)[0]
+        again = pipe.run(backend="cuda").field(grad.name)[0]
+    with configure(graphs=False):
+        np.testing.assert_array_equal(got, pipe2.run(backend="cuda").field(grad2.name)[0])
+        np.testing.assert_array_equal(again, pipe.run(backend="cuda").field(grad.name)[0])
+
+
+@pytest.mark.gpu
+def test_gpu_a_check_that_reads_values_back_keeps_running_after_capture():
+    grid = daxpy.UniformGrid(dims=(40, 40, 40))
+    values = np.random.default_rng(9).random(grid.n_points, np.float32)
+    pipe = daxpy.pipeline(grid.with_fields(point_data={"f": values}))
+    node = pipe.field("f").map("x * 2")
+    pipe.stages[0].filter.nan_policy = "raise"
+    with configure(chunk_bytes=1 << 17):
+        for _ in range(RUNS):
+            pipe.run(backend="cuda")
+        values[1234] = np.nan
+        with pytest.raises(NaNPolicyError):
+            pipe.run(backend="cuda")
+    assert node.name
+
+
+@pytest.mark.gpu
+def test_gpu_a_changed_filter_setting_is_not_replayed_from_the_old_graphs():
+    grid = daxpy.UniformGrid(dims=(40, 40, 40))
+    values = np.random.default_rng(10).random(grid.n_points, np.float32)
+    pipe = daxpy.pipeline(grid.with_fields(point_data={"f": values}))
+    node = pipe.field("f").pass_through("float64")
+    with configure(chunk_bytes=1 << 17):
+        for _ in range(RUNS):
+            pipe.run(backend="cuda")
+        pipe.stages[0].filter.dtype = np.dtype(np.float32)
+        got = pipe.run(backend="cuda").field(node.name)[0]
+    assert got.dtype == np.float32
+    np.testing.assert_array_equal(got, values)
+
+
+@pytest.mark.gpu
+def test_gpu_threads_running_one_pipeline_get_their_own_results():
+    grid = daxpy.UniformGrid(dims=(48, 48, 48))
+    rng = np.random.default_rng(11)
+    arrays = [rng.random(grid.n_points, np.float32) for _ in range(4)]
+    pipes = []
+    for values in arrays:
+        pipe = daxpy.pipeline(grid.with_fields(point_data={"f": values}))
+        pipes.append((pipe, pipe.field("f").point_to_cell().name))
+    with configure(graphs=False, chunk_bytes=1 << 17):
+        want = [p.run(backend="cuda").field(n)[0].copy() for p, n in pipes]
+    failures = []
+
+    def work(i):
+        try:
+            with configure(chunk_bytes=1 << 17):
+                for _ in range(RUNS + 2):
+                    pipe, name = pipes[i]
+                    got = pipe.run(backend="cuda").field(name)[0]
+                    if not np.array_equal(got, want[i]):
+                        failures.append(i)
+        except Exception as error:  # noqa: BLE001 - reported below
+            failures.append(repr(error))
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == []
+
+
+@pytest.mark.gpu
+def test_gpu_a_changed_source_drops_its_graphs():
+    points, *topology = _hex_arrays(14)
+    grid = daxpy.UnstructuredGrid(points, *topology)
+    values = np.random.default_rng(12).random(grid.n_points, np.float32)
+    pipe = daxpy.pipeline(grid.with_fields(point_data={"f": values}))
+    node = pipe.field("f").gradient()
+    with configure(chunk_bytes=1 << 14):
+        for _ in range(RUNS):
+            pipe.run(backend="cuda")
+        points[:, 2] *= 3.0
+        got = pipe.run(backend="cuda").field(node.name)[0]
+    with configure(graphs=False, chunk_bytes=1 << 14):
+        want = pipe.run(backend="cuda").field(node.name)[0]
+    np.testing.assert_array_equal(got, want)
