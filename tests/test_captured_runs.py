@@ -135,21 +135,6 @@ def test_gpu_a_check_that_reads_values_back_keeps_running_after_capture():
 
 
 @pytest.mark.gpu
-def test_gpu_a_changed_filter_setting_is_not_replayed_from_the_old_graphs():
-    grid = daxpy.UniformGrid(dims=(40, 40, 40))
-    values = np.random.default_rng(10).random(grid.n_points, np.float32)
-    pipe = daxpy.pipeline(grid.with_fields(point_data={"f": values}))
-    node = pipe.field("f").pass_through("float64")
-    with configure(chunk_bytes=1 << 17):
-        for _ in range(RUNS):
-            pipe.run(backend="cuda")
-        pipe.stages[0].filter.dtype = np.dtype(np.float32)
-        got = pipe.run(backend="cuda").field(node.name)[0]
-    assert got.dtype == np.float32
-    np.testing.assert_array_equal(got, values)
-
-
-@pytest.mark.gpu
 def test_gpu_threads_running_one_pipeline_get_their_own_results():
     grid = daxpy.UniformGrid(dims=(48, 48, 48))
     rng = np.random.default_rng(11)

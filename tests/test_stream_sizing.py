@@ -248,24 +248,24 @@ def test_default_chunks_quarter_a_small_uniform_run_and_keep_a_large_runs_size(f
 
 @settings(max_examples=25, deadline=None)
 @given(fields=st.integers(1, 1 << 31))
-def test_a_replayed_run_is_cut_into_about_ten_chunks_on_any_grid(fields):
-    # A run replayed from CUDA graphs costs the host little a chunk: a tenth of its
-    # field bytes, within [REPLAYED_CHUNK_BYTES, CHUNK_BYTES], while it is small
-    # enough to be captured; a larger run keeps the chunks of a run without graphs.
+def test_a_replayed_structured_run_is_cut_finer_and_an_unstructured_one_is_not(fields):
+    # A run replayed from CUDA graphs costs the host little a chunk: on a structured
+    # grid an eighth of its field bytes, within [REPLAYED_CHUNK_BYTES, CHUNK_BYTES],
+    # while it is small enough to be captured; an unstructured run, whose chunks
+    # plan their ids on their first run, and a larger run keep their chunks.
     uniform = daxpy.UniformGrid(dims=(3, 3, 3), point_data={"f": np.zeros(27)})
     pipe = daxpy.pipeline(uniform)
     program = program_of(uniform, pipe.stages, [pipe.field("f").gradient().name])
     hexahedra, _, _, hex_program = _gradient(_hex_grid((3, 3, 3)))
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(sizing, "item_bytes", lambda *_: (fields, 0))
-        for grid, prog, family in ((uniform, program, "structured"),
-                                   (hexahedra, hex_program, "unstructured")):
-            total = fields * grid.n_points
-            target = sizing.chunk_target(grid, prog, None, replayed=True)
-            if total > sizing.CAPTURED_RUN_BYTES:
-                assert target == sizing.chunk_target(grid, prog, None)
-            else:
-                least = sizing.REPLAYED_CHUNK_BYTES[family]
-                assert target == min(sizing.CHUNK_BYTES,
-                                     max(least, total // sizing.REPLAYED_RUN_CHUNKS))
-            assert sizing.chunk_target(grid, prog, 777, replayed=True) == 777
+        total = fields * uniform.n_points
+        target = sizing.chunk_target(uniform, program, None, replayed=True)
+        if total > sizing.CAPTURED_RUN_BYTES:
+            assert target == sizing.chunk_target(uniform, program, None)
+        else:
+            assert target == min(sizing.CHUNK_BYTES, max(sizing.REPLAYED_CHUNK_BYTES,
+                                                         total // sizing.REPLAYED_RUN_CHUNKS))
+        assert (sizing.chunk_target(hexahedra, hex_program, None, replayed=True)
+                == sizing.chunk_target(hexahedra, hex_program, None))
+        assert sizing.chunk_target(uniform, program, 777, replayed=True) == 777

@@ -117,17 +117,18 @@ SMALL_CHUNK_BYTES = 32 << 20
 ones at 10M points."""
 
 
-REPLAYED_RUN_CHUNKS = 10
-"""Chunks a run replayed from CUDA graphs (:mod:`daxpy.stream.captured`) is cut into
-by default: a replayed chunk costs the host a few CUDA calls, so only the first
-chunk's copy in and the last one's copy out are left to shorten. 10M points on an
-H100, warm runs against 3-5 chunks: gradient 1.20 -> 1.09x the overlapped copy
-floor at 11 chunks, point-to-cell 1.60 -> 1.41x at 11."""
+REPLAYED_RUN_CHUNKS = 8
+"""Chunks a structured run replayed from CUDA graphs (:mod:`daxpy.stream.captured`)
+is cut into by default: a replayed chunk costs the host a few CUDA calls, so what
+is left to shorten is the first chunk's copy in and the last one's copy out. 10M
+points on an H100, warm runs, against 3-5 chunks: gradient 1.20 -> 1.09-1.27x the
+overlapped copy floor, point-to-cell 1.60 -> 1.41-1.45x. Unstructured grids keep
+their chunks: each plans its ids and builds its links on its first run (10M
+hexahedra in 11 chunks: a first run of 765 ms against 339 in 3)."""
 
-REPLAYED_CHUNK_BYTES = {"structured": 8 << 20, "unstructured": 16 << 20}
-"""The least field bytes of such a chunk: an unstructured chunk also reads a ring of
-neighbour cells and plans its own ids (10M hexahedra: 16 MiB chunks ran
-point-to-cell 1.76 -> 1.59 ms, gradient 4.12 -> 3.44 against 2-3 chunks)."""
+REPLAYED_CHUNK_BYTES = 8 << 20
+"""The least field bytes of such a chunk (copies of a few MB still run at the
+link's rate)."""
 
 
 def chunk_target(dataset, program: Program, chunk_bytes: int | None,
@@ -135,9 +136,9 @@ def chunk_target(dataset, program: Program, chunk_bytes: int | None,
     """The field bytes a chunk of ``program`` over ``dataset`` aims at: ``chunk_bytes``
     where set, else :data:`CHUNK_BYTES`, lowered on a uniform grid whose run's fields
     hold less than :data:`SMALL_RUN_CHUNKS` of them to an even share, but not below
-    :data:`SMALL_CHUNK_BYTES`. A run that will be ``replayed`` from CUDA graphs
-    (one of at most :data:`~daxpy.stream.captured.CAPTURED_RUN_BYTES`) is cut into
-    :data:`REPLAYED_RUN_CHUNKS`, not below :data:`REPLAYED_CHUNK_BYTES`, on any grid.
+    :data:`SMALL_CHUNK_BYTES`. A structured run that will be ``replayed`` from CUDA
+    graphs (one of at most :data:`~daxpy.stream.captured.CAPTURED_RUN_BYTES`) is cut
+    into :data:`REPLAYED_RUN_CHUNKS`, not below :data:`REPLAYED_CHUNK_BYTES`.
 
     Examples
     --------
@@ -153,10 +154,8 @@ def chunk_target(dataset, program: Program, chunk_bytes: int | None,
         return int(chunk_bytes)
     per_point, per_cell = item_bytes(dataset, program)
     total = dataset.n_points * per_point + dataset.n_cells * per_cell
-    if replayed and total <= CAPTURED_RUN_BYTES:
-        family = "unstructured" if dataset.family == "unstructured" else "structured"
-        return min(CHUNK_BYTES, max(REPLAYED_CHUNK_BYTES[family],
-                                    total // REPLAYED_RUN_CHUNKS))
+    if replayed and dataset.family != "unstructured" and total <= CAPTURED_RUN_BYTES:
+        return min(CHUNK_BYTES, max(REPLAYED_CHUNK_BYTES, total // REPLAYED_RUN_CHUNKS))
     if dataset.family != "uniform":
         # Measured on an H100 at 10M hexahedra, with each chunk's kernel plan kept
         # between runs (daxpy.cuda.plan_cache): 4-5 chunks ran 1.3-1.6x slower than

@@ -22,8 +22,8 @@ Settings (:func:`configure`, or keyword arguments of :func:`run_streamed`):
 
 - ``chunk_bytes``: device working set of one chunk (default None: 64 MiB, or, on a
   uniform grid whose run's fields hold less than four times that, a quarter of them
-  and at least 32 MiB; a run replayed from graphs, a tenth of its fields, at least
-  8 MiB (16 MiB unstructured): :func:`~daxpy.stream.sizing.chunk_target`);
+  and at least 32 MiB; a structured run replayed from graphs, an eighth of its
+  fields, at least 8 MiB: :func:`~daxpy.stream.sizing.chunk_target`);
 - ``max_device_bytes``: device memory the run may use (default: no limit;
   environment variable ``DAXPY_MAX_DEVICE_BYTES``);
 - ``streams``: chunks in flight (default 3);
