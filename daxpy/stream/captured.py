@@ -52,6 +52,11 @@ entries would hold all its chunks' device buffers between runs, and chunks of a
 run that large are big enough that the host's time per chunk hides behind the
 bus."""
 
+KEYS_KEPT = 2
+"""Pipelines (keys) whose graphs a chunk keeps, the oldest dropped first: each holds
+its chunk's device buffers between runs, as a whole-grid run keeps its device
+copies on the grid."""
+
 _KEY = _PREFIX + "stream:captured"
 SEEN, NEVER = "seen", "never"
 """A chunk's states before it has an :class:`Entry`: run once, or not capturable."""
@@ -226,11 +231,11 @@ def lookup(chunk, key: tuple):
 
 
 def store(chunk, key: tuple, state) -> None:
-    """Set the chunk's state for ``key`` (a few keys are kept per chunk)."""
+    """Set the chunk's state for ``key`` (:data:`KEYS_KEPT` keys are kept per chunk)."""
     table = chunk.grid._cache.setdefault(_KEY, {})
     table.pop(key, None)
     table[key] = state
-    while len(table) > 4:
+    while len(table) > KEYS_KEPT:
         table.pop(next(iter(table)))
 
 
