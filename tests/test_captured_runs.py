@@ -14,13 +14,13 @@ import pytest
 import daxpy
 from daxpy.errors import NaNPolicyError
 from daxpy.stream import captured
-from daxpy.stream.movers import NumpyMover, Source
+from daxpy.stream.movers import NumpyMover
 from daxpy.stream.streaming import configure
 
 from test_no_stale_topology import _hex_arrays
 from test_streaming import CHAINS, _hex_lattice, _pipeline, _wanted
 
-RUNS = 4  # plain, captured, then replayed twice
+RUNS = 4  # plain, captured (a structured run cut finer), then replayed twice
 
 
 def test_the_cpu_mover_and_storage_are_never_captured():
@@ -35,20 +35,26 @@ def test_the_cpu_mover_and_storage_are_never_captured():
     assert not captured.eligible(Cuda(), [], {}, True, captured.CAPTURED_RUN_BYTES + 1)
 
 
-def test_a_key_follows_the_filters_settings_and_the_inputs_dtype():
+def test_a_key_follows_what_the_stages_do_and_the_inputs_dtype():
     grid = daxpy.UniformGrid(dims=(4, 4, 4), point_data={"p": np.zeros(64, np.float32)})
-    pipe = daxpy.pipeline(grid)
-    node = pipe.field("p").map("x * 2")
-    keep = {node.name: "points"}
-    key = captured.signature(pipe.stages, keep, {"p": "points"},
-                             {"p": Source(np.zeros(64, np.float32), "host")})
-    assert key == captured.signature(pipe.stages, keep, {"p": "points"},
-                                     {"p": Source(np.ones(64, np.float32), "host")})
-    assert key != captured.signature(pipe.stages, keep, {"p": "points"},
-                                     {"p": Source(np.zeros(64, np.float64), "host")})
+
+    def key(expression="x * 2", dtype=np.float32, bias=None):
+        pipe = daxpy.pipeline(grid)
+        node = pipe.field("p").map(expression)
+        if bias is not None:
+            node = node.bias_add(bias)
+        return captured.signature(pipe.stages, {node.name: "points"}, {"p": "points"},
+                                  {"p": np.zeros(64, dtype)}), pipe
+
+    first, pipe = key()
+    assert first == key()[0]  # a new pipeline of the same stages (repeated filter calls)
+    assert first != key("x * 3")[0]
+    assert first != key(dtype=np.float64)[0]
+    assert key(bias=[0.5])[0] != key(bias=[0.25])[0]
+    assert key(bias=np.zeros(captured.SNAPSHOT_ITEMS + 1))[0] is None
     pipe.stages[0].filter.nan_policy = "raise"
-    assert key != captured.signature(pipe.stages, keep, {"p": "points"},
-                                     {"p": Source(np.zeros(64, np.float32), "host")})
+    assert first != captured.signature(pipe.stages, {pipe.stages[0].output: "points"},
+                                       {"p": "points"}, {"p": np.zeros(64, np.float32)})
 
 
 def _runs(pipe, name, values_by_run, graphs=True, **settings):
@@ -96,6 +102,47 @@ def test_gpu_replayed_runs_equal_runs_without_graphs(chain, structured):
     for want, got in zip(plain, replayed):
         np.testing.assert_array_equal(got, want)
     assert _entries(pipe2), "the later runs were not replayed from graphs"
+
+
+@pytest.mark.gpu
+def test_gpu_repeated_filter_calls_are_replayed():
+    from daxpy.filters import Gradient
+
+    grid = daxpy.UniformGrid(dims=(48, 40, 36), spacing=(0.5, 1.0, 2.0))
+    rng = np.random.default_rng(13)
+    results = []
+    with configure(chunk_bytes=1 << 17):
+        for _ in range(RUNS):
+            values = rng.random(grid.n_points, np.float32)
+            source = grid.with_fields(point_data={"f": values})
+            results.append((values, Gradient("f", result="g", backend="cuda")(source)
+                            .point_data["g"].copy()))
+    with configure(graphs=False, chunk_bytes=1 << 17):
+        for values, got in results:
+            want = Gradient("f", result="g", backend="cuda")(
+                grid.with_fields(point_data={"f": values})).point_data["g"]
+            np.testing.assert_array_equal(got, want)
+    tables = [c.grid._cache.get(captured._KEY, {}) for v in grid._cache.values()
+              if isinstance(v, list) for c in v if hasattr(c, "grid")]
+    assert any(isinstance(s, captured.Entry) for t in tables for s in t.values())
+
+
+@pytest.mark.gpu
+def test_gpu_curvilinear_chunks_build_their_points_then_are_replayed():
+    dims = (24, 20, 30)
+    k, j, i = np.meshgrid(*[np.arange(n, dtype=float) for n in dims[::-1]], indexing="ij")
+    points = np.stack([i + 0.1 * np.sin(j), j + 0.1 * np.cos(k), k], -1).reshape(-1, 3)
+    grid = daxpy.CurvilinearGrid(dims, points)
+    rng = np.random.default_rng(14)
+    inputs = [rng.random(grid.n_points, np.float32) for _ in range(RUNS + 2)]
+    source, pipe = _pipeline(grid, "gradient", inputs[0].copy())
+    name = _wanted(pipe)[0]
+    replayed = _runs(pipe, name, inputs, chunk_bytes=1 << 15)
+    source2, pipe2 = _pipeline(grid, "gradient", inputs[0].copy())
+    plain = _runs(pipe2, name, inputs, graphs=False, chunk_bytes=1 << 15)
+    for want, got in zip(plain, replayed):
+        np.testing.assert_array_equal(got, want)
+    assert _entries(pipe)
 
 
 @pytest.mark.gpu

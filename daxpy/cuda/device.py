@@ -136,6 +136,33 @@ _CONSTANT_BYTES_LIMIT = 64 << 20
 _constant_bytes = 0
 
 
+def constants() -> dict:
+    """The device parameter arrays :func:`constant` holds now, by key (a copy of the
+    table: CUDA graphs that read them keep them alive, and a capture that fails
+    drops the ones it made, which no copy ever filled).
+
+    Examples
+    --------
+    >>> isinstance(constants(), dict)
+    True
+    """
+    return dict(_CONSTANTS)
+
+
+def drop_constants(keys) -> None:
+    """Forget the parameter arrays of ``keys`` (see :func:`constants`).
+
+    Examples
+    --------
+    >>> drop_constants([])
+    """
+    global _constant_bytes
+    for key in keys:
+        device = _CONSTANTS.pop(key, None)
+        if device is not None:
+            _constant_bytes -= device.nbytes
+
+
 def constant(values: np.ndarray) -> Any:
     """A device copy of a small host parameter array (a bias), made once per content.
 

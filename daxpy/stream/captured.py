@@ -13,20 +13,21 @@ out: a few CUDA calls a chunk.
 
 Safety, each for a reason:
 
-- The first run of a chunk is never captured: it fills every cache the
-  kernels read (device topology, plans, compiled modules), so a capture
-  never leaves a cache holding memory no kernel wrote. A capture that adds
-  an entry to the chunk grid's cache is dropped, entry included.
+- A pipeline's first run over a grid is never captured: it compiles and loads
+  the kernels and fills the caches they read. A capture that adds an entry to
+  the chunk grid's cache (a device object built lazily while capturing) drops
+  it and the graphs, and the chunk is captured on a later run
+  (:data:`CAPTURE_TRIES` times at most).
 - Every allocation made while capturing is held by the entry, with the
   chunk grid's cached device objects and the input buffers: the graphs'
   pointers stay valid, whatever the caches later drop.
 - Captures run on a stream of their own: a stage that needs the host
   (a check that reads a value back) fails its capture, the chunk is marked
   as never capturable, and the unit runs as before, so checks keep running.
-- An entry is keyed by the stages (held, so their ids stay theirs), a
-  snapshot of their filters' settings, the outputs kept and the inputs'
-  dtypes; it lives in the chunk grid's device cache, so
-  :func:`~daxpy.cuda.device.forget` and a changed source drop it.
+- An entry is keyed by what the stages are (verbs, fields, filter types and a
+  snapshot of their settings), the outputs kept and the inputs' dtypes; it
+  lives in the chunk grid's device cache, so :func:`~daxpy.cuda.device.forget`
+  and a changed source drop it.
 - One run at a time uses an entry (its buffers); another thread's run of the
   same chunk takes the path without graphs.
 
@@ -44,7 +45,7 @@ from typing import Any
 
 import numpy as np
 
-from ..cuda.device import _PREFIX
+from ..cuda.device import _PREFIX, constants, drop_constants
 
 CAPTURED_RUN_BYTES = 512 << 20
 """Field bytes of a run (inputs and outputs) above which it is not captured: its
@@ -57,9 +58,14 @@ KEYS_KEPT = 2
 its chunk's device buffers between runs, as a whole-grid run keeps its device
 copies on the grid."""
 
+CAPTURE_TRIES = 2
+"""Captures of a chunk dropped for building a cache before the chunk is run
+without graphs for good."""
+
 _KEY = _PREFIX + "stream:captured"
-SEEN, NEVER = "seen", "never"
-"""A chunk's states before it has an :class:`Entry`: run once, or not capturable."""
+_RAN = _PREFIX + "stream:ran"
+NEVER = "never"
+"""A chunk's state once a capture failed: it runs without graphs."""
 
 
 def eligible(mover, chunks, storage: dict, settings_graphs: bool, run_bytes: int = 0) -> bool:
@@ -99,30 +105,56 @@ def _frozen(value: Any) -> Any:
     return value
 
 
-def signature(stages, keep: dict, reads: dict, sources: dict) -> tuple | None:
-    """What a chunk's captured graphs depend on besides the chunk, or None where
-    a filter holds a setting that cannot be compared (an array).
+def signature(stages, keep: dict, reads: dict, inputs: dict) -> tuple | None:
+    """What a chunk's captured graphs depend on besides the chunk: the stages (verb,
+    fields, filter type and settings), the outputs kept and the input arrays'
+    dtypes and shapes; None where a filter holds a setting that cannot be
+    compared (a large array).
 
     Examples
     --------
     >>> import numpy as np, daxpy
     >>> g = daxpy.UniformGrid(dims=(3,), point_data={"p": np.zeros(3)})
-    >>> pipe = daxpy.pipeline(g); c = pipe.point_to_cell("p")
-    >>> from daxpy.stream.movers import Source
-    >>> s = signature(pipe.stages, {c.name: "cells"}, {"p": "points"},
-    ...               {"p": Source(np.zeros(3), "host")})
-    >>> s == signature(pipe.stages, {c.name: "cells"}, {"p": "points"},
-    ...                {"p": Source(np.ones(3), "host")})
-    True
+    >>> def key(values):
+    ...     pipe = daxpy.pipeline(g); c = pipe.point_to_cell("p")
+    ...     return signature(pipe.stages, {c.name: "cells"}, {"p": "points"}, {"p": values})
+    >>> key(np.zeros(3)) == key(np.ones(3)), key(np.zeros(3)) == key(np.zeros(3, np.float32))
+    (True, False)
     """
     try:
-        filters = tuple((id(s), id(s.filter), type(s.filter).__name__,
-                         _frozen(vars(s.filter))) for s in stages)
+        described = tuple((s.verb, s.inputs, s.output, s.depends_on,
+                           type(s.filter).__module__, type(s.filter).__qualname__,
+                           _frozen(vars(s.filter))) for s in stages)
     except TypeError:
         return None
-    inputs = tuple((name, np.dtype(sources[name].array.dtype).str,
-                    tuple(sources[name].array.shape[1:])) for name in reads)
-    return filters, tuple(sorted(keep.items())), inputs
+    arrays = tuple((name, np.dtype(inputs[name].dtype).str, tuple(inputs[name].shape[1:]))
+                   for name in reads)
+    return described, tuple(sorted(keep.items())), arrays
+
+
+def ran_before(dataset, key) -> bool:
+    """Whether a run of ``key`` over ``dataset`` (or a dataset sharing its grid's
+    cache) finished before.
+
+    Examples
+    --------
+    >>> import daxpy
+    >>> g = daxpy.UniformGrid(dims=(2,))
+    >>> ran_before(g, ("k",)), mark_ran(g, ("k",)), ran_before(g, ("k",))
+    (False, None, True)
+    """
+    return key is not None and key in dataset._cache.get(_RAN, ())
+
+
+def mark_ran(dataset, key) -> None:
+    """Note that a run of ``key`` over ``dataset`` finished (the latest few kept)."""
+    if key is None:
+        return
+    ran = dataset._cache.setdefault(_RAN, {})
+    ran.pop(key, None)
+    ran[key] = True
+    while len(ran) > 4 * KEYS_KEPT:
+        ran.pop(next(iter(ran)))
 
 
 @dataclass
@@ -131,41 +163,42 @@ class Entry:
 
     Attributes
     ----------
-    stages : list
-        The stages captured (held, so the ids in the key stay theirs).
     inputs : dict of str to cupy.ndarray
         The device buffers the chunk's inputs are copied into.
     units : list of (int, cupy.cuda.Graph)
         Each unit's last stage index and its graph, in order.
-    pieces : dict of str to cupy.ndarray
-        The chunk's owned results, as the loop copies them out.
+    results : dict of str to cupy.ndarray
+        The chunk's whole results (the graphs write them); the loop copies their
+        owned rows out.
     held : list
         Allocations made while capturing, and the chunk grid's cached objects.
     """
 
-    stages: list
     inputs: dict
     units: list = field(default_factory=list)
-    pieces: dict = field(default_factory=dict)
+    results: dict = field(default_factory=dict)
     held: list = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
 class Recorder:
-    """Runs a chunk's units through capture, on the chunk's second run.
+    """Runs a chunk's units through capture.
 
     Used as ``run_stages_on``'s ``unit_runner``: each unit is captured on a
     stream of its own, then its graph is launched on the slot's stream, so
-    the run's results are the graphs' own.
+    the run's results are the graphs' own. ``cache`` is the chunk grid's.
     """
 
-    def __init__(self, slot_stream, run_unit):
+    def __init__(self, slot_stream, run_unit, cache: dict):
         import cupy
 
         self.cupy = cupy
         self.slot_stream = slot_stream
         self.run_unit = run_unit
+        self.cache = cache
+        self.cache_before = set(cache)
         self.units: list = []
+        self.results: dict = {}
         self.allocations: list = []
         self.failed = False
 
@@ -181,6 +214,7 @@ class Recorder:
         if self.failed:
             return self.run_unit(unit, working)
         stream = self.cupy.cuda.Stream(non_blocking=True)
+        keys, params = set(self.cache), set(constants())
         graph = None
         try:
             with self.cupy.cuda.using_allocator(self._allocate), stream:
@@ -192,8 +226,12 @@ class Recorder:
         except Exception:  # noqa: BLE001 - a stage that needs the host: no graph
             graph = None
         if graph is None:
-            # The unit's capture failed (it reads values back, or synchronizes):
-            # run it as always, and never capture this chunk again.
+            # The unit's capture failed (it reads values back, or synchronizes).
+            # What it cached was never written: drop it, run the unit as always,
+            # and never capture this chunk again.
+            for key in [k for k in self.cache if k not in keys]:
+                del self.cache[key]
+            drop_constants([k for k in constants() if k not in params])
             self.failed = True
             return self.run_unit(unit, working)
         graph.launch(self.slot_stream)
@@ -217,17 +255,28 @@ def _end_capture(cupy, stream):
 
 
 def lookup(chunk, key: tuple):
-    """The chunk's state for ``key``: an :class:`Entry`, ``"seen"`` (one run
-    done), ``"never"`` (not capturable) or None (first run).
+    """The chunk's state for ``key``: an :class:`Entry`, :data:`NEVER`, or the
+    number of captures dropped so far (0: none tried).
 
     Examples
     --------
     >>> import daxpy
     >>> from daxpy.data.decomposition import Piece
-    >>> lookup(Piece(0, grid=daxpy.UniformGrid(dims=(2,))), ("k",)) is None
-    True
+    >>> lookup(Piece(0, grid=daxpy.UniformGrid(dims=(2,))), ("k",))
+    0
     """
-    return (chunk.grid._cache.get(_KEY) or {}).get(key)
+    return (chunk.grid._cache.get(_KEY) or {}).get(key, 0)
+
+
+def capturable(state) -> bool:
+    """Whether a chunk in ``state`` is to be captured on a run that may capture.
+
+    Examples
+    --------
+    >>> capturable(0), capturable(NEVER), capturable(CAPTURE_TRIES)
+    (True, False, False)
+    """
+    return isinstance(state, int) and state < CAPTURE_TRIES
 
 
 def store(chunk, key: tuple, state) -> None:
@@ -239,25 +288,27 @@ def store(chunk, key: tuple, state) -> None:
         table.pop(next(iter(table)))
 
 
-def finished_capture(chunk, key: tuple, recorder: Recorder, inputs: dict, pieces: dict,
-                     stages, cache_before: set) -> list:
+def finished_capture(chunk, key: tuple, recorder: Recorder, inputs: dict, state: int) -> list:
     """Keep what ``recorder`` captured for ``chunk``, or mark it never capturable;
     return what the slot must hold until the chunk's copies out are done (the
     graphs already launched read it).
 
     A capture that added entries to the chunk grid's cache (a device object
-    built lazily while capturing) drops them, and the chunk is captured on a
-    later run instead.
+    built lazily while capturing, written when its graph ran) keeps them but
+    not the graphs, which would build them again at every replay: the chunk is
+    captured again on its next run, :data:`CAPTURE_TRIES` times at most.
     """
-    cache = chunk.grid._cache
-    added = {k: cache.pop(k) for k in list(cache) if k not in cache_before and k != _KEY}
-    in_flight = recorder.allocations + list(added.values())
+    added = [k for k in recorder.cache if k not in recorder.cache_before
+             and k not in (_KEY, _RAN)]
     if recorder.failed:
         store(chunk, key, NEVER)
     elif added:
-        store(chunk, key, SEEN)
+        store(chunk, key, state + 1)
     else:
-        entry = Entry(list(stages), dict(inputs), list(recorder.units), dict(pieces))
-        entry.held = recorder.allocations + [v for k, v in cache.items() if k != _KEY]
+        entry = Entry(dict(inputs), list(recorder.units), dict(recorder.results))
+        # Everything the graphs may read: what they allocated, the chunk grid's
+        # cached device objects, the parameter arrays (their cache may drop them).
+        entry.held = (recorder.allocations + list(constants().values())
+                      + [v for k, v in recorder.cache.items() if k not in (_KEY, _RAN)])
         store(chunk, key, entry)
-    return in_flight
+    return recorder.allocations

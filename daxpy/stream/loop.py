@@ -119,7 +119,7 @@ def _allocate(mover, dataset, program, storage: dict) -> dict:
 
 
 def stream_chunks(mover, dataset, stages, program, chunks, storage: dict,
-                  fuse: bool = True, graphs: bool = False) -> LoopResult:
+                  fuse: bool = True, key=None, capture: bool = False) -> LoopResult:
     """Run every chunk through ``mover``.
 
     Parameters
@@ -135,9 +135,12 @@ def stream_chunks(mover, dataset, stages, program, chunks, storage: dict,
         Outputs to store in lower precision (``"float16"``/``"bfloat16"``).
     fuse : bool
         Fuse chains of maps into one kernel on the GPU (as whole-grid runs do).
-    graphs : bool
-        On the GPU, replay each chunk's units as CUDA graphs from the run's
-        second time (:mod:`daxpy.stream.captured`).
+    key : tuple, optional
+        The run's :func:`daxpy.stream.captured.signature`: on the GPU, chunks
+        captured under it are replayed from their CUDA graphs
+        (:mod:`daxpy.stream.captured`); None runs every chunk without graphs.
+    capture : bool
+        Capture the chunks not captured yet (the pipeline ran over the grid before).
 
     Returns
     -------
@@ -151,22 +154,20 @@ def stream_chunks(mover, dataset, stages, program, chunks, storage: dict,
     timeline: list = []
     run_bytes = (sum(int(s.array.nbytes) for s in sources.values())
                  + sum(int(v.nbytes) for v in raw.values()))
-    key = None
-    if captured.eligible(mover, chunks, storage, graphs, run_bytes):
-        key = captured.signature(stages, keep, program.reads, sources)
+    if not captured.eligible(mover, chunks, storage, key is not None, run_bytes):
+        key = None
     replayed: list = []
     try:
         for chunk in chunks:
             slot = mover.slot(chunk.index)
-            state = captured.lookup(chunk, key) if key is not None else None
+            state = captured.lookup(chunk, key) if key is not None else captured.NEVER
             if isinstance(state, captured.Entry) and state.lock.acquire(blocking=False):
                 replayed.append(state)
                 _replay(mover, state, chunk, slot, sources, program.reads, raw, keep, timeline)
                 continue
             recorder = None
-            if state == captured.SEEN:
-                recorder = captured.Recorder(slot.stream, run_unit)
-            cache_before = set(chunk.grid._cache)
+            if capture and captured.capturable(state):
+                recorder = captured.Recorder(slot.stream, run_unit, chunk.grid._cache)
             fields = {"points": {}, "cells": {}}
             for name, association in program.reads.items():
                 fields[association][name] = mover.upload(sources[name], name,
@@ -177,6 +178,8 @@ def stream_chunks(mover, dataset, stages, program, chunks, storage: dict,
                 results, marks = run_stages_on(stages, data, keep, mover.backend,
                                                lambda: mover.mark(slot), fuse, recorder)
                 timeline.extend(marks)
+                if recorder is not None:
+                    recorder.results = dict(results)
                 pieces = {}
                 for name, association in keep.items():
                     owned = chunk.keep(results[name], association)
@@ -196,10 +199,7 @@ def stream_chunks(mover, dataset, stages, program, chunks, storage: dict,
             in_flight: list = []
             if recorder is not None:
                 inputs = {n: fields[a][n] for n, a in program.reads.items()}
-                in_flight = captured.finished_capture(chunk, key, recorder, inputs, pieces,
-                                                      stages, cache_before)
-            elif key is not None and state is None:
-                captured.store(chunk, key, captured.SEEN)
+                in_flight = captured.finished_capture(chunk, key, recorder, inputs, state)
             mover.retire(slot, [data, pieces, in_flight], [chunk.grid])
         mover.finish()
     finally:
@@ -227,8 +227,12 @@ def _replay(mover, entry, chunk, slot, sources: dict, reads: dict, raw: dict, ke
         begin = mover.mark(slot)
         graph.launch(slot.stream)
         timeline.append((index, begin, mover.mark(slot)))
-    for name, piece in entry.pieces.items():
-        written = chunk.written(keep[name])
+    for name, association in keep.items():
+        written = chunk.written(association)
         if read_count(written):
+            # Owned rows as the plain path takes them (a view, or a gather on the
+            # slot's stream), from the results the graphs just wrote.
+            with slot.stream:
+                piece = chunk.keep(entry.results[name], association)
             mover.download(piece, raw[name][written], slot)
     mover.retire(slot, [], [])

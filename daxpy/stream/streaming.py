@@ -36,7 +36,8 @@ Settings (:func:`configure`, or keyword arguments of :func:`run_streamed`):
   mapped without being asked;
 - ``enabled``: False keeps pipelines on the whole-grid runner;
 - ``graphs``: replay each chunk's kernels as CUDA graphs from a pipeline's second
-  run over a grid (:mod:`daxpy.stream.captured`; default True);
+  run over a grid, where the run is cut finer (:mod:`daxpy.stream.captured`;
+  default True);
 - ``geometry_cells``: input cells per chunk of a geometry filter (contour, slice,
   threshold, clip; :mod:`daxpy.stream.geometry_run`): by default whole grids, or,
   for a host-to-host GPU run under ``max_device_bytes``, as many as fit it.
@@ -63,6 +64,7 @@ from ..data.arrays import is_device_array
 from ..errors import ArgumentError, DeviceMemoryError
 from ..engine.backend import backend_for, resolve_backend
 from ..engine.run import Profile, StageRecord, run_in_core
+from . import captured
 from .geometry_run import run_to_new_dataset
 from .loop import stream_chunks
 from .movers import make_mover
@@ -110,13 +112,12 @@ class StreamProfile(Profile):
 
 
 
-def _plan_in_flight(dataset, program, settings: Settings) -> tuple:
+def _plan_in_flight(dataset, program, settings: Settings, replayed: bool = False) -> tuple:
     """The chunk plan and the chunks in flight it runs with: the settings' ``streams``,
     or fewer where ``max_device_bytes`` cannot hold that many of the smallest chunks
-    (one stream runs slower, with no copy beside a kernel, but runs)."""
+    (one stream runs slower, with no copy beside a kernel, but runs). A run to be
+    ``replayed`` from CUDA graphs may be cut finer (:func:`chunk_target`)."""
     streams = max(int(settings.streams), 1)
-    # Without a budget every chunk keeps its topology, so the run can be replayed.
-    replayed = settings.graphs and settings.max_device_bytes is None
     target = chunk_target(dataset, program, settings.chunk_bytes, replayed)
     while True:
         try:
@@ -141,6 +142,18 @@ def _mapped_instead(dataset, stages, program, storage: dict, backend: str, n_chu
         return run_mapped(dataset, stages, program)
     except NotMapped:  # an input not mappable in place, a stage of several kernels
         return None
+
+
+def _graph_key(dataset, stages, program, settings: Settings, backend: str):
+    """The run's key for CUDA graphs (:func:`daxpy.stream.captured.signature`), or
+    None where it is not replayed: graphs off, the CPU, or a device budget (its
+    chunks free their topology between runs)."""
+    if not settings.graphs or backend != "cuda" or settings.max_device_bytes is not None:
+        return None
+    keep = {name: program.fields[name][0] for name in program.outputs}
+    inputs = {name: dataset.fields(association)[name]
+              for name, association in program.reads.items()}
+    return captured.signature(stages, keep, program.reads, inputs)
 
 
 def _storage(settings: Settings, program) -> dict:
@@ -236,14 +249,17 @@ def run_streamed(dataset, stages, wanted, backend: str = "cuda", fuse: bool = Tr
         run = run_mapped(dataset, stages, program)
         profile.chunks = 1
     else:
-        found, streams = _plan_in_flight(dataset, program, settings)
+        key = _graph_key(dataset, stages, program, settings, backend)
+        ran = captured.ran_before(dataset, key)
+        found, streams = _plan_in_flight(dataset, program, settings, replayed=ran)
         run = _mapped_instead(dataset, stages, program, storage, backend, len(found.chunks))
         if run is not None:
             profile.chunks = 1
         else:
             mover = make_mover(backend, streams, settings.staging, found.resident)
             run = stream_chunks(mover, dataset, stages, program, found.chunks, storage, fuse,
-                                settings.graphs)
+                                key, capture=ran)
+            captured.mark_ran(dataset, key)
             profile.chunks, profile.peak_bytes = len(found.chunks), mover.peak_bytes
             profile.streams = streams
     profile.uploads, profile.downloads = len(run.sources), len(run.outputs)
