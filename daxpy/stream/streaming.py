@@ -145,15 +145,20 @@ def _mapped_instead(dataset, stages, program, storage: dict, backend: str, n_chu
 
 
 def _graph_key(dataset, stages, program, settings: Settings, backend: str):
-    """The run's key for CUDA graphs (:func:`daxpy.stream.captured.signature`), or
-    None where it is not replayed: graphs off, the CPU, or a device budget (its
-    chunks free their topology between runs)."""
+    """The run's key for CUDA graphs (the device, and
+    :func:`daxpy.stream.captured.signature`), or None where it is not replayed:
+    graphs off, the CPU, or a device budget (its chunks free their topology
+    between runs)."""
     if not settings.graphs or backend != "cuda" or settings.max_device_bytes is not None:
         return None
+    import cupy
+
     keep = {name: program.fields[name][0] for name in program.outputs}
     inputs = {name: dataset.fields(association)[name]
               for name, association in program.reads.items()}
-    return captured.signature(stages, keep, program.reads, inputs)
+    key = captured.signature(stages, keep, program.reads, inputs)
+    # Graphs and their buffers belong to the device they were captured on.
+    return None if key is None else (cupy.cuda.Device().id,) + key
 
 
 def _storage(settings: Settings, program) -> dict:
