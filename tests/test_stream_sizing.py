@@ -223,16 +223,22 @@ def test_a_budget_for_one_chunk_in_flight_runs_on_one_stream():
     assert prof.streams == 1 and prof.peak_bytes <= smallest
 
 
+def _small_gradient_programs():
+    """A small uniform grid and hexahedra, each with its gradient's program."""
+    uniform = daxpy.UniformGrid(dims=(3, 3, 3), point_data={"f": np.zeros(27)})
+    pipe = daxpy.pipeline(uniform)
+    program = program_of(uniform, pipe.stages, [pipe.field("f").gradient().name])
+    hexahedra, _, _, hex_program = _gradient(_hex_grid((3, 3, 3)))
+    return uniform, program, hexahedra, hex_program
+
+
 @settings(max_examples=25, deadline=None)
 @given(fields=st.integers(1, 1 << 31))
 def test_default_chunks_quarter_a_small_uniform_run_and_keep_a_large_runs_size(fields):
     # The run's field bytes stand in for a grid's: on a uniform grid a quarter of
     # them, within [SMALL_CHUNK_BYTES, CHUNK_BYTES]; CHUNK_BYTES on other grids,
     # whose chunks plan their kernels one by one; a chunk_bytes setting as it is.
-    uniform = daxpy.UniformGrid(dims=(3, 3, 3), point_data={"f": np.zeros(27)})
-    pipe = daxpy.pipeline(uniform)
-    program = program_of(uniform, pipe.stages, [pipe.field("f").gradient().name])
-    hexahedra, _, _, hex_program = _gradient(_hex_grid((3, 3, 3)))
+    uniform, program, hexahedra, hex_program = _small_gradient_programs()
     per_run = fields * uniform.n_points
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(sizing, "item_bytes", lambda *_: (fields, 0))
@@ -253,10 +259,7 @@ def test_a_replayed_structured_run_is_cut_finer_and_an_unstructured_one_is_not(f
     # grid an eighth of its field bytes, within [REPLAYED_CHUNK_BYTES, CHUNK_BYTES],
     # while it is small enough to be captured; an unstructured run, whose chunks
     # plan their ids on their first run, and a larger run keep their chunks.
-    uniform = daxpy.UniformGrid(dims=(3, 3, 3), point_data={"f": np.zeros(27)})
-    pipe = daxpy.pipeline(uniform)
-    program = program_of(uniform, pipe.stages, [pipe.field("f").gradient().name])
-    hexahedra, _, _, hex_program = _gradient(_hex_grid((3, 3, 3)))
+    uniform, program, hexahedra, hex_program = _small_gradient_programs()
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(sizing, "item_bytes", lambda *_: (fields, 0))
         total = fields * uniform.n_points
