@@ -182,6 +182,25 @@ def test_gpu_a_check_that_reads_values_back_keeps_running_after_capture():
 
 
 @pytest.mark.gpu
+def test_gpu_runs_with_and_without_fusion_keep_graphs_of_their_own():
+    grid = daxpy.UniformGrid(dims=(40, 40, 40))
+    values = np.random.default_rng(15).random(grid.n_points, np.float32)
+    source, pipe = _pipeline(grid, "maps", values)
+    name = _wanted(pipe)[0]
+    with configure(chunk_bytes=1 << 17):
+        fused = [pipe.run(backend="cuda").field(name)[0].copy() for _ in range(RUNS)]
+        unfused = [pipe.run(backend="cuda", fuse=False).field(name)[0].copy()
+                   for _ in range(RUNS)]
+    for got in fused[1:] + unfused:
+        np.testing.assert_array_equal(got, fused[0])
+    flags = {key[1] for value in pipe.dataset._cache.values() if isinstance(value, list)
+             for chunk in value if hasattr(chunk, "grid")
+             for key, state in chunk.grid._cache.get(captured._KEY, {}).items()
+             if isinstance(state, captured.Entry)}
+    assert flags == {True, False}
+
+
+@pytest.mark.gpu
 def test_gpu_threads_running_one_pipeline_get_their_own_results():
     grid = daxpy.UniformGrid(dims=(48, 48, 48))
     rng = np.random.default_rng(11)

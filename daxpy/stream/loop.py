@@ -227,12 +227,13 @@ def _replay(mover, entry, chunk, slot, sources: dict, reads: dict, raw: dict, ke
         begin = mover.mark(slot)
         graph.launch(slot.stream)
         timeline.append((index, begin, mover.mark(slot)))
+    pieces = []
     for name, association in keep.items():
         written = chunk.written(association)
         if read_count(written):
             # Owned rows as the plain path takes them (a view, or a gather on the
             # slot's stream), from the results the graphs just wrote.
             with slot.stream:
-                piece = chunk.keep(entry.results[name], association)
-            mover.download(piece, raw[name][written], slot)
-    mover.retire(slot, [], [])
+                pieces.append(chunk.keep(entry.results[name], association))
+            mover.download(pieces[-1], raw[name][written], slot)
+    mover.retire(slot, [pieces], [])

@@ -144,8 +144,8 @@ def _mapped_instead(dataset, stages, program, storage: dict, backend: str, n_chu
         return None
 
 
-def _graph_key(dataset, stages, program, settings: Settings, backend: str):
-    """The run's key for CUDA graphs (the device, and
+def _graph_key(dataset, stages, program, settings: Settings, backend: str, fuse: bool):
+    """The run's key for CUDA graphs (the device, whether maps fuse, and
     :func:`daxpy.stream.captured.signature`), or None where it is not replayed:
     graphs off, the CPU, or a device budget (its chunks free their topology
     between runs)."""
@@ -157,8 +157,9 @@ def _graph_key(dataset, stages, program, settings: Settings, backend: str):
     inputs = {name: dataset.fields(association)[name]
               for name, association in program.reads.items()}
     key = captured.signature(stages, keep, program.reads, inputs)
-    # Graphs and their buffers belong to the device they were captured on.
-    return None if key is None else (cupy.cuda.Device().id,) + key
+    # Graphs and their buffers belong to the device they were captured on; a run
+    # without fusion launches other kernels (and times each stage on its own).
+    return None if key is None else (cupy.cuda.Device().id, bool(fuse)) + key
 
 
 def _storage(settings: Settings, program) -> dict:
@@ -254,7 +255,7 @@ def run_streamed(dataset, stages, wanted, backend: str = "cuda", fuse: bool = Tr
         run = run_mapped(dataset, stages, program)
         profile.chunks = 1
     else:
-        key = _graph_key(dataset, stages, program, settings, backend)
+        key = _graph_key(dataset, stages, program, settings, backend, fuse)
         ran = captured.ran_before(dataset, key)
         found, streams = _plan_in_flight(dataset, program, settings, replayed=ran)
         run = _mapped_instead(dataset, stages, program, storage, backend, len(found.chunks))
