@@ -147,7 +147,15 @@ def ran_before(dataset, key) -> bool:
 
 
 def mark_ran(dataset, key) -> None:
-    """Note that a run of ``key`` over ``dataset`` finished (the latest few kept)."""
+    """Note that a run of ``key`` over ``dataset`` finished (the latest few kept).
+
+    Examples
+    --------
+    >>> import daxpy
+    >>> g = daxpy.UniformGrid(dims=(2,))
+    >>> mark_ran(g, ("k",)); ran_before(g, ("k",)), ran_before(g, ("other",))
+    (True, False)
+    """
     if key is None:
         return
     ran = dataset._cache.setdefault(_RAN, {})
@@ -187,6 +195,11 @@ class Recorder:
     Used as ``run_stages_on``'s ``unit_runner``: each unit is captured on a
     stream of its own, then its graph is launched on the slot's stream, so
     the run's results are the graphs' own. ``cache`` is the chunk grid's.
+
+    Examples
+    --------
+    >>> callable(Recorder)  # needs a GPU: see tests/test_captured_runs.py
+    True
     """
 
     def __init__(self, slot_stream, run_unit, cache: dict):
@@ -280,7 +293,18 @@ def capturable(state) -> bool:
 
 
 def store(chunk, key: tuple, state) -> None:
-    """Set the chunk's state for ``key`` (:data:`KEYS_KEPT` keys are kept per chunk)."""
+    """Set the chunk's state for ``key`` (:data:`KEYS_KEPT` keys are kept per chunk).
+
+    Examples
+    --------
+    >>> import daxpy
+    >>> from daxpy.data.decomposition import Piece
+    >>> chunk = Piece(0, grid=daxpy.UniformGrid(dims=(2,)))
+    >>> for key in ("a", "b", "c"):
+    ...     store(chunk, (key,), NEVER)
+    >>> lookup(chunk, ("a",)), lookup(chunk, ("c",))
+    (0, 'never')
+    """
     table = chunk.grid._cache.setdefault(_KEY, {})
     table.pop(key, None)
     table[key] = state
@@ -297,6 +321,11 @@ def finished_capture(chunk, key: tuple, recorder: Recorder, inputs: dict, state:
     built lazily while capturing, written when its graph ran) keeps them but
     not the graphs, which would build them again at every replay: the chunk is
     captured again on its next run, :data:`CAPTURE_TRIES` times at most.
+
+    Examples
+    --------
+    >>> callable(finished_capture)  # needs a GPU: see tests/test_captured_runs.py
+    True
     """
     added = [k for k in recorder.cache if k not in recorder.cache_before
              and k not in (_KEY, _RAN)]
