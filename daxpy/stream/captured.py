@@ -5,35 +5,40 @@ sub-grid's fields, the engine's dispatch, the plan lookup, allocations),
 more than the bus takes for a chunk of a 10M-point run: the GPU waited on
 the host, and small runs could not be cut finer to shorten the first copy
 in and the last copy out. What a chunk's stages enqueue depends only on the
-chunk, the stages and the input dtypes, so from the second run of a
-pipeline over a grid each chunk's units (:func:`~daxpy.cuda.pipeline_fusion.plan_units`)
-are captured once into CUDA graphs, and later runs copy the chunk's inputs
-into the same device buffers, launch the graphs and copy the same results
-out: a few CUDA calls a chunk.
+chunk, the stages and the input dtypes, so from the second run of a pipeline
+over a grid (the same stages, or a new pipeline of the same ones, as repeated
+filter calls make) each chunk's units
+(:func:`~daxpy.cuda.pipeline_fusion.plan_units`) are captured once into CUDA
+graphs, and later runs copy the chunk's inputs into the same device buffers,
+launch the graphs and copy the owned rows of the same results out: a few CUDA
+calls a chunk.
 
 Safety, each for a reason:
 
 - A pipeline's first run over a grid is never captured: it compiles and loads
   the kernels and fills the caches they read. A capture that adds an entry to
-  the chunk grid's cache (a device object built lazily while capturing) drops
-  it and the graphs, and the chunk is captured on a later run
+  the chunk grid's cache (a device object built lazily while capturing, which
+  its graph then wrote) keeps the entry but not the graphs, which would build
+  it again at every replay; the chunk is captured on a later run
   (:data:`CAPTURE_TRIES` times at most).
 - Every allocation made while capturing is held by the entry, with the
-  chunk grid's cached device objects and the input buffers: the graphs'
+  chunk grid's cached device objects, the parameter arrays
+  (:func:`~daxpy.cuda.device.constants`) and the input buffers: the graphs'
   pointers stay valid, whatever the caches later drop.
 - Captures run on a stream of their own: a stage that needs the host
-  (a check that reads a value back) fails its capture, the chunk is marked
-  as never capturable, and the unit runs as before, so checks keep running.
+  (a check that reads a value back) fails its capture, what it cached while
+  capturing (never written) is dropped, the chunk is marked as never
+  capturable, and the unit runs as before, so checks keep running.
 - An entry is keyed by what the stages are (verbs, fields, filter types and a
-  snapshot of their settings), the outputs kept and the inputs' dtypes; it
-  lives in the chunk grid's device cache, so :func:`~daxpy.cuda.device.forget`
-  and a changed source drop it.
+  snapshot of their settings), the outputs kept, the inputs' dtypes, the device
+  and whether maps fuse; it lives in the chunk grid's device cache, so
+  :func:`~daxpy.cuda.device.forget` and a changed source drop it.
 - One run at a time uses an entry (its buffers); another thread's run of the
   same chunk takes the path without graphs.
 
 Examples
 --------
->>> eligible(None, chunks=[], storage={}, settings_graphs=True)
+>>> eligible(None, chunks=[], storage={}, asked=True)
 False
 """
 
@@ -68,17 +73,18 @@ NEVER = "never"
 """A chunk's state once a capture failed: it runs without graphs."""
 
 
-def eligible(mover, chunks, storage: dict, settings_graphs: bool, run_bytes: int = 0) -> bool:
-    """Whether a run's chunks may be replayed as graphs: the CUDA mover, every
-    chunk's topology kept between runs, no lower-precision storage (its error
-    report reads values back), and a run of at most :data:`CAPTURED_RUN_BYTES`.
+def eligible(mover, chunks, storage: dict, asked: bool, run_bytes: int = 0) -> bool:
+    """Whether a run's chunks may be replayed as graphs: ``asked`` for, the CUDA
+    mover, every chunk's topology kept between runs, no lower-precision storage
+    (its error report reads values back), and a run of at most
+    :data:`CAPTURED_RUN_BYTES`.
 
     Examples
     --------
-    >>> eligible(None, chunks=[], storage={}, settings_graphs=True)
+    >>> eligible(None, chunks=[], storage={}, asked=True)
     False
     """
-    if not settings_graphs or storage or getattr(mover, "backend", None) != "cuda":
+    if not asked or storage or getattr(mover, "backend", None) != "cuda":
         return False
     if run_bytes > CAPTURED_RUN_BYTES:
         return False

@@ -149,7 +149,7 @@ def stream_chunks(mover, dataset, stages, program, chunks, storage: dict,
     raw = _allocate(mover, dataset, program, storage)
     sources = {name: mover.prepare(dataset.fields(association)[name])
                for name, association in program.reads.items()}
-    keep = {name: program.fields[name][0] for name in program.outputs}
+    keep = program.kept
     errors = {name: [] for name in storage}
     timeline: list = []
     run_bytes = (sum(int(s.array.nbytes) for s in sources.values())

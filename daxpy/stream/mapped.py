@@ -96,7 +96,7 @@ def run_mapped(dataset, stages, program) -> LoopResult:
         made[view.data.ptr] = host
         return view
 
-    keep = {name: program.fields[name][0] for name in program.outputs}
+    keep = program.kept
     stream = cupy.cuda.Stream(non_blocking=True)
     dispatch.empty_output = pinned_output
     try:

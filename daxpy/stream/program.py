@@ -66,6 +66,11 @@ class Program:
         """Whether any field read or made lives at the cells."""
         return "cells" in set(self.reads.values()) | {a for a, _, _ in self.fields.values()}
 
+    @property
+    def kept(self) -> dict:
+        """The outputs with their associations (what a chunk keeps of its results)."""
+        return {name: self.fields[name][0] for name in self.outputs}
+
 
 def fields_read(dataset, stages, produced) -> dict:
     """Source fields the stages read, with their associations, from each

@@ -153,7 +153,7 @@ def _graph_key(dataset, stages, program, settings: Settings, backend: str, fuse:
         return None
     import cupy
 
-    keep = {name: program.fields[name][0] for name in program.outputs}
+    keep = program.kept
     inputs = {name: dataset.fields(association)[name]
               for name, association in program.reads.items()}
     key = captured.signature(stages, keep, program.reads, inputs)
