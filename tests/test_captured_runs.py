@@ -14,7 +14,6 @@ import pytest
 import daxpy
 from daxpy.errors import NaNPolicyError
 from daxpy.stream import captured
-from daxpy.stream.movers import NumpyMover
 from daxpy.stream.streaming import configure
 
 from test_no_stale_topology import _hex_arrays
@@ -23,16 +22,13 @@ from test_streaming import CHAINS, _hex_lattice, _pipeline, _wanted
 RUNS = 4  # plain, captured (a structured run cut finer), then replayed twice
 
 
-def test_the_cpu_mover_and_storage_are_never_captured():
-    assert not captured.eligible(NumpyMover(2, "auto"), [], {}, True)
-
-    class Cuda:
-        backend, resident = "cuda", None
-
-    assert captured.eligible(Cuda(), [], {}, True)
-    assert not captured.eligible(Cuda(), [], {"f": "float16"}, True)
-    assert not captured.eligible(Cuda(), [], {}, False)
-    assert not captured.eligible(Cuda(), [], {}, True, captured.CAPTURED_RUN_BYTES + 1)
+def test_the_cpu_storage_budgets_and_large_runs_are_never_replayed():
+    assert not captured.replayable(True, "cpu", False, {}, 1)
+    assert captured.replayable(True, "cuda", False, {}, 1)
+    assert not captured.replayable(True, "cuda", False, {"f": "float16"}, 1)
+    assert not captured.replayable(False, "cuda", False, {}, 1)
+    assert not captured.replayable(True, "cuda", True, {}, 1)
+    assert not captured.replayable(True, "cuda", False, {}, captured.CAPTURED_RUN_BYTES + 1)
 
 
 def test_a_key_follows_what_the_stages_do_and_the_inputs_dtype():

@@ -38,7 +38,7 @@ Safety, each for a reason:
 
 Examples
 --------
->>> eligible(None, chunks=[], storage={}, asked=True)
+>>> replayable(True, "cuda", budgeted=True, storage={}, run_bytes=1)
 False
 """
 
@@ -73,23 +73,21 @@ NEVER = "never"
 """A chunk's state once a capture failed: it runs without graphs."""
 
 
-def eligible(mover, chunks, storage: dict, asked: bool, run_bytes: int = 0) -> bool:
-    """Whether a run's chunks may be replayed as graphs: ``asked`` for, the CUDA
-    mover, every chunk's topology kept between runs, no lower-precision storage
-    (its error report reads values back), and a run of at most
-    :data:`CAPTURED_RUN_BYTES`.
+def replayable(asked: bool, backend: str, budgeted: bool, storage: dict,
+               run_bytes: int) -> bool:
+    """Whether a streamed run may be replayed from graphs: ``asked`` for, on
+    CUDA, without a device budget (its chunks free their topology between runs,
+    and an entry holds its chunk's buffers), without lower-precision storage (its
+    conversion and error report run outside the graphs), and of at most
+    :data:`CAPTURED_RUN_BYTES` of fields.
 
     Examples
     --------
-    >>> eligible(None, chunks=[], storage={}, asked=True)
-    False
+    >>> replayable(True, "cuda", False, {}, 1 << 20), replayable(True, "cpu", False, {}, 1)
+    (True, False)
     """
-    if not asked or storage or getattr(mover, "backend", None) != "cuda":
-        return False
-    if run_bytes > CAPTURED_RUN_BYTES:
-        return False
-    resident = mover.resident
-    return resident is None or all(chunk.index in resident for chunk in chunks)
+    return (asked and backend == "cuda" and not budgeted and not storage
+            and run_bytes <= CAPTURED_RUN_BYTES)
 
 
 SNAPSHOT_ITEMS = 4096

@@ -136,9 +136,10 @@ def stream_chunks(mover, dataset, stages, program, chunks, storage: dict,
     fuse : bool
         Fuse chains of maps into one kernel on the GPU (as whole-grid runs do).
     key : tuple, optional
-        The run's :func:`daxpy.stream.captured.signature`: on the GPU, chunks
-        captured under it are replayed from their CUDA graphs
-        (:mod:`daxpy.stream.captured`); None runs every chunk without graphs.
+        The run's key for CUDA graphs, given only to a run that
+        :func:`daxpy.stream.captured.replayable` allows: chunks captured under it
+        are replayed from their graphs (:mod:`daxpy.stream.captured`); None runs
+        every chunk without graphs.
     capture : bool
         Capture the chunks not captured yet (the pipeline ran over the grid before).
 
@@ -152,10 +153,6 @@ def stream_chunks(mover, dataset, stages, program, chunks, storage: dict,
     keep = program.kept
     errors = {name: [] for name in storage}
     timeline: list = []
-    run_bytes = (sum(int(s.array.nbytes) for s in sources.values())
-                 + sum(int(v.nbytes) for v in raw.values()))
-    if not captured.eligible(mover, chunks, storage, key is not None, run_bytes):
-        key = None
     replayed: list = []
     try:
         for chunk in chunks:
@@ -192,10 +189,7 @@ def stream_chunks(mover, dataset, stages, program, chunks, storage: dict,
                 return pieces
 
             pieces = mover.compute(slot, run)
-            for name, piece in pieces.items():
-                written = chunk.written(keep[name])
-                if read_count(written):
-                    mover.download(piece, raw[name][written], slot)
+            _copy_out(mover, chunk, slot, pieces, raw, keep)
             in_flight: list = []
             if recorder is not None:
                 inputs = {n: fields[a][n] for n, a in program.reads.items()}
@@ -227,13 +221,18 @@ def _replay(mover, entry, chunk, slot, sources: dict, reads: dict, raw: dict, ke
         begin = mover.mark(slot)
         graph.launch(slot.stream)
         timeline.append((index, begin, mover.mark(slot)))
-    pieces = []
-    for name, association in keep.items():
-        written = chunk.written(association)
-        if read_count(written):
-            # Owned rows as the plain path takes them (a view, or a gather on the
-            # slot's stream), from the results the graphs just wrote.
-            with slot.stream:
-                pieces.append(chunk.keep(entry.results[name], association))
-            mover.download(pieces[-1], raw[name][written], slot)
+    # Owned rows as the plain path takes them (a view, or a gather on the slot's
+    # stream), from the results the graphs just wrote.
+    with slot.stream:
+        pieces = {name: chunk.keep(entry.results[name], association)
+                  for name, association in keep.items()}
+    _copy_out(mover, chunk, slot, pieces, raw, keep)
     mover.retire(slot, [pieces], [])
+
+
+def _copy_out(mover, chunk, slot, pieces: dict, raw: dict, keep: dict) -> None:
+    """Enqueue the copies of a chunk's owned results into their place in the outputs."""
+    for name, piece in pieces.items():
+        written = chunk.written(keep[name])
+        if read_count(written):
+            mover.download(piece, raw[name][written], slot)

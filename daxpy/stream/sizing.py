@@ -100,6 +100,23 @@ def item_bytes(dataset, program: Program) -> tuple[int, int]:
     return per["points"], per["cells"]
 
 
+def field_bytes(dataset, program: Program) -> int:
+    """Device bytes of all the fields a run of ``program`` over ``dataset`` reads and
+    makes, over the whole grid.
+
+    Examples
+    --------
+    >>> import numpy as np, daxpy
+    >>> from daxpy.stream.program import program_of
+    >>> g = daxpy.UniformGrid(dims=(3, 3), point_data={"p": np.zeros(9, np.float32)})
+    >>> pipe = daxpy.pipeline(g); c = pipe.point_to_cell("p")
+    >>> field_bytes(g, program_of(g, pipe.stages, [c.name]))
+    52
+    """
+    per_point, per_cell = item_bytes(dataset, program)
+    return dataset.n_points * per_point + dataset.n_cells * per_cell
+
+
 CHUNK_BYTES = 64 << 20
 """The field bytes a chunk aims at by default: copies this large run at the link's rate,
 and a run of 100M points is a few dozen chunks."""
@@ -152,8 +169,7 @@ def chunk_target(dataset, program: Program, chunk_bytes: int | None,
     """
     if chunk_bytes is not None:
         return int(chunk_bytes)
-    per_point, per_cell = item_bytes(dataset, program)
-    total = dataset.n_points * per_point + dataset.n_cells * per_cell
+    total = field_bytes(dataset, program)
     if replayed and dataset.family != "unstructured" and total <= CAPTURED_RUN_BYTES:
         return min(CHUNK_BYTES, max(REPLAYED_CHUNK_BYTES, total // REPLAYED_RUN_CHUNKS))
     if dataset.family != "uniform":

@@ -71,7 +71,7 @@ from .movers import make_mover
 from .program import NotStreamable, position_dependent, program_of
 # configure is documented here, with the settings it changes.
 from .settings import Settings, configure, current_settings, replaced_settings  # noqa: F401
-from .sizing import chunk_target, plan_within
+from .sizing import chunk_target, field_bytes, plan_within
 from .transfer import STORAGE_KINDS, storage_dtype
 
 
@@ -144,19 +144,19 @@ def _mapped_instead(dataset, stages, program, storage: dict, backend: str, n_chu
         return None
 
 
-def _graph_key(dataset, stages, program, settings: Settings, backend: str, fuse: bool):
+def _graph_key(dataset, stages, program, settings: Settings, backend: str, fuse: bool,
+               storage: dict):
     """The run's key for CUDA graphs (the device, whether maps fuse, and
-    :func:`daxpy.stream.captured.signature`), or None where it is not replayed:
-    graphs off, the CPU, or a device budget (its chunks free their topology
-    between runs)."""
-    if not settings.graphs or backend != "cuda" or settings.max_device_bytes is not None:
+    :func:`daxpy.stream.captured.signature`), or None where it is not
+    :func:`~daxpy.stream.captured.replayable`."""
+    if not captured.replayable(settings.graphs, backend, settings.max_device_bytes is not None,
+                               storage, field_bytes(dataset, program)):
         return None
     import cupy
 
-    keep = program.kept
     inputs = {name: dataset.fields(association)[name]
               for name, association in program.reads.items()}
-    key = captured.signature(stages, keep, program.reads, inputs)
+    key = captured.signature(stages, program.kept, program.reads, inputs)
     # Graphs and their buffers belong to the device they were captured on; a run
     # without fusion launches other kernels (and times each stage on its own).
     return None if key is None else (cupy.cuda.Device().id, bool(fuse)) + key
@@ -255,7 +255,7 @@ def run_streamed(dataset, stages, wanted, backend: str = "cuda", fuse: bool = Tr
         run = run_mapped(dataset, stages, program)
         profile.chunks = 1
     else:
-        key = _graph_key(dataset, stages, program, settings, backend, fuse)
+        key = _graph_key(dataset, stages, program, settings, backend, fuse, storage)
         ran = captured.ran_before(dataset, key)
         found, streams = _plan_in_flight(dataset, program, settings, replayed=ran)
         run = _mapped_instead(dataset, stages, program, storage, backend, len(found.chunks))
