@@ -108,10 +108,10 @@ def field_bytes(dataset, program: Program) -> int:
     --------
     >>> import numpy as np, daxpy
     >>> from daxpy.stream.program import program_of
-    >>> g = daxpy.UniformGrid(dims=(3, 3), point_data={"p": np.zeros(9, np.float32)})
-    >>> pipe = daxpy.pipeline(g); c = pipe.point_to_cell("p")
-    >>> field_bytes(g, program_of(g, pipe.stages, [c.name]))
-    52
+    >>> line = daxpy.UniformGrid(dims=(5,), point_data={"p": np.zeros(5)})
+    >>> pipe = daxpy.pipeline(line); grad = pipe.gradient("p")  # 5 float64 in, 5 x 3 out
+    >>> field_bytes(line, program_of(line, pipe.stages, [grad.name]))
+    160
     """
     per_point, per_cell = item_bytes(dataset, program)
     return dataset.n_points * per_point + dataset.n_cells * per_cell
