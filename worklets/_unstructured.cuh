@@ -62,13 +62,19 @@ struct ShapeLinks {
   typedef S Shape;
   static constexpr bool first = First, last = Last;
   const I* corners;
-  const T* xyz;
+  const T* xyz4;     // grid points as rows of four (x, y, z, 0): one 16-byte load
+                     // (two for double) a gathered corner instead of three
   const I* offsets;  // n + 1
   const I* slots;    // positions in corners
   const I* counts;   // cells per point, all shapes
   I n;
+  int finite_points;  // every coordinate finite (checked once per grid)
   __device__ __forceinline__ I n_points() const { return n; }
-  __device__ __forceinline__ V3<T> point_coords(I p) const { return load_point(xyz, p); }
+  __device__ __forceinline__ V3<T> point_coords(I p) const {
+    T row[4];
+    load_cached<4>(xyz4 + 4 * p, row);
+    return {row[0], row[1], row[2]};
+  }
 };
 
 // Point -> cell links in CSR form, built once on the device (sorted by point,

@@ -54,6 +54,42 @@ __device__ __forceinline__ void cell_gradient(const CellBlock<S, I, R, Sole>& to
   gradient_at<ShapeCell>(topo, item, src, dst);
 }
 
+template <class S> struct IsHex { static constexpr bool value = false; };
+template <> struct IsHex<Hex> { static constexpr bool value = true; };
+
+// A hexahedron's derivative at its corner `corner` (point p, at X[0] and f[0]
+// here, the corner's three neighbours along r, s and t after it), where every
+// coordinate and all eight corner values are finite. There the interpolation
+// derivatives are -1, +1 and zeros, so each of shape_metric's sums and of
+// add_shape_gradient's is one rounded difference of two corners: the same bits
+// from 4 of the 8 corners' points and none of the derivative arithmetic. Those
+// sums start at +0, so a zero difference is +0 there, never -0 ((-0) - (+0)):
+// adding +0 keeps that sign, which shows where an underflowed sum is -0.
+template <typename R>
+__device__ __forceinline__ R rise(bool up, R own, R other) {
+  return (up ? own - other : other - own) + R(0);
+}
+
+template <typename R, int C>
+__device__ __forceinline__ bool hex_corner_term(int corner, const V3<R> (&X)[4],
+                                                const R (&f)[4][C], V3<R> (&g)[C]) {
+  const bool up[3] = {((corner ^ (corner >> 1)) & 1) != 0, ((corner >> 1) & 1) != 0,
+                      ((corner >> 2) & 1) != 0};
+  V3<R> J[3];
+#pragma unroll
+  for (int d = 0; d < 3; ++d)
+    J[d] = {rise(up[d], X[0].x, X[d + 1].x), rise(up[d], X[0].y, X[d + 1].y),
+            rise(up[d], X[0].z, X[d + 1].z)};
+  V3<R> m[3];
+  const bool ok = inverse_first_rows<3, false>(J, m);
+#pragma unroll
+  for (int d = 0; d < 3; ++d) {
+#pragma unroll
+    for (int c = 0; c < C; ++c) g[c] = g[c] + rise(up[d], f[0][c], f[d + 1][c]) * m[d];
+  }
+  return ok;
+}
+
 // Point gradient: the sum over the cells of this shape using point p of each
 // cell's derivative there. Point-centric over the links (no atomics, fixed
 // order).
@@ -61,23 +97,55 @@ template <bool Redo, class S, typename I, typename R, bool First, bool Last, cla
 __device__ __forceinline__ Tuple<V3<R>, Src::C> shape_point_sum(
     const ShapeLinks<S, I, R, First, Last>& topo, I p, const Src& src, R by, bool& ok) {
   constexpr int K = S::n_corners, C = Src::C;
+  constexpr bool by_corner = IsHex<S>::value && !Redo;
   Tuple<V3<R>, C> g;
   zero(g.v);
   ok = true;
+  V3<R> own_point;
+  R own[C];
+  if constexpr (by_corner) {
+    own_point = topo.point_coords(p);
+    gather<R>(src, p, own);
+  }
   const I end = load(topo.offsets + p + 1);
   for (I l = load(topo.offsets + p); l < end; ++l) {
     const I slot = load(topo.slots + l);
     const I cell = slot / K;
     const int corner = int(slot - cell * K);
     I ids[K];
-    V3<R> X[K];
     R f[K][C];
-#pragma unroll
-    for (int k = 0; k < K; ++k) {
-      ids[k] = load(topo.corners + cell * K + k);
-      X[k] = topo.point_coords(ids[k]);
-    }
+    // The gathers bound this kernel (L1 wavefronts, benchmarks/NOTES.md): the
+    // cell's ids come as vector words, each corner's point as one row.
+    load_cached<K>(topo.corners + cell * K, ids);
     gather_corners<S, Redo>(ids, src, f, by);
+    if constexpr (by_corner) {
+      // The NaN rule reads all eight values; the term itself only four corners.
+      bool finite_values = true;
+#pragma unroll
+      for (int k = 0; k < K; ++k) finite_values = finite_values && all_finite(f[k]);
+      if (topo.finite_points && finite_values) {
+        V3<R> Xc[4];
+        R fc[4][C];
+        Xc[0] = own_point;
+#pragma unroll
+        for (int c = 0; c < C; ++c) fc[0][c] = own[c];
+        // Neighbours along r, s, t in VTK's order: corner ^ 1, ^ 3, ^ 4. Their
+        // ids load again (L1 hits) rather than being picked from registers by a
+        // runtime index (chains of selects, slower: benchmarks/NOTES.md).
+        const int flips[3] = {1, 3, 4};
+#pragma unroll
+        for (int d = 0; d < 3; ++d) {
+          const I q = load(topo.corners + cell * K + (corner ^ flips[d]));
+          Xc[d + 1] = topo.point_coords(q);
+          gather<R>(src, q, fc[d + 1]);
+        }
+        ok = hex_corner_term<R, C>(corner, Xc, fc, g.v) && ok;
+        continue;
+      }
+    }
+    V3<R> X[K];
+#pragma unroll
+    for (int k = 0; k < K; ++k) X[k] = topo.point_coords(ids[k]);
     R r, s, t, dN DAX_DIM(S)[K];
     Interp<S>::corner(corner, r, s, t);
     Interp<S>::derivs(r, s, t, dN);

@@ -33,8 +33,9 @@ import numpy as np
 
 from .codegen import ctype
 from .device import cached, to_device
-from .unstructured_arrays import (cells_per_point, coordinates, corner_ids, corner_links,
-                                  index_dtype, point_cell_links)
+from .unstructured_arrays import (all_points_finite, cells_per_point, coordinates, corner_ids,
+                                  corner_links, index_dtype, padded_coordinates,
+                                  point_cell_links)
 
 
 @dataclass
@@ -248,14 +249,16 @@ def shape_links(grid, shape_name: str, index: str, coord, first: bool, last: boo
 
     def values():
         offsets, slots = corner_links(grid, shape_name, index)
-        return [corner_ids(grid, shape_name, index), coordinates(grid, coord),
-                offsets, slots, cells_per_point(grid, index), idt(grid.n_points)]
+        xyz4 = padded_coordinates(grid, coord)
+        return [corner_ids(grid, shape_name, index), xyz4, offsets, slots,
+                cells_per_point(grid, index), idt(grid.n_points),
+                np.int32(all_points_finite(grid, xyz4))]
 
-    names = ("corners", "xyz", "offsets", "slots", "counts")
+    names = ("corners", "xyz4", "offsets", "slots", "counts")
     types = (index, cty, index, index, index)
     params = [(f"const {t}* __restrict__", n) for t, n in zip(types, names)]
-    params.append((f"const {index}", "n"))
-    setup = [f"topo.{n} = {n};" for n in names + ("n",)]
+    params += [(f"const {index}", "n"), ("const int", "finite_points")]
+    setup = [f"topo.{n} = {n};" for n in names + ("n", "finite_points")]
     flags = "" if first and last else ("_first" if first else "_last" if last else "_more")
     return Topology(f"unstructured_{shape_name}{flags}",
                     f"dax::ShapeLinks<dax::{shape_name.capitalize()}, {index}, {cty}, "

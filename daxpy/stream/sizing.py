@@ -58,8 +58,9 @@ CHUNK_BYTES_PER_POINT = 12
 """Device bytes of topology per point of such a chunk: 32-bit link offsets
 (to corners and to cells) and cell counts."""
 
-COORDINATE_BYTES = 24
-"""Device bytes per point of explicit coordinates (three float64 at most)."""
+COORDINATE_BYTES = 32
+"""Device bytes per point of explicit coordinates: three float64 at most, or the
+rows of four that the point gradient of unstructured grids gathers."""
 
 
 @dataclass(frozen=True)
@@ -192,7 +193,7 @@ def estimated_bytes(family: str, sizes, per_point: int, per_cell: int,
     >>> estimated_bytes("unstructured", (10, 8, 64), 4, 0, False)
     40
     >>> estimated_bytes("unstructured", (10, 8, 64), 4, 0, True)
-    1424
+    1504
     """
     points, cells, corners = sizes
     total = points * per_point + cells * per_cell
@@ -326,10 +327,10 @@ def resident_chunks(family: str, sizes: list, per_point: int, per_cell: int,
 
     Examples
     --------
-    >>> sizes = [(10, 8, 64)] * 4                 # 1424 bytes each, 1384 of topology
+    >>> sizes = [(10, 8, 64)] * 4                 # 1504 bytes each, 1464 of topology
     >>> sorted(resident_chunks("unstructured", sizes, 4, 0, 5000, 2))
     [0]
-    >>> sorted(resident_chunks("unstructured", sizes, 4, 0, 5700, 2))
+    >>> sorted(resident_chunks("unstructured", sizes, 4, 0, 6000, 2))
     [0, 1, 2, 3]
     """
     fields = [estimated_bytes(family, s, per_point, per_cell, False) for s in sizes]

@@ -1,0 +1,87 @@
+"""The CUDA point gradient of hexahedra takes each (point, cell) term from the
+point's corner and its three neighbours where all eight corners are finite
+(``worklets/_unstructured_gradient.cuh``, ``hex_corner_term``). That is meant to
+give the eight-corner arithmetic's bits, signed zeros and NaN included: these
+tests run both on the same grid and values and compare the bits.
+
+The eight-corner path is forced by marking the grid's points as not all finite
+(the flag :func:`daxpy.cuda.unstructured_arrays.all_points_finite` keeps), the
+one case where the kernel takes it for every term.
+"""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import daxpy
+from daxpy.data.celltypes import HEXAHEDRON, TETRA, WEDGE
+
+from strategies import field_arrays, unstructured_grids
+
+SPECIAL = np.array([0.0, -0.0, 1e-44, -1e-44, 1e-300, 3e38, -3e38, 1.0, np.nan, np.inf])
+
+
+def _gradient(grid, values, eight_corners: bool) -> np.ndarray:
+    import cupy
+
+    from daxpy.cuda.device import cached, forget
+
+    forget(grid)
+    if eight_corners:
+        for coord in ("<f4", "<f8"):
+            cached(grid, f"points_finite:{coord}", lambda: False)
+    grid.point_data["f"] = cupy.asarray(values)
+    pipe = daxpy.pipeline(grid)
+    node = pipe.gradient("f")
+    result = pipe.run(backend="cuda", to="device")
+    return cupy.asnumpy(result.point_data[node.name])
+
+
+def _same_bits(a: np.ndarray, b: np.ndarray) -> bool:
+    return a.shape == b.shape and a.dtype == b.dtype and np.array_equal(
+        a.view(np.uint8), b.view(np.uint8))
+
+
+@pytest.mark.gpu
+@settings(max_examples=40, deadline=None)
+@given(st.data())
+def test_four_corner_terms_give_the_eight_corner_bits(data):
+    shapes = data.draw(st.sampled_from([(HEXAHEDRON,), (HEXAHEDRON, TETRA, WEDGE)]),
+                       label="shapes")
+    grid = data.draw(unstructured_grids(shapes=shapes, max_side=6))
+    values = data.draw(field_arrays(grid.n_points))
+    flat = values.reshape(grid.n_points, -1)
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**16), label="seed"))
+    # Signed zeros, subnormals, values near the type's end and non-finite ones.
+    chosen = rng.random(flat.shape) < data.draw(st.sampled_from([0.0, 0.1, 0.6]))
+    with np.errstate(over="ignore"):
+        flat[chosen] = SPECIAL[rng.integers(0, len(SPECIAL), chosen.sum())].astype(flat.dtype)
+    if data.draw(st.booleans(), label="scaled down"):
+        values = (values * values.dtype.type(1e-40)).astype(values.dtype)
+    fast = _gradient(grid, values, eight_corners=False)
+    full = _gradient(grid, values, eight_corners=True)
+    assert _same_bits(fast, full)
+
+
+@pytest.mark.gpu
+def test_a_lattice_through_the_origin_gives_the_same_bits_with_signed_zeros():
+    """Exact zeros in the points and the values: each difference of two corners
+    is +0 where the eight-corner sums are, whatever the signs of the zeros."""
+    side = np.arange(-3.0, 4.0, dtype=np.float32)
+    z, y, x = np.meshgrid(side, side, side, indexing="ij")
+    points = -np.stack([x.ravel(), y.ravel(), z.ravel()], axis=1)  # -0.0 at the origin
+    n = len(side)
+    cells = []
+    for k in range(n - 1):
+        for j in range(n - 1):
+            for i in range(n - 1):
+                p = i + n * (j + n * k)
+                cells.append([p, p + 1, p + 1 + n, p + n,
+                              p + n * n, p + 1 + n * n, p + 1 + n + n * n, p + n + n * n])
+    cells = np.array(cells)
+    grid = daxpy.UnstructuredGrid(points, cells.ravel(), np.arange(0, cells.size + 1, 8),
+                                  np.full(len(cells), HEXAHEDRON, np.uint8))
+    rng = np.random.default_rng(5)
+    values = np.where(rng.random(grid.n_points) < 0.5, rng.choice([-0.0, 0.0], grid.n_points),
+                      rng.uniform(-1, 1, grid.n_points) * 1e-44).astype(np.float32)
+    assert _same_bits(_gradient(grid, values, False), _gradient(grid, values, True))
