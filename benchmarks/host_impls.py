@@ -213,7 +213,7 @@ def pipeline_of(setup: Setup, field=None):
 
 def working_bytes(setup: Setup) -> int:
     """Device bytes the whole case holds at once: input, output, topology estimate."""
-    from daxpy.stream.sizing import UNSTRUCTURED_BYTES_PER_CORNER
+    from daxpy.stream.device_bytes import UNSTRUCTURED_BYTES_PER_CORNER
 
     topology = 0
     if setup.grid.family == "unstructured":

@@ -19,7 +19,8 @@ from daxpy.data.decomposition import ids_of
 from daxpy.errors import DeviceMemoryError
 from daxpy.stream import sizing
 from daxpy.stream.program import program_of
-from daxpy.stream.sizing import estimated_bytes, item_bytes, plan_within, resident_chunks
+from daxpy.stream.device_bytes import estimated_bytes, resident_chunks
+from daxpy.stream.sizing import item_bytes, plan_within
 from daxpy.stream.streaming import configure, run_streamed
 from daxpy.worklets._links_cpu import build_links
 

@@ -21,7 +21,8 @@ from daxpy.errors import DeviceMemoryError
 from daxpy.stream.loop import stream_chunks
 from daxpy.stream.movers import NumpyMover
 from daxpy.stream.program import NotStreamable, program_of
-from daxpy.stream.sizing import UNSTRUCTURED_BYTES_PER_CORNER, plan
+from daxpy.stream.device_bytes import UNSTRUCTURED_BYTES_PER_CORNER
+from daxpy.stream.sizing import plan
 from daxpy.stream.streaming import StreamProfile, configure, run_streamed
 
 from strategies import field_arrays, mixed_grid_all_shapes, structured_grids, unstructured_grids

@@ -9,10 +9,10 @@ when their whole working set would not fit its share.
 
 Out of core, the links of unstructured chunks are built on the host, once
 (:mod:`daxpy.cuda.host_links`): the device holds only the link arrays
-(:data:`CHUNK_BYTES_PER_CORNER`), never the sort that builds them. What the
-budget leaves beside the chunks in flight holds the topology of as many chunks
-as fit, kept on the device between runs (:attr:`ChunkPlan.resident`); the
-others upload theirs with their fields. A plan is made once per grid
+(:data:`~daxpy.stream.device_bytes.CHUNK_BYTES_PER_CORNER`), never the sort that
+builds them. What the budget leaves beside the chunks in flight holds the
+topology of as many chunks as fit, kept on the device between runs
+(:attr:`ChunkPlan.resident`); the others upload theirs with their fields. A plan is made once per grid
 topology, pipeline shape (depth, bytes per point and cell) and settings, and
 cached with the grid's topology, chunk sub-grids and host links included.
 
@@ -40,28 +40,8 @@ from ..errors import DeviceMemoryError
 from .chunks import structured_chunks, unstructured_chunks, unstructured_layout
 from . import transfer
 from .captured import CAPTURED_RUN_BYTES
+from .device_bytes import estimated_bytes, resident_chunks
 from .program import Program
-
-UNSTRUCTURED_BYTES_PER_CORNER = 80
-"""Estimated peak device bytes of topology per cell corner of an unstructured
-grid whose links the device builds (a whole-grid run): its corner ids, the
-64-bit keys, order and temporaries of sorting the links from points to
-corners, and the links kept. Benchmarks count it in a case's working set."""
-
-CHUNK_BYTES_PER_CORNER = 16
-"""Device bytes of topology per cell corner of an out-of-core unstructured
-chunk, whose links come from the host: 32-bit corner ids, corner slots and
-cell links (the most any worklet asks for), and room for the 32-bit cell ids
-of each shape of a mixed grid (at most one per corner)."""
-
-CHUNK_BYTES_PER_POINT = 12
-"""Device bytes of topology per point of such a chunk: 32-bit link offsets
-(to corners and to cells) and cell counts."""
-
-COORDINATE_BYTES = 32
-"""Device bytes per point of explicit coordinates: three float64 at most, or the
-rows of four that the point gradient of unstructured grids gathers."""
-
 
 @dataclass(frozen=True)
 class ChunkPlan:
@@ -181,29 +161,6 @@ def chunk_target(dataset, program: Program, chunk_bytes: int | None,
     return min(CHUNK_BYTES, max(SMALL_CHUNK_BYTES, total // SMALL_RUN_CHUNKS))
 
 
-def estimated_bytes(family: str, sizes, per_point: int, per_cell: int,
-                    resident: bool) -> int:
-    """Estimated device bytes of a chunk of ``sizes`` = (points, cells, corners):
-    its fields, and with ``resident`` its coordinates and topology too (they
-    stay on the device between runs unless a budget is set, so only then do
-    they count against a chunk's share).
-
-    Examples
-    --------
-    >>> estimated_bytes("unstructured", (10, 8, 64), 4, 0, False)
-    40
-    >>> estimated_bytes("unstructured", (10, 8, 64), 4, 0, True)
-    1504
-    """
-    points, cells, corners = sizes
-    total = points * per_point + cells * per_cell
-    if resident and family in ("curvilinear", "unstructured"):
-        total += points * COORDINATE_BYTES
-    if resident and family == "unstructured":
-        total += points * CHUNK_BYTES_PER_POINT + corners * CHUNK_BYTES_PER_CORNER
-    return int(total)
-
-
 def _owned_unit(dataset, program: Program, resident: bool) -> float:
     """Estimated bytes per owned layer (structured) or owned cell (unstructured)."""
     per_point, per_cell = item_bytes(dataset, program)
@@ -316,35 +273,6 @@ def _fitting(size: int, found: float, unit: float, bound: int) -> int:
     if halo >= bound:
         return int(size * bound / found * 0.9)
     return int((bound - halo) / max(unit, 1) * 0.98)
-
-
-def resident_chunks(family: str, sizes: list, per_point: int, per_cell: int,
-                    max_device_bytes: int, streams: int) -> frozenset:
-    """Indices of the chunks of ``sizes`` (:func:`chunk_sizes`) whose device
-    topology may stay between runs: the longest run of first chunks whose
-    topology, with ``streams`` chunks in flight (their fields, and the topology
-    of those that do not stay), fits ``max_device_bytes``.
-
-    Examples
-    --------
-    >>> sizes = [(10, 8, 64)] * 4                 # 1504 bytes each, 1464 of topology
-    >>> sorted(resident_chunks("unstructured", sizes, 4, 0, 5000, 2))
-    [0]
-    >>> sorted(resident_chunks("unstructured", sizes, 4, 0, 6000, 2))
-    [0, 1, 2, 3]
-    """
-    fields = [estimated_bytes(family, s, per_point, per_cell, False) for s in sizes]
-    topology = [estimated_bytes(family, s, per_point, per_cell, True) - f
-                for s, f in zip(sizes, fields)]
-    in_flight = int(streams) * max(fields, default=0)
-    kept = 0
-    for count in range(len(sizes), 0, -1):
-        # A chunk in flight whose topology does not stay uploads it with its fields.
-        passing = min(int(streams), len(sizes) - count) * max(topology[count:], default=0)
-        if sum(topology[:count]) + in_flight + passing <= int(max_device_bytes):
-            kept = count
-            break
-    return frozenset(range(kept))
 
 
 def plan_within(dataset, program: Program, chunk_budget: int, max_device_bytes=None,
