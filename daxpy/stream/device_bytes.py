@@ -57,10 +57,10 @@ def estimated_bytes(family: str, sizes, per_point: int, per_cell: int,
 
 def resident_chunks(family: str, sizes: list, per_point: int, per_cell: int,
                     max_device_bytes: int, streams: int) -> frozenset:
-    """Indices of the chunks of ``sizes`` (:func:`chunk_sizes`) whose device
-    topology may stay between runs: the longest run of first chunks whose
-    topology, with ``streams`` chunks in flight (their fields, and the topology
-    of those that do not stay), fits ``max_device_bytes``.
+    """Indices of the chunks of ``sizes`` (:func:`~daxpy.stream.sizing.chunk_sizes`)
+    whose device topology may stay between runs: the longest run of first chunks
+    whose topology, with ``streams`` chunks in flight (their fields, and the
+    topology of those that do not stay), fits ``max_device_bytes``.
 
     Examples
     --------

@@ -12,9 +12,10 @@ Out of core, the links of unstructured chunks are built on the host, once
 (:data:`~daxpy.stream.device_bytes.CHUNK_BYTES_PER_CORNER`), never the sort that
 builds them. What the budget leaves beside the chunks in flight holds the
 topology of as many chunks as fit, kept on the device between runs
-(:attr:`ChunkPlan.resident`); the others upload theirs with their fields. A plan is made once per grid
-topology, pipeline shape (depth, bytes per point and cell) and settings, and
-cached with the grid's topology, chunk sub-grids and host links included.
+(:attr:`ChunkPlan.resident`); the others upload theirs with their fields. A
+plan is made once per grid topology, pipeline shape (depth, bytes per point and
+cell) and settings, and cached with the grid's topology, chunk sub-grids and
+host links included.
 
 Examples
 --------
