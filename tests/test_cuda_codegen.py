@@ -58,7 +58,8 @@ def specializations(name):
                         plan = make_plan(worklet, grid, association, np.dtype(dtype), tail,
                                          params, index=index)
                         for launch in plan.launches:
-                            kernels.setdefault(launch.kernel.name, launch.kernel)
+                            for kernel, _, _ in launch.sequence():
+                                kernels.setdefault(kernel.name, kernel)
     return kernels
 
 

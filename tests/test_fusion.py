@@ -99,7 +99,7 @@ def test_fused_kernels_compile(data, tmp_path_factory):
         association, dtype, components, steps = data.draw(chains(grid))
         plan = make_fused_plan(grid, association, dtype, _tail(components), steps)
         for launch in plan.launches:
-            kernels[launch.kernel.name] = launch.kernel
+            kernels.update((kernel.name, kernel) for kernel, _, _ in launch.sequence())
     source = "\n".join(k.source() for k in kernels.values())
     workdir = tmp_path_factory.mktemp("fused")
     for arch in ARCHS:

@@ -7,6 +7,11 @@ tests run both on the same grid and values and compare the bits.
 The eight-corner path is forced by marking the grid's points as not all finite
 (the flag :func:`daxpy.cuda.unstructured_arrays.all_points_finite` keeps), the
 one case where the kernel takes it for every term.
+
+Where the hexahedra are the grid's first shape the gradient runs as four kernels
+(``worklets/_hex_point_gradient.cuh``): the four-corner kernel only where every
+value is finite, the points it lists for a redo, or all of them when the list
+overflows, by the one-kernel form. Those cases are here too.
 """
 
 import numpy as np
@@ -85,3 +90,55 @@ def test_a_lattice_through_the_origin_gives_the_same_bits_with_signed_zeros():
     values = np.where(rng.random(grid.n_points) < 0.5, rng.choice([-0.0, 0.0], grid.n_points),
                       rng.uniform(-1, 1, grid.n_points) * 1e-44).astype(np.float32)
     assert _same_bits(_gradient(grid, values, False), _gradient(grid, values, True))
+
+
+def _lattice(side: int, spacing: float = 1.0) -> daxpy.UnstructuredGrid:
+    from benchmarks.datasets import hex_grid
+
+    grid = hex_grid((side, side, side))
+    return daxpy.UnstructuredGrid(grid.points() * spacing, grid.connectivity, grid.offsets,
+                                  grid.cell_types)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("side", [12, 30])
+def test_points_redone_are_listed_or_all_redone_with_the_same_bits(side):
+    """Differences of values near float's end overflow the four-corner sums (the
+    gradients, over cells 4 wide, do not): the points go on a list (12^3) or
+    overflow it (30^3: more than daxpy.cuda.hex_gradient.LISTED), and are summed
+    again by the one-kernel form."""
+    from daxpy.cuda.hex_gradient import LISTED
+
+    grid = _lattice(side, spacing=4.0)
+    rng = np.random.default_rng(side)
+    values = rng.choice([-1.75e38, 1.75e38], grid.n_points).astype(np.float32)
+    assert (grid.n_points > LISTED) == (side == 30)
+    fast = _gradient(grid, values, eight_corners=False)
+    assert np.isfinite(fast).all()
+    assert _same_bits(fast, _gradient(grid, values, eight_corners=True))
+
+
+@pytest.mark.gpu
+def test_a_map_on_load_that_overflows_is_seen_as_not_finite():
+    """The note kernel converts the values as the gradient reads them: a
+    magnitude of finite float32 components can be Inf."""
+    import cupy
+
+    from daxpy.cuda.device import cached, forget
+
+    grid = _lattice(8)
+    rng = np.random.default_rng(3)
+    vectors = rng.uniform(-1, 1, (grid.n_points, 3)).astype(np.float32)
+    vectors[rng.random(grid.n_points) < 0.05] = 3e38
+    results = []
+    for eight_corners in (False, True):
+        forget(grid)
+        if eight_corners:
+            for coord in ("<f4", "<f8"):
+                cached(grid, f"points_finite:{coord}", lambda: False)
+        grid.point_data["v"] = cupy.asarray(vectors)
+        pipe = daxpy.pipeline(grid)
+        node = pipe.magnitude("v").gradient()
+        results.append(cupy.asnumpy(pipe.run(backend="cuda", to="device").point_data[node.name]))
+    assert not np.isfinite(results[0]).all()
+    assert _same_bits(*results)

@@ -103,7 +103,9 @@ CUDA = {
                               march="cell_to_point_march", march_planes=8),
     "point_gradient": CudaSpec("gradient.cuh", "point_gradient", "points",
                                out_tail=_gradient_tail, uses_coordinates=True,
-                               point_links="corners", march="point_gradient_march"),
+                               point_links="corners", march="point_gradient_march",
+                               hexahedra=("hex_point_gradient_fast", "hex_point_gradient_all",
+                                          "hex_point_gradient_listed")),
     "cell_gradient": CudaSpec("gradient.cuh", "cell_gradient", "cells",
                               out_tail=_gradient_tail, uses_coordinates=True),
 }

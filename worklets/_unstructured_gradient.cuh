@@ -90,6 +90,23 @@ __device__ __forceinline__ bool hex_corner_term(int corner, const V3<R> (&X)[4],
   return ok;
 }
 
+// The point and value of corner `corner`'s three neighbours along r, s and t in
+// VTK's order (corner ^ 1, ^ 3, ^ 4) of hexahedron `cell`, after point p's own in
+// X[0] and f[0]. Their ids load again (L1 hits) rather than being picked from
+// registers by a runtime index (chains of selects, slower: benchmarks/NOTES.md).
+template <typename I, typename R, bool First, bool Last, class Src>
+__device__ __forceinline__ void hex_neighbours(const ShapeLinks<Hex, I, R, First, Last>& topo,
+                                               I cell, int corner, const Src& src,
+                                               V3<R> (&X)[4], R (&f)[4][Src::C]) {
+  const int flips[3] = {1, 3, 4};
+#pragma unroll
+  for (int d = 0; d < 3; ++d) {
+    const I q = load(topo.corners + cell * I(8) + (corner ^ flips[d]));
+    X[d + 1] = topo.point_coords(q);
+    gather<R>(src, q, f[d + 1]);
+  }
+}
+
 // Point gradient: the sum over the cells of this shape using point p of each
 // cell's derivative there. Point-centric over the links (no atomics, fixed
 // order).
@@ -129,16 +146,7 @@ __device__ __forceinline__ Tuple<V3<R>, Src::C> shape_point_sum(
         Xc[0] = own_point;
 #pragma unroll
         for (int c = 0; c < C; ++c) fc[0][c] = own[c];
-        // Neighbours along r, s, t in VTK's order: corner ^ 1, ^ 3, ^ 4. Their
-        // ids load again (L1 hits) rather than being picked from registers by a
-        // runtime index (chains of selects, slower: benchmarks/NOTES.md).
-        const int flips[3] = {1, 3, 4};
-#pragma unroll
-        for (int d = 0; d < 3; ++d) {
-          const I q = load(topo.corners + cell * K + (corner ^ flips[d]));
-          Xc[d + 1] = topo.point_coords(q);
-          gather<R>(src, q, fc[d + 1]);
-        }
+        hex_neighbours(topo, cell, corner, src, Xc, fc);
         ok = hex_corner_term<R, C>(corner, Xc, fc, g.v) && ok;
         continue;
       }

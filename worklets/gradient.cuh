@@ -20,5 +20,6 @@
 #include "_structured_gradient.cuh"
 #include "_march_gradient.cuh"
 #include "_unstructured_gradient.cuh"
+#include "_hex_point_gradient.cuh"
 
 #endif  // DAXPY_GRADIENT_CUH

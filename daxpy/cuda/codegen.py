@@ -267,6 +267,12 @@ class Launch:
         Work items (threads) to launch.
     values : callable
         ``values(in_array, out_array) -> list`` of launch arguments.
+    grid, block : tuple, optional
+        Launch dimensions of a kernel that does its own indexing.
+    after : tuple of (KernelSource, int)
+        Kernels launched after ``kernel``, in turn, with the same arguments,
+        each over its count of work items (a variant in several kernels that
+        share scratch arrays among its arguments).
     """
 
     kernel: KernelSource
@@ -274,6 +280,7 @@ class Launch:
     values: Callable[[Any, Any], list]
     grid: tuple | None = None
     block: tuple | None = None
+    after: tuple = ()
 
     def dims(self) -> tuple[tuple, tuple]:
         """(grid, block) launch dimensions.
@@ -286,6 +293,28 @@ class Launch:
         if self.grid is not None:
             return self.grid, self.block
         return (self.kernel.blocks(self.n_items),), (BLOCK_SIZE,)
+
+    def sequence(self) -> list[tuple[KernelSource, tuple, tuple]]:
+        """(kernel, grid, block) of each kernel of this launch, in order.
+
+        Examples
+        --------
+        >>> k, rest = KernelSource("k", (), [], "n", ""), KernelSource("r", (), [], "n", "")
+        >>> [(s.name, g) for s, g, _ in Launch(k, 300, list, after=((rest, 9),)).sequence()]
+        [('k', (2,)), ('r', (1,))]
+        """
+        return [(self.kernel, *self.dims())] + [(k, (k.blocks(n),), (BLOCK_SIZE,))
+                                                 for k, n in self.after]
+
+    def source(self) -> str:
+        """The CUDA source of every kernel of this launch.
+
+        Examples
+        --------
+        >>> Launch(KernelSource("k", (), [], "n", ""), 1, list).source().count("// daxpy generated")
+        1
+        """
+        return "\n".join(kernel.source() for kernel, _, _ in self.sequence())
 
 
 @dataclass

@@ -51,9 +51,9 @@ def launch(plan, values, out) -> None:
     for step in plan.launches:
         if step.n_items == 0:
             continue
-        kernel = kernel_of(step.kernel)
-        grid, block = step.dims()
-        kernel(grid, block, tuple(step.values(values, out)))
+        args = tuple(step.values(values, out))
+        for source, grid, block in step.sequence():
+            kernel_of(source)(grid, block, args)
 
 
 def device_field(name: str, dataset, values: Any, association: str) -> tuple[Any, bool]:
@@ -180,4 +180,4 @@ def kernel_source(name: str, dataset, field_dtype="float32", components: int = 1
         association = wanted if wanted != "any" else "points"
     tail = () if components == 1 else (int(components),)
     plan = make_plan(worklet, dataset, association, np.dtype(field_dtype), tail, params)
-    return "\n".join(step.kernel.source() for step in plan.launches)
+    return "\n".join(step.source() for step in plan.launches)

@@ -243,4 +243,4 @@ def chain_source(steps, dataset, field_dtype="float32", components: int = 1,
         association = wanted if wanted != "any" else "points"
     tail = () if components == 1 else (int(components),)
     plan = make_fused_plan(dataset, association, np.dtype(field_dtype), tail, steps)
-    return "\n".join(step.kernel.source() for step in plan.launches)
+    return "\n".join(step.source() for step in plan.launches)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .codegen import PER_THREAD, KernelSource, Launch, ctype, io_params, kernel_name
+from .hex_gradient import hexahedra_launch
 from .stages import IO, option_values
 
 
@@ -72,7 +73,8 @@ def march_geometry(spec, dataset, io: IO, aligned: bool) -> tuple[int, int] | No
 def topological_launch(spec, dataset, topo, n_items: int, count: str, io: IO, parts: tuple,
                        index: str, wide, aligned: bool, options) -> Launch:
     """The launch of one topology's kernel: marching on 3-D structured grids
-    (:func:`march_geometry`), one work item per cell or point otherwise."""
+    (:func:`march_geometry`), three kernels over hexahedra where the worklet has
+    them (:mod:`.hex_gradient`), one work item per cell or point otherwise."""
     extra = [options, *io.options]
     params = (io_params(ctype(io.in_dtype), ctype(io.out_dtype)) + topo.params
               + [p for o in extra for p in o.params])
@@ -84,6 +86,9 @@ def topological_launch(spec, dataset, topo, n_items: int, count: str, io: IO, pa
     def values(i, o, t=topo):
         return [i, o] + t.values() + [v for opt in extra for v in option_values(opt)]
 
+    if spec.hexahedra and topo.first_hexahedra:
+        return hexahedra_launch(spec.hexahedra, n_items, count, headers, params, setup, index,
+                                preamble, (*parts, wide), values)
     if geometry is None:
         kernel = KernelSource(
             kernel_name(*parts, wide), headers, params, count,

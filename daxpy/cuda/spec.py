@@ -147,6 +147,10 @@ class CudaSpec:
     map : str, optional
         For elementwise worklets: the map struct template
         (``Map<C, In, Out, ...>``) that fuses them into other kernels.
+    hexahedra : tuple of str, optional
+        For ``point_links="corners"``: device functions of the three kernels that
+        run instead of ``function`` over a grid's first shape where it is the
+        hexahedron (:mod:`daxpy.cuda.hex_gradient`).
     """
 
     header: str
@@ -161,6 +165,7 @@ class CudaSpec:
     march: str | None = None
     march_planes: int = 4
     map: str | None = None
+    hexahedra: tuple | None = None
 
     def __post_init__(self):
         if self.domain not in DOMAINS:

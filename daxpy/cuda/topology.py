@@ -54,6 +54,9 @@ class Topology:
         Statements that build ``topo`` from those arguments.
     values : callable
         Returns the launch values of ``params`` (uploads what is missing).
+    first_hexahedra : bool
+        Point -> corner links of hexahedra that start the point sums (the grid's
+        first shape): the three-kernel gradient may run (:mod:`.hex_gradient`).
     """
 
     name: str
@@ -61,6 +64,7 @@ class Topology:
     params: list
     setup: list
     values: Callable[[], list] = field(repr=False)
+    first_hexahedra: bool = False
 
     def declaration(self) -> list:
         """Setup statements, with the declaration of ``topo`` first.
@@ -262,4 +266,5 @@ def shape_links(grid, shape_name: str, index: str, coord, first: bool, last: boo
     flags = "" if first and last else ("_first" if first else "_last" if last else "_more")
     return Topology(f"unstructured_{shape_name}{flags}",
                     f"dax::ShapeLinks<dax::{shape_name.capitalize()}, {index}, {cty}, "
-                    f"{str(first).lower()}, {str(last).lower()}>", params, setup, values)
+                    f"{str(first).lower()}, {str(last).lower()}>", params, setup, values,
+                    first_hexahedra=first and shape_name == "hex")
