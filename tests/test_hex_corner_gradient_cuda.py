@@ -93,11 +93,18 @@ def test_a_lattice_through_the_origin_gives_the_same_bits_with_signed_zeros():
 
 
 def _lattice(side: int, spacing: float = 1.0) -> daxpy.UnstructuredGrid:
-    from benchmarks.datasets import hex_grid
-
-    grid = hex_grid((side, side, side))
-    return daxpy.UnstructuredGrid(grid.points() * spacing, grid.connectivity, grid.offsets,
-                                  grid.cell_types)
+    """Hexahedra over a side^3 lattice whose points move by up to 0.15 spacings."""
+    n = side
+    k, j, i = np.meshgrid(*(np.arange(n - 1),) * 3, indexing="ij")
+    p = (i + n * (j + n * k)).ravel()
+    corners = np.stack([p, p + 1, p + 1 + n, p + n, p + n * n, p + 1 + n * n,
+                        p + 1 + n + n * n, p + n + n * n], axis=1)
+    z, y, x = np.meshgrid(*(np.arange(n, dtype=np.float64),) * 3, indexing="ij")
+    points = np.stack([x.ravel(), y.ravel(), z.ravel()], axis=1)
+    points += np.random.default_rng(side).uniform(-0.15, 0.15, points.shape)
+    return daxpy.UnstructuredGrid(points * spacing, corners.ravel(),
+                                  np.arange(0, corners.size + 1, 8),
+                                  np.full(len(corners), HEXAHEDRON, np.uint8))
 
 
 @pytest.mark.gpu
