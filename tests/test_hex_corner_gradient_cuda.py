@@ -77,36 +77,29 @@ def test_a_lattice_through_the_origin_gives_the_same_bits_with_signed_zeros():
     side = np.arange(-3.0, 4.0, dtype=np.float32)
     z, y, x = np.meshgrid(side, side, side, indexing="ij")
     points = -np.stack([x.ravel(), y.ravel(), z.ravel()], axis=1)  # -0.0 at the origin
-    n = len(side)
-    cells = []
-    for k in range(n - 1):
-        for j in range(n - 1):
-            for i in range(n - 1):
-                p = i + n * (j + n * k)
-                cells.append([p, p + 1, p + 1 + n, p + n,
-                              p + n * n, p + 1 + n * n, p + 1 + n + n * n, p + n + n * n])
-    cells = np.array(cells)
-    grid = daxpy.UnstructuredGrid(points, cells.ravel(), np.arange(0, cells.size + 1, 8),
-                                  np.full(len(cells), HEXAHEDRON, np.uint8))
+    grid = _hexahedra(points, len(side))
     rng = np.random.default_rng(5)
     values = np.where(rng.random(grid.n_points) < 0.5, rng.choice([-0.0, 0.0], grid.n_points),
                       rng.uniform(-1, 1, grid.n_points) * 1e-44).astype(np.float32)
     assert _same_bits(_gradient(grid, values, False), _gradient(grid, values, True))
 
 
-def _lattice(side: int, spacing: float = 1.0) -> daxpy.UnstructuredGrid:
-    """Hexahedra over a side^3 lattice whose points move by up to 0.15 spacings."""
-    n = side
+def _hexahedra(points: np.ndarray, n: int) -> daxpy.UnstructuredGrid:
+    """The hexahedra of an n^3 lattice of ``points`` (x fastest)."""
     k, j, i = np.meshgrid(*(np.arange(n - 1),) * 3, indexing="ij")
     p = (i + n * (j + n * k)).ravel()
     corners = np.stack([p, p + 1, p + 1 + n, p + n, p + n * n, p + 1 + n * n,
                         p + 1 + n + n * n, p + n + n * n], axis=1)
-    z, y, x = np.meshgrid(*(np.arange(n, dtype=np.float64),) * 3, indexing="ij")
+    return daxpy.UnstructuredGrid(points, corners.ravel(), np.arange(0, corners.size + 1, 8),
+                                  np.full(len(corners), HEXAHEDRON, np.uint8))
+
+
+def _lattice(side: int, spacing: float = 1.0) -> daxpy.UnstructuredGrid:
+    """Hexahedra over a side^3 lattice whose points move by up to 0.15 spacings."""
+    z, y, x = np.meshgrid(*(np.arange(side, dtype=np.float64),) * 3, indexing="ij")
     points = np.stack([x.ravel(), y.ravel(), z.ravel()], axis=1)
     points += np.random.default_rng(side).uniform(-0.15, 0.15, points.shape)
-    return daxpy.UnstructuredGrid(points * spacing, corners.ravel(),
-                                  np.arange(0, corners.size + 1, 8),
-                                  np.full(len(corners), HEXAHEDRON, np.uint8))
+    return _hexahedra(points * spacing, side)
 
 
 @pytest.mark.gpu
