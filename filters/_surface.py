@@ -20,6 +20,7 @@ import numpy as np
 
 from daxpy.data.arrays import array_module, joined
 from daxpy.data.dataset import DataSet
+from daxpy.data.host_pool import host_empty
 from daxpy.data.polydata import PolyData
 from daxpy.errors import FieldError
 from daxpy.stream.placement import placed
@@ -122,7 +123,9 @@ def point_arrays(dataset: DataSet, cut: EdgeCut, value: float, point_names: Sequ
     made = {name: interpolate(dataset_array(dataset, dataset.point_data[name], xp), cut)
             for name in point_names}
     if scalar_name is not None:
-        made[scalar_name] = xp.full(cut.n_points, value, dtype=scalar_dtype)
+        scalar = (host_empty if xp is np else xp.empty)(cut.n_points, scalar_dtype)
+        scalar.fill(value)
+        made[scalar_name] = scalar
     if gradient is not None:
         made["Normals"] = _normals(interpolate(dataset_array(None, gradient, xp), cut))
     return coordinates(dataset, cut), made
@@ -256,7 +259,7 @@ def _host_offsets(n_cells: int, k: int) -> np.ndarray:
         return np.arange(0, n_cells * k + 1, k, dtype=np.int64)
     from daxpy.worklets._blocks_cpu import on_threads
 
-    offsets = np.empty(n_cells + 1, np.int64)
+    offsets = host_empty(n_cells + 1, np.int64)
     block = -(-offsets.shape[0] // count)
     steps = np.arange(0, block * k, k, dtype=np.int64)
 

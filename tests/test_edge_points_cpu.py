@@ -26,9 +26,14 @@ def _grid(family, dims, dtype, rng):
     return daxpy.CurvilinearGrid(dims, points)
 
 
-def _cut(n_points, rng):
+def _cut(dims, rng):
+    """Random pairs of points, and pairs a step apart along x, y or z (or none):
+    grid edges, with those that would wrap past a row's or plane's end."""
+    n_points = int(np.prod(dims))
     lo = rng.integers(0, n_points, MIN_POINTS + 7)
-    hi = rng.integers(0, n_points, lo.shape[0])
+    steps = np.array([0, 1, dims[0], dims[0] * dims[1]])[rng.integers(0, 4, lo.shape[0])]
+    hi = np.where(rng.random(lo.shape[0]) < 0.5, rng.integers(0, n_points, lo.shape[0]),
+                  np.minimum(lo + steps, n_points - 1))
     return EdgeCut(lo, hi, rng.uniform(0, 1, lo.shape[0]), {}, {})
 
 
@@ -41,7 +46,7 @@ def test_compiled_surface_points_are_the_array_programs_bits(family, dims, dtype
                                                              threads, seed):
     rng = np.random.default_rng(seed)
     grid = _grid(family, dims, dtype, rng)
-    cut = _cut(grid.n_points, rng)
+    cut = _cut(dims, rng)
     shape = (grid.n_points,) + ((components,) if components else ())
     values = (rng.normal(size=shape) * 1e3).astype(dtype)
     values.ravel()[:: 11] = np.nan

@@ -1,7 +1,8 @@
 """Threads for the compiled kernels that are not Numba parallel loops (threshold,
 clip, contour, the hexahedra point gradient): a serial kernel (``nogil``) called
-from Python threads, on ranges of blocks (:func:`over_blocks`) or once per thread
-(:func:`on_threads`).
+from Python threads, on ranges of blocks (:func:`over_blocks`), once per thread
+(:func:`on_threads`), or once per thread taking blocks itself (:func:`on_claimed`,
+for kernels whose blocks are too short to be dealt from Python).
 
 A parallel loop costs far more to compile than the serial function it calls: on
 a 2-core machine a loop that only calls one costs about 0.5 s (the first in a
@@ -30,6 +31,8 @@ import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable
+
+import numpy as np
 
 from ._numba import kernel
 
@@ -103,6 +106,33 @@ def on_threads(task: Callable[..., Any], n_threads: int, *args: Any) -> None:
     task(*args, 0, n_threads)
     for helper in helpers:
         helper.result()
+
+
+def on_claimed(task: Callable[..., Any], n_blocks: int, *args: Any) -> None:
+    """``task(*args, taken, thread, n_threads)`` once on each thread the compiled
+    kernels run on (at most ``n_blocks``), where ``task`` takes blocks ``0 ..
+    n_blocks`` itself, each by :func:`~daxpy.worklets._claim_cpu.claim` from
+    ``taken`` (zero here): one call from Python a thread, however many blocks.
+
+    Examples
+    --------
+    >>> import numba, numpy as np
+    >>> from daxpy.worklets._claim_cpu import claim
+    >>> @numba.njit(nogil=True)
+    ... def ones(out, taken, thread, n_threads):
+    ...     block = claim(taken)
+    ...     while block < out.shape[0]:
+    ...         out[block] = 1
+    ...         block = claim(taken)
+    >>> out = np.zeros(5, np.int64)
+    >>> on_claimed(ones, 5, out)
+    >>> out.tolist()
+    [1, 1, 1, 1, 1]
+    """
+    from numba import get_num_threads
+
+    if n_blocks > 0:
+        on_threads(task, min(get_num_threads(), n_blocks), *args, np.zeros(1, np.int64))
 
 
 def over_blocks(task: Callable[..., Any], n_blocks: int, *args: Any) -> None:

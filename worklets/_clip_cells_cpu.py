@@ -38,6 +38,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from daxpy.data.host_pool import host_empty
+
 from ._blocks_cpu import block_kernel, over_blocks
 from ._marching import at_least
 from ._numba import CompiledUnavailable, count_type, kernel, kernel_dtype, refuse_bad_ids
@@ -301,8 +303,8 @@ def _counted(kept, pieces: list, n_input_cells: int) -> tuple:
     input cell's (so that mixed blocks' outputs interleave in input cell order)."""
     cases, chunk_counts = [], []
     for corners, cells, (tables, _, crossed) in pieces:
-        cases.append(np.empty(corners.shape[0], np.uint8))   # 8 corners: 256 cases
-        chunk_counts.append(np.empty((_chunks(corners.shape[0]), 5), np.int64))
+        cases.append(host_empty(corners.shape[0], np.uint8))   # 8 corners: 256 cases
+        chunk_counts.append(host_empty((_chunks(corners.shape[0]), 5), np.int64))
         over_blocks(_count, chunk_counts[-1].shape[0], kept, corners,
                     count_type(corners.shape[1]), tables[0], tables[2], tables[3], crossed,
                     cases[-1], chunk_counts[-1])
@@ -314,7 +316,7 @@ def _counted(kept, pieces: list, n_input_cells: int) -> tuple:
         return cases, made, starts
     # Every cell's row is written by its block (no zeros first: a pass over 32
     # bytes a cell, on one thread).
-    counts = np.empty((n_input_cells, 4), np.int64)
+    counts = host_empty((n_input_cells, 4), np.int64)
     for (corners, cells, (tables, _, crossed)), found in zip(pieces, cases):
         over_blocks(_cell_counts, _chunks(corners.shape[0]), found, cells, tables[0],
                     tables[2], tables[3], crossed, counts)
@@ -335,7 +337,7 @@ def _clipped(s, value: float, kept, pieces: list, n_input_cells: int) -> Clipped
     # Each kept point's place among them, the count last, on every core (NumPy's
     # cumsum: 2.3 ms on one thread for 1M points); other points' entries go unread.
     renumber = exclusive_rows(kept.reshape(-1, 1))[:, 0]
-    keys = np.empty(n_keys, np.int64)
+    keys = host_empty(n_keys, np.int64)
     for (corners, cells, (_, edges, crossed)), found in zip(pieces, cases):
         over_blocks(_keys, _chunks(corners.shape[0]), corners, found, cells, crossed, edges, n,
                     starts, by_cell, keys)
@@ -345,8 +347,8 @@ def _clipped(s, value: float, kept, pieces: list, n_input_cells: int) -> Clipped
     width = max([2] + [2 * tables[8].shape[1] for (_, _, (tables, _, _)), count
                        in zip(pieces, made) if count])
     points = new_points(n_points, n_centres, width)
-    out = (np.empty(n_slots, np.int64), np.empty(n_cells + 1, np.int64),
-           np.empty(n_cells, np.uint8), np.empty(n_cells, np.int64))
+    out = (host_empty(n_slots, np.int64), host_empty(n_cells + 1, np.int64),
+           host_empty(n_cells, np.uint8), host_empty(n_cells, np.int64))
     out[1][0] = 0
     over_blocks(_point_rows, _chunks(n) + _chunks(cut_keys.shape[0]), s, value, kept, renumber,
                 cut_keys, points[0], points[1])

@@ -29,58 +29,96 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._blocks_cpu import block_kernel, over_blocks
+from daxpy.data.host_pool import host_empty
+
+from ._blocks_cpu import block_kernel, on_claimed
+from ._claim_cpu import claim
 from ._numba import CompiledUnavailable, KERNEL_DTYPES
 
 MIN_POINTS = 1 << 14
 """Fewer output points than this are left to NumPy: threads would not pay off."""
 
-_BLOCK = 1 << 13
-"""Output points per block dealt to a thread."""
+_BLOCK = 1 << 11
+"""Output points per block a thread takes: small, as a block costs one atomic add."""
 
 
-# Serial kernels over blocks of output points, on the thread pool
-# (:func:`~daxpy.worklets._blocks_cpu.over_blocks`): Numba's parallel loops leave
+# Serial kernels called once per thread, each thread taking blocks of output
+# points as it frees up (:func:`~daxpy.worklets._blocks_cpu.on_claimed`): dealt
+# from Python, the 67 blocks of a 256³ contour's points cost more in calls under
+# the GIL than their work on 16 cores. Not Numba's parallel loops: those leave
 # their threads spinning after each loop, and on 2 busy cores those spinning
 # threads held up the thread pool's kernels that follow (a 1M-hexahedra slice:
 # 18 -> 44 ms).
 
 @block_kernel()
-def _axis_edges(x, y, z, nx, ny, lo, hi, t, out, first, last):
+def _axis_edges(x, y, z, nx, ny, lo, hi, t, out, taken, thread, n_threads):
     nxy = nx * ny
-    for p in range(first * _BLOCK, min(lo.shape[0], last * _BLOCK)):
-        a, b, w = lo[p], hi[p], t[p]
-        ak, bk = a // nxy, b // nxy
-        aj, bj = (a - ak * nxy) // nx, (b - bk * nxy) // nx
-        ai, bi = a - ak * nxy - aj * nx, b - bk * nxy - bj * nx
-        out[p, 0] = np.float64(x[ai]) + w * np.float64(x[bi] - x[ai])
-        out[p, 1] = np.float64(y[aj]) + w * np.float64(y[bj] - y[aj])
-        out[p, 2] = np.float64(z[ak]) + w * np.float64(z[bk] - z[ak])
+    n = lo.shape[0]
+    block = claim(taken)
+    while block * _BLOCK < n:
+        for p in range(block * _BLOCK, min(n, (block + 1) * _BLOCK)):
+            a, b, w = lo[p], hi[p], t[p]
+            ak = a // nxy
+            aj = (a - ak * nxy) // nx
+            ai = a - ak * nxy - aj * nx
+            # An edge's far end is one step along an axis from its near end (or is
+            # it, where the value is at a point): no divisions for it.
+            bi, bj, bk, step = ai, aj, ak, b - a
+            if step == nxy:
+                bk += 1
+            elif step == nx and aj + 1 < ny:
+                bj += 1
+            elif step == 1 and ai + 1 < nx:
+                bi += 1
+            elif step != 0:
+                bk = b // nxy
+                bj = (b - bk * nxy) // nx
+                bi = b - bk * nxy - bj * nx
+            out[p, 0] = np.float64(x[ai]) + w * np.float64(x[bi] - x[ai])
+            out[p, 1] = np.float64(y[aj]) + w * np.float64(y[bj] - y[aj])
+            out[p, 2] = np.float64(z[ak]) + w * np.float64(z[bk] - z[ak])
+        block = claim(taken)
 
 
 @block_kernel()
-def _point_edges(points, lo, hi, t, out, first, last):
-    for p in range(first * _BLOCK, min(lo.shape[0], last * _BLOCK)):
-        a, b, w = lo[p], hi[p], t[p]
-        for c in range(3):
-            low = np.float64(points[a, c])
-            out[p, c] = low + w * (np.float64(points[b, c]) - low)
+def _point_edges(points, lo, hi, t, out, taken, thread, n_threads):
+    n = lo.shape[0]
+    block = claim(taken)
+    while block * _BLOCK < n:
+        for p in range(block * _BLOCK, min(n, (block + 1) * _BLOCK)):
+            a, b, w = lo[p], hi[p], t[p]
+            for c in range(3):
+                low = np.float64(points[a, c])
+                out[p, c] = low + w * (np.float64(points[b, c]) - low)
+        block = claim(taken)
 
 
 @block_kernel()
-def _scalar_edges(values, lo, hi, t, out, first, last):
-    for p in range(first * _BLOCK, min(lo.shape[0], last * _BLOCK)):
-        low = values[lo[p]]
-        out[p] = low + t[p] * (values[hi[p]] - low)
+def _scalar_edges(values, lo, hi, t, out, taken, thread, n_threads):
+    n = lo.shape[0]
+    block = claim(taken)
+    while block * _BLOCK < n:
+        for p in range(block * _BLOCK, min(n, (block + 1) * _BLOCK)):
+            # t rounded to the field's dtype by storing it there, as NumPy's astype.
+            out[p] = t[p]
+            low = values[lo[p]]
+            out[p] = low + out[p] * (values[hi[p]] - low)
+        block = claim(taken)
 
 
 @block_kernel()
-def _field_edges(values, lo, hi, t, out, first, last):
-    for p in range(first * _BLOCK, min(lo.shape[0], last * _BLOCK)):
-        a, b, w = lo[p], hi[p], t[p]
-        for c in range(values.shape[1]):
-            low = values[a, c]
-            out[p, c] = low + w * (values[b, c] - low)
+def _field_edges(values, lo, hi, t, out, taken, thread, n_threads):
+    n = lo.shape[0] if values.shape[1] > 0 else 0   # (t is stored in column 0)
+    block = claim(taken)
+    while block * _BLOCK < n:
+        for p in range(block * _BLOCK, min(n, (block + 1) * _BLOCK)):
+            a, b = lo[p], hi[p]
+            out[p, 0] = t[p]   # t in the field's dtype, as NumPy's astype
+            w = out[p, 0]
+            for c in range(values.shape[1]):
+                low = values[a, c]
+                out[p, c] = low + w * (values[b, c] - low)
+        block = claim(taken)
 
 
 def _blocks(cut) -> int:
@@ -121,15 +159,15 @@ def edge_coordinates(grid, cut) -> np.ndarray:
         if common not in KERNEL_DTYPES:
             raise CompiledUnavailable(f"no kernel for {common} axes")
         x, y, z = (np.ascontiguousarray(a, dtype=common) for a in axes)
-        out = np.empty((n, 3), np.float32)
-        over_blocks(_axis_edges, _blocks(cut), x, y, z, x.shape[0], y.shape[0], cut.lo, cut.hi,
+        out = host_empty((n, 3), np.float32)
+        on_claimed(_axis_edges, _blocks(cut), x, y, z, x.shape[0], y.shape[0], cut.lo, cut.hi,
                     cut.t, out)
         return out
     points = np.ascontiguousarray(grid.points())
     if points.dtype not in KERNEL_DTYPES:
         raise CompiledUnavailable(f"no kernel for {points.dtype} points")
-    out = np.empty((n, 3), points.dtype)
-    over_blocks(_point_edges, _blocks(cut), points, cut.lo, cut.hi, cut.t, out)
+    out = host_empty((n, 3), points.dtype)
+    on_claimed(_point_edges, _blocks(cut), points, cut.lo, cut.hi, cut.t, out)
     return out
 
 
@@ -154,15 +192,15 @@ def edge_values(values: np.ndarray, cut) -> np.ndarray:
     _check(cut)
     if values.dtype not in KERNEL_DTYPES:
         raise CompiledUnavailable(f"no kernel for {values.dtype}")
-    # t in the field's dtype first, so float32 fields are computed in float32.
-    t = cut.t.astype(values.dtype, copy=False)
+    # The kernels round t to the field's dtype, so float32 fields are computed in
+    # float32 (the array program's t.astype).
     values = np.ascontiguousarray(values)
     if values.ndim == 1:
         # Its own kernel: a loop over one component kept the gathers from pipelining.
-        out = np.empty(cut.lo.shape[0], values.dtype)
-        over_blocks(_scalar_edges, _blocks(cut), values, cut.lo, cut.hi, t, out)
+        out = host_empty(cut.lo.shape[0], values.dtype)
+        on_claimed(_scalar_edges, _blocks(cut), values, cut.lo, cut.hi, cut.t, out)
         return out
     table = values.reshape(values.shape[0], -1)
-    out = np.empty((cut.lo.shape[0], table.shape[1]), values.dtype)
-    over_blocks(_field_edges, _blocks(cut), table, cut.lo, cut.hi, t, out)
+    out = host_empty((cut.lo.shape[0], table.shape[1]), values.dtype)
+    on_claimed(_field_edges, _blocks(cut), table, cut.lo, cut.hi, cut.t, out)
     return out.reshape((cut.lo.shape[0],) + values.shape[1:])

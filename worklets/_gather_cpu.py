@@ -18,6 +18,8 @@ from __future__ import annotations
 import numpy as np
 from numba import prange
 
+from daxpy.data.host_pool import host_empty
+
 from ._blocks_cpu import block_kernel, over_blocks
 from ._numba import CompiledUnavailable, kernel
 from ._weighted_cpu import quotient
@@ -88,7 +90,7 @@ def _checked(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if ids.ndim != 1 or ids.dtype != np.int64 or ids.shape[0] < MIN_ROWS:
         raise CompiledUnavailable("NumPy gathers few or odd ids")
     return (np.ascontiguousarray(ids),
-            np.empty((ids.shape[0] + _CHUNK - 1) // _CHUNK, np.int64))
+            host_empty((ids.shape[0] + _CHUNK - 1) // _CHUNK, np.int64))
 
 
 def _refuse_bad(bad: np.ndarray) -> None:
@@ -125,7 +127,7 @@ def take(values: np.ndarray, ids: np.ndarray) -> np.ndarray:
             or values.dtype.fields is not None or not values.flags.c_contiguous
             or values.shape[0] == 0):
         raise CompiledUnavailable("NumPy gathers other arrays")
-    out = np.empty((ids.shape[0],) + values.shape[1:], values.dtype)
+    out = host_empty((ids.shape[0],) + values.shape[1:], values.dtype)
     if out.size:
         _take(_as_words(values), ids, _as_words(out), bad)
         _refuse_bad(bad)
@@ -158,7 +160,7 @@ def axis_points(grid, ids: np.ndarray, dtype=np.float32) -> np.ndarray:
         raise CompiledUnavailable("NumPy converts other axes")
     # Each axis converted to float32 on its own: NumPy stacks them in their
     # common dtype first, which holds each one exactly.
-    out = np.empty((ids.shape[0], 3), dtype)
+    out = host_empty((ids.shape[0], 3), dtype)
     nx, ny = axes[0].shape[0], axes[1].shape[0]
     _axis_points(*axes, nx, nx * ny, ids, out, bad)
     _refuse_bad(bad)
@@ -191,6 +193,6 @@ def column(table: np.ndarray, n_rows: int, at: int = 0) -> np.ndarray:
     if (not isinstance(table, np.ndarray) or table.ndim != 2 or table.dtype != np.int64
             or not table.flags.c_contiguous or n_rows < MIN_ROWS):
         raise CompiledUnavailable("NumPy copies other columns")
-    out = np.empty(n_rows, np.int64)
+    out = host_empty(n_rows, np.int64)
     over_blocks(_column, -(-n_rows // _CHUNK), table, int(at), out)
     return out

@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from daxpy.data.host_pool import host_empty
+
 from ._blocks_cpu import block_kernel, over_blocks
 from ._marching import TABLES, at_least_bound
 from ._numba import CompiledUnavailable, KERNEL_DTYPES, count_type, refuse_bad_ids
@@ -126,18 +128,18 @@ def march_cells(corners: np.ndarray, cell_ids: np.ndarray, scalars: np.ndarray, 
     made, table, edges = TABLES[kind]
     corners, scalars = np.ascontiguousarray(corners), np.ascontiguousarray(scalars)
     n_chunks = -(-corners.shape[0] // _CHUNK)
-    cases = np.empty(corners.shape[0], np.uint8)   # at most 8 corners: 256 cases
+    cases = host_empty(corners.shape[0], np.uint8)   # at most 8 corners: 256 cases
     # Written only where cells make output: pages of it that no cut reaches are
     # never touched.
-    active = np.empty(corners.shape[0], np.uint16)
-    chunk_counts = np.empty((n_chunks, 3), np.int64)
+    active = host_empty(corners.shape[0], np.uint16)
+    chunk_counts = host_empty((n_chunks, 3), np.int64)
     over_blocks(_classify, n_chunks, corners, scalars, at_least_bound(scalars.dtype, value),
                 made, count_type(corners.shape[1]), cases, active, chunk_counts)
     refuse_bad_ids(int(chunk_counts[:, 2].sum()))
     chunk_start = np.zeros(n_chunks + 1, np.int64)
     np.cumsum(chunk_counts[:, 0], out=chunk_start[1:])
     total = int(chunk_start[-1])   # the output's size
-    keys, source = np.empty((total, table.shape[2]), np.int64), np.empty(total, np.int64)
+    keys, source = host_empty((total, table.shape[2]), np.int64), host_empty(total, np.int64)
     over_blocks(_emit, n_chunks, corners, np.ascontiguousarray(cell_ids), cases, active,
                 chunk_counts, made, table, edges, scalars.shape[0], chunk_start, keys, source)
     return keys, source

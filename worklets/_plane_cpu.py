@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from daxpy.data.host_pool import host_empty
+
 from ._blocks_cpu import block_kernel, over_blocks
 from ._edge_cut import EdgeCut
 from .clip import Clipped
@@ -94,7 +96,7 @@ def axis_plane_distance(terms, n_points: int, x_first: bool = False) -> np.ndarr
     """
     if n_points < MIN_POINTS or not all(isinstance(t, np.ndarray) for t in terms):
         raise CompiledUnavailable("device arrays, or few points: the array program")
-    out = np.empty(n_points, np.float64)
+    out = host_empty(n_points, np.float64)
     tx, ty, tz = (np.ascontiguousarray(t, dtype=np.float64) for t in terms)
     over_blocks(_axis_distance_x_first if x_first else _axis_distance,
                 ty.shape[0] * tz.shape[0], tx, ty, tz, out)
@@ -121,7 +123,7 @@ def plane_distance(points: np.ndarray, origin, normal) -> np.ndarray:
     if not isinstance(points, np.ndarray) or points.shape[0] < MIN_POINTS \
             or points.dtype not in KERNEL_DTYPES:
         raise CompiledUnavailable("device or few points, or no kernel for the dtype")
-    out = np.empty(points.shape[0], np.float64)
+    out = host_empty(points.shape[0], np.float64)
     over_blocks(_distance, -(-points.shape[0] // _BLOCK), np.ascontiguousarray(points),
                 *(float(o) for o in origin), *(float(n) for n in normal), out)
     return out

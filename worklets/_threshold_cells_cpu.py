@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from daxpy.data.host_pool import host_empty
+
 from ._blocks_cpu import block_kernel, over_blocks
 from ._numba import CompiledUnavailable, kernel, refuse_bad_ids
 from .threshold import Kept
@@ -223,8 +225,8 @@ def threshold_unstructured(grid, s: np.ndarray, mode: int, invert: bool, low, hi
     offs = _int_array(grid.offsets, (np.dtype(np.int64),))
     cell_types = _int_array(grid.cell_types, (np.dtype(np.uint8),))
     n_blocks = (n_cells + _BLOCK - 1) // _BLOCK
-    keep = np.empty(n_cells, np.uint8)
-    counts, sizes, bad = (np.empty(n_blocks, np.int64) for _ in range(3))
+    keep = host_empty(n_cells, np.uint8)
+    counts, sizes, bad = (host_empty(n_blocks, np.int64) for _ in range(3))
     invert, grid_arrays = bool(invert), (conn, offs, n_points, keep, counts, sizes, bad)
     if mode == CELLS:
         over_blocks(_classify_cells, n_blocks, s, invert, low, high, *grid_arrays)
@@ -236,11 +238,11 @@ def threshold_unstructured(grid, s: np.ndarray, mode: int, invert: bool, low, hi
                     *grid_arrays)
     refuse_bad_ids(int(bad.sum()))
     cell_start, corner_start = exclusive(counts), exclusive(sizes)
-    cell_ids = np.empty(cell_start[-1], np.int64)
-    types = np.empty(cell_ids.shape[0], np.uint8)
-    offsets = np.empty(cell_ids.shape[0] + 1, np.int64)
+    cell_ids = host_empty(cell_start[-1], np.int64)
+    types = host_empty(cell_ids.shape[0], np.uint8)
+    offsets = host_empty(cell_ids.shape[0] + 1, np.int64)
     offsets[0] = 0
-    connectivity = np.empty(corner_start[-1], np.int64)
+    connectivity = host_empty(corner_start[-1], np.int64)
     used = np.zeros(n_points, np.uint8)
     over_blocks(_emit, n_blocks, keep, conn, offs, cell_types, cell_start, corner_start,
                 cell_ids, types, offsets, connectivity, used)

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from daxpy.data.host_pool import host_empty
+
 from ._averaging import id_dtype
 from ._blocks_cpu import block_kernel, over_blocks
 
@@ -98,12 +100,12 @@ def number_points(used: np.ndarray, counts: np.ndarray | None = None,
     [0, 2, 3]
     """
     if counts is None:
-        counts, size = np.empty((used.shape[0] + _CHUNK - 1) // _CHUNK, np.int64), _CHUNK
+        counts, size = host_empty((used.shape[0] + _CHUNK - 1) // _CHUNK, np.int64), _CHUNK
         over_blocks(_count_used, counts.shape[0], used, counts)
     starts = exclusive(counts)
-    point_ids = np.empty(starts[-1], np.int64)
+    point_ids = host_empty(starts[-1], np.int64)
     # Numbers are read once per output corner: int32 where they fit halves the bytes.
-    renumber = np.empty(used.shape[0], id_dtype(used.shape[0]))
+    renumber = host_empty(used.shape[0], id_dtype(used.shape[0]))
     over_blocks(_number, counts.shape[0], used, size, starts, point_ids, renumber)
     return point_ids, renumber
 

@@ -23,6 +23,7 @@ import numpy as np
 from numba import set_num_threads
 
 from daxpy.data.arrays import native_order
+from daxpy.data.host_pool import host_empty
 
 from ._blocks_cpu import block_kernel, over_blocks
 from ._numba import KERNEL_DTYPES, CompiledUnavailable, kernel, threads
@@ -288,7 +289,7 @@ def weighted_rows(values, ids: np.ndarray, weights: np.ndarray, centres=None, ax
     kept = np.zeros(0, np.int64) if kept is None else _rows(kept.astype(np.int64, copy=False))
     if kept.shape[0] and not 1 <= comps <= 3:
         raise CompiledUnavailable("kept rows are copied for one to three components")
-    whole = np.empty((kept.shape[0] + ids.shape[0], comps), np.float64)
+    whole = host_empty((kept.shape[0] + ids.shape[0], comps), np.float64)
     sizes = (len(axes[0]) if axes else 1, len(axes[1]) if axes else 1)
     gathered = (table, grid_axes, *sizes, _rows(ids), _rows(weights))
     set_num_threads(threads())
@@ -300,7 +301,7 @@ def weighted_rows(values, ids: np.ndarray, weights: np.ndarray, centres=None, ax
     # slowed by another process's load does not hold up the rest), not Numba
     # parallel loops: those cost a clip's first use 2.9-5.0 s each to compile.
     # Rows of one to three components from two terms, in scalars; else, arrays.
-    wide = None if ids.shape[1] == 2 and 1 <= out.shape[1] <= 3 else np.empty(0)
+    wide = None if ids.shape[1] == 2 and 1 <= out.shape[1] <= 3 else host_empty(0)
     over_blocks(_weighted, _blocks(ids.shape[0]), *gathered, out, wide)
     if centres is not None and centres[0].shape[0] and centres[1].shape[1]:
         rows, centre_ids, centre_weights = centres
@@ -311,7 +312,7 @@ def weighted_rows(values, ids: np.ndarray, weights: np.ndarray, centres=None, ax
     if dtype != np.float64:
         # Rounded on every core: NumPy's astype would be one thread's pass over the
         # output (10 ms for a float32 field of 8.6M points).
-        rounded = np.empty(whole.shape, dtype)
+        rounded = host_empty(whole.shape, dtype)
         over_blocks(_rounded, _blocks(whole.shape[0]), whole, rounded)
         whole = rounded
     return whole.reshape((whole.shape[0],) + shape)

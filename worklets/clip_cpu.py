@@ -35,6 +35,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from daxpy.data.host_pool import host_empty
+
 # The tables' arrays live beside the array program's (the GPU path reads them too);
 # _CORNER_CODES and _case_arrays are re-exported for the unstructured twin.
 from ._clip_arrays import _CORNER_CODES, _case_arrays, CASE_ARRAYS, PLACES  # noqa: F401
@@ -182,9 +184,9 @@ def clip_structured(grid, scalars: np.ndarray | None, value: float, invert: bool
     tables, places = _TABLES[(kind, bool(invert))], _PLACES[kind]
     value = float(value)
     n_cell_rows = (ny - 1) * max(nz - 1, 1)
-    flags = np.empty(n_points, np.uint8)
-    row_counts = np.empty((ny * nz, 2), np.int64)
-    cell_counts = np.empty((n_cell_rows, 3), np.int64)
+    flags = host_empty(n_points, np.uint8)
+    row_counts = host_empty((ny * nz, 2), np.int64)
+    cell_counts = host_empty((n_cell_rows, 3), np.int64)
     # Blocks of rows are dealt one at a time to the threads as they free up: rows
     # where the cut is emit far more than others, and a thread slowed by another
     # process does not hold up the rest.
@@ -203,8 +205,8 @@ def clip_structured(grid, scalars: np.ndarray | None, value: float, invert: bool
     offsets = np.stack([lower, lower + np.where(places[:, 2] < 0, 0, steps[places[:, 2]])],
                        axis=1).astype(np.int64)
     points = new_points(n_kept + n_cut + n_centres, n_centres, max(2, 2 * tables[8].shape[1]))
-    out = (np.empty(n_slots, np.int64), np.empty(n_cells + 1, np.int64),
-           np.empty(n_cells, np.uint8), np.empty(n_cells, np.int64))
+    out = (host_empty(n_slots, np.int64), host_empty(n_cells + 1, np.int64),
+           host_empty(n_cells, np.uint8), host_empty(n_cells, np.int64))
     out[1][0] = 0
     over_blocks(_emit_rows, ny * nz, s, px, py, pz, value, nx, ny, nz, zc,
                 *(tables[t] for t in (0, 1, 3, 4, 5, 6, 7, 8, 9)), places, offsets, flags,

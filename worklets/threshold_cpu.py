@@ -40,6 +40,8 @@ from typing import Any
 
 import numpy as np
 
+from daxpy.data.host_pool import host_empty
+
 from ._blocks_cpu import block_kernel, over_blocks
 from ._marching import range_bounds
 from ._numba import CompiledUnavailable, kernel, kernel_dtype
@@ -194,8 +196,8 @@ def _structured(grid, s: np.ndarray, mode: int, invert: bool, low, high, lower: 
     corners = np.ascontiguousarray(table[0])
     # The point rows of a cell row: along y then z from its first corner.
     rows = np.array([0, nx, nx * ny, nx + nx * ny][:1 << (len(sizes) - 1)], np.int64)
-    keep, used = np.empty(n_cells, np.uint8), np.empty(nx * ny * nz, np.uint8)
-    counts = np.empty(n_cells // (nx - 1), np.int64)
+    keep, used = host_empty(n_cells, np.uint8), host_empty(nx * ny * nz, np.uint8)
+    counts = host_empty(n_cells // (nx - 1), np.int64)
     invert = bool(invert)
     if mode == CELLS:
         over_blocks(_classify_cells, counts.shape[0], s, invert, low, high, nx, keep, counts)
@@ -205,15 +207,15 @@ def _structured(grid, s: np.ndarray, mode: int, invert: bool, low, high, lower: 
     else:
         over_blocks(_classify_points, counts.shape[0], s, mode == ALL, invert, low, high, nx,
                     ny, rows, keep, counts, used)
-    row_used = np.empty(ny * nz, np.int64)
+    row_used = host_empty(ny * nz, np.int64)
     over_blocks(_mark, ny * nz, keep, nx, ny, nz, used, row_used)
     point_ids, renumber = number_points(used, row_used, nx)
     starts = exclusive(counts)
     n_kept, width = int(starts[-1]), corners.shape[0]
-    cell_ids, types = np.empty(n_kept, np.int64), np.empty(n_kept, np.uint8)
-    offsets = np.empty(n_kept + 1, np.int64)
+    cell_ids, types = host_empty(n_kept, np.int64), host_empty(n_kept, np.uint8)
+    offsets = host_empty(n_kept + 1, np.int64)
     offsets[0] = 0
-    connectivity = np.empty(n_kept * width, np.int64)
+    connectivity = host_empty(n_kept * width, np.int64)
     over_blocks(_emit, counts.shape[0], keep, nx, ny, corners, np.uint8(kind), starts,
                 renumber, cell_ids, connectivity, offsets, types)
     return Kept(cell_ids, point_ids, connectivity, offsets, types)

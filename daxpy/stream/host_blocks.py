@@ -20,7 +20,7 @@ are gone, the block goes back to its size class for the next request.
 
 Examples
 --------
->>> size_class(5_000_000)
+>>> size_class(5_000_000)   # (the classes of daxpy.data.host_pool)
 5242880
 """
 
@@ -33,10 +33,12 @@ from typing import Any
 
 import numpy as np
 
+from daxpy.data.host_pool import size_class
+
 REGISTERED_MIN_BYTES = 1 << 22
 """Blocks this large (4 MiB) and larger are registered ordinary memory."""
 
-_PAGE = 4096
+_PAGE = 4096   # (touched a byte a page)
 HOST_REGISTER_PORTABLE_MAPPED = 1 | 2       # cudaHostRegisterPortable | Mapped
 """The flags memory is registered with, here and for inputs locked in place
 (:func:`daxpy.stream.transfer.page_lock`)."""
@@ -47,25 +49,6 @@ _touching: ThreadPoolExecutor | None = None
 _touching_made = threading.Lock()
 _TOUCHING_THREADS = min(16, os.cpu_count() or 1)
 _LEASE = None   # the lease class, made on first use (:func:`_new_lease`)
-
-
-def size_class(nbytes: int) -> int:
-    """The size a request of ``nbytes`` is served from: the next of 1, 1.25, 1.5 and
-    1.75 times a power of two (whole pages).
-
-    Examples
-    --------
-    >>> [size_class(n) for n in (1, 4096, 5_000_000, 3 << 20)]
-    [4096, 4096, 5242880, 3145728]
-    """
-    if nbytes <= _PAGE:
-        return _PAGE
-    power = 1 << (int(nbytes - 1).bit_length() - 1)
-    for quarter in (4, 5, 6, 7, 8):
-        size = power * quarter // 4
-        if size >= nbytes:
-            return -(-size // _PAGE) * _PAGE
-    raise AssertionError("unreachable: 8 quarters is the next power of two")
 
 
 def _pinned_pool():

@@ -1,0 +1,84 @@
+"""Host blocks for the CPU kernels' outputs (daxpy.data.host_pool): a block serves
+a new array only once every array and view over it is gone, never before, and the
+pool keeps no more than its limit."""
+
+import gc
+import pickle
+import threading
+
+import numpy as np
+import pytest
+
+from daxpy.data import host_pool
+from daxpy.data.host_pool import POOLED_MIN_BYTES, host_empty
+
+N = POOLED_MIN_BYTES // 8 + 1000   # float64s: pooled
+
+
+@pytest.fixture(autouse=True)
+def empty_pool():
+    host_pool.release()
+    yield
+    gc.collect()
+    host_pool.release()
+
+
+def test_a_block_is_reused_only_after_every_view_is_gone():
+    a = host_empty(N, np.float64)
+    a[:] = 1.0
+    first = a.ctypes.data
+    view = a[10:20][::2]      # a view of a view alone keeps the block
+    del a
+    gc.collect()
+    b = host_empty(N, np.float64)
+    assert b.ctypes.data != first and view.tolist() == [1.0] * 5
+    del view
+    gc.collect()
+    assert host_pool.kept_bytes() == host_pool.size_class(N * 8)
+    c = host_empty((N + 100,), np.float64)   # the same size class
+    assert c.ctypes.data == first and host_pool.kept_bytes() == 0
+    del b, c
+
+
+def test_arrays_behave_as_numpys():
+    a = host_empty((3, N), np.float32)
+    assert a.shape == (3, N) and a.dtype == np.float32
+    assert a.flags.c_contiguous and a.flags.writeable and a.flags.aligned
+    a[:] = np.arange(N, dtype=np.float32)
+    assert np.array_equal(pickle.loads(pickle.dumps(a)), a)
+    assert host_empty(N, ">f8").dtype == np.dtype(">f8")
+    assert host_empty(0, np.int64).shape == (0,)
+    assert host_empty((5, 0), np.int64).shape == (5, 0)
+    small = host_empty(10, np.int64)
+    assert small.flags.owndata        # NumPy's own below the pooled size
+
+
+def test_no_more_than_the_limit_is_kept(monkeypatch):
+    monkeypatch.setattr(host_pool, "KEEP_BYTES", host_pool.size_class(N * 8))
+    arrays = [host_empty(N, np.float64) for _ in range(3)]
+    del arrays
+    gc.collect()
+    assert host_pool.kept_bytes() == host_pool.size_class(N * 8)
+    host_pool.release()
+    assert host_pool.kept_bytes() == 0
+
+
+def test_threads_never_share_a_block():
+    # Each thread writes its number into arrays it takes and frees over and over;
+    # a block handed to two threads at once would show another's number.
+    errors = []
+
+    def work(number):
+        for size in range(40):
+            a = host_empty(N + 1000 * (size % 3), np.int64)
+            a.fill(number)
+            if not (a == number).all():
+                errors.append(number)
+            del a
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
