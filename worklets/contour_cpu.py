@@ -281,11 +281,12 @@ def _beside(rows: np.ndarray, zc: int) -> np.ndarray:
     return (near[:-1] | near[1:] if zc == 2 else near).ravel()
 
 
-_CAREFUL_ROWS_PER_THREAD = 64
+_CAREFUL_ROWS_PER_THREAD = 8
 """Rows on the careful path worth waking one more thread for: a thread costs the
-call tens of microseconds to start (its arguments are checked under the GIL, one
-thread after another), a row about a microsecond; a field that touches the value
-at a few points has a few dozen such rows."""
+call about 45 us on the GPU machine's 16 cores (its arguments are checked under
+the GIL, one thread after another), a row of 256 points 12-26 us (each point's
+rules, each cell's corners); the 256³ wavelet at its middle value has 36 such
+point rows, which took 0.9-1.3 ms on one thread (`.dc/s/cc16.py`)."""
 
 
 def _threads_for(rows: int, step: int) -> int:
@@ -294,8 +295,8 @@ def _threads_for(rows: int, step: int) -> int:
 
     Examples
     --------
-    >>> _threads_for(10, 16), _threads_for(200, 16), _threads_for(10_000, 16)
-    (1, 4, 16)
+    >>> _threads_for(5, 16), _threads_for(36, 16), _threads_for(10_000, 16)
+    (1, 5, 16)
     """
     return max(1, min(step, -(-rows // _CAREFUL_ROWS_PER_THREAD)))
 
