@@ -4,12 +4,13 @@ thread from Python and balances its blocks itself.
 
 Dealing blocks from Python (:func:`~daxpy.worklets._blocks_cpu.over_blocks`)
 costs each range a call under the GIL, one thread after another: on the GPU
-machine's 16 cores about 17 us a range, 4 ms for 256 ranges of a kernel whose
-work took 0.3 ms. Dealing them by thread number instead leaves the last threads
-to start (about 45 us apart, each waiting for the GIL to enter its kernel) with
-a full share: a 256³ contour pass took 4.5 ms where its threads' median work was
-3.5 ms (`.dc/s/cc16b.py`). With a shared counter the threads that start first
-take more blocks.
+machine's 16 cores about 17 us a range, some milliseconds for the hundreds of
+ranges of a kernel whose work is a few. With a shared counter each thread is
+called once, and the threads that start first (about 45 us apart, each waiting
+for the GIL to enter its kernel) take more blocks: a 256³ contour's points and
+field took 3.9-5.2 ms on 16 cores against 6.1-6.6 dealt in ranges into fresh arrays
+(`.dc/s/cc16.py`, in turns). The contour's own passes keep their blocks dealt by
+thread number: taken from a counter, its count pass took 5.3-5.8 ms against 4.4-4.5.
 
 Examples
 --------

@@ -26,7 +26,6 @@ import numpy as np
 
 from ._contour_careful_cpu import HELPER, _careful_flags, _corner_key, _finite_cell, _repeats
 from ._contour_rows_cpu import _BLOCK, _SPREAD, _ZERO, _columns, _quiet_eight
-from ._claim_cpu import claim
 from ._numba import kernel
 
 
@@ -50,14 +49,14 @@ def _find(lo, hi, q, a, b):
 def _march_careful(mode, s, value, bound, nx, ny, nz, zc, rows, careful_cells, counts, table,
                    edges, offsets, cut, point_counts, point_spans, point_start, cell_counts,
                    cell_spans, cell_start, lo, hi, t, cells, source, scratch, scratch_words,
-                   slots, taken, thread, n_threads):
+                   slots, first, step):
     """Rows ``rows`` on the careful path, by ``mode``: 0 counts point rows (their
     outputs and spans, and their cell rows', those of ``careful_cells`` on the
     careful path too); 1 writes their points from their starts; 2 writes the output
     cells of cell rows ``rows`` (those beside a careful row), each crossed edge's
     point (``cut``: each case's crossed edges) looked up once per cell among the
     outputs (``lo``, ``hi``) of the cell's point rows, once every point is written.
-    Each thread takes blocks of rows from ``taken`` as it frees up, as the fast
+    Each thread takes every ``step``-th block of rows from ``first``, as the fast
     march does; ``scratch`` and ``slots``: each thread's buffers (a row's column
     bytes, a cell's edges' points). One kernel for the three: each function is
     compiled with its own copy of the helpers it calls, cold."""
@@ -66,13 +65,11 @@ def _march_careful(mode, s, value, bound, nx, ny, nz, zc, rows, careful_cells, c
         per = table.shape[2]
         full = (1 << 4 * zc) - 1
         nxy = nx * ny
-        columns, words = scratch[thread], scratch_words[thread]
-        found = slots[thread]
-        block = claim(taken)
-        while block * _BLOCK < n:
-            begin, stop = block * _BLOCK, (block + 1) * _BLOCK
-            block = claim(taken)   # the next, taken here: a `continue` skips the end
-            for x in range(begin, n if stop > n else stop):
+        columns, words = scratch[first], scratch_words[first]
+        found = slots[first]
+        for block in range(first, (n + _BLOCK - 1) // _BLOCK, step):
+            stop = (block + 1) * _BLOCK
+            for x in range(block * _BLOCK, n if stop > n else stop):
                 c = rows[x]
                 if cell_counts[c] == 0:
                     continue
@@ -125,12 +122,10 @@ def _march_careful(mode, s, value, bound, nx, ny, nz, zc, rows, careful_cells, c
     per = table.shape[2]
     full = (1 << 4 * zc) - 1
     nxy = nx * ny
-    columns, snapped = scratch[thread], slots[thread]
-    block = claim(taken)
-    while block * _BLOCK < n:
-        begin, stop = block * _BLOCK, (block + 1) * _BLOCK
-        block = claim(taken)   # the next, taken here: a `continue` skips the end
-        for row in range(begin, n if stop > n else stop):
+    columns, snapped = scratch[first], slots[first]
+    for block in range(first, (n + _BLOCK - 1) // _BLOCK, step):
+        stop = (block + 1) * _BLOCK
+        for row in range(block * _BLOCK, n if stop > n else stop):
             r = rows[row]
             j, k = r % ny, r // ny
             row_first = j * nx + k * nxy

@@ -4,8 +4,8 @@ implementation's :class:`~daxpy.worklets._edge_cut.EdgeCut` bit for bit.
 
 Both passes are one serial kernel (:func:`_march`) over blocks of rows, run on
 every thread at once (:func:`~daxpy.worklets._blocks_cpu.on_threads`), each thread
-taking the next block as it frees up; every row writes its own slots, so the
-output does not depend on the thread count:
+taking every n-th block; every row writes its own slots, so the output does not
+depend on the thread count:
 
 1. *count*: per point row, its output points (the cut edges starting at its
    points, by point then axis) and per cell row its output cells, with the span
@@ -60,7 +60,6 @@ from ._contour_rows_cpu import (_ALL_IN, _BLOCK, _SPREAD, _ZERO, _columns, _plan
 from ._edge_cut import EdgeCut
 from ._marching import TABLES, at_least_bound, cut_edges
 from ._blocks_cpu import on_threads
-from ._claim_cpu import claim
 from ._numba import kernel, rows_or_terms, threads
 from ._used_points_cpu import exclusive
 from .plane_cuts import array_axis_distance
@@ -125,7 +124,7 @@ def _march(s, px, py, pz, value, bound, equal, zero, nx, ny, nz, zc, writing, ro
            careful_points,
            searched, counts, slotted, point_counts, point_spans, point_start, cell_counts,
            cell_spans, cell_start, bad, lo, hi, t, cells, source, scratch, scratch_words,
-           slots, taken, thread, n_threads):
+           slots, first, step):
     """Point rows ``rows`` and their cell rows, in one walk each over eight rows'
     bits: counted (``writing`` False: outputs, spans, the screen), or written from
     their starts (but the ``careful_points`` point rows and the ``searched`` cell
@@ -140,24 +139,27 @@ def _march(s, px, py, pz, value, bound, equal, zero, nx, ny, nz, zc, writing, ro
 
     With a plane's axes' terms (``px``, ``py``, ``pz`` not empty; ``s`` then unread),
     point (i, j, k)'s value is ``(pz[k] + py[j]) + px[i]``, made where it is read:
-    the bits of the cut of that distance field, with no field of the grid's size.
-
-    Each thread takes blocks of rows from ``taken`` as it frees up
-    (:func:`~daxpy.worklets._claim_cpu.claim`); ``scratch`` and ``slots``: its own
-    buffers, by ``thread``."""
+    the bits of the cut of that distance field, with no field of the grid's size."""
     n = rows.shape[0]
     per = slotted.shape[2]
     full = (1 << 4 * zc) - 1
     plane = px.shape[0] != 0
     nxy = nx * ny
-    columns, words = scratch[thread], scratch_words[thread]
-    at = slots[thread]
-    block = claim(taken)
-    while block * _BLOCK < n:
-        begin, stop = block * _BLOCK, (block + 1) * _BLOCK
-        block = claim(taken)   # the next, taken here: a row's `continue` skips the end
-        # (not min, nor a function: each compiles again, cold)
-        for row in range(begin, n if stop > n else stop):
+    columns, words = scratch[first], scratch_words[first]
+    at = slots[first]
+    n_blocks = (n + _BLOCK - 1) // _BLOCK
+    for dealt in range(first, n_blocks, step):
+        # Round r is blocks r step .. r step + step - 1, one a thread, each thread's
+        # turned by r: dealt in turn, thread t would walk the same bands of y in every
+        # z plane (32 blocks a plane of 256 rows, 16 threads), where a surface is
+        # denser in some bands than others. Dealt, not taken from a shared counter
+        # (`_claim_cpu.claim`): taken, the 256³ count pass took 5.3-5.8 ms on 16
+        # cores against 4.4-4.5 dealt (`.dc/s/cc16.py`, in turns).
+        turn = dealt // step
+        size = n_blocks - turn * step if n_blocks - turn * step < step else step
+        block = turn * step + (dealt - turn * step + turn) % size
+        stop = (block + 1) * _BLOCK   # (not min, nor a function: each compiles again, cold)
+        for row in range(block * _BLOCK, n if stop > n else stop):
             r = rows[row]
             j, k = r % ny, r // ny
             up, out = (nx if j + 1 < ny else _ZERO), (nxy if k + 1 < nz else _ZERO)
@@ -358,14 +360,13 @@ def contour_structured(grid, scalars: np.ndarray | None, value: float, place=Non
     def run(writing, outputs):
         on_threads(_march, step, *march, writing, every_row, careful_points, searched,
                    counts, _SLOTTED[kind], point_counts, point_spans, starts[0], cell_counts,
-                   cell_spans, starts[1], bad, *outputs, scratch, scratch_words, slots,
-                   np.zeros(1, np.int64))
+                   cell_spans, starts[1], bad, *outputs, scratch, scratch_words, slots)
 
     def run_careful(mode, rows, outputs):
         on_threads(_march_careful, _threads_for(rows.shape[0], step), np.int64(mode), s, value,
                    bound, nx, ny, nz, zc, rows, careful_cells, counts, table, edges, offsets,
                    _CUT[kind], point_counts, point_spans, starts[0], cell_counts, cell_spans,
-                   starts[1], *outputs, scratch, scratch_words, slots, np.zeros(1, np.int64))
+                   starts[1], *outputs, scratch, scratch_words, slots)
 
     # Every row on the fast path, screened as it goes; then the rows near a bad
     # one again, on the careful path (none, for most fields).
@@ -381,8 +382,8 @@ def contour_structured(grid, scalars: np.ndarray | None, value: float, place=Non
         searched = _beside(careful_points.reshape(nz, ny), zc)
         run_careful(0, np.flatnonzero(careful_points), nothing)
     starts = (exclusive(point_counts), exclusive(cell_counts))
-    # From the pool of host blocks: fresh arrays' page faults were about 40% of the
-    # write pass on 16 cores.
+    # From the pool of host blocks: on one 16-core host the write pass took 10.7 ms
+    # into fresh arrays (their pages faulted in as written) and 6.0 into reused ones.
     lo, hi = host_empty(starts[0][-1], np.int64), host_empty(starts[0][-1], np.int64)
     t = host_empty(lo.shape[0], np.float64)
     cells = host_empty((starts[1][-1], per), np.int64)
