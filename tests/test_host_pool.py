@@ -82,3 +82,37 @@ def test_threads_never_share_a_block():
     for t in threads:
         t.join()
     assert errors == []
+
+
+def test_a_child_forked_while_a_thread_holds_the_pool_takes_blocks(tmp_path):
+    # The child has none of the parent's threads: a lock one of them held at the fork
+    # would never be let go in the child.
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent("""
+        import os, threading, numpy as np
+        from daxpy.data import host_pool
+        held, fork_done = threading.Event(), threading.Event()
+        def hold():
+            with host_pool._lock:
+                held.set()
+                fork_done.wait(10)
+        t = threading.Thread(target=hold)
+        t.start()
+        held.wait(10)
+        pid = os.fork()
+        if pid == 0:
+            a = host_pool.host_empty(host_pool.POOLED_MIN_BYTES, np.uint8)
+            a[:] = 1
+            os._exit(0 if a.sum() == a.size else 3)
+        fork_done.set()
+        t.join()
+        _, status = os.waitpid(pid, 0)
+        print("child", os.waitstatus_to_exitcode(status))
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "child 0" in done.stdout

@@ -58,6 +58,17 @@ _kept = [0]                                 # their bytes
 _lock = threading.Lock()
 
 
+def _new_lock_in_child() -> None:
+    """A forked child's own lock: it has none of its parent's threads, so one that
+    held the lock at the fork would hold it in the child forever."""
+    global _lock
+    _lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_new_lock_in_child)
+
+
 def size_class(nbytes: int) -> int:
     """The size a request of ``nbytes`` is served from: the next of 1, 1.25, 1.5 and
     1.75 times a power of two (whole pages).
