@@ -116,3 +116,25 @@ def test_a_child_forked_while_a_thread_holds_the_pool_takes_blocks(tmp_path):
                           timeout=60)
     assert done.returncode == 0, done.stderr
     assert "child 0" in done.stdout
+
+
+def test_a_vtk_object_keeps_the_blocks_of_the_arrays_it_views():
+    # to_vtk shares the arrays' memory: their blocks must not serve new arrays while
+    # the VTK object lives, whatever becomes of the daxpy dataset.
+    pytest.importorskip("vtk")
+    from vtkmodules.util.numpy_support import vtk_to_numpy
+
+    from daxpy.cli.demo import wavelet
+    from daxpy.filters import Contour
+
+    grid = wavelet(160)
+    values = np.asarray(grid.point_data["RTData"])
+    surface = Contour("RTData", values=[float(values.mean())], backend="cpu")(grid)
+    points = surface.points().copy()
+    assert points.nbytes >= POOLED_MIN_BYTES
+    vtk_surface = surface.to_vtk()
+    del surface
+    gc.collect()
+    for _ in range(4):
+        host_empty(points.shape, points.dtype).fill(-7)
+    assert np.array_equal(vtk_to_numpy(vtk_surface.GetPoints().GetData()), points)
