@@ -120,11 +120,17 @@ def point_arrays(dataset: DataSet, cut: EdgeCut, value: float, point_names: Sequ
     ([[0.25, 0.0, 0.0]], [1.0])
     """
     xp = array_module(cut.lo)
-    made = {name: interpolate(dataset_array(dataset, dataset.point_data[name], xp), cut)
-            for name in point_names}
+    scalar = None
     if scalar_name is not None:
         scalar = (host_empty if xp is np else xp.empty)(cut.n_points, scalar_dtype)
         scalar.fill(value)
+    # The cut field itself is the value everywhere: not interpolated (a pass over
+    # the field's lines at every point, a tenth of a 256³ contour on the CPU), but
+    # kept in its place among the fields.
+    made = {name: scalar if name == scalar_name else
+            interpolate(dataset_array(dataset, dataset.point_data[name], xp), cut)
+            for name in point_names}
+    if scalar_name is not None:
         made[scalar_name] = scalar
     if gradient is not None:
         made["Normals"] = _normals(interpolate(dataset_array(None, gradient, xp), cut))
