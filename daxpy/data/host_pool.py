@@ -13,8 +13,8 @@ paid for its pages again. As the page-locked blocks of downloads
   so that outputs of varying sizes reuse the same blocks;
 - an array handed out keeps its block until the array and every view of it are
   gone; the block then serves the next request of its class;
-- at most :data:`KEEP_BYTES` of blocks not in use are kept; :func:`release`
-  frees them.
+- at most :data:`KEEP_BYTES` of blocks not in use are kept (an eighth of the
+  memory the process could take, at most 8 GiB); :func:`release` frees them.
 
 Small arrays (under :data:`POOLED_MIN_BYTES`) are NumPy's own: ``malloc`` keeps
 those.
@@ -36,22 +36,19 @@ from typing import Any
 
 import numpy as np
 
+from .memory_budget import available_bytes
+
 POOLED_MIN_BYTES = 1 << 20
 """Arrays this large (1 MiB) and larger come from the pool."""
 
 _PAGE = 4096
 
 
-def _physical_bytes() -> int:
-    try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):  # no sysconf: assume a small host
-        return 8 << 30
-
-
-KEEP_BYTES = min(8 << 30, _physical_bytes() // 8)
-"""The most bytes of blocks not in use that are kept (an eighth of the host's
-memory, at most 8 GiB); a block given back beyond it is freed."""
+KEEP_BYTES = min(8 << 30, available_bytes()[0] // 8)
+"""The most bytes of blocks not in use that are kept: an eighth of what the process
+could take when this module was loaded (the smallest of the host's available
+memory, the room under a container's limit and under ``ulimit -v``), at most
+8 GiB; a block given back beyond it is freed."""
 
 _free: dict[int, list[np.ndarray]] = {}    # size class -> blocks not in use
 _kept = [0]                                 # their bytes
