@@ -85,6 +85,20 @@ def size_class(nbytes: int) -> int:
     raise AssertionError("unreachable: 8 quarters is the next power of two")
 
 
+def array_request(shape: Any, dtype: Any) -> tuple[tuple, np.dtype, int]:
+    """``(shape, dtype, nbytes)`` of an array asked for as ``np.empty`` takes it
+    (a shape or one length), for the pools that serve such requests.
+
+    Examples
+    --------
+    >>> array_request(3, np.float32)
+    ((3,), dtype('float32'), 12)
+    """
+    dtype = np.dtype(dtype)
+    shape = (int(shape),) if np.ndim(shape) == 0 else tuple(int(s) for s in shape)
+    return shape, dtype, int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+
+
 def host_empty(shape: Any, dtype: Any = np.float64) -> np.ndarray:
     """An uninitialized array (C order) over a block of the pool, as ``np.empty``.
 
@@ -94,9 +108,7 @@ def host_empty(shape: Any, dtype: Any = np.float64) -> np.ndarray:
     >>> a.shape, a.flags.c_contiguous, a.flags.writeable
     ((3, 65536), True, True)
     """
-    dtype = np.dtype(dtype)
-    shape = (int(shape),) if np.ndim(shape) == 0 else tuple(int(s) for s in shape)
-    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    shape, dtype, nbytes = array_request(shape, dtype)
     if nbytes < POOLED_MIN_BYTES or dtype.hasobject:
         return np.empty(shape, dtype)
     size = size_class(nbytes)

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from daxpy.data.host_pool import size_class
+from daxpy.data.host_pool import array_request, size_class
 
 REGISTERED_MIN_BYTES = 1 << 22
 """Blocks this large (4 MiB) and larger are registered ordinary memory."""
@@ -70,9 +70,7 @@ def pinned_empty(shape, dtype) -> np.ndarray:
     >>> callable(pinned_empty)
     True
     """
-    dtype = np.dtype(dtype)
-    shape = tuple(int(s) for s in shape)
-    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    shape, dtype, nbytes = array_request(shape, dtype)
     if nbytes == 0:
         return np.empty(shape, dtype=dtype)
     size = size_class(nbytes)
