@@ -92,9 +92,10 @@ def plane_distance(points: Any, origin: list, normal: list) -> Any:
     return _PLANE_DISTANCE(points, origin, normal=normal)
 
 
-def points_distance(dataset: Any, origin: list, normal: list) -> Any:
-    """:func:`plane_distance` of a curvilinear or unstructured grid's points, on the
-    host (the points as they are: no float64 copy of them).
+def points_distance(dataset: Any, origin: list, normal: list, xp: Any = np) -> Any:
+    """:func:`plane_distance` of a curvilinear or unstructured grid's points, where
+    ``xp`` computes (the points as they are: no float64 copy of them; on the device
+    one kernel over the points kept with the grid).
 
     Examples
     --------
@@ -104,7 +105,7 @@ def points_distance(dataset: Any, origin: list, normal: list) -> Any:
     >>> points_distance(g, [0.0, 0.0, 0.0], [1.0, 0.0, 0.0]).tolist()
     [1.0, 0.0, 0.0]
     """
-    return plane_distance(dataset_array(dataset, dataset.points(), np), origin, normal)
+    return plane_distance(dataset_array(dataset, dataset.points(), xp), origin, normal)
 
 
 def axis_terms(dataset: Any, origin: Any, normal: Any, xp: Any = np) -> list:
