@@ -73,6 +73,12 @@ def _array_coordinates(dataset: Any, cut: EdgeCut) -> Any:
         dtype: Any = np.float32
     else:
         points = dataset_array(dataset, dataset.points(), xp)
+        if xp is not np:  # one kernel, the same bits (daxpy.cuda.edge_values)
+            from daxpy.cuda.edge_values import edge_values
+
+            made = edge_values(points, cut.lo, cut.hi, cut.t, widened=True)
+            if made is not None:
+                return made
         low, high = points[cut.lo].astype(xp.float64), points[cut.hi].astype(xp.float64)
         dtype = points.dtype
     return (low + cut.t[:, None] * (high - low)).astype(dtype)

@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from daxpy.cuda import cut_edges
 from daxpy.cuda import edge_values as ev
 from daxpy.cuda import plane_distance as pd
 from daxpy.worklets._edge_cut import EdgeCut, _array_interpolate
@@ -15,7 +16,10 @@ from test_cuda_codegen import _have_compiler, specializations_ptx
 
 @pytest.mark.skipif(not _have_compiler(), reason="needs nvcc or NVRTC (CuPy)")
 def test_the_kernels_compile_to_ptx_with_no_fused_multiply_add(tmp_path):
-    specializations = [ev.source_for(dtype) for dtype in ("float32", "float64")]
+    specializations = [ev.source_for(dtype, widened) for dtype in ("float32", "float64")
+                       for widened in (False, True)]
+    specializations += [cut_edges.source_for(dtype) for dtype in ("float32", "float64")]
+    specializations.append(cut_edges.collapsed_source())
     specializations.append(("plane_distance_terms", pd._TERMS))
     ptx = specializations_ptx(specializations, tmp_path)
     # Each product and sum is rounded on its own, as the array programs round them.

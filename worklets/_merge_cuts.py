@@ -51,6 +51,10 @@ def merge(parts: dict[int, tuple[Any, Any]], scalars: Any, value: float,
     flat = [parts[k][0].ravel() for k in sizes]
     every = xp.concatenate(flat) if flat else xp.zeros(0, xp.int64)
     unique, inverse = _distinct(every)
+    if xp is not np:
+        merged = _merged_on_device(parts, sizes, unique, inverse, scalars, value, n_points)
+        if merged is not None:
+            return merged
     lo, hi = unique // n_points, unique % n_points
     low, high = scalars[lo].astype(xp.float64), scalars[hi].astype(xp.float64)
     t = (value - low) / (high - low)
@@ -70,6 +74,31 @@ def merge(parts: dict[int, tuple[Any, Any]], scalars: Any, value: float,
         made = inverse[start:start + piece.shape[0]].reshape(-1, k).astype(xp.int64)
         cells[k], source[k] = _uncollapsed(made, parts[k][1].astype(xp.int64))
         start += piece.shape[0]
+    return EdgeCut(lo=lo, hi=hi, t=t, cells=cells, source=source)
+
+
+def _merged_on_device(parts: dict, sizes: list, unique: Any, inverse: Any, scalars: Any,
+                      value: float, n_points: int) -> EdgeCut | None:
+    """:func:`merge`'s result from the distinct keys by two kernels and one host sync
+    (:mod:`daxpy.cuda.cut_edges`), where no grid value equals the value and no output
+    cell collapses (the usual cut); None otherwise, or for fields of other dtypes,
+    and the array program runs."""
+    from daxpy.cuda.cut_edges import edge_terms, mark_collapsed
+
+    made = edge_terms(unique, scalars, value, n_points)
+    if made is None:
+        return None
+    lo, hi, t, flags = made
+    cells, start = {}, 0
+    for k in sizes:
+        count = parts[k][0].size
+        cells[k] = inverse[start:start + count].reshape(-1, k).astype(np.int64, copy=False)
+        if k > 1:
+            mark_collapsed(cells[k], flags)
+        start += count
+    if flags.get().any():  # the one host sync: a value met exactly, or a collapsed cell
+        return None
+    source = {k: parts[k][1].astype(np.int64, copy=False) for k in sizes}
     return EdgeCut(lo=lo, hi=hi, t=t, cells=cells, source=source)
 
 

@@ -34,8 +34,8 @@ extern "C" __global__ void __launch_bounds__(256) NAME(
     if (e >= n * width) return;
     const long long row = e / width;
     const int c = (int)(e - row * width);
-    const T a = values[lo[row] * width + c], b = values[hi[row] * width + c];
-    out[e] = ADD(a, MUL((T)t[row], SUB(b, a)));
+    const W a = (W)values[lo[row] * width + c], b = (W)values[hi[row] * width + c];
+    out[e] = (T)ADD(a, MUL((W)t[row], SUB(b, a)));
 }
 """
 
@@ -43,31 +43,38 @@ _OPERATIONS = {np.dtype(np.float32): ("__fadd_rn", "__fmul_rn", "__fsub_rn"),
                np.dtype(np.float64): ("__dadd_rn", "__dmul_rn", "__dsub_rn")}
 """Per field dtype with a kernel: its rounded add, multiply and subtract."""
 
-_KERNELS: dict[str, Any] = {}
-"""Per dtype name: the compiled kernel (its source hashed once, not per call)."""
+_KERNELS: dict[tuple, Any] = {}
+"""Per dtype name and widening: the compiled kernel (its source hashed once, not per call)."""
 
 
-def source_for(dtype) -> tuple[str, str]:
-    """``(name, source)`` of the kernel for a field of ``dtype`` (float32 or float64).
+def source_for(dtype, widened: bool = False) -> tuple[str, str]:
+    """``(name, source)`` of the kernel for a field of ``dtype`` (float32 or float64);
+    ``widened``: computed in float64, stored in ``dtype`` (a points grid's coordinates).
 
     Examples
     --------
     >>> name, source = source_for("float64")
     >>> name, "__dmul_rn" in source
     ('edge_values__f64', True)
+    >>> name, source = source_for("float32", widened=True)
+    >>> name, "__dmul_rn" in source
+    ('edge_values_wide__f32', True)
     """
     dtype = np.dtype(dtype)
-    name = f"edge_values__{dtype_tag(dtype)}"
-    add, mul, sub = _OPERATIONS[dtype]
-    return name, (f"#define T {ctype(dtype)}\n#define ADD {add}\n#define MUL {mul}\n"
-                  f"#define SUB {sub}\n{_BODY.replace('NAME', name)}"
-                  "#undef SUB\n#undef MUL\n#undef ADD\n#undef T\n")
+    name = f"edge_values{'_wide' if widened else ''}__{dtype_tag(dtype)}"
+    work = np.dtype(np.float64) if widened else dtype
+    add, mul, sub = _OPERATIONS[work]
+    return name, (f"#define T {ctype(dtype)}\n#define W {ctype(work)}\n#define ADD {add}\n"
+                  f"#define MUL {mul}\n#define SUB {sub}\n{_BODY.replace('NAME', name)}"
+                  "#undef SUB\n#undef MUL\n#undef ADD\n#undef W\n#undef T\n")
 
 
-def edge_values(values: Any, lo: Any, hi: Any, t: Any) -> Any | None:
+def edge_values(values: Any, lo: Any, hi: Any, t: Any, widened: bool = False) -> Any | None:
     """``values[lo] + t (values[hi] - values[lo])`` in the field's dtype (``t``
     rounded to it first) for a float32 or float64 device field of shape ``(n,)`` or
-    ``(n, k)``; None for other dtypes (the array program serves them).
+    ``(n, k)``; None for other dtypes (the array program serves them). ``widened``:
+    in float64, rounded to the field's dtype at the end (the coordinates of
+    :func:`daxpy.filters._surface.coordinates`).
 
     Examples
     --------
@@ -79,9 +86,9 @@ def edge_values(values: Any, lo: Any, hi: Any, t: Any) -> Any | None:
         return None
     import cupy
 
-    kernel = _KERNELS.get(dtype.name)
+    kernel = _KERNELS.get((dtype.name, widened))
     if kernel is None:
-        kernel = _KERNELS[dtype.name] = get_kernel(*source_for(dtype))
+        kernel = _KERNELS[dtype.name, widened] = get_kernel(*source_for(dtype, widened))
     values = cupy.ascontiguousarray(values)
     width = int(np.prod(values.shape[1:], dtype=np.int64))
     n = int(lo.shape[0])
