@@ -226,3 +226,22 @@ def test_a_streamed_runs_chunks_follow_writes_into_their_source_grid(which):
     else:  # every cell's corners turned about the same axis (valid hexahedra again)
         arrays[1][:] = arrays[1].reshape(-1, 8)[:, [1, 2, 3, 0, 5, 6, 7, 4]].ravel()
     np.testing.assert_array_equal(_streamed_gradient(grid), _streamed_gradient(_fresh(*arrays)))
+
+
+def test_a_run_fingerprints_each_grid_once_and_the_next_run_sees_a_change(monkeypatch):
+    pts, conn, offs, types = _hex_arrays(4)
+    grid = _fields(daxpy.UnstructuredGrid(pts, conn, offs, types))
+    taken = []
+    real = fingerprint.fingerprint
+    monkeypatch.setattr("daxpy.data.dataset.fingerprint",
+                        lambda arrays: taken.append(1) or real(arrays))
+    pipe = daxpy.pipeline(grid)
+    pipe.gradient("p", result="g")
+    pipe.point_to_cell("p", result="pc")
+    pipe.run(backend="cpu")
+    # Each dataset of the run (the grid, the one the run derives) once, not at every
+    # lookup of the grid's caches.
+    assert 1 <= len(taken) <= 2
+    conn[0] = len(pts) + 5  # a change between runs is still seen
+    with pytest.raises(errors.InvalidDataSetError, match="changed"):
+        pipe.run(backend="cpu")

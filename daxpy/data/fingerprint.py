@@ -30,7 +30,9 @@ False
 from __future__ import annotations
 
 import zlib
-from typing import Any, Iterable
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any, Iterable, Iterator
 
 import numpy as np
 
@@ -113,3 +115,56 @@ class DerivedCache:
     def __init__(self, taken: tuple):
         self.entries: dict[str, Any] = {}
         self.fingerprint = taken
+
+
+_CHECKED_IN_RUN: ContextVar[dict | None] = ContextVar("daxpy_checked_in_run", default=None)
+"""The datasets checked in the run under way on this thread (by id, each held so
+that its id is not reused), or None outside a run."""
+
+
+@contextmanager
+def one_check_per_run() -> Iterator[None]:
+    """A filter's or pipeline's run: each dataset's arrays are fingerprinted at its
+    first check in the run only (:func:`checked_in_run`). A run looks its grid's
+    caches up several times (device copies, links, corner tables), each a check:
+    nine fingerprints in a slice of 10M hexahedra, about a quarter of its host time.
+    Arrays that another thread writes during a run were a race before too; a change
+    between runs is still seen. Nested runs keep the outer run's record; threads
+    the run starts check as before (a new thread starts outside any run).
+
+    Examples
+    --------
+    >>> with one_check_per_run():
+    ...     checked_in_run("grid")
+    ...     checked_in_run("grid")
+    False
+    True
+    >>> checked_in_run("grid")
+    False
+    """
+    if _CHECKED_IN_RUN.get() is not None:
+        yield
+        return
+    token = _CHECKED_IN_RUN.set({})
+    try:
+        yield
+    finally:
+        _CHECKED_IN_RUN.reset(token)
+
+
+def checked_in_run(dataset: Any) -> bool:
+    """Whether ``dataset`` was checked earlier in this run; records that it is being
+    checked now (False outside a run: every check fingerprints).
+
+    Examples
+    --------
+    >>> checked_in_run(object())
+    False
+    """
+    checked = _CHECKED_IN_RUN.get()
+    if checked is None:
+        return False
+    if checked.get(id(dataset)) is dataset:
+        return True
+    checked[id(dataset)] = dataset
+    return False

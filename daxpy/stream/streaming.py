@@ -61,6 +61,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..data.arrays import is_device_array
+from ..data.fingerprint import one_check_per_run
 from ..errors import ArgumentError, DeviceMemoryError
 from ..engine.backend import backend_for, resolve_backend
 from ..engine.run import Profile, StageRecord, run_in_core
@@ -345,12 +346,14 @@ def run_stages(dataset, stages, wanted, backend: str, to: str,
     >>> out.point_data[grad.name][:, 0].tolist()
     [1.0, 2.0, 3.0]
     """
-    backend = backend_for(dataset, backend)
-    if stages and getattr(stages[-1].filter, "makes_dataset", False):
-        return run_to_new_dataset(dataset, stages, backend, to, fuse, concurrent)
-    if to == "host" and resolve_backend(backend) == "cuda":
-        # Host inputs to host outputs: chunked, overlapped copies.
-        streamed = stream_or_none(dataset, stages, list(wanted), fuse)
-        if streamed is not None:
-            return streamed
-    return run_in_core(dataset, stages, wanted, backend, to, fuse, concurrent)
+    # The grid's arrays are fingerprinted once a run, not at each cache lookup.
+    with one_check_per_run():
+        backend = backend_for(dataset, backend)
+        if stages and getattr(stages[-1].filter, "makes_dataset", False):
+            return run_to_new_dataset(dataset, stages, backend, to, fuse, concurrent)
+        if to == "host" and resolve_backend(backend) == "cuda":
+            # Host inputs to host outputs: chunked, overlapped copies.
+            streamed = stream_or_none(dataset, stages, list(wanted), fuse)
+            if streamed is not None:
+                return streamed
+        return run_in_core(dataset, stages, wanted, backend, to, fuse, concurrent)
