@@ -25,7 +25,7 @@ from daxpy.engine.dispatch import execute
 from daxpy.engine.geometry_chunks import cells_now
 from daxpy.errors import ArgumentError, FieldError
 
-from daxpy.worklets._marching import at_least
+from daxpy.worklets._marching import kept_side
 from daxpy.worklets.plane_cuts import plane_clip_cpu
 
 from ._clip_output import clipped_grid
@@ -133,7 +133,7 @@ class Clip(GeometryFilter):
               invert: bool) -> UnstructuredGrid:
         if self.crinkle:
             # Whole cells: those with a kept corner (the cells the clip would cut or keep).
-            inside = at_least(scalars(), self.value) != invert
+            inside = kept_side(scalars(), self.value, invert)
             made = execute("threshold", dataset, inside.astype(np.float64), "points",
                            backend=self.backend, at="points", lower=0.5, upper=1.5,
                            all_points=False, ids=False)

@@ -93,6 +93,20 @@ def at_least(values: Any, value: float) -> Any:
     return values >= value
 
 
+def kept_side(values: Any, value: float, invert: bool) -> Any:
+    """Where ``values`` are at or above ``value`` (:func:`at_least`), or below it with
+    ``invert``: one pass over them, or two with ``invert`` (not a comparison with
+    ``invert`` as well, a pass over every point for nothing).
+
+    Examples
+    --------
+    >>> kept_side(np.array([0.0, 2.0]), 1.0, True).tolist()
+    [True, False]
+    """
+    kept = at_least(values, value)
+    return ~kept if invert else kept
+
+
 def at_most(values: Any, value: float) -> Any:
     """``values <= value`` as if compared in float64 (see :func:`at_least`).
 

@@ -21,7 +21,7 @@ import numpy as np
 
 from daxpy.data.arrays import array_module
 
-from ._marching import IMAGE_CELL_CORNERS, at_least, at_least_bound
+from ._marching import IMAGE_CELL_CORNERS, at_least_bound, kept_side
 
 
 def mask_cases(mask: Any, offsets: tuple) -> Any:
@@ -61,5 +61,5 @@ def structured_cases(scalars: Any, dims: tuple, value: float, invert: bool = Fal
 
         return on_device(scalars, dims, at_least_bound(scalars.dtype, value), invert)
     sizes = tuple(dims[a] for a in reversed(active))
-    inside = at_least(scalars.reshape(sizes), value) != invert
+    inside = kept_side(scalars.reshape(sizes), value, invert)
     return mask_cases(inside, IMAGE_CELL_CORNERS[len(active)])

@@ -36,7 +36,7 @@ from daxpy.data.arrays import array_module, joined
 from ._clip_arrays import _EDGE_CODE, CASE_ARRAYS, PLACES, TABLES, _case_arrays
 from ._clip_numbers import count_dtype, numbered
 from ._clipped import Clipped
-from ._marching import (GRID_FAMILIES, IMAGE_CELL_CORNERS, at_least, at_least_bound,
+from ._marching import (GRID_FAMILIES, IMAGE_CELL_CORNERS, at_least_bound, kept_side,
                         register_generating, structured_corners)
 from ._numba import compiled
 from ._structured_cases import structured_cases
@@ -88,7 +88,7 @@ def clip_cells(grid: Any, scalars: Any, value: float, invert: bool = False,
         if found is not None:
             return found
     place = place or xp.asarray
-    kept_point = at_least(scalars, value) != invert
+    kept_point = kept_side(scalars, value, invert)
     pieces = (_unstructured_pieces(grid, place, kept_point) if grid.family == "unstructured"
               else _structured_pieces(grid, scalars, value, invert))
     emitted = [(_vertices if kind == "vertex" else _emit)(
@@ -160,7 +160,7 @@ def _cells_on_gpu(grid: Any, scalars: Any, value: float, invert: bool, place) ->
     key = (kind, bool(invert))
     if key not in _BLOCK_TABLES:
         _BLOCK_TABLES[key] = (_case_arrays(kind, bool(invert)), TABLES[key]["edges"])
-    kept_point = at_least(scalars, value) != invert
+    kept_point = kept_side(scalars, value, invert)
     found = clip_block(scalars, kept_point, place(block.corners), kind, bool(invert),
                        float(value), *_BLOCK_TABLES[key])
     return None if found is None else Clipped.from_rows(*found[:-1], keys=found[-1])

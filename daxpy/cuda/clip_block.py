@@ -157,8 +157,10 @@ def clip_block(scalars: Any, kept: Any, corners: Any, kind: str, invert: bool, v
     make_keys(*launch, (corners, cases, np.int64(n_cells), np.int64(n_points), per_case,
                         starts[3], keys))
     # Sorted, and each cell's cut edge's rank among them; the size costs a host sync,
-    # as the kept count does.
-    cut_keys, rank = cupy.unique(keys, return_inverse=True)
+    # as the kept count does. A sort of the keys alone and a search: unique's inverse
+    # sorts (key, index) pairs (0.22 ms of a 10M-hexahedra clip's 2.2 on an H100).
+    cut_keys = cupy.unique(keys)
+    rank = cupy.searchsorted(cut_keys, keys)
     n_kept = int(renumber[-1])
     n_cut = int(cut_keys.shape[0])
     n_total = n_kept + n_cut + n_centres
