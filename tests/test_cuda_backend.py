@@ -180,6 +180,18 @@ def test_host_field_is_copied_once_per_dataset():
     assert to_device(values.copy(), grid) is not first
 
 
+def test_host_corner_ids_are_narrowed_once_device_ids_kept():
+    from daxpy.cuda.device import narrow_ids
+
+    grid = daxpy.UniformGrid(dims=(4, 4))
+    corners = np.arange(12, dtype=np.int64).reshape(3, 4)
+    first = narrow_ids(corners, grid)
+    assert first.dtype == np.int32 and (first.get() == corners).all()
+    assert narrow_ids(corners, grid) is first
+    on_device = cupy.asarray(corners)
+    assert narrow_ids(on_device, grid) is on_device
+
+
 def test_backend_selection(monkeypatch):
     grid = daxpy.UniformGrid(dims=(3, 3))
     values = np.arange(9.0)

@@ -48,10 +48,11 @@ SPECIALIZATIONS = ([source_for(kind, c) for kind in list(_TYPES) + ["axes"] for 
                       for part in ("classify", "sizes", "emit", "scan")]
                    # The scan of counts that writes the sizes (threshold).
                    + [(name, scan.source()) for name in scan.NAMES]
-                   # The unstructured clip's four kernels, per dtype and shape.
+                   # The unstructured clip's four kernels, per dtype, shape and ids.
                    + [(name, text) for dtype in ("float32", "float64") for kind in clip_block.KINDS
+                      for ids in ("int32", "int64")
                       for names, text in [clip_block_source.source_for(
-                          dtype, kind, CLIP_TABLES[(kind, False)]["edges"].tolist())]
+                          dtype, kind, CLIP_TABLES[(kind, False)]["edges"].tolist(), ids)]
                       for name in names]
                    # The march of unstructured cells from their cases, per kind and ids.
                    + [(name, text) for ids in ("int32", "int64")

@@ -160,9 +160,11 @@ def _cells_on_gpu(grid: Any, scalars: Any, value: float, invert: bool, place) ->
     key = (kind, bool(invert))
     if key not in _BLOCK_TABLES:
         _BLOCK_TABLES[key] = (_case_arrays(kind, bool(invert)), TABLES[key]["edges"])
+    from daxpy.cuda.device import narrow_ids
+
     kept_point = kept_side(scalars, value, invert)
-    found = clip_block(scalars, kept_point, place(block.corners), kind, bool(invert),
-                       float(value), *_BLOCK_TABLES[key])
+    found = clip_block(scalars, kept_point, narrow_ids(block.corners, grid), kind,
+                       bool(invert), float(value), *_BLOCK_TABLES[key])
     return None if found is None else Clipped.from_rows(*found[:-1], keys=found[-1])
 
 

@@ -156,9 +156,21 @@ def contour_cells(grid: Any, scalars: Any, value: float, place=None) -> EdgeCut:
     for block in grid.cell_blocks().values():
         for kind, corners, ids in _pieces(block):
             by_size.setdefault(per_cell(kind), []).append(
-                marched(place(corners), place(ids), scalars=scalars, value=value, kind=kind))
+                marched(_placed_corners(corners, block, grid, place, xp), place(ids),
+                        scalars=scalars, value=value, kind=kind))
     parts = {k: in_cell_order(found) for k, found in by_size.items()}
     return merge(parts, scalars, value, scalars.shape[0])
+
+
+def _placed_corners(corners: Any, block: Any, grid: Any, place, xp) -> Any:
+    """A block's corners where the cut runs: on the device as int32 where the ids fit
+    (half the bytes for the cases' and the march's reads; the keys are int64), cached
+    with the grid; a strip's or polyline's views as ``place`` puts them."""
+    if xp.__name__ == "numpy" or corners is not block.corners:
+        return place(corners)
+    from daxpy.cuda.device import narrow_ids
+
+    return narrow_ids(corners, grid)
 
 
 def _array_cases(corners: Any, scalars: Any, value: float) -> Any:

@@ -216,7 +216,9 @@ def _one_shape_on_gpu(grid: Any, values: Any, at: str, lower: float, upper: floa
     if (len(blocks) != 1 or grid.n_cells == 0 or values.ndim != 1
             or values.dtype not in (np.float32, np.float64)):
         return None
-    corners = place(blocks[0].corners)
+    from daxpy.cuda.device import narrow_ids
+
+    corners = narrow_ids(blocks[0].corners, grid)
     if corners.dtype not in (np.int32, np.int64):
         return None
     # The range rounded inwards to the values' dtype: compared in it, as in float64.

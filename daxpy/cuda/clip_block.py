@@ -43,16 +43,16 @@ KINDS = ("line", "triangle", "quad", "tetra", "pyramid", "wedge", "hexahedron")
 """The cell shapes (VTK's table names) whose grids these kernels clip."""
 
 _KERNELS: dict[tuple, tuple] = {}
-"""Per (dtype name, kind): the four kernels."""
+"""Per (dtype name, kind, ids' dtype name): the four kernels."""
 
 
-def _kernels(dtype, kind: str, edges: np.ndarray) -> tuple:
-    """The kernels of a dtype and shape, kept: building and hashing their source each
-    call would cost the host tens of microseconds."""
-    key = (np.dtype(dtype).name, kind)
+def _kernels(dtype, kind: str, edges: np.ndarray, id_dtype) -> tuple:
+    """The kernels of a dtype, shape and corner ids' dtype, kept: building and hashing
+    their source each call would cost the host tens of microseconds."""
+    key = (np.dtype(dtype).name, kind, np.dtype(id_dtype).name)
     kept = _KERNELS.get(key)
     if kept is None:
-        names, source = source_for(dtype, kind, [tuple(e) for e in edges.tolist()])
+        names, source = source_for(dtype, kind, [tuple(e) for e in edges.tolist()], id_dtype)
         kept = _KERNELS[key] = tuple(get_kernel(name, source) for name in names)
     return kept
 
@@ -92,8 +92,9 @@ def clip_block(scalars: Any, kept: Any, corners: Any, kind: str, invert: bool, v
     ----------
     scalars : cupy.ndarray of float32 or float64, shape (n_points,)
     kept : cupy.ndarray of bool, shape (n_points,)
-    corners : cupy.ndarray of int64, shape (n_cells, k)
-        The cells' point ids, cell ``i`` the grid's cell ``i``.
+    corners : cupy.ndarray of int32 or int64, shape (n_cells, k)
+        The cells' point ids, cell ``i`` the grid's cell ``i`` (other int dtypes are
+        read as int64).
     kind : str
         One of :data:`KINDS`.
     invert : bool
@@ -129,9 +130,10 @@ def clip_block(scalars: Any, kept: Any, corners: Any, kind: str, invert: bool, v
     if n_points >= 2**31 or n_cells == 0:
         return None
     scalars = cupy.ascontiguousarray(scalars)
-    corners = cupy.ascontiguousarray(corners, dtype=cupy.int64)
+    corners = cupy.ascontiguousarray(
+        corners, dtype=cupy.int32 if corners.dtype == np.int32 else cupy.int64)
     flags = cupy.ascontiguousarray(kept).view(cupy.uint8)
-    count, make_keys, points, emit = _kernels(scalars.dtype, kind, edges)
+    count, make_keys, points, emit = _kernels(scalars.dtype, kind, edges, corners.dtype)
     per_case, case_starts, cells, terms, shares, term_width = _device_tables(
         kind, invert, tables, edges)
     chunks = (n_cells + CHUNK - 1) // CHUNK

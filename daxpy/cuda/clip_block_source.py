@@ -10,6 +10,8 @@ Examples
 
 from __future__ import annotations
 
+import numpy as np
+
 from .block_scan import BLOCK_SCAN
 from .cell_edges import edge_defines
 from .codegen import ctype, dtype_tag
@@ -37,7 +39,7 @@ _BODY = r"""
 // its cells' output cells, slots, centre points and cut edges, and of its cells
 // with a corner id out of range (refused by the caller), as (5, chunks).
 extern "C" __global__ void __launch_bounds__(CHUNK) NAME_count(
-    const unsigned char* __restrict__ kept, const long long* __restrict__ corners,
+    const unsigned char* __restrict__ kept, const I* __restrict__ corners,
     const long long n_cells, const long long n_points, const int* __restrict__ per_case,
     unsigned char* __restrict__ cases, long long* __restrict__ chunk_counts,
     const long long chunks)
@@ -78,7 +80,7 @@ extern "C" __global__ void __launch_bounds__(CHUNK) NAME_count(
 
 // Each cell's cut edges as lo * n + hi, in cell order from its chunk's first key.
 extern "C" __global__ void __launch_bounds__(CHUNK) NAME_keys(
-    const long long* __restrict__ corners, const unsigned char* __restrict__ cases,
+    const I* __restrict__ corners, const unsigned char* __restrict__ cases,
     const long long n_cells, const long long n_points, const int* __restrict__ per_case,
     const long long* __restrict__ key_start, long long* __restrict__ keys)
 {
@@ -130,7 +132,7 @@ extern "C" __global__ void __launch_bounds__(CHUNK) NAME_points(
 // Each cell's output cells and centre points from its starts: its chunk's, plus the
 // cells before it in the chunk (one scan of the three counts, packed).
 extern "C" __global__ void __launch_bounds__(CHUNK) NAME_emit(
-    const T* __restrict__ s, const double value, const long long* __restrict__ corners,
+    const T* __restrict__ s, const double value, const I* __restrict__ corners,
     const unsigned char* __restrict__ cases, const long long n_cells, const long long n_points,
     const int* __restrict__ per_case, const int* __restrict__ case_starts,
     const int* __restrict__ cells, const int* __restrict__ terms,
@@ -236,10 +238,11 @@ extern "C" __global__ void __launch_bounds__(CHUNK) NAME_emit(
 """
 
 
-def source_for(dtype, kind: str, edges) -> tuple[tuple[str, ...], str]:
+def source_for(dtype, kind: str, edges, id_dtype="int64") -> tuple[tuple[str, ...], str]:
     """``(names, source)`` of the four kernels for a field of ``dtype`` and cells of
     ``kind`` (VTK's table name: ``hexahedron``, ``tetra``...) whose edges join the
-    corners ``edges``.
+    corners ``edges``, the corners' ids of ``id_dtype`` (int64, or int32: half the
+    bytes read, ``__i32`` in the kernels' names).
 
     Examples
     --------
@@ -249,10 +252,11 @@ def source_for(dtype, kind: str, edges) -> tuple[tuple[str, ...], str]:
     """
     corners = {"line": 2, "triangle": 3, "quad": 4, "tetra": 4, "pyramid": 5, "wedge": 6,
                "hexahedron": 8}[kind]
-    name = f"clip_block__{dtype_tag(dtype)}_{kind}"
+    narrow = np.dtype(id_dtype) == np.int32
+    name = f"clip_block__{dtype_tag(dtype)}_{kind}{'__i32' if narrow else ''}"
     edge_head, edge_tail = edge_defines(name, edges)
-    head = (f"#define T {ctype(dtype)}\n#define K {corners}\n#define EDGES {len(edges)}\n"
-            f"#define CORNER_CODES {CORNER_CODES}\n" + edge_head)
-    tail = "#undef T\n#undef K\n#undef EDGES\n#undef CORNER_CODES\n" + edge_tail
+    head = (f"#define T {ctype(dtype)}\n#define I {ctype(id_dtype)}\n#define K {corners}\n"
+            f"#define EDGES {len(edges)}\n#define CORNER_CODES {CORNER_CODES}\n" + edge_head)
+    tail = "#undef T\n#undef I\n#undef K\n#undef EDGES\n#undef CORNER_CODES\n" + edge_tail
     names = tuple(f"{name}_{part}" for part in ("count", "keys", "points", "emit"))
     return names, BLOCK_SCAN + _COMMON + head + _BODY.replace("NAME", name) + tail
