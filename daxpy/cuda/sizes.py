@@ -17,9 +17,11 @@ from typing import Any, Sequence
 import numpy as np
 
 
-def totals_at(values: Any, flat_indices: Sequence[int]) -> list[int]:
-    """The int64 ``values`` (a C-contiguous CuPy array) at ``flat_indices``, as Python
-    ints, after one sync of the current stream.
+def totals_at(values: Any, flat_indices: Sequence[int],
+              also: Sequence[tuple[Any, int]] = ()) -> list[int]:
+    """The int64 ``values`` (a C-contiguous CuPy array) at ``flat_indices``, then each
+    ``(array, flat index)`` of ``also`` (int64, C-contiguous too), as Python ints,
+    after one sync of the current stream.
 
     Examples
     --------
@@ -30,12 +32,13 @@ def totals_at(values: Any, flat_indices: Sequence[int]) -> list[int]:
     import cupy
     import cupyx
 
-    if values.dtype != np.int64 or not values.flags.c_contiguous:
-        raise TypeError("totals_at reads a C-contiguous int64 array")
-    found = cupyx.empty_pinned(len(flat_indices), np.int64)
+    wanted = [(values, int(at)) for at in flat_indices] + [(a, int(at)) for a, at in also]
+    if any(a.dtype != np.int64 or not a.flags.c_contiguous for a, _ in wanted):
+        raise TypeError("totals_at reads C-contiguous int64 arrays")
+    found = cupyx.empty_pinned(len(wanted), np.int64)
     stream = cupy.cuda.get_current_stream()
-    for slot, at in enumerate(flat_indices):
-        cupy.cuda.runtime.memcpyAsync(found.ctypes.data + 8 * slot, values.data.ptr + 8 * int(at),
+    for slot, (array, at) in enumerate(wanted):
+        cupy.cuda.runtime.memcpyAsync(found.ctypes.data + 8 * slot, array.data.ptr + 8 * at,
                                       8, cupy.cuda.runtime.memcpyDeviceToHost, stream.ptr)
     stream.synchronize()
     return [int(v) for v in found]
