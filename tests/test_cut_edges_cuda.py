@@ -1,7 +1,8 @@
 """The merge of cut edges on the GPU (daxpy.cuda.cut_edges) and a points grid's cut
 coordinates in one kernel (daxpy.cuda.edge_values, widened) give the array programs'
 results, bit for bit: on random cut edges and output cells, with grid values equal to
-the value (points snapped, cells collapsed) and without."""
+the value (points snapped, cells collapsed), cells that list an edge twice, and
+neither."""
 
 import numpy as np
 import pytest
@@ -13,8 +14,8 @@ from daxpy.worklets._edge_cut import EdgeCut
 
 
 def test_fields_of_other_dtypes_are_left_to_the_array_program():
-    keys = np.zeros(1, np.int64)
-    assert cut_edges.edge_terms(keys, np.zeros(2, np.int32), 0.5, 2) is None
+    assert not cut_edges.serves(np.zeros(2, np.int32))
+    assert not cut_edges.serves(np.zeros((2, 3), np.float32))
 
 
 def _parts(rng, scalars: np.ndarray, value: float, sizes: list) -> dict:

@@ -18,8 +18,9 @@ from test_cuda_codegen import _have_compiler, specializations_ptx
 def test_the_kernels_compile_to_ptx_with_no_fused_multiply_add(tmp_path):
     specializations = [ev.source_for(dtype, widened) for dtype in ("float32", "float64")
                        for widened in (False, True)]
-    specializations += [cut_edges.source_for(dtype) for dtype in ("float32", "float64")]
-    specializations.append(cut_edges.collapsed_source())
+    specializations += [(f"{name}{part}", text) for dtype in ("float32", "float64")
+                        for name, text in [cut_edges.source_for(dtype)] for part in ("", "_heads")]
+    specializations += [(name, cut_edges.shared_source()) for name in cut_edges.SHARED_NAMES]
     specializations.append(("plane_distance_terms", pd._TERMS))
     ptx = specializations_ptx(specializations, tmp_path)
     # Each product and sum is rounded on its own, as the array programs round them.

@@ -50,11 +50,20 @@ def merge(parts: dict[int, tuple[Any, Any]], scalars: Any, value: float,
     sizes = sorted(parts)
     flat = [parts[k][0].ravel() for k in sizes]
     every = xp.concatenate(flat) if flat else xp.zeros(0, xp.int64)
-    unique, inverse = _distinct(every)
     if xp is not np:
-        merged = _merged_on_device(parts, sizes, unique, inverse, scalars, value, n_points)
-        if merged is not None:
-            return merged
+        from daxpy.cuda.cut_edges import serves
+
+        if serves(scalars):
+            return _merged_on_device(parts, sizes, flat, every, scalars, value, n_points)
+    unique, inverse = _distinct(every)
+    return _merged(parts, sizes, flat, unique, inverse, scalars, value, n_points)
+
+
+def _merged(parts: dict, sizes: list, flat: list, unique: Any, inverse: Any, scalars: Any,
+            value: float, n_points: int) -> EdgeCut:
+    """:func:`merge` from the distinct keys and each key's index among them, as an
+    array program."""
+    xp = array_module(scalars)
     lo, hi = unique // n_points, unique % n_points
     low, high = scalars[lo].astype(xp.float64), scalars[hi].astype(xp.float64)
     t = (value - low) / (high - low)
@@ -77,28 +86,27 @@ def merge(parts: dict[int, tuple[Any, Any]], scalars: Any, value: float,
     return EdgeCut(lo=lo, hi=hi, t=t, cells=cells, source=source)
 
 
-def _merged_on_device(parts: dict, sizes: list, unique: Any, inverse: Any, scalars: Any,
-                      value: float, n_points: int) -> EdgeCut | None:
-    """:func:`merge`'s result from the distinct keys by two kernels and one host sync
-    (:mod:`daxpy.cuda.cut_edges`), where no grid value equals the value and no output
-    cell collapses (the usual cut); None otherwise, or for fields of other dtypes,
-    and the array program runs."""
-    from daxpy.cuda.cut_edges import edge_terms, mark_collapsed
+def _merged_on_device(parts: dict, sizes: list, flat: list, every: Any, scalars: Any,
+                      value: float, n_points: int) -> EdgeCut:
+    """:func:`merge` on the GPU by :mod:`daxpy.cuda.cut_edges`' kernels and one host
+    sync where no edge's end has the value exactly (the usual cut); the array
+    program snaps such edges, from the same distinct keys."""
+    from daxpy.cuda.cut_edges import distinct_keys, edge_terms
 
-    made = edge_terms(unique, scalars, value, n_points)
-    if made is None:
-        return None
-    lo, hi, t, flags = made
-    cells, start = {}, 0
-    for k in sizes:
-        count = parts[k][0].size
-        cells[k] = inverse[start:start + count].reshape(-1, k).astype(np.int64, copy=False)
-        if k > 1:
-            mark_collapsed(cells[k], flags)
-        start += count
-    if flags.get().any():  # the one host sync: a value met exactly, or a collapsed cell
-        return None
-    source = {k: parts[k][1].astype(np.int64, copy=False) for k in sizes}
+    rows, first = [], 0
+    for k, piece in zip(sizes, flat):
+        rows.append((first, int(piece.shape[0]), k))
+        first += int(piece.shape[0])
+    unique, inverse, snapped, collapsed = distinct_keys(every, rows, scalars, value, n_points)
+    if snapped:
+        return _merged(parts, sizes, flat, unique, inverse, scalars, value, n_points)
+    lo, hi, t = edge_terms(unique, scalars, value, n_points)
+    cells, source = {}, {}
+    for (first, count, k) in rows:
+        made = inverse[first:first + count].reshape(-1, k)
+        source[k] = parts[k][1].astype(np.int64, copy=False)
+        # Unsnapped, a cell's points are its distinct keys: it collapses where they repeat.
+        cells[k], source[k] = _uncollapsed(made, source[k]) if collapsed else (made, source[k])
     return EdgeCut(lo=lo, hi=hi, t=t, cells=cells, source=source)
 
 

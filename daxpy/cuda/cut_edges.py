@@ -7,10 +7,12 @@ the quotient, looks for grid values equal to the value, then looks for output
 cells that list a point twice: some twenty-five launches and two host syncs
 between the sort of the keys and the surface's points, while the GPU waits on
 the host (a slice of 10M hexahedra: 67 kernels, 0.85 ms of them, in a call of
-2.1-3.3 ms on an H100). Here :func:`edge_terms` writes ``lo``, ``hi`` and ``t``
-and raises a flag where an end's value equals the value (the array program's
-snapping then runs, as before), :func:`mark_collapsed` raises the other flag
-where an output cell repeats a point; the caller reads both flags in one sync.
+2.1-3.3 ms on an H100). Here :func:`distinct_keys` sorts the keys, raises one flag
+where an edge's end has the value exactly (the array program's snapping then
+runs, as before) and another where an output cell lists an edge twice, and
+learns the distinct keys' count and both flags in one host sync (``unique``'s
+own sync and a second for the flags were two); :func:`edge_terms` then writes
+``lo``, ``hi`` and ``t``.
 
 ``t`` is ``(value - low) / (high - low)`` in float64, each operation rounded on
 its own, ``low`` and ``high`` the field's values widened: the array program's bits.
@@ -36,7 +38,7 @@ _TERMS = r"""
 extern "C" __global__ void __launch_bounds__(256) NAME(
     const long long* __restrict__ keys, const long long n_edges, const long long n_points,
     const T* __restrict__ scalars, const double value, long long* __restrict__ lo,
-    long long* __restrict__ hi, double* __restrict__ t, int* __restrict__ flags)
+    long long* __restrict__ hi, double* __restrict__ t)
 {
     const long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x;
     if (e >= n_edges) return;
@@ -45,21 +47,45 @@ extern "C" __global__ void __launch_bounds__(256) NAME(
     hi[e] = b;
     const double low = (double)scalars[a], high = (double)scalars[b];
     t[e] = __ddiv_rn(__dsub_rn(value, low), __dsub_rn(high, low));
-    if (low == value || high == value) atomicOr(flags, 1);
+}
+
+// Per sorted key: 1 where it starts a run of equal keys; flags[0] raised where an
+// end's value is the value exactly.
+extern "C" __global__ void __launch_bounds__(256) NAME_heads(
+    const long long* __restrict__ sorted, const long long n, const long long n_points,
+    const T* __restrict__ scalars, const double value, long long* __restrict__ heads,
+    unsigned long long* __restrict__ flags)
+{
+    const long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    if (e >= n) return;
+    const long long key = sorted[e], a = key / n_points, b = key - a * n_points;
+    heads[e] = e == 0 || key != sorted[e - 1];
+    if ((double)scalars[a] == value || (double)scalars[b] == value) atomicOr(flags, 1ull);
 }
 """
 
-_COLLAPSED = r"""
+# Shared by every dtype: an output cell listing one edge twice (its keys, unsnapped,
+# are its points), and the distinct keys written from their run starts.
+_SHARED = r"""
 extern "C" __global__ void __launch_bounds__(256) cut_cells_collapsed(
     const long long* __restrict__ cells, const long long n_cells, const int k,
-    int* __restrict__ flags)
+    unsigned long long* __restrict__ flags)
 {
     const long long c = blockIdx.x * (long long)blockDim.x + threadIdx.x;
     if (c >= n_cells) return;
     const long long* cell = cells + c * k;
     bool distinct = cell[0] != cell[k - 1];
     for (int i = 0; i + 1 < k; ++i) distinct &= cell[i] != cell[i + 1];
-    if (!distinct) atomicOr(flags + 1, 1);
+    if (!distinct) atomicOr(flags + 1, 1ull);
+}
+
+extern "C" __global__ void __launch_bounds__(256) cut_keys_distinct(
+    const long long* __restrict__ sorted, const long long* __restrict__ ends,
+    const long long n, long long* __restrict__ distinct)
+{
+    const long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    if (e >= n) return;
+    if (e == 0 || ends[e] != ends[e - 1]) distinct[ends[e] - 1] = sorted[e];
 }
 """
 
@@ -68,28 +94,33 @@ _KERNELS: dict[str, Any] = {}
 
 
 def source_for(dtype) -> tuple[str, str]:
-    """``(name, source)`` of :func:`edge_terms`' kernel for a field of ``dtype``.
+    """``(name, source)`` of :func:`edge_terms`' kernel for a field of ``dtype``; the
+    source also holds ``name + "_heads"``, :func:`distinct_keys`' first kernel.
 
     Examples
     --------
     >>> name, source = source_for("float64")
-    >>> name, "__ddiv_rn" in source
-    ('cut_edge_terms__f64', True)
+    >>> name, "__ddiv_rn" in source, f"{name}_heads" in source
+    ('cut_edge_terms__f64', True, True)
     """
     dtype = np.dtype(dtype)
     name = f"cut_edge_terms__{dtype_tag(dtype)}"
     return name, f"#define T {ctype(dtype)}\n{_TERMS.replace('NAME', name)}#undef T\n"
 
 
-def collapsed_source() -> tuple[str, str]:
-    """``(name, source)`` of :func:`mark_collapsed`'s kernel.
+SHARED_NAMES = ("cut_cells_collapsed", "cut_keys_distinct")
+"""The kernels of :func:`shared_source`, for every dtype."""
+
+
+def shared_source() -> str:
+    """The source of :data:`SHARED_NAMES`.
 
     Examples
     --------
-    >>> collapsed_source()[0]
-    'cut_cells_collapsed'
+    >>> all(name in shared_source() for name in SHARED_NAMES)
+    True
     """
-    return "cut_cells_collapsed", _COLLAPSED
+    return _SHARED
 
 
 def _kernel(name: str, source: str):
@@ -103,48 +134,77 @@ def _blocks(n: int) -> tuple[tuple[int], tuple[int]]:
     return ((n + 255) // 256,), (256,)
 
 
-def edge_terms(keys: Any, scalars: Any, value: float, n_points: int) -> tuple | None:
-    """``(lo, hi, t, flags)`` of distinct edge ``keys`` (``lo * n_points + hi``, int64
-    device array) of a float32 or float64 device field: ``flags[0]`` is raised where
-    an end's value equals ``value`` (``flags``: two int32 on the device, the second
-    for :func:`mark_collapsed`). None for other dtypes (the array program serves).
+def serves(scalars: Any) -> bool:
+    """Whether the kernels serve a cut of these device ``scalars`` (float32 or float64,
+    one value a point).
+
+    Examples
+    --------
+    >>> serves(np.zeros(2, np.float32)), serves(np.zeros(2, np.int32))
+    (True, False)
+    """
+    return np.dtype(scalars.dtype) in (np.float32, np.float64) and scalars.ndim == 1
+
+
+def distinct_keys(keys: Any, rows: list, scalars: Any, value: float,
+                  n_points: int) -> tuple[Any, Any, bool, bool]:
+    """``(distinct, inverse, snapped, collapsed)`` of edge ``keys`` (``lo * n_points +
+    hi``, a flat int64 device array): the distinct keys ascending, each key's index
+    among them, whether an edge's end has ``value`` exactly (the array program snaps
+    those edges to the point), and whether an output cell lists one edge twice;
+    ``rows``: ``(first, count, k)`` per part of ``keys`` that holds output cells of
+    ``k`` edges. One host sync, for the count and both flags. For
+    :func:`serves` ``scalars``.
+
+    Examples
+    --------
+    >>> callable(distinct_keys)
+    True
+    """
+    import cupy
+
+    from .sizes import totals_at
+
+    n = int(keys.shape[0])
+    keys = cupy.ascontiguousarray(keys, dtype=cupy.int64)
+    flags = cupy.zeros(2, cupy.int64)
+    if n == 0:
+        return keys, cupy.zeros(0, cupy.int64), False, False
+    name, source = source_for(scalars.dtype)
+    ordered = cupy.sort(keys)
+    heads = cupy.empty(n, cupy.int64)
+    _kernel(f"{name}_heads", source)(
+        *_blocks(n), (ordered, np.int64(n), np.int64(n_points),
+                      cupy.ascontiguousarray(scalars), np.float64(value), heads, flags))
+    for first, count, k in rows:
+        if k > 1 and count:
+            _kernel("cut_cells_collapsed", _SHARED)(
+                *_blocks(count // k), (keys[first:first + count], np.int64(count // k),
+                                       np.int32(k), flags))
+    ends = cupy.cumsum(heads)  # each sorted key's distinct key's number, from 1
+    n_distinct, snapped, collapsed = totals_at(ends, [n - 1], also=[(flags, 0), (flags, 1)])
+    distinct = cupy.empty(n_distinct, cupy.int64)
+    _kernel("cut_keys_distinct", _SHARED)(*_blocks(n), (ordered, ends, np.int64(n), distinct))
+    return distinct, cupy.searchsorted(distinct, keys), bool(snapped), bool(collapsed)
+
+
+def edge_terms(keys: Any, scalars: Any, value: float, n_points: int) -> tuple:
+    """``(lo, hi, t)`` of distinct edge ``keys`` (``lo * n_points + hi``, int64 device
+    array) of :func:`serves` ``scalars``.
 
     Examples
     --------
     >>> callable(edge_terms)
     True
     """
-    dtype = np.dtype(scalars.dtype)
-    if dtype not in (np.float32, np.float64) or scalars.ndim != 1:
-        return None
     import cupy
 
     n = int(keys.shape[0])
     lo, hi = cupy.empty(n, cupy.int64), cupy.empty(n, cupy.int64)
     t = cupy.empty(n, cupy.float64)
-    flags = cupy.zeros(2, cupy.int32)
     if n:
-        _kernel(*source_for(dtype))(
+        _kernel(*source_for(scalars.dtype))(
             *_blocks(n), (cupy.ascontiguousarray(keys, dtype=cupy.int64), np.int64(n),
                           np.int64(n_points), cupy.ascontiguousarray(scalars),
-                          np.float64(value), lo, hi, t, flags))
-    return lo, hi, t, flags
-
-
-def mark_collapsed(cells: Any, flags: Any) -> None:
-    """Raise ``flags[1]`` where a row of ``cells`` (int64 device array ``(m, k)``,
-    ``k`` at least 2) lists a point twice in a row or at both ends, as
-    :func:`daxpy.worklets._merge_cuts._uncollapsed` drops them.
-
-    Examples
-    --------
-    >>> callable(mark_collapsed)
-    True
-    """
-    import cupy
-
-    n, k = (int(s) for s in cells.shape)
-    if n:
-        _kernel(*collapsed_source())(
-            *_blocks(n), (cupy.ascontiguousarray(cells, dtype=cupy.int64), np.int64(n),
-                          np.int32(k), flags))
+                          np.float64(value), lo, hi, t))
+    return lo, hi, t
