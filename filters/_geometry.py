@@ -281,7 +281,8 @@ def taken(values: Any, ids: Any) -> Any:
 
 
 def take_rows(values: Any, ids: Any) -> Any:
-    """``values[ids]`` where both live (NumPy: on every CPU thread for many ids).
+    """``values[ids]`` where both live (NumPy: on every CPU thread for many ids; CuPy:
+    a row a GPU thread, :mod:`daxpy.cuda.gather`).
 
     Examples
     --------
@@ -289,7 +290,12 @@ def take_rows(values: Any, ids: Any) -> Any:
     >>> take_rows(np.array([[1, 2], [3, 4]]), np.array([1])).tolist()
     [[3, 4]]
     """
-    return _TAKE(values, ids) if array_module(ids) is np else values[ids]
+    if array_module(ids) is np:
+        return _TAKE(values, ids)
+    from daxpy.cuda.gather import gather_rows  # a row a thread, not an element
+
+    made = gather_rows(values, ids)
+    return made if made is not None else values[ids]
 
 
 def grid_axes(dataset: Any, xp: Any) -> list:

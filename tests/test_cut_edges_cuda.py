@@ -2,7 +2,7 @@
 coordinates in one kernel (daxpy.cuda.edge_values, widened) give the array programs'
 results, bit for bit: on random cut edges and output cells, with grid values equal to
 the value (points snapped, cells collapsed), cells that list an edge twice, and
-neither."""
+neither. Rows gathered on the device (daxpy.cuda.gather) are CuPy's, bit for bit."""
 
 import numpy as np
 import pytest
@@ -87,3 +87,24 @@ def test_a_points_grids_cut_coordinates_are_the_array_programs(n_points, n_cut, 
     low, high = points[lo].astype(np.float64), points[hi].astype(np.float64)
     want = (low + t[:, None] * (high - low)).astype(dtype)   # the array program, NumPy
     assert got.dtype == want.dtype and got.tobytes() == want.tobytes()
+
+
+@pytest.mark.gpu
+@settings(max_examples=40, deadline=None)
+@given(n_rows=st.integers(1, 300), n_ids=st.integers(0, 400),
+       shape=st.sampled_from([(), (3,), (2, 2)]),
+       dtype=st.sampled_from(["float32", "float64", "int8", "int16", "uint32", "int64"]),
+       seed=st.integers(0, 2**31))
+def test_gathered_rows_are_cupys(n_rows, n_ids, shape, dtype, seed):
+    import cupy
+
+    from daxpy.filters._geometry import take_rows
+
+    rng = np.random.default_rng(seed)
+    values = cupy.asarray((rng.standard_normal((n_rows,) + shape) * 100).astype(dtype))
+    if values.dtype.kind == "f":
+        values.reshape(-1)[:2] = cupy.asarray([np.nan, -0.0], values.dtype)[:values.size]
+    ids = cupy.asarray(rng.integers(0, n_rows, n_ids))
+    got, want = take_rows(values, ids), values[ids]
+    assert got.dtype == want.dtype and got.shape == want.shape
+    assert cupy.asnumpy(got).tobytes() == cupy.asnumpy(want).tobytes()

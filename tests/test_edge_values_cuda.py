@@ -1,5 +1,7 @@
 """The GPU's one-kernel field interpolation on cut edges (daxpy.cuda.edge_values) and
-plane terms (daxpy.cuda.plane_distance.axis_terms) give the array programs' bits."""
+plane terms (daxpy.cuda.plane_distance.axis_terms) give the array programs' bits; they,
+the cut merge's kernels (daxpy.cuda.cut_edges) and the row gathers (daxpy.cuda.gather)
+compile without a GPU."""
 
 import numpy as np
 import pytest
@@ -8,6 +10,7 @@ from hypothesis import strategies as st
 
 from daxpy.cuda import cut_edges
 from daxpy.cuda import edge_values as ev
+from daxpy.cuda import gather
 from daxpy.cuda import plane_distance as pd
 from daxpy.worklets._edge_cut import EdgeCut, _array_interpolate
 
@@ -21,6 +24,7 @@ def test_the_kernels_compile_to_ptx_with_no_fused_multiply_add(tmp_path):
     specializations += [(f"{name}{part}", text) for dtype in ("float32", "float64")
                         for name, text in [cut_edges.source_for(dtype)] for part in ("", "_heads")]
     specializations += [(name, cut_edges.shared_source()) for name in cut_edges.SHARED_NAMES]
+    specializations += [gather.source_for(size) for size in (1, 2, 4, 8)]
     specializations.append(("plane_distance_terms", pd._TERMS))
     ptx = specializations_ptx(specializations, tmp_path)
     # Each product and sum is rounded on its own, as the array programs round them.
