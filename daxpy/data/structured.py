@@ -24,7 +24,7 @@ import numpy as np
 from .arrays import checked_array, to_host
 from .dataset import DataSet
 from ..errors import InvalidDataSetError
-from .memory_budget import require_bytes
+from .memory_budget import SMALL_BYTES, require_bytes
 from .topology_checks import check_coordinates, read_only, written_out
 
 MAX_POINTS = 2 ** 63 - 1
@@ -230,8 +230,9 @@ class UniformGrid(StructuredGrid):
         >>> daxpy.UniformGrid(dims=(3,), origin=(1,)).axis_coordinates(0).tolist()
         [1.0, 2.0, 3.0]
         """
-        require_bytes(16 * self.dims[axis], f"the {self.dims[axis]:,} coordinates along "
-                                            f"{_AXES[axis]} of {self.name}")
+        if 16 * self.dims[axis] > SMALL_BYTES:
+            require_bytes(16 * self.dims[axis], f"the {self.dims[axis]:,} coordinates along "
+                                                f"{_AXES[axis]} of {self.name}")
         return self.origin[axis] + self.spacing[axis] * np.arange(self.dims[axis])
 
     def bounds(self) -> tuple[float, ...]:
