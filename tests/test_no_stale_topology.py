@@ -245,3 +245,18 @@ def test_a_run_fingerprints_each_grid_once_and_the_next_run_sees_a_change(monkey
     conn[0] = len(pts) + 5  # a change between runs is still seen
     with pytest.raises(errors.InvalidDataSetError, match="changed"):
         pipe.run(backend="cpu")
+
+
+def test_a_run_does_not_keep_the_datasets_it_checked():
+    import gc
+    import weakref
+
+    with fingerprint.one_check_per_run():
+        chunk = daxpy.UniformGrid(dims=(4, 4))
+        chunk.check_unchanged()
+        alive = weakref.ref(chunk)
+        del chunk
+        gc.collect()
+        # A streamed run's chunks hold device arrays: held to the run's end, they
+        # would hold the run above its device budget.
+        assert alive() is None

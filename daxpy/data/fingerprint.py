@@ -29,6 +29,7 @@ False
 
 from __future__ import annotations
 
+import weakref
 import zlib
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -118,8 +119,9 @@ class DerivedCache:
 
 
 _CHECKED_IN_RUN: ContextVar[dict | None] = ContextVar("daxpy_checked_in_run", default=None)
-"""The datasets checked in the run under way on this thread (by id, each held so
-that its id is not reused), or None outside a run."""
+"""The datasets checked in the run under way on this thread (weak references by id:
+a streamed run's chunks are datasets too, and holding them would hold their device
+arrays past their turn), or None outside a run."""
 
 
 @contextmanager
@@ -134,12 +136,14 @@ def one_check_per_run() -> Iterator[None]:
 
     Examples
     --------
+    >>> import daxpy
+    >>> grid = daxpy.UniformGrid(dims=(2,))
     >>> with one_check_per_run():
-    ...     checked_in_run("grid")
-    ...     checked_in_run("grid")
+    ...     checked_in_run(grid)
+    ...     checked_in_run(grid)
     False
     True
-    >>> checked_in_run("grid")
+    >>> checked_in_run(grid)
     False
     """
     if _CHECKED_IN_RUN.get() is not None:
@@ -164,7 +168,8 @@ def checked_in_run(dataset: Any) -> bool:
     checked = _CHECKED_IN_RUN.get()
     if checked is None:
         return False
-    if checked.get(id(dataset)) is dataset:
+    seen = checked.get(id(dataset))
+    if seen is not None and seen() is dataset:
         return True
-    checked[id(dataset)] = dataset
+    checked[id(dataset)] = weakref.ref(dataset)  # a freed dataset's id may come again
     return False
