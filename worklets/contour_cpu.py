@@ -51,7 +51,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from daxpy.data.host_pool import host_empty
+from daxpy.data.host_pool import host_empty, host_zeros
 
 from ._contour_careful_cpu import _careful_rows, _screen_row, screen_values
 from ._contour_careful_rows_cpu import _march_careful
@@ -336,10 +336,8 @@ def contour_structured(grid, scalars: np.ndarray | None, value: float, place=Non
     value = float(value)
     bound = at_least_bound(s.dtype, value)
     n_cell_rows = (ny - 1) * max(nz - 1, 1)
-    point_counts = np.zeros(ny * nz, np.int64)
-    point_spans = np.zeros((ny * nz, 2), np.int64)
-    cell_counts = np.zeros(n_cell_rows, np.int64)
-    cell_spans = np.zeros((n_cell_rows, 2), np.int64)
+    point_counts, point_spans, cell_counts, cell_spans = host_zeros(
+        ny * nz, (ny * nz, 2), n_cell_rows, (n_cell_rows, 2))
     bad = np.zeros(ny * nz, bool)
     # Each thread's buffers, made here (an array made in a kernel costs its
     # compilation more than a second, cold), a cache line or more apart.
