@@ -132,15 +132,27 @@ def _weighted_block(values, axes, nx, ny, ids, weights, out, wide, first, last):
 
 
 @block_kernel()
-def _weighted(values, axes, nx, ny, ids, weights, out, wide, first, last):
-    """Blocks ``first`` to ``last`` of :data:`_BLOCK` rows, each in a function of its
-    own: loops in the caller's body ran several times slower (1.16M rows of a clip,
-    one thread: 8.8 ms there, 2.4 ms in a function called from it). Unsigned
-    bounds: no index below zero to wrap around."""
-    m = ids.shape[0]
+def _kept_and_weighted(values, axes, nx, ny, kept, ids, weights, whole, out, wide, first,
+                       last):
+    """Blocks ``first`` to ``last``: the kept rows' blocks first (:func:`_kept_block`,
+    into ``whole``'s first rows), then the weighted rows' (:func:`_weighted_block`,
+    into ``out``, ``whole``'s rows after them, sliced by the caller: a slice made here
+    is typed with any layout, and its loops ran slower), each in a function of its
+    own: loops in the caller's body ran
+    several times slower (1.16M rows of a clip, one thread: 8.8 ms there, 2.4 ms in
+    a function called from it). One pass, not one each: on 16 cores each pass costs
+    its threads' starts under the GIL. Unsigned bounds: no index below zero to wrap
+    around."""
+    n_kept, m = kept.shape[0], ids.shape[0]
+    kept_blocks = (n_kept + _BLOCK - 1) // _BLOCK
     for block in range(first, last):
-        _weighted_block(values, axes, nx, ny, ids, weights, out, wide,
-                        np.uint64(block * _BLOCK), np.uint64(min(m, (block + 1) * _BLOCK)))
+        if block < kept_blocks:
+            _kept_block(values, axes, nx, ny, kept, whole, np.uint64(block * _BLOCK),
+                        np.uint64(min(n_kept, (block + 1) * _BLOCK)))
+        else:
+            b = block - kept_blocks
+            _weighted_block(values, axes, nx, ny, ids, weights, out, wide,
+                            np.uint64(b * _BLOCK), np.uint64(min(m, (b + 1) * _BLOCK)))
 
 
 @kernel()
@@ -205,15 +217,6 @@ def _kept_block(values, axes, nx, ny, kept, out, first, last):
     for p in range(first, last):
         x, y, z = _row(values, axes, nx, ny, kept[p])
         _store3(out, p, x, y, z)
-
-
-@block_kernel()
-def _kept(values, axes, nx, ny, kept, out, first, last):
-    """Blocks ``first`` to ``last`` of :data:`_BLOCK` kept rows."""
-    m = kept.shape[0]
-    for block in range(first, last):
-        _kept_block(values, axes, nx, ny, kept, out, np.uint64(block * _BLOCK),
-                    np.uint64(min(m, (block + 1) * _BLOCK)))
 
 
 def weighted_rows(values, ids: np.ndarray, weights: np.ndarray, centres=None, axes=None,
@@ -291,18 +294,17 @@ def weighted_rows(values, ids: np.ndarray, weights: np.ndarray, centres=None, ax
         raise CompiledUnavailable("kept rows are copied for one to three components")
     whole = host_empty((kept.shape[0] + ids.shape[0], comps), np.float64)
     sizes = (len(axes[0]) if axes else 1, len(axes[1]) if axes else 1)
-    gathered = (table, grid_axes, *sizes, _rows(ids), _rows(weights))
+    ids, weights = _rows(ids), _rows(weights)
+    gathered = (table, grid_axes, *sizes, ids, weights)
     set_num_threads(threads())
-    if kept.shape[0]:
-        over_blocks(_kept, _blocks(kept.shape[0]), table, grid_axes, *sizes, kept,
-                    whole[:kept.shape[0]])
     out = whole[kept.shape[0]:]
     # Serial kernels on the thread pool, blocks dealt as threads free up (one
     # slowed by another process's load does not hold up the rest), not Numba
     # parallel loops: those cost a clip's first use 2.9-5.0 s each to compile.
     # Rows of one to three components from two terms, in scalars; else, arrays.
     wide = None if ids.shape[1] == 2 and 1 <= out.shape[1] <= 3 else host_empty(0)
-    over_blocks(_weighted, _blocks(ids.shape[0]), *gathered, out, wide)
+    over_blocks(_kept_and_weighted, _blocks(kept.shape[0]) + _blocks(ids.shape[0]),
+                table, grid_axes, *sizes, kept, ids, weights, whole, out, wide)
     if centres is not None and centres[0].shape[0] and centres[1].shape[1]:
         rows, centre_ids, centre_weights = centres
         over_blocks(_centres, _blocks(rows.shape[0]), *gathered,
