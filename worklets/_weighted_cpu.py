@@ -140,9 +140,11 @@ def _kept_and_weighted(values, axes, nx, ny, kept, ids, weights, whole, out, wid
     is typed with any layout, and its loops ran slower), each in a function of its
     own: loops in the caller's body ran
     several times slower (1.16M rows of a clip, one thread: 8.8 ms there, 2.4 ms in
-    a function called from it). One pass, not one each: on 16 cores each pass costs
-    its threads' starts under the GIL. Unsigned bounds: no index below zero to wrap
-    around."""
+    a function called from it). One pass, not one each, since each pass costs its
+    threads' starts under the GIL; on the GPU machine's 16 cores the clips measured
+    level with two passes, within that host's noise
+    (`benchmarks/results/cpu-clip-one-pass-16core.log`). Unsigned bounds: no index
+    below zero to wrap around."""
     n_kept, m = kept.shape[0], ids.shape[0]
     kept_blocks = (n_kept + _BLOCK - 1) // _BLOCK
     for block in range(first, last):
