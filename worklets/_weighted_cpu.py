@@ -137,10 +137,11 @@ def _kept_and_weighted(values, axes, nx, ny, kept, ids, weights, whole, out, wid
     """Blocks ``first`` to ``last``: the kept rows' blocks first (:func:`_kept_block`,
     into ``whole``'s first rows), then the weighted rows' (:func:`_weighted_block`,
     into ``out``, ``whole``'s rows after them, sliced by the caller: a slice made here
-    is typed with any layout, and its loops ran slower), each in a function of its
-    own: loops in the caller's body ran
-    several times slower (1.16M rows of a clip, one thread: 8.8 ms there, 2.4 ms in
-    a function called from it). One pass, not one each, since each pass costs its
+    is typed with any layout, and its loops ran slower).
+
+    Each block is a function of its own: loops in the caller's body ran several
+    times slower (1.16M rows of a clip, one thread: 8.8 ms there, 2.4 ms in a
+    function called from it). One pass, not one each, since each pass costs its
     threads' starts under the GIL; on the GPU machine's 16 cores the clips measured
     level with two passes, within that host's noise
     (`benchmarks/results/cpu-clip-one-pass-16core.log`). Unsigned bounds: no index
