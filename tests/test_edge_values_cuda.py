@@ -21,9 +21,9 @@ from test_cuda_codegen import _have_compiler, specializations_ptx
 def test_the_kernels_compile_to_ptx_with_no_fused_multiply_add(tmp_path):
     specializations = [ev.source_for(dtype, widened) for dtype in ("float32", "float64")
                        for widened in (False, True)]
-    specializations += [(f"{name}{part}", text) for dtype in ("float32", "float64")
-                        for name, text in [cut_edges.source_for(dtype)] for part in ("", "_heads")]
-    specializations += [(name, cut_edges.shared_source()) for name in cut_edges.SHARED_NAMES]
+    for names, text in [*(cut_edges.source_for(dtype) for dtype in ("float32", "float64")),
+                        cut_edges.shared_source()]:
+        specializations += [(name, text) for name in names]
     specializations += [gather.source_for(size) for size in (1, 2, 4, 8)]
     specializations.append(("plane_distance_terms", pd._TERMS))
     ptx = specializations_ptx(specializations, tmp_path)

@@ -36,26 +36,11 @@ import numpy as np
 from .block_scan import CHUNK
 from .case_tables import on_device
 from .clip_block_source import source_for
-from .compile import get_kernel
+from .compile import kernels_from
 from .sizes import totals_at
 
 KINDS = ("line", "triangle", "quad", "tetra", "pyramid", "wedge", "hexahedron")
 """The cell shapes (VTK's table names) whose grids these kernels clip."""
-
-_KERNELS: dict[tuple, tuple] = {}
-"""Per (dtype name, kind, ids' dtype name): the four kernels."""
-
-
-def _kernels(dtype, kind: str, edges: np.ndarray, id_dtype) -> tuple:
-    """The kernels of a dtype, shape and corner ids' dtype, kept: building and hashing
-    their source each call would cost the host tens of microseconds."""
-    key = (np.dtype(dtype).name, kind, np.dtype(id_dtype).name)
-    kept = _KERNELS.get(key)
-    if kept is None:
-        names, source = source_for(dtype, kind, [tuple(e) for e in edges.tolist()], id_dtype)
-        kept = _KERNELS[key] = tuple(get_kernel(name, source) for name in names)
-    return kept
-
 
 def _device_tables(kind: str, invert: bool, tables: tuple, edges: np.ndarray) -> tuple:
     """``(per_case, case_starts, cells, terms, shares, term_width)`` on the device:
@@ -133,7 +118,8 @@ def clip_block(scalars: Any, kept: Any, corners: Any, kind: str, invert: bool, v
     corners = cupy.ascontiguousarray(
         corners, dtype=cupy.int32 if corners.dtype == np.int32 else cupy.int64)
     flags = cupy.ascontiguousarray(kept).view(cupy.uint8)
-    count, make_keys, points, emit = _kernels(scalars.dtype, kind, edges, corners.dtype)
+    count, make_keys, points, emit = kernels_from(
+        source_for, scalars.dtype, kind, tuple(map(tuple, edges.tolist())), corners.dtype)
     per_case, case_starts, cells, terms, shares, term_width = _device_tables(
         kind, invert, tables, edges)
     chunks = (n_cells + CHUNK - 1) // CHUNK

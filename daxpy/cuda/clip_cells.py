@@ -50,24 +50,9 @@ from ..errors import FieldError
 from .bit_words import BitWords
 from .case_tables import on_device
 from .clip_cells_source import CENTRE_TERMS, WARPS, source_for
-from .compile import get_kernel
+from .compile import kernels_from
 from .plane_distance import PlaneDistance
 from .scan import scan_counts
-
-_KERNELS: dict[tuple, tuple] = {}
-"""Per (dtype name, plane): the count and emit kernels."""
-
-
-def _kernels(dtype, plane: bool) -> tuple:
-    """The kernels of a dtype or a plane, kept here: building and hashing their source
-    each call would cost the host tens of microseconds."""
-    key = (dtype.name, plane)
-    kept = _KERNELS.get(key)
-    if kept is None:
-        names, source = source_for(dtype, plane)
-        kept = _KERNELS[key] = tuple(get_kernel(name, source) for name in names)
-    return kept
-
 
 def _layout(tables: tuple, places: np.ndarray) -> tuple:
     """``(cases, cells, slot_places)`` as host arrays in the layout of
@@ -204,7 +189,7 @@ def clip_cells(scalars: Any, dims: tuple, value: float, bound: Any, invert: bool
     # The field and, for a plane, its y and z terms (a field's kernels ignore them).
     fields = ((scalars.px, scalars.py, scalars.pz) if plane
               else (cupy.ascontiguousarray(scalars),) * 3)
-    count, emit = _kernels(scalars.dtype, plane)
+    count, emit = kernels_from(source_for, scalars.dtype, plane)
     cases, cells, slot_places, terms, shares, code_places, width = _device_tables(tables,
                                                                                    places)
     rows = ny * nz

@@ -251,22 +251,46 @@ _BY_SOURCE: dict[tuple, tuple] = {}
 """Kernels by (source function, its arguments): see :func:`kernel_from`."""
 
 
+def _remembered(key: tuple) -> Any:
+    """What :data:`_BY_SOURCE` holds for ``key`` since the last
+    :func:`clear_memory_cache`, or None."""
+    remembered = _BY_SOURCE.get(key)
+    return remembered[1] if remembered is not None and remembered[0] == _GENERATION[0] else None
+
+
 def kernel_from(source: Any, *args: Any):
     """:func:`get_kernel` of ``source(*args)`` (a function giving ``(name, source)``),
     remembered per function and arguments: building a source and hashing it on
     every call costs the host tens of microseconds, more than a small kernel's time.
+    The arguments must be hashable (a dtype, a name, a tuple; not a list).
 
     Examples
     --------
     >>> callable(kernel_from)
     True
     """
-    remembered = _BY_SOURCE.get((source, *args))
-    if remembered is not None and remembered[0] == _GENERATION[0]:
-        return remembered[1]
-    kernel = get_kernel(*source(*args))
-    _BY_SOURCE[(source, *args)] = (_GENERATION[0], kernel)
+    kernel = _remembered((source, *args))
+    if kernel is None:
+        kernel = get_kernel(*source(*args))
+        _BY_SOURCE[(source, *args)] = (_GENERATION[0], kernel)
     return kernel
+
+
+def kernels_from(source: Any, *args: Any) -> tuple:
+    """:func:`kernel_from` for a ``source`` function giving ``(names, source)``: the
+    kernels of the names, in their order, compiled from the one source text.
+
+    Examples
+    --------
+    >>> callable(kernels_from)
+    True
+    """
+    kernels = _remembered((source, *args))
+    if kernels is None:
+        names, text = source(*args)
+        kernels = tuple(get_kernel(name, text) for name in names)
+        _BY_SOURCE[(source, *args)] = (_GENERATION[0], kernels)
+    return kernels
 
 
 def clear_memory_cache() -> None:

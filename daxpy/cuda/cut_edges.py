@@ -24,7 +24,7 @@ Specialization: the field's dtype (float32 or float64).
 Examples
 --------
 >>> source_for("float32")[0]
-'cut_edge_terms__f32'
+('cut_edge_terms__f32', 'cut_edge_terms__f32_heads')
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from .codegen import ctype, dtype_tag
-from .compile import get_kernel
+from .compile import kernels_from
 
 _TERMS = r"""
 extern "C" __global__ void __launch_bounds__(256) NAME(
@@ -91,45 +91,33 @@ extern "C" __global__ void __launch_bounds__(256) cut_keys_distinct(
 }
 """
 
-_KERNELS: dict[str, Any] = {}
-"""The compiled kernels by name (their sources hashed once, not per call)."""
-
-
-def source_for(dtype) -> tuple[str, str]:
-    """``(name, source)`` of :func:`edge_terms`' kernel for a field of ``dtype``; the
-    source also holds ``name + "_heads"``, :func:`distinct_keys`' first kernel.
+def source_for(dtype) -> tuple[tuple[str, str], str]:
+    """``(names, source)`` of :func:`edge_terms`' kernel and :func:`distinct_keys`'
+    first kernel (``_heads``) for a field of ``dtype``.
 
     Examples
     --------
-    >>> name, source = source_for("float64")
-    >>> name, "__ddiv_rn" in source, f"{name}_heads" in source
-    ('cut_edge_terms__f64', True, True)
+    >>> names, source = source_for("float64")
+    >>> names, "__ddiv_rn" in source
+    (('cut_edge_terms__f64', 'cut_edge_terms__f64_heads'), True)
     """
     dtype = np.dtype(dtype)
     name = f"cut_edge_terms__{dtype_tag(dtype)}"
-    return name, f"#define T {ctype(dtype)}\n{_TERMS.replace('NAME', name)}#undef T\n"
+    return ((name, f"{name}_heads"),
+            f"#define T {ctype(dtype)}\n{_TERMS.replace('NAME', name)}#undef T\n")
 
 
-SHARED_NAMES = ("cut_cells_collapsed", "cut_keys_distinct")
-"""The kernels of :func:`shared_source`, for every dtype."""
-
-
-def shared_source() -> str:
-    """The source of :data:`SHARED_NAMES`.
+def shared_source() -> tuple[tuple[str, str], str]:
+    """``(names, source)`` of the kernels every dtype shares: the collapsed cells'
+    test and the distinct keys' scatter.
 
     Examples
     --------
-    >>> all(name in shared_source() for name in SHARED_NAMES)
-    True
+    >>> names, source = shared_source()
+    >>> names, all(name in source for name in names)
+    (('cut_cells_collapsed', 'cut_keys_distinct'), True)
     """
-    return _SHARED
-
-
-def _kernel(name: str, source: str):
-    kernel = _KERNELS.get(name)
-    if kernel is None:
-        kernel = _KERNELS[name] = get_kernel(name, source)
-    return kernel
+    return ("cut_cells_collapsed", "cut_keys_distinct"), _SHARED
 
 
 def _blocks(n: int) -> tuple[tuple[int], tuple[int]]:
@@ -172,21 +160,22 @@ def distinct_keys(keys: Any, rows: list, scalars: Any, value: float,
     flags = cupy.zeros(2, cupy.int64)
     if n == 0:
         return keys, cupy.zeros(0, cupy.int64), False, False
-    name, source = source_for(scalars.dtype)
+    _, heads_kernel = kernels_from(source_for, np.dtype(scalars.dtype))
+    cells_collapsed, keys_distinct = kernels_from(shared_source)
     ordered = cupy.sort(keys)
     heads = cupy.empty(n, cupy.int64)
-    _kernel(f"{name}_heads", source)(
+    heads_kernel(
         *_blocks(n), (ordered, np.int64(n), np.int64(n_points),
                       cupy.ascontiguousarray(scalars), np.float64(value), heads, flags))
     for first, count, k in rows:
         if k > 1 and count:
-            _kernel("cut_cells_collapsed", _SHARED)(
+            cells_collapsed(
                 *_blocks(count // k), (keys[first:first + count], np.int64(count // k),
                                        np.int32(k), flags))
     ends = cupy.cumsum(heads)  # each sorted key's distinct key's number, from 1
     n_distinct, snapped, collapsed = totals_at(ends, [n - 1], also=[(flags, 0), (flags, 1)])
     distinct = cupy.empty(n_distinct, cupy.int64)
-    _kernel("cut_keys_distinct", _SHARED)(*_blocks(n), (ordered, ends, np.int64(n), distinct))
+    keys_distinct(*_blocks(n), (ordered, ends, np.int64(n), distinct))
     return distinct, cupy.searchsorted(distinct, keys), bool(snapped), bool(collapsed)
 
 
@@ -205,7 +194,7 @@ def edge_terms(keys: Any, scalars: Any, value: float, n_points: int) -> tuple:
     lo, hi = cupy.empty(n, cupy.int64), cupy.empty(n, cupy.int64)
     t = cupy.empty(n, cupy.float64)
     if n:
-        _kernel(*source_for(scalars.dtype))(
+        kernels_from(source_for, np.dtype(scalars.dtype))[0](
             *_blocks(n), (cupy.ascontiguousarray(keys, dtype=cupy.int64), np.int64(n),
                           np.int64(n_points), cupy.ascontiguousarray(scalars),
                           np.float64(value), lo, hi, t))

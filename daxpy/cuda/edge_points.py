@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from .codegen import ctype, dtype_tag
-from .compile import get_kernel
+from .compile import kernel_from
 
 _BODY = r"""
 extern "C" __global__ void __launch_bounds__(256) NAME(
@@ -117,12 +117,6 @@ def _axis_dtype(axes: list) -> Any:
     return kind if len(kinds) == 1 and kind in (np.float32, np.float64) else None
 
 
-_KERNELS: dict[tuple, Any] = {}
-"""Per source function, axis dtype and width: the kernel. Building its source and hashing it
-for the compiled kernels' cache takes the host longer (about 20 us) than the
-kernel takes a slab of a contour."""
-
-
 def _points(sources, edges: list, dims: tuple, axes: list) -> Any | None:
     """Run the kernel ``sources(kind)`` names over ``edges`` (device arrays of one
     length: the ids or the edges' ends and weights), then the axes and dims, into
@@ -136,12 +130,10 @@ def _points(sources, edges: list, dims: tuple, axes: list) -> Any | None:
     out = cupy.empty((n, 3), cupy.float32)
     if n:
         narrow = int(np.prod(dims)) < 2**32
-        kernel = _KERNELS.get((sources, kind, narrow))
-        if kernel is None:
-            kernel = _KERNELS[sources, kind, narrow] = get_kernel(*sources(kind, narrow))
-        kernel(((n + 255) // 256,), (256,),
-               (*edges, *(cupy.ascontiguousarray(axis) for axis in axes), np.int64(dims[0]),
-                np.int64(dims[1]), out, np.int64(n)))
+        kernel_from(sources, kind, narrow)(
+            ((n + 255) // 256,), (256,),
+            (*edges, *(cupy.ascontiguousarray(axis) for axis in axes), np.int64(dims[0]),
+             np.int64(dims[1]), out, np.int64(n)))
     return out
 
 

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from .codegen import ctype, dtype_tag
-from .compile import get_kernel
+from .compile import kernel_from
 
 _BODY = r"""
 extern "C" __global__ void __launch_bounds__(256) NAME(
@@ -42,10 +42,6 @@ extern "C" __global__ void __launch_bounds__(256) NAME(
 _OPERATIONS = {np.dtype(np.float32): ("__fadd_rn", "__fmul_rn", "__fsub_rn"),
                np.dtype(np.float64): ("__dadd_rn", "__dmul_rn", "__dsub_rn")}
 """Per field dtype with a kernel: its rounded add, multiply and subtract."""
-
-_KERNELS: dict[tuple, Any] = {}
-"""Per dtype name and widening: the compiled kernel (its source hashed once, not per call)."""
-
 
 def source_for(dtype, widened: bool = False) -> tuple[str, str]:
     """``(name, source)`` of the kernel for a field of ``dtype`` (float32 or float64);
@@ -86,9 +82,7 @@ def edge_values(values: Any, lo: Any, hi: Any, t: Any, widened: bool = False) ->
         return None
     import cupy
 
-    kernel = _KERNELS.get((dtype.name, widened))
-    if kernel is None:
-        kernel = _KERNELS[dtype.name, widened] = get_kernel(*source_for(dtype, widened))
+    kernel = kernel_from(source_for, dtype, widened)
     values = cupy.ascontiguousarray(values)
     width = int(np.prod(values.shape[1:], dtype=np.int64))
     n = int(lo.shape[0])

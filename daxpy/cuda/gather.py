@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from .compile import get_kernel
+from .compile import kernel_from
 
 _BODY = r"""
 extern "C" __global__ void __launch_bounds__(256) NAME(
@@ -37,10 +37,6 @@ extern "C" __global__ void __launch_bounds__(256) NAME(
 
 _WORDS = {1: "unsigned char", 2: "unsigned short", 4: "unsigned int", 8: "unsigned long long"}
 """The word copied for each element size."""
-
-_KERNELS: dict[int, Any] = {}
-"""The compiled kernels by element size (their sources hashed once, not per call)."""
-
 
 def source_for(itemsize: int) -> tuple[str, str]:
     """``(name, source)`` of the kernel for elements of ``itemsize`` bytes.
@@ -74,10 +70,7 @@ def gather_rows(values: Any, ids: Any) -> Any | None:
     n = int(ids.shape[0])
     out = cupy.empty((n,) + tuple(values.shape[1:]), dtype)
     if n and width:
-        kernel = _KERNELS.get(dtype.itemsize)
-        if kernel is None:
-            kernel = _KERNELS[dtype.itemsize] = get_kernel(*source_for(dtype.itemsize))
-        kernel(((n + 255) // 256,), (256,),
+        kernel_from(source_for, dtype.itemsize)(((n + 255) // 256,), (256,),
                (cupy.ascontiguousarray(values), cupy.ascontiguousarray(ids, dtype=cupy.int64),
                 np.int64(n), np.int32(width), out))
     return out

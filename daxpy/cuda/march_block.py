@@ -32,7 +32,7 @@ from .block_scan import BLOCK_SCAN, CHUNK
 from .case_tables import on_device
 from .cell_edges import edge_defines
 from .codegen import ctype, dtype_tag
-from .compile import get_kernel
+from .compile import kernels_from
 from .sizes import totals_at
 
 _BODY = r"""
@@ -75,10 +75,6 @@ extern "C" __global__ void __launch_bounds__(CHUNK) NAME_emit(
   }
 }
 """
-
-_KERNELS: dict[tuple, tuple] = {}
-"""Per (id dtype, kind): the two kernels."""
-
 
 def source_for(id_dtype, kind: str, corners: int, per: int,
                edges) -> tuple[tuple[str, str], str]:
@@ -134,11 +130,8 @@ def march_block(cases: Any, corners: Any, cell_ids: Any, n_points: int, kind: st
     per = int(table.shape[2])
     if n_cells == 0:
         return cupy.zeros((0, per), cupy.int64), cupy.zeros(0, cupy.int64)
-    key = (corners.dtype.name, kind)
-    if key not in _KERNELS:
-        names, source = source_for(corners.dtype, kind, corner_count, per, edges.tolist())
-        _KERNELS[key] = tuple(get_kernel(name, source) for name in names)
-    count, emit = _KERNELS[key]
+    count, emit = kernels_from(source_for, corners.dtype, kind, corner_count, per,
+                               tuple(map(tuple, edges.tolist())))
     made, flat_table = _device_tables(tables)
     chunks = (n_cells + CHUNK - 1) // CHUNK
     cases = cupy.ascontiguousarray(cases, dtype=cupy.uint8)

@@ -26,7 +26,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .block_scan import WIDE_SCAN
-from .compile import get_kernel
+from .compile import kernels_from
 
 TILE = 4096
 """Counts a block of 1024 threads scans, four a thread."""
@@ -106,11 +106,12 @@ extern "C" __global__ void __launch_bounds__(1024) scan_tile_write(
 NAMES = ("scan_tile_sums", "scan_tile_starts", "scan_tile_write")
 """The three kernels of :func:`source`, in the order they run."""
 
-_KERNELS: dict[str, tuple] = {}
-"""The compiled kernels, once a process (their source does not vary)."""
-
 _HOST = threading.local()
 """Each thread's page-locked slots for the starts read back."""
+
+
+def _named_source() -> tuple[tuple[str, ...], str]:
+    return NAMES, source()
 
 
 def source() -> str:
@@ -145,11 +146,7 @@ def scan_counts(counts: Any, starts: Any, at: Sequence[int]) -> list[int]:
             or not starts.flags.c_contiguous:
         raise ValueError(f"scan_counts takes n contiguous int32 counts, n + 1 contiguous "
                          f"int64 starts and at most {AT_MOST} places in 0..n")
-    kernels = _KERNELS.get("scan")
-    if kernels is None:
-        kernels = _KERNELS.setdefault("scan", tuple(get_kernel(name, source())
-                                                    for name in NAMES))
-    sum_tiles, start_tiles, write_tiles = kernels
+    sum_tiles, start_tiles, write_tiles = kernels_from(_named_source)
     host = getattr(_HOST, "slots", None)
     if host is None:
         host = _HOST.slots = cupy.cuda.alloc_pinned_memory(8 * AT_MOST)

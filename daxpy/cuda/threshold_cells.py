@@ -54,27 +54,11 @@ from typing import Any
 
 import numpy as np
 
-from .compile import get_kernel
+from .compile import kernel_from, kernels_from
 from .bit_words import kept_by_words, topology_arrays
 from .scan import scan_counts
 from .threshold_cells_source import (MODES, POINT_MODES, SPAN, WARPS, classify_source,
                                      index_source)
-
-
-_KERNELS: dict[tuple[str, str], tuple] = {}
-"""Per (dtype character, test): the kernel that reads the field, then classify, mark
-and emit."""
-
-
-def _kernels(dtype, mode: str) -> tuple:
-    """The kernels of a dtype and test, kept here: building and hashing their
-    sources each call would add microseconds to a call of a fraction of a ms."""
-    kept = _KERNELS.get((dtype.char, mode))  # a dtype's name takes microseconds to make
-    if kept is None:
-        names, source = index_source()
-        kept = _KERNELS[dtype.char, mode] = (get_kernel(*classify_source(dtype, mode)),
-                                             *(get_kernel(name, source) for name in names))
-    return kept
 
 
 def _warps(n: int) -> tuple[tuple[int], tuple[int, int]]:
@@ -123,7 +107,8 @@ def threshold_cells(values: Any, dims: tuple, mode: str, lower: Any, upper: Any,
     if nx * ny * nz >= 2**31 or mode not in MODES:
         return None
     values = cupy.ascontiguousarray(values)
-    read, classify, mark, emit = _kernels(values.dtype, mode)
+    read = kernel_from(classify_source, values.dtype, mode)
+    classify, mark, emit = kernels_from(index_source)
     args = (np.int32(nx), np.int32(ny), np.int32(nz))
     cell_words_n = (nx + 30) // 32 * (ny - 1) * (nz - 1)
     point_words_n = (nx + 31) // 32 * ny * nz
