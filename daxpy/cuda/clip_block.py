@@ -43,10 +43,11 @@ KINDS = ("line", "triangle", "quad", "tetra", "pyramid", "wedge", "hexahedron")
 """The cell shapes (VTK's table names) whose grids these kernels clip."""
 
 def _device_tables(kind: str, invert: bool, tables: tuple, edges: np.ndarray) -> tuple:
-    """``(per_case, case_starts, cells, terms, shares, term_width)`` on the device:
-    per case its output cells, slots, centres and cut edges, its first output cell and
-    first centre; per output cell its type, size and eight codes; per centre its
-    terms and their shares. Uploaded once per device, shape and side."""
+    """``(per_case, case_starts, cells, slot_codes, terms, shares, term_width)`` on the
+    device: per case its output cells, slots, centres and cut edges, its first output
+    cell, first centre and first slot; per output cell its type, size and eight codes;
+    every case's slots' codes in order; per centre its terms and their shares.
+    Uploaded once per device, shape and side."""
 
     def upload() -> tuple:
         import cupy
@@ -59,10 +60,15 @@ def _device_tables(kind: str, invert: bool, tables: tuple, edges: np.ndarray) ->
         crossed = np.array([sum((case >> int(a) ^ case >> int(b)) & 1 for a, b in edges)
                             for case in range(n_cases)], np.int64)
         per_case = np.stack([made, slots, centres, crossed], axis=1)
-        case_starts = np.stack([start, centre_start], axis=1)
+        # Per case its cells' slots in order, as codes, from its first slot: the emit
+        # walks a cut cell's slots by the warp.
+        slot_codes = [codes[o, :sizes[o]] for o in range(codes.shape[0])]
+        slot_codes = np.concatenate(slot_codes) if slot_codes else np.zeros(0, np.int64)
+        first_slot = np.concatenate([[0], np.cumsum(sizes)])[start]
+        case_starts = np.stack([start, centre_start, first_slot], axis=1)
         cells = np.concatenate([types[:, None].astype(np.int64), sizes[:, None], codes], axis=1)
         return (*(cupy.asarray(a.astype(np.int32).ravel())
-                  for a in (per_case, case_starts, cells, terms)),
+                  for a in (per_case, case_starts, cells, slot_codes, terms)),
                 cupy.asarray(shares.astype(np.float64).ravel()), np.int32(terms.shape[1]))
 
     return on_device(("clip_block", kind, bool(invert)), (), upload)
@@ -120,7 +126,7 @@ def clip_block(scalars: Any, kept: Any, corners: Any, kind: str, invert: bool, v
     flags = cupy.ascontiguousarray(kept).view(cupy.uint8)
     count, make_keys, points, emit = kernels_from(
         source_for, scalars.dtype, kind, tuple(map(tuple, edges.tolist())), corners.dtype)
-    per_case, case_starts, cells, terms, shares, term_width = _device_tables(
+    per_case, case_starts, cells, slot_codes, terms, shares, term_width = _device_tables(
         kind, invert, tables, edges)
     chunks = (n_cells + CHUNK - 1) // CHUNK
     launch = (chunks,), (CHUNK,)
@@ -169,7 +175,7 @@ def clip_block(scalars: Any, kept: Any, corners: Any, kind: str, invert: bool, v
            (scalars, value, flags, renumber, np.int64(n_points), cut_keys, np.int64(n_cut),
             ids, weights, point_keys))
     emit(*launch, (scalars, value, corners, cases, np.int64(n_cells), np.int64(n_points),
-                   per_case, case_starts, cells, terms, shares, term_width, renumber,
+                   per_case, case_starts, cells, slot_codes, terms, shares, term_width, renumber,
                    rank.astype(cupy.int64, copy=False), starts, np.int64(chunks),
                    np.int64(first_centre), ids,
                    weights, centre_ids, centre_weights, connectivity, offsets, types, source,

@@ -135,8 +135,8 @@ extern "C" __global__ void __launch_bounds__(CHUNK) NAME_emit(
     const T* __restrict__ s, const double value, const I* __restrict__ corners,
     const unsigned char* __restrict__ cases, const long long n_cells, const long long n_points,
     const int* __restrict__ per_case, const int* __restrict__ case_starts,
-    const int* __restrict__ cells, const int* __restrict__ terms,
-    const double* __restrict__ shares, const int term_width,
+    const int* __restrict__ cells, const int* __restrict__ slot_codes,
+    const int* __restrict__ terms, const double* __restrict__ shares, const int term_width,
     const long long* __restrict__ renumber, const long long* __restrict__ rank,
     const long long* __restrict__ starts, const long long chunks,
     const long long first_centre, long long* __restrict__ ids, double* __restrict__ weights,
@@ -147,6 +147,7 @@ extern "C" __global__ void __launch_bounds__(CHUNK) NAME_emit(
 {
   __shared__ unsigned long long shared[8];
   const long long x = (long long)blockIdx.x * CHUNK + threadIdx.x;
+  const int lane = threadIdx.x & 31;
   const int c = x < n_cells ? cases[x] : 0;
   const int made = x < n_cells ? per_case[4 * c] : 0;
   const int slots = x < n_cells ? per_case[4 * c + 1] : 0;
@@ -158,65 +159,76 @@ extern "C" __global__ void __launch_bounds__(CHUNK) NAME_emit(
   const unsigned long long before = block_scan<unsigned long long>(
       (unsigned long long)made | (unsigned long long)slots << 14
       | (unsigned long long)centres << 30 | (unsigned long long)crossed << 43, shared, total);
+  long long q = starts[blockIdx.x] + (long long)(before & 0x3fffu);
+  long long slot = starts[chunks + 1 + blockIdx.x] + (long long)(before >> 14 & 0xffffu);
   // A warp of cells all kept whole (most warps that make cells) writes their K * 32
   // slots together, lane t of round r slot t + 32 r: its corners and its slots are
   // consecutive. A thread a cell storing its K corners K * 8 bytes apart wrote each
   // sector in pieces (the threshold's emit measured the same: 0.5 ms for 10M
   // hexahedra, a thread a cell).
   const bool whole = x < n_cells && c == (1 << K) - 1;
-  const bool warp_whole = __all_sync(0xffffffffu, whole);
-  if (made == 0) return;
-  long long q = starts[blockIdx.x] + (long long)(before & 0x3fffu);
-  long long slot = starts[chunks + 1 + blockIdx.x] + (long long)(before >> 14 & 0xffffu);
-  if (whole) {  // every corner kept: the cell itself, renumbered
-    if (warp_whole) {
-      const int lane = threadIdx.x & 31;
-      const long long first_slot = __shfl_sync(0xffffffffu, slot, 0);
-      const I* warp_corners = corners + (x - lane) * K;
+  if (__all_sync(0xffffffffu, whole)) {
+    const long long first_slot = __shfl_sync(0xffffffffu, slot, 0);
+    const I* warp_corners = corners + (x - lane) * K;
 #pragma unroll
-      for (int r = 0; r < K; ++r)
-        connectivity[first_slot + lane + 32 * r] = renumber[warp_corners[lane + 32 * r]];
-    } else {
+    for (int r = 0; r < K; ++r)
+      connectivity[first_slot + lane + 32 * r] = renumber[warp_corners[lane + 32 * r]];
+  } else if (whole) {  // every corner kept: the cell itself, renumbered
 #pragma unroll
-      for (int k = 0; k < K; ++k) connectivity[slot + k] = renumber[corners[x * K + k]];
-    }
-    types[q] = (unsigned char)cells[10 * case_starts[2 * c]];
+    for (int k = 0; k < K; ++k) connectivity[slot + k] = renumber[corners[x * K + k]];
+  }
+  if (whole) {
+    types[q] = (unsigned char)cells[10 * case_starts[3 * c]];
     source[q] = x;
     offsets[q + 1] = slot + K;
-    return;
   }
+  // Cut cells, a few a warp: each one's slots by the whole warp, lane t slots t, t +
+  // 32, ... (a thread walking its cell's up to 64 slots, each a chain of loads, while
+  // the other 31 lanes waited, was half of the emit). A slot is a corner (renumbered),
+  // a cut edge (its rank among the sorted distinct keys numbers its point; the keys
+  // kernel placed the cell's keys in edge order from key_at), or a centre point.
+  const bool cut_cell = made > 0 && !whole;
+  const long long n_kept = renumber[n_points];
+  const long long key_at = starts[3 * (chunks + 1) + blockIdx.x] + (long long)(before >> 43);
   const long long centre_at = first_centre + starts[2 * (chunks + 1) + blockIdx.x]
                               + (long long)(before >> 30 & 0x1fffu);
-  const long long n_kept = renumber[n_points];
-  // The cell's first cut edge's key (the keys kernel placed them in edge order),
-  // whose rank among the sorted distinct keys numbers the cut edge's point.
-  const long long key_at = starts[3 * (chunks + 1) + blockIdx.x] + (long long)(before >> 43);
   unsigned cut = 0u;
 #pragma unroll
   for (int e = 0; e < EDGES; ++e)
     cut |= (unsigned)(((c >> EDGE_A[e]) ^ (c >> EDGE_B[e])) & 1) << e;
-  const int first_cell = case_starts[2 * c];
-  for (int o = first_cell; o < first_cell + made; ++o) {
-    const int size = cells[10 * o + 1];
-    for (int j = 0; j < size; ++j) {
-      const int code = cells[10 * o + 2 + j];
+  for (unsigned pending = __ballot_sync(0xffffffffu, cut_cell); pending;
+       pending &= pending - 1u) {
+    const int o = __ffs(pending) - 1;
+    const int slots_o = __shfl_sync(0xffffffffu, slots, o);
+    const int first = case_starts[3 * __shfl_sync(0xffffffffu, c, o) + 2];
+    const unsigned cut_o = __shfl_sync(0xffffffffu, cut, o);
+    const long long x_o = __shfl_sync(0xffffffffu, x, o);
+    const long long slot_o = __shfl_sync(0xffffffffu, slot, o);
+    const long long key_o = __shfl_sync(0xffffffffu, key_at, o);
+    const long long centre_o = __shfl_sync(0xffffffffu, centre_at, o);
+    for (int m = lane; m < slots_o; m += 32) {
+      const int code = slot_codes[first + m];
       long long id;
       if (code < 0) {
-        id = centre_at - 1 - code;
+        id = centre_o - 1 - code;
       } else if (code < CORNER_CODES) {
-        id = renumber[corners[x * K + code]];
+        id = renumber[corners[x_o * K + code]];
       } else {  // its rank: a binary search of the sorted keys here took 1 ms of 1.6
-        const int e = code - CORNER_CODES;
-        id = n_kept + rank[key_at + __popc(cut & ((1u << e) - 1u))];
+        id = n_kept + rank[key_o + __popc(cut_o & ((1u << (code - CORNER_CODES)) - 1u))];
       }
-      connectivity[slot++] = id;
+      connectivity[slot_o + m] = id;
     }
+  }
+  if (!cut_cell) return;
+  const int first_cell = case_starts[3 * c];
+  for (int o = first_cell; o < first_cell + made; ++o) {
+    slot += cells[10 * o + 1];
     types[q] = (unsigned char)cells[10 * o];
     source[q] = x;
     offsets[q + 1] = slot;
     ++q;
   }
-  const int first_term = case_starts[2 * c + 1];
+  const int first_term = case_starts[3 * c + 1];
   for (int j = 0; j < centres; ++j) {
     const int term = first_term + j;
     const long long row = centre_at + j;
