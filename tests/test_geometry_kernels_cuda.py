@@ -15,7 +15,7 @@ from hypothesis import given, settings, strategies as st
 import daxpy
 from daxpy.cuda import cases as cases_kernels
 from daxpy.cuda import (cell_cases, clip_block, clip_block_source, contour_rows_source,
-                        edge_points, march_block, plane_distance, scan)
+                        edge_points, kept_numbers, march_block, plane_distance, scan)
 from daxpy.cuda.interpolation import _TYPES, source_for
 from daxpy.filters._geometry import point_coordinates, weighted_sum
 from daxpy.worklets._clip_arrays import TABLES as CLIP_TABLES
@@ -48,6 +48,8 @@ SPECIALIZATIONS = ([source_for(kind, c) for kind in list(_TYPES) + ["axes"] for 
                       for part in ("classify", "sizes", "emit", "scan")]
                    # The scan of counts that writes the sizes (threshold).
                    + [(name, scan.source()) for name in scan.NAMES]
+                   # The kept points' numbers (the unstructured clip).
+                   + [(name, kept_numbers.source()[1]) for name in kept_numbers.source()[0]]
                    # The unstructured clip's four kernels, per dtype, shape and ids.
                    + [(name, text) for dtype in ("float32", "float64") for kind in clip_block.KINDS
                       for ids in ("int32", "int64")

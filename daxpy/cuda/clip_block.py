@@ -37,6 +37,7 @@ from .block_scan import CHUNK
 from .case_tables import on_device
 from .clip_block_source import source_for
 from .compile import kernels_from
+from .kept_numbers import kept_numbers
 from .sizes import totals_at
 
 KINDS = ("line", "triangle", "quad", "tetra", "pyramid", "wedge", "hexahedron")
@@ -136,8 +137,7 @@ def clip_block(scalars: Any, kept: Any, corners: Any, kind: str, invert: bool, v
                     chunk_counts, np.int64(chunks)))
     starts = cupy.zeros((5, chunks + 1), cupy.int64)
     cupy.cumsum(chunk_counts, axis=1, dtype=cupy.int64, out=starts[:, 1:])
-    renumber = cupy.zeros(n_points + 1, cupy.int64)
-    cupy.cumsum(flags, dtype=cupy.int64, out=renumber[1:])
+    renumber = kept_numbers(flags)
     # The one host sync for the sizes: output cells, slots, centres, cut edges (with
     # repeats), cells refused, and kept points.
     n_made, n_slots, n_centres, n_keys, bad, n_kept = totals_at(

@@ -125,10 +125,42 @@ def source() -> str:
     return f"#define TILE {TILE}\n{WIDE_SCAN}{_SOURCE}#undef TILE\n"
 
 
+def scan_into(counts: Any, starts: Any, at: Sequence[int] = (), host: int = 0) -> None:
+    """Enqueue the exclusive scan of the int32 ``counts`` (``n``) into the int64
+    ``starts`` (``n + 1``, ``starts[0] = 0``) on the current stream, with no host
+    sync; ``starts[i]`` for each ``i`` of ``at`` (at most :data:`AT_MOST`) is also
+    written to the page-locked ``host`` address, in order.
+
+    Examples
+    --------
+    >>> import cupy  # doctest: +SKIP
+    >>> starts = cupy.empty(4, cupy.int64)  # doctest: +SKIP
+    >>> scan_into(cupy.array([2, 0, 3], cupy.int32), starts)  # doctest: +SKIP
+    >>> starts.tolist()  # doctest: +SKIP
+    [0, 2, 2, 5]
+    """
+    import cupy
+
+    n = int(counts.shape[0])
+    if len(at) > AT_MOST or not all(0 <= int(i) <= n for i in at) \
+            or starts.shape != (n + 1,) or counts.dtype != np.int32 \
+            or starts.dtype != np.int64 or not counts.flags.c_contiguous \
+            or not starts.flags.c_contiguous:
+        raise ValueError(f"the scan takes n contiguous int32 counts, n + 1 contiguous "
+                         f"int64 starts and at most {AT_MOST} places in 0..n")
+    sum_tiles, start_tiles, write_tiles = kernels_from(_named_source)
+    tiles = max(1, (n + TILE - 1) // TILE)
+    tile_sums = cupy.empty(tiles, cupy.int64)
+    places = [np.int64(i) for i in at] + [np.int64(-1)] * (AT_MOST - len(at))
+    sum_tiles((tiles,), (1024,), (counts, np.int64(n), tile_sums))
+    start_tiles((1,), (1024,), (tile_sums, np.int64(tiles)))
+    write_tiles((tiles,), (1024,), (counts, np.int64(n), tile_sums, starts, *places,
+                                    np.uint64(host)))
+
+
 def scan_counts(counts: Any, starts: Any, at: Sequence[int]) -> list[int]:
-    """Write the exclusive scan of the int32 ``counts`` (``n``) into the int64
-    ``starts`` (``n + 1``, ``starts[0] = 0``) on the current stream, and return
-    ``starts[i]`` for each ``i`` of ``at`` (at most :data:`AT_MOST`), after one sync.
+    """:func:`scan_into`, then ``starts[i]`` for each ``i`` of ``at`` (at most
+    :data:`AT_MOST`), after one sync.
 
     Examples
     --------
@@ -139,23 +171,9 @@ def scan_counts(counts: Any, starts: Any, at: Sequence[int]) -> list[int]:
     """
     import cupy
 
-    n = int(counts.shape[0])
-    if len(at) > AT_MOST or not all(0 <= int(i) <= n for i in at) \
-            or starts.shape != (n + 1,) or counts.dtype != np.int32 \
-            or starts.dtype != np.int64 or not counts.flags.c_contiguous \
-            or not starts.flags.c_contiguous:
-        raise ValueError(f"scan_counts takes n contiguous int32 counts, n + 1 contiguous "
-                         f"int64 starts and at most {AT_MOST} places in 0..n")
-    sum_tiles, start_tiles, write_tiles = kernels_from(_named_source)
     host = getattr(_HOST, "slots", None)
     if host is None:
         host = _HOST.slots = cupy.cuda.alloc_pinned_memory(8 * AT_MOST)
-    tiles = max(1, (n + TILE - 1) // TILE)
-    tile_sums = cupy.empty(tiles, cupy.int64)
-    places = [np.int64(i) for i in at] + [np.int64(-1)] * (AT_MOST - len(at))
-    sum_tiles((tiles,), (1024,), (counts, np.int64(n), tile_sums))
-    start_tiles((1,), (1024,), (tile_sums, np.int64(tiles)))
-    write_tiles((tiles,), (1024,), (counts, np.int64(n), tile_sums, starts, *places,
-                                    np.uint64(host.ptr)))
+    scan_into(counts, starts, at, host.ptr)
     cupy.cuda.get_current_stream().synchronize()
     return [int(v) for v in np.frombuffer(host, np.int64, len(at))]
