@@ -182,11 +182,13 @@ extern "C" __global__ void __launch_bounds__(CHUNK) NAME_emit(
     source[q] = x;
     offsets[q + 1] = slot + K;
   }
-  // Cut cells, a few a warp: each one's slots by the whole warp, lane t slots t, t +
-  // 32, ... (a thread walking its cell's up to 64 slots, each a chain of loads, while
-  // the other 31 lanes waited, was half of the emit). A slot is a corner (renumbered),
-  // a cut edge (its rank among the sorted distinct keys numbers its point; the keys
-  // kernel placed the cell's keys in edge order from key_at), or a centre point.
+  // Cut cells, a few a warp, each written by the whole warp: lane t its slots t, t +
+  // 32, ..., its output cell t and its centre points' terms t, t + 32, ... (a thread
+  // walking its cell's up to 64 slots, 16 cells and 8 centres of 7 terms, each a chain
+  // of loads, while the other 31 lanes waited, was most of the emit). A slot is a
+  // corner (renumbered), a cut edge (its rank among the sorted distinct keys numbers
+  // its point; the keys kernel placed the cell's keys in edge order from key_at), or a
+  // centre point.
   const bool cut_cell = made > 0 && !whole;
   const long long n_kept = renumber[n_points];
   const long long key_at = starts[3 * (chunks + 1) + blockIdx.x] + (long long)(before >> 43);
@@ -199,15 +201,19 @@ extern "C" __global__ void __launch_bounds__(CHUNK) NAME_emit(
   for (unsigned pending = __ballot_sync(0xffffffffu, cut_cell); pending;
        pending &= pending - 1u) {
     const int o = __ffs(pending) - 1;
+    const int c_o = __shfl_sync(0xffffffffu, c, o);
     const int slots_o = __shfl_sync(0xffffffffu, slots, o);
-    const int first = case_starts[3 * __shfl_sync(0xffffffffu, c, o) + 2];
+    const int made_o = __shfl_sync(0xffffffffu, made, o);
+    const int centres_o = __shfl_sync(0xffffffffu, centres, o);
     const unsigned cut_o = __shfl_sync(0xffffffffu, cut, o);
     const long long x_o = __shfl_sync(0xffffffffu, x, o);
+    const long long q_o = __shfl_sync(0xffffffffu, q, o);
     const long long slot_o = __shfl_sync(0xffffffffu, slot, o);
     const long long key_o = __shfl_sync(0xffffffffu, key_at, o);
     const long long centre_o = __shfl_sync(0xffffffffu, centre_at, o);
+    const int* starts_o = case_starts + 3 * c_o;
     for (int m = lane; m < slots_o; m += 32) {
-      const int code = slot_codes[first + m];
+      const int code = slot_codes[starts_o[2] + m];
       long long id;
       if (code < 0) {
         id = centre_o - 1 - code;
@@ -218,42 +224,46 @@ extern "C" __global__ void __launch_bounds__(CHUNK) NAME_emit(
       }
       connectivity[slot_o + m] = id;
     }
-  }
-  if (!cut_cell) return;
-  const int first_cell = case_starts[3 * c];
-  for (int o = first_cell; o < first_cell + made; ++o) {
-    slot += cells[10 * o + 1];
-    types[q] = (unsigned char)cells[10 * o];
-    source[q] = x;
-    offsets[q + 1] = slot;
-    ++q;
-  }
-  const int first_term = case_starts[3 * c + 1];
-  for (int j = 0; j < centres; ++j) {
-    const int term = first_term + j;
-    const long long row = centre_at + j;
-    for (int t = 0; t < term_width; ++t) {
+    // Its output cells (at most 16): each one's end, a scan of their sizes.
+    const int* out = cells + 10 * (starts_o[0] + lane);
+    const int size = lane < made_o ? out[1] : 0;
+    int end = size;
+#pragma unroll
+    for (int d = 1; d < 32; d <<= 1) {
+      const int below = __shfl_up_sync(0xffffffffu, end, d);
+      if (lane >= d) end += below;
+    }
+    if (lane < made_o) {
+      types[q_o + lane] = (unsigned char)out[0];
+      source[q_o + lane] = x_o;
+      offsets[q_o + lane + 1] = slot_o + end;
+    }
+    // Its centre points' terms: the first in the point's two columns, the others in
+    // the centre table.
+    for (int m = lane; m < centres_o * term_width; m += 32) {
+      const int j = m / term_width, t = m - j * term_width, term = starts_o[1] + j;
+      const long long row = centre_o + j;
       const int code = terms[term * term_width + t];
       const double share = shares[term * term_width + t];
       long long a, b;
       double w = 0.0;
       if (code < CORNER_CODES) {
-        a = b = corners[x * K + code];
+        a = b = corners[x_o * K + code];
       } else {
-        const long long one = corners[x * K + EDGE_A[code - CORNER_CODES]];
-        const long long other = corners[x * K + EDGE_B[code - CORNER_CODES]];
+        const long long one = corners[x_o * K + EDGE_A[code - CORNER_CODES]];
+        const long long other = corners[x_o * K + EDGE_B[code - CORNER_CODES]];
         a = one < other ? one : other;
         b = one < other ? other : one;
         w = clip_weight<T>(s, value, a, b);
       }
       const double w0 = __dmul_rn(__dsub_rn(1.0, w), share), w1 = __dmul_rn(w, share);
-      if (t == 0) {  // the first term in the point's two columns
+      if (t == 0) {
         ids[2 * row] = a;
         ids[2 * row + 1] = b;
         weights[2 * row] = w0;
         weights[2 * row + 1] = w1;
-        point_keys[row] = n_points + n_points * n_points + x * 64 + j;
-      } else {  // the others in the centre table
+        point_keys[row] = n_points + n_points * n_points + x_o * 64 + j;
+      } else {
         const long long r = row - first_centre, width = 2 * term_width - 2;
         centre_ids[r * width + 2 * t - 2] = a;
         centre_ids[r * width + 2 * t - 1] = b;
