@@ -96,6 +96,8 @@ def _device_tables(tables: tuple, places: np.ndarray) -> tuple:
         if terms.shape[1] != CENTRE_TERMS:  # the emit's loop over them is compiled
             raise ValueError(f"the clip's kernels take centres of {CENTRE_TERMS} terms; "
                              f"these tables have {terms.shape[1]}")
+        if tables[3].max(initial=0) > 1:  # the emit numbers a word's centres by lane
+            raise ValueError("the clip's kernels take at most one centre point a cell")
         return (*(cupy.asarray(a.astype(np.int32).ravel())
                   for a in (*_layout(tables, places), terms)),
                 cupy.asarray(shares.astype(np.float64).ravel()),

@@ -43,7 +43,7 @@ NAME_emit(const T* __restrict__ s, const double* __restrict__ py,
   // and the numbers of its four rows' kept points and cut edges among the lanes'.
   __shared__ int lane_slot[WARPS][32], lane_cell[WARPS][32], lane_case[WARPS][32],
                  lane_flags[WARPS][32], lane_kept[WARPS][32], lane_cut[WARPS][32],
-                 lane_part[WARPS][32];
+                 lane_part[WARPS][32], centre_lane[WARPS][32];
   const int rows = ny * nz, warp = threadIdx.y, r = blockIdx.x * WARPS + warp;
   const int lane = threadIdx.x;
   if (r >= rows) return;  // whole warps only; each warp syncs only itself
@@ -184,35 +184,42 @@ NAME_emit(const T* __restrict__ s, const double* __restrict__ py,
     const int slots_to = clip_scan(info[2]);
     const long long centre = centre_at + ((both_to - both) >> 16);
     const long long id = first_cell + x;
-    // The centre points (few: a lane each): each term's ends side by side, as the
-    // array program writes them (the first term in the point's two columns, the
-    // others in the centre table).
-    for (int u = 0; u < centres; ++u) {
-      const int term = info[4] + u;
-      const long long row = centre + u, made_row = row - first_cut;
-      keys[made_row] = n + n * n + id * 64 + u;
-#pragma unroll
-      for (int m = 0; m < TERMS; ++m) {
-        const int code = terms[term * TERMS + m];
-        const int at = places[3 * code], dx = places[3 * code + 1];
-        const int axis = places[3 * code + 2];
-        const long long a = base[0] + x + dx + (at & 1) * (long long)nx + (at >> 1) * nxy;
-        const long long step = axis < 0 ? 0 : axis == 0 ? 1 : axis == 1 ? nx : nxy;
-        const long long b = a + step;
-        const double t = axis < 0 ? 0.0 : clip_weight(field, value, a, x + dx, j + (at & 1),
-                                                      k + (at >> 1), axis, step);
-        const double share = shares[term * TERMS + m];
-        const double w0 = __dmul_rn(__dsub_rn(1.0, t), share), w1 = __dmul_rn(t, share);
-        if (m == 0) {
-          reinterpret_cast<longlong2*>(ids)[made_row] = make_longlong2(a, b);
-          reinterpret_cast<double2*>(weights)[made_row] = make_double2(w0, w1);
-        } else {
-          const long long e = (row - first_centre) * centre_width + 2 * m - 2;
-          centre_ids[e] = a;
-          centre_ids[e + 1] = b;
-          centre_weights[e] = w0;
-          centre_weights[e + 1] = w1;
-        }
+    // The centre points (at most one a cell), each term by a lane of its own: a lane
+    // walking its centre's TERMS terms (each a chain of loads and a division) while
+    // the other 31 lanes waited cost a fifth of the emit. Each term's ends side by
+    // side, as the array program writes them (the first term in the point's two
+    // columns, the others in the centre table).
+    const unsigned with_centre = __ballot_sync(FULL, centres > 0);
+    if (centres > 0) centre_lane[warp][__popc(with_centre & below)] = lane;
+    __syncwarp();
+    const int centre_terms = __popc(with_centre) * TERMS;
+    for (int i0 = 0; i0 < centre_terms; i0 += 32) {
+      const int i = i0 + lane, nth = i / TERMS, m = i - nth * TERMS;
+      const int owner = i < centre_terms ? centre_lane[warp][nth] : 0;
+      const int term = __shfl_sync(FULL, info[4], owner) ;
+      const long long row = __shfl_sync(FULL, centre, owner), made_row = row - first_cut;
+      if (i >= centre_terms) continue;
+      const int xo = x0 + owner;
+      if (m == 0) keys[made_row] = n + n * n + (first_cell + xo) * 64;
+      const int code = terms[term * TERMS + m];
+      const int at = places[3 * code], dx = places[3 * code + 1];
+      const int axis = places[3 * code + 2];
+      const long long a = base[0] + xo + dx + (at & 1) * (long long)nx + (at >> 1) * nxy;
+      const long long step = axis < 0 ? 0 : axis == 0 ? 1 : axis == 1 ? nx : nxy;
+      const long long b = a + step;
+      const double t = axis < 0 ? 0.0 : clip_weight(field, value, a, xo + dx, j + (at & 1),
+                                                    k + (at >> 1), axis, step);
+      const double share = shares[term * TERMS + m];
+      const double w0 = __dmul_rn(__dsub_rn(1.0, t), share), w1 = __dmul_rn(t, share);
+      if (m == 0) {
+        reinterpret_cast<longlong2*>(ids)[made_row] = make_longlong2(a, b);
+        reinterpret_cast<double2*>(weights)[made_row] = make_double2(w0, w1);
+      } else {
+        const long long e = (row - first_centre) * centre_width + 2 * m - 2;
+        centre_ids[e] = a;
+        centre_ids[e + 1] = b;
+        centre_weights[e] = w0;
+        centre_weights[e + 1] = w1;
       }
     }
     const int slots_all = __shfl_sync(FULL, slots_to, 31);
