@@ -2,6 +2,7 @@
 output bit for bit, on random structured grids, fields and values, for any thread
 count; and through the Contour filter with all its options."""
 
+import dataclasses
 import os
 import subprocess
 import sys
@@ -13,6 +14,7 @@ from hypothesis import given, settings, strategies as st
 import daxpy
 from daxpy.data.worklet import get_worklet
 from daxpy.filters import Contour
+from daxpy.filters._surface import _array_coordinates
 from daxpy.worklets import contour as numpy_contour, contour_cpu
 from daxpy.worklets._numba import compiled
 
@@ -48,6 +50,21 @@ def _assert_same_cut(ours, reference):
             assert np.array_equal(a, b), part
 
 
+def _assert_points_of_its_edges(grid, cut, dtype=np.float64):
+    """The points the march wrote beside its edges are those the surface makes from
+    the edges alone: on uniform and rectilinear grids of float fields, 3-D or 2-D in
+    x and y (the other cuts have none: the surface makes them from the edges)."""
+    sides = [int(d) for d in grid.dims]
+    dimension = sum(side > 1 for side in sides)
+    if (grid.family == "curvilinear" or dimension < 2 or min(sides[:dimension]) < 2
+            or np.dtype(dtype).newbyteorder("=") not in (np.float32, np.float64)):
+        assert cut.points is None
+        return
+    edges_only = _array_coordinates(grid, dataclasses.replace(cut, points=None))
+    assert cut.points.dtype == edges_only.dtype and cut.points.shape == edges_only.shape
+    assert cut.points.tobytes() == edges_only.tobytes()
+
+
 @settings(max_examples=150, deadline=None)
 @given(data=st.data(), family=st.sampled_from(sorted(FAMILIES)),
        kind=st.sampled_from(["smooth", "ties", "holes"]),
@@ -57,7 +74,9 @@ def test_compiled_matches_numpy(data, family, kind, dtype, seed):
     rng = np.random.default_rng(seed)
     scalars = cut_field(rng, grid.n_points, kind, dtype)
     value = cut_value(rng, scalars)
-    _assert_same_cut(_compiled(grid, scalars, value), _reference(grid, scalars, value))
+    ours = _compiled(grid, scalars, value)
+    _assert_same_cut(ours, _reference(grid, scalars, value))
+    _assert_points_of_its_edges(grid, ours)
 
 
 @pytest.mark.parametrize("dims", CUT_DIMS)
@@ -66,7 +85,9 @@ def test_every_shape_and_dtype(dims, dtype):
     grid = daxpy.UniformGrid(dims=dims)
     scalars = np.random.default_rng(1).integers(0, 4, grid.n_points).astype(dtype)
     for value in (1.0, 1.5, -1.0, 3.0):
-        _assert_same_cut(_compiled(grid, scalars, value), _reference(grid, scalars, value))
+        ours = _compiled(grid, scalars, value)
+        _assert_same_cut(ours, _reference(grid, scalars, value))
+        _assert_points_of_its_edges(grid, ours, dtype)
 
 
 def test_a_float32_field_compares_with_the_value_in_float64():
@@ -86,7 +107,7 @@ from strategies import wavy_field
 grid = daxpy.UniformGrid(dims=(41, 37, 33))
 cut = get_worklet("contour").cpu_impl("uniform")(grid, wavy_field(grid.dims), value=0.0)
 print(json.dumps({"threads": threads(), "cut": [a.tobytes().hex() for a in
-                  (cut.lo, cut.hi, cut.t, cut.cells[3], cut.source[3])]}))
+                  (cut.lo, cut.hi, cut.t, cut.cells[3], cut.source[3], cut.points)]}))
 """
 
 
@@ -101,13 +122,16 @@ def test_thread_counts_give_the_same_bits():
     finally:
         daxpy.configure_cpu(threads=None)
     _assert_same_cut(cuts[0], cuts[1])
+    assert cuts[0].points.tobytes() == cuts[1].points.tobytes()
+    _assert_points_of_its_edges(grid, cuts[0])
     _assert_same_cut(cuts[0], _reference(grid, scalars, 0.0))
     # Numba's pool size is fixed per process: a child gets 4 threads.
     report = four_thread_report(_FOUR_THREADS)
     assert report["threads"] == 4
     ours = cuts[0]
     assert report["cut"] == [a.tobytes().hex() for a in
-                             (ours.lo, ours.hi, ours.t, ours.cells[3], ours.source[3])]
+                             (ours.lo, ours.hi, ours.t, ours.cells[3], ours.source[3],
+                              ours.points)]
 
 
 @settings(max_examples=60, deadline=None)
@@ -128,7 +152,9 @@ def test_careful_rows_anywhere_give_the_same_bits_on_any_threads(dims, dtype, se
     for count in (1, 2, 4):   # Python threads: 4 run on a 2-core machine too
         with pytest.MonkeyPatch.context() as patch:
             patch.setattr(contour_cpu, "threads", lambda count=count: count)
-            _assert_same_cut(_compiled(grid, scalars, value), reference)
+            ours = _compiled(grid, scalars, value)
+            _assert_same_cut(ours, reference)
+            _assert_points_of_its_edges(grid, ours)
 
 
 def _surface(grid, monkeypatch, numpy, **options):

@@ -43,6 +43,11 @@ class EdgeCut:
         1 points (a grid of 3-D and 2-D cells gives triangles and segments).
     source : dict of int to int64 array, shape (n_k,)
         The input cell each output cell was cut from, by size.
+    points : array, shape (m, 3), or None
+        The output points' coordinates where the cut made them as it wrote the
+        edges (the compiled march of uniform and rectilinear grids), the bits
+        :func:`daxpy.filters._surface.coordinates` makes from ``lo``, ``hi`` and
+        ``t``; None: made from those.
     """
 
     lo: Any
@@ -50,6 +55,7 @@ class EdgeCut:
     t: Any
     cells: Any
     source: Any
+    points: Any = None
 
     @property
     def n_points(self) -> int:

@@ -153,15 +153,8 @@ def edge_coordinates(grid, cut) -> np.ndarray:
     _check(cut)
     n = cut.lo.shape[0]
     if grid.family in ("uniform", "rectilinear"):
-        axes = [grid.axis_coordinates(a) for a in range(3)]
-        # The array program stacks the axes' values: their common dtype.
-        common = np.result_type(*axes)
-        if common not in KERNEL_DTYPES:
-            raise CompiledUnavailable(f"no kernel for {common} axes")
-        x, y, z = (np.ascontiguousarray(a, dtype=common) for a in axes)
         out = host_empty((n, 3), np.float32)
-        on_claimed(_axis_edges, _blocks(cut), x, y, z, x.shape[0], y.shape[0], cut.lo, cut.hi,
-                    cut.t, out)
+        _axis_points(_common_axes(grid), cut.lo, cut.hi, cut.t, out)
         return out
     points = np.ascontiguousarray(grid.points())
     if points.dtype not in KERNEL_DTYPES:
@@ -169,6 +162,77 @@ def edge_coordinates(grid, cut) -> np.ndarray:
     out = host_empty((n, 3), points.dtype)
     on_claimed(_point_edges, _blocks(cut), points, cut.lo, cut.hi, cut.t, out)
     return out
+
+
+def _common_axes(grid) -> tuple:
+    """A uniform or rectilinear grid's axes in their common dtype, as the array
+    program stacks them: :class:`CompiledUnavailable` for one with no kernel."""
+    axes = [grid.axis_coordinates(a) for a in range(3)]
+    common = np.result_type(*axes)
+    if common not in KERNEL_DTYPES:
+        raise CompiledUnavailable(f"no kernel for {common} axes")
+    return tuple(np.ascontiguousarray(a, dtype=common) for a in axes)
+
+
+def _axis_points(axes: tuple, lo, hi, t, out: np.ndarray) -> None:
+    """The points of edges ``(lo, hi, t)`` of a grid of ``axes`` into ``out``."""
+    x, y, z = axes
+    on_claimed(_axis_edges, -(-lo.shape[0] // _BLOCK), x, y, z, x.shape[0], y.shape[0], lo,
+               hi, t, out)
+
+
+def axis_places(grid, sizes: tuple) -> np.ndarray:
+    """What a row march needs to place its points on a uniform or rectilinear grid
+    (``sizes`` points along its x, y and z axes) as :func:`edge_coordinates` would
+    from its edges.
+
+    ``places[m, i]`` holds, for the grid's axis ``m`` at index ``i``, the three
+    float64 terms of a point's coordinate along it, each as
+    :func:`edge_coordinates` takes it: the axis's value, its step to the next
+    (taken in the axes' dtype) and its step to itself (zero, as that kernel
+    computes it). An edge along axis ``m`` at ``i`` puts its point at
+    ``places[m, i, 0] + t * places[m, i, 1]``, an edge along another axis at
+    ``places[m, i, 0] + t * places[m, i, 2]``: the same operations on the same
+    values, so the same bits.
+
+    Raises
+    ------
+    CompiledUnavailable
+        For axes of a dtype with no kernel.
+
+    Examples
+    --------
+    >>> import daxpy
+    >>> places = axis_places(daxpy.RectilinearGrid([0.0, 2.0, 3.0], [1.0, 4.0]), (3, 2, 1))
+    >>> places[0].tolist()
+    [[0.0, 2.0, 0.0], [2.0, 1.0, 0.0], [3.0, 0.0, 0.0]]
+    >>> places[1, :2].tolist(), places[2, :1].tolist()
+    ([[1.0, 3.0, 0.0], [4.0, 0.0, 0.0]], [[0.0, 0.0, 0.0]])
+    """
+    places = np.zeros((3, max(sizes), 3), np.float64)
+    for m, axis in enumerate(_common_axes(grid)):
+        places[m, :axis.shape[0], 0] = axis
+        places[m, :axis.shape[0] - 1, 1] = axis[1:] - axis[:-1]
+        places[m, :axis.shape[0], 2] = axis - axis
+    return places
+
+
+def place_rows(grid, lo, hi, t, ids: np.ndarray, out: np.ndarray) -> None:
+    """:func:`edge_coordinates` of the edges ``ids`` of ``(lo, hi, t)``, into those
+    rows of ``out``: the points a march did not place itself.
+
+    Examples
+    --------
+    >>> import numpy as np, daxpy
+    >>> out = np.zeros((2, 3), np.float32)
+    >>> place_rows(daxpy.RectilinearGrid([0.0, 2.0, 3.0]), np.array([0, 1]), np.array([1, 2]),
+    ...            np.array([0.5, 0.5]), np.array([1]), out)
+    >>> out.tolist()
+    [[0.0, 0.0, 0.0], [2.5, 0.0, 0.0]]
+    """
+    placed = np.empty((ids.shape[0], 3), np.float32)
+    _axis_points(_common_axes(grid), lo[ids], hi[ids], t[ids], placed)
+    out[ids] = placed
 
 
 def edge_values(values: np.ndarray, cut) -> np.ndarray:

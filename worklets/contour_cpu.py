@@ -17,9 +17,13 @@ depend on the thread count:
    the one place the output's size is known, before anything is written;
 3. *emit*: each point row writes its output points and its cell row's output
    cells in one walk; a cell's cut edges' points are counted from its point rows'
-   starts, not looked up. The careful point rows are written after, by the
-   careful path's kernel, and the cell rows beside them look their points up
-   last, by the same kernel (:mod:`daxpy.worklets._contour_careful_rows_cpu`).
+   starts, not looked up. On uniform and rectilinear grids (3-D, or 2-D in x and
+   y) the points' coordinates are written there too, from each point's (i, j, k)
+   and ``t`` (:func:`~daxpy.worklets._edge_points_cpu.axis_places`): the bits the
+   surface would make from ``(lo, hi, t)`` in a pass of its own after. The
+   careful point rows are written after, by the careful path's kernel (their
+   coordinates from their edges), and the cell rows beside them look their points
+   up last, by the same kernel (:mod:`daxpy.worklets._contour_careful_rows_cpu`).
 
 The passes walk one byte per x (which of eight rows' points are in), filled by a
 loop the compiler vectorizes; only the rows' spans are walked after the count.
@@ -58,6 +62,7 @@ from ._contour_careful_rows_cpu import _march_careful
 from ._contour_rows_cpu import (_ALL_IN, _BLOCK, _SPREAD, _ZERO, _columns, _plane_columns,
                                 _plane_span, _screen_plane_row)
 from ._edge_cut import EdgeCut
+from ._edge_points_cpu import axis_places, place_rows
 from ._contour_slots import _CUT, _KINDS, _LANES, _SLOTTED, _Y, _Z
 from ._marching import TABLES, at_least_bound
 from ._blocks_cpu import on_threads
@@ -69,8 +74,8 @@ from .plane_cuts import array_axis_distance
 def _march(s, px, py, pz, value, bound, equal, zero, nx, ny, nz, zc, writing, rows,
            careful_points,
            searched, counts, slotted, point_counts, point_spans, point_start, cell_counts,
-           cell_spans, cell_start, bad, lo, hi, t, cells, source, scratch, scratch_words,
-           slots, first, step):
+           cell_spans, cell_start, bad, lo, hi, t, cells, source, places, xyz, scratch,
+           scratch_words, slots, first, step):
     """Point rows ``rows`` and their cell rows, in one walk each over eight rows'
     bits: counted (``writing`` False: outputs, spans, the screen), or written from
     their starts (but the ``careful_points`` point rows and the ``searched`` cell
@@ -83,6 +88,11 @@ def _march(s, px, py, pz, value, bound, equal, zero, nx, ny, nz, zc, writing, ro
     before x, counted as the rows are walked from the first (``slots``: a cell's
     twelve edge points, by :data:`_SLOT`).
 
+    With ``xyz`` not empty, each point's coordinates are written beside its edge,
+    from ``places[m, index]``: the terms of its coordinate along the march's axis
+    ``m`` (x, y, z), the grid's too
+    (:func:`~daxpy.worklets._edge_points_cpu.axis_places`).
+
     With a plane's axes' terms (``px``, ``py``, ``pz`` not empty; ``s`` then unread),
     point (i, j, k)'s value is ``(pz[k] + py[j]) + px[i]``, made where it is read:
     the bits of the cut of that distance field, with no field of the grid's size."""
@@ -90,6 +100,8 @@ def _march(s, px, py, pz, value, bound, equal, zero, nx, ny, nz, zc, writing, ro
     per = slotted.shape[2]
     full = (1 << 4 * zc) - 1
     plane = px.shape[0] != 0
+    placing = xyz.shape[0] != 0
+    y0 = y1 = y2 = z0 = z1 = z2 = 0.0
     nxy = nx * ny
     columns, words = scratch[first], scratch_words[first]
     at = slots[first]
@@ -112,6 +124,9 @@ def _march(s, px, py, pz, value, bound, equal, zero, nx, ny, nz, zc, writing, ro
             c = j + (ny - 1) * k
             cells_too = up != 0 and (zc == 1 or out != 0)   # not the grid's last y or z
             points_too = True
+            if placing:   # the point row's y and z terms (see axis_places)
+                y0, y1, y2 = places[1, j, 0], places[1, j, 1], places[1, j, 2]
+                z0, z1, z2 = places[2, k, 0], places[2, k, 1], places[2, k, 2]
             if not writing:   # while it is in cache
                 bad[r] = (_screen_plane_row(px, pz[k] + py[j], bound, equal, zero) if plane
                           else _screen_row(s, equal, zero, r * nx, nx))
@@ -186,7 +201,14 @@ def _march(s, px, py, pz, value, bound, equal, zero, nx, ny, nz, zc, writing, ro
                                         (pz[k] + py[j + 1] if axis == 1 else pz[k + 1] + py[j])
                                         + px[i]))
                                 # The NumPy implementation's float64 arithmetic, in its order.
-                                t[q] = (value - low_value) / (high_value - low_value)
+                                w = (value - low_value) / (high_value - low_value)
+                                t[q] = w
+                                if placing:
+                                    # (Columns written as constants: as variables,
+                                    # the pass took 4-5 ms more on one thread.)
+                                    xyz[q, 0] = places[0, i, 0] + w * places[0, i, 1 + (axis != 0)]
+                                    xyz[q, 1] = y0 + w * (y1 if axis == 1 else y2)
+                                    xyz[q, 2] = z0 + w * (z1 if axis == 2 else z2)
                                 q += 1
                 case = (_SPREAD[now] | (_SPREAD[after] << 1)) & full
                 if cells_too and i <= i1 and counts[case]:   # (x = nx - 1 is no cell)
@@ -227,6 +249,19 @@ def _beside(rows: np.ndarray, zc: int) -> np.ndarray:
     """
     near = rows[:, :-1] | rows[:, 1:]
     return (near[:-1] | near[1:] if zc == 2 else near).ravel()
+
+
+def _outputs_of(rows: np.ndarray, starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """The outputs of ``rows``, each row's ``counts[row]`` from ``starts[row]``.
+
+    Examples
+    --------
+    >>> _outputs_of(np.array([0, 2]), np.array([0, 2, 2, 5]), np.array([2, 0, 3])).tolist()
+    [0, 1, 2, 3, 4]
+    """
+    sizes = counts[rows]
+    before = np.cumsum(sizes) - sizes   # the outputs of the rows before each
+    return np.repeat(starts[rows] - before, sizes) + np.arange(sizes.sum())
 
 
 _CAREFUL_ROWS_PER_THREAD = 8
@@ -297,14 +332,15 @@ def contour_structured(grid, scalars: np.ndarray | None, value: float, place=Non
     careful_points, searched = np.zeros(ny * nz, bool), np.zeros(n_cell_rows, bool)
     none = np.zeros(0, np.int64)
     nothing = (none, none, np.zeros(0), np.zeros((0, per), np.int64), none)
+    unplaced = (np.zeros((3, 0, 3)), np.zeros((0, 3), np.float32))
     starts = (none, none)
 
     every_row = np.arange(ny * nz)
 
-    def run(writing, outputs):
+    def run(writing, outputs, placing):
         on_threads(_march, step, *march, writing, every_row, careful_points, searched,
                    counts, _SLOTTED[kind], point_counts, point_spans, starts[0], cell_counts,
-                   cell_spans, starts[1], bad, *outputs, scratch, scratch_words, slots)
+                   cell_spans, starts[1], bad, *outputs, *placing, scratch, scratch_words, slots)
 
     def run_careful(mode, rows, outputs):
         on_threads(_march_careful, _threads_for(rows.shape[0], step), np.int64(mode), s, value,
@@ -314,7 +350,7 @@ def contour_structured(grid, scalars: np.ndarray | None, value: float, place=Non
 
     # Every row on the fast path, screened as it goes; then the rows near a bad
     # one again, on the careful path (none, for most fields).
-    run(False, nothing)
+    run(False, nothing, unplaced)
     careful = bad.any()
     if careful:
         if terms is not None:
@@ -332,10 +368,22 @@ def contour_structured(grid, scalars: np.ndarray | None, value: float, place=Non
     t = host_empty(lo.shape[0], np.float64)
     cells = host_empty((starts[1][-1], per), np.int64)
     source = host_empty(cells.shape[0], np.int64)
-    run(True, (lo, hi, t, cells, source))
+    # The points' coordinates too, where the march knows each point's (i, j, k):
+    # on uniform and rectilinear grids whose axes are the march's (3-D, or 2-D in
+    # x and y; in other planes the surface makes them from the edges after).
+    placing = unplaced
+    if grid.family in ("uniform", "rectilinear") and all(
+            int(d) > 1 for d in grid.dims[:dimension]):
+        placing = (axis_places(grid, (nx, ny, nz)), host_empty((lo.shape[0], 3), np.float32))
+    run(True, (lo, hi, t, cells, source), placing)
     if careful:
-        run_careful(1, np.flatnonzero(careful_points), (lo, hi, t, *nothing[3:]))
+        careful_rows = np.flatnonzero(careful_points)
+        run_careful(1, careful_rows, (lo, hi, t, *nothing[3:]))
+        if placing is not unplaced:
+            place_rows(grid, lo, hi, t, _outputs_of(careful_rows, starts[0], point_counts),
+                       placing[1])
         # The rest, once every point is written: their points are looked up.
         run_careful(2, np.flatnonzero(searched), (lo, hi, t, cells, source))
-    return EdgeCut(lo=lo, hi=hi, t=t, cells={per: cells}, source={per: source})
+    return EdgeCut(lo=lo, hi=hi, t=t, cells={per: cells}, source={per: source},
+                   points=None if placing is unplaced else placing[1])
 
