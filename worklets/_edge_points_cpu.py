@@ -181,10 +181,9 @@ def _axis_points(axes: tuple, lo, hi, t, out: np.ndarray) -> None:
                hi, t, out)
 
 
-def axis_places(grid, sizes: tuple) -> np.ndarray:
+def axis_places(grid) -> np.ndarray:
     """What a row march needs to place its points on a uniform or rectilinear grid
-    (``sizes`` points along its x, y and z axes) as :func:`edge_coordinates` would
-    from its edges.
+    as :func:`edge_coordinates` would from its edges.
 
     ``places[m, i]`` holds, for the grid's axis ``m`` at index ``i``, the three
     float64 terms of a point's coordinate along it, each as
@@ -203,14 +202,15 @@ def axis_places(grid, sizes: tuple) -> np.ndarray:
     Examples
     --------
     >>> import daxpy
-    >>> places = axis_places(daxpy.RectilinearGrid([0.0, 2.0, 3.0], [1.0, 4.0]), (3, 2, 1))
+    >>> places = axis_places(daxpy.RectilinearGrid([0.0, 2.0, 3.0], [1.0, 4.0]))
     >>> places[0].tolist()
     [[0.0, 2.0, 0.0], [2.0, 1.0, 0.0], [3.0, 0.0, 0.0]]
     >>> places[1, :2].tolist(), places[2, :1].tolist()
     ([[1.0, 3.0, 0.0], [4.0, 0.0, 0.0]], [[0.0, 0.0, 0.0]])
     """
-    places = np.zeros((3, max(sizes), 3), np.float64)
-    for m, axis in enumerate(_common_axes(grid)):
+    axes = _common_axes(grid)
+    places = np.zeros((3, max(axis.shape[0] for axis in axes), 3), np.float64)
+    for m, axis in enumerate(axes):
         places[m, :axis.shape[0], 0] = axis
         places[m, :axis.shape[0] - 1, 1] = axis[1:] - axis[:-1]
         places[m, :axis.shape[0], 2] = axis - axis

@@ -374,7 +374,7 @@ def contour_structured(grid, scalars: np.ndarray | None, value: float, place=Non
     placing = unplaced
     if grid.family in ("uniform", "rectilinear") and all(
             int(d) > 1 for d in grid.dims[:dimension]):
-        placing = (axis_places(grid, (nx, ny, nz)), host_empty((lo.shape[0], 3), np.float32))
+        placing = (axis_places(grid), host_empty((lo.shape[0], 3), np.float32))
     run(True, (lo, hi, t, cells, source), placing)
     if careful:
         careful_rows = np.flatnonzero(careful_points)
