@@ -35,10 +35,11 @@ import dataclasses
 
 import numpy as np
 
+from ..data.celltypes import CELL_SHAPES
 from ..data.decomposition import Piece, as_selection
 from ..data.partition import slab_windows, window_grid
 from ..data.unstructured import UnstructuredGrid
-from .chunk_ids import cell_corner_bounds, mark_meeting, running_bounds, shifted_ids
+from .chunk_ids import cell_corner_bounds, held_cells, running_bounds, shifted_ids
 
 
 # -- structured ------------------------------------------------------------
@@ -74,6 +75,18 @@ def structured_chunks(grid, depth: int, planes: int) -> list[Piece]:
 
 
 # -- unstructured ----------------------------------------------------------
+def _even_corners(grid: UnstructuredGrid) -> int | None:
+    """The corners of every cell of a grid of one shape, else None (cached on the
+    grid). Its offsets are then ``0, k, 2k ...``: a grid checks each cell's size
+    against its type, and that its offsets start at 0."""
+    key = "stream:even_corners"
+    if key not in grid._cache:
+        types = grid.cell_types
+        one = types.size > 0 and bool((types == types[0]).all())
+        grid._cache[key] = CELL_SHAPES[int(types[0])].n_corners if one else None
+    return grid._cache[key]
+
+
 def corner_bounds(grid: UnstructuredGrid) -> tuple[np.ndarray, np.ndarray]:
     """Lowest and highest point id of each cell (cached on the grid).
 
@@ -87,7 +100,8 @@ def corner_bounds(grid: UnstructuredGrid) -> tuple[np.ndarray, np.ndarray]:
     """
     key = "stream:corner_bounds"
     if key not in grid._cache:
-        grid._cache[key] = cell_corner_bounds(grid.connectivity, grid.offsets)
+        grid._cache[key] = cell_corner_bounds(grid.connectivity, grid.offsets,
+                                              _even_corners(grid))
     return grid._cache[key]
 
 
@@ -130,6 +144,23 @@ def _meeting_window(grid, first: int, stop: int) -> tuple[int, int]:
     return a, max(a, b)
 
 
+def _held(grid, cells_owned, points_owned, levels: int):
+    """The cells of :func:`chunk_cells` and the point range ``[first, stop)`` their
+    corners span (None where it holds none)."""
+    lowest, highest = corner_bounds(grid)
+    c0, c1 = cells_owned
+    ranges = [(c0, c1, None)]
+    first, stop = points_owned
+    for _ in range(levels + 1):
+        a, b = _meeting_window(grid, first, stop)
+        ranges.append((a, b, (first, stop)))
+        held, span = held_cells(lowest, highest, ranges)
+        if span is None:
+            break
+        first, stop = span
+    return held, span
+
+
 def chunk_cells(grid, cells_owned, points_owned, levels: int) -> np.ndarray:
     """The cells a chunk holds: its own, every cell whose corner range meets
     its points, and ``levels`` rings more (each a superset by corner range).
@@ -142,47 +173,37 @@ def chunk_cells(grid, cells_owned, points_owned, levels: int) -> np.ndarray:
     >>> chunk_cells(g, (2, 3), (3, 4), 1).tolist()
     [1, 2, 3]
     """
-    lowest, highest = corner_bounds(grid)
-    c0, c1 = cells_owned
-    ranges = [(c0, c1, None)]
-    first, stop = points_owned
-    for _ in range(levels + 1):
-        a, b = _meeting_window(grid, first, stop)
-        ranges.append((a, b, (first, stop)))
-        lo, hi = min(r[0] for r in ranges), max(r[1] for r in ranges)
-        # One mask over the window the ranges span (no sort of the ids).
-        keep = np.zeros(max(hi - lo, 0), dtype=bool)
-        for a, b, points in ranges:
-            if points is None:
-                keep[a - lo:b - lo] = True
-            else:
-                mark_meeting(lowest, highest, a, points, keep[a - lo:b - lo])
-        held = lo + np.flatnonzero(keep)
-        if held.size == 0:
-            break
-        run = as_selection(held)  # a run of cells is read in place, not gathered
-        first, stop = int(lowest[run].min()), int(highest[run].max()) + 1
-    return held.astype(np.int64, copy=False)
+    return _held(grid, cells_owned, points_owned, levels)[0]
 
 
-def _point_range(grid, cells: np.ndarray, points_owned) -> tuple[int, int]:
-    """First and stop of the point ids a chunk's cells and owned points span."""
-    lowest, highest = corner_bounds(grid)
+def _point_range(span, points_owned) -> tuple[int, int]:
+    """First and stop of the point ids a chunk's cells (their ``span``) and owned
+    points span."""
     p0, p1 = points_owned
-    if cells.size == 0:
+    if span is None:
         return p0, p1
-    held = as_selection(cells)  # a run of cells is read in place, not gathered
-    return min(p0, int(lowest[held].min())), max(p1, int(highest[held].max()) + 1)
+    return min(p0, span[0]), max(p1, span[1])
 
 
-def _unstructured_chunk(grid, index, cells_owned, points_owned, cells) -> Piece:
+def _cells_connectivity(grid, cells: np.ndarray):
+    """``grid.cells_connectivity(cells)``, where a run of cells of a grid of one
+    shape takes the grid's first offsets (int64) as its own: the same numbers
+    (``0, k, 2k ...``), without a fresh array of them."""
+    run, corners = as_selection(cells), _even_corners(grid)
+    if not isinstance(run, slice) or corners is None or grid.offsets.dtype != np.int64:
+        return grid.cells_connectivity(cells)
+    return (grid.connectivity[run.start * corners:run.stop * corners],
+            grid.offsets[:run.stop - run.start + 1])
+
+
+def _unstructured_chunk(grid, index, cells_owned, points_owned, cells, span) -> Piece:
     # Imported here: importing the worklets package loads every worklet module.
     from ..worklets._averaging import id_dtype
 
     held = as_selection(cells)
-    corners, local_offsets = grid.cells_connectivity(cells)
+    corners, local_offsets = _cells_connectivity(grid, cells)
     p0, p1 = points_owned
-    first, stop = _point_range(grid, cells, points_owned)
+    first, stop = _point_range(span, points_owned)
     # A range read without a gather, unless it is mostly points the chunk never
     # uses (it holds at most one used point per corner).
     if stop - first <= 2 * (corners.size + (p1 - p0)) + 1024:
@@ -214,10 +235,14 @@ class Layout:
         Per chunk, its owned cell range and owned point range.
     cells : list of numpy.ndarray
         Per chunk, the ids of the cells it holds.
+    spans : list of (int, int) or None
+        Per chunk, the point range ``[first, stop)`` its cells' corners span (None
+        where it holds no cell).
     """
 
     owned: list
     cells: list
+    spans: list
 
     def sizes(self, grid) -> list[tuple[int, int, int]]:
         """Per chunk, at most how many points, cells and cell corners it holds.
@@ -233,8 +258,8 @@ class Layout:
         """
         offsets = grid.offsets
         found = []
-        for (_, points_owned), cells in zip(self.owned, self.cells):
-            first, stop = _point_range(grid, cells, points_owned)
+        for (_, points_owned), cells, span in zip(self.owned, self.cells, self.spans):
+            first, stop = _point_range(span, points_owned)
             held = as_selection(cells)
             corners = (int(offsets[held.stop] - offsets[held.start])
                        if isinstance(held, slice) else
@@ -250,7 +275,8 @@ def unstructured_layout(grid: UnstructuredGrid, levels: int, cells: int) -> Layo
     splits = point_splits(grid, bounds)
     owned = [((int(bounds[k]), int(bounds[k + 1])), (int(splits[k]), int(splits[k + 1])))
              for k in range(count)]
-    return Layout(owned, [chunk_cells(grid, c, p, levels) for c, p in owned])
+    held = [_held(grid, c, p, levels) for c, p in owned]
+    return Layout(owned, [cells for cells, _ in held], [span for _, span in held])
 
 
 def unstructured_chunks(grid: UnstructuredGrid, levels: int, cells: int,
@@ -283,5 +309,5 @@ def unstructured_chunks(grid: UnstructuredGrid, levels: int, cells: int,
     [(slice(0, 2, None), slice(0, 2, None)), (slice(1, 4, None), slice(2, 5, None))]
     """
     layout = layout or unstructured_layout(grid, levels, cells)
-    return [_unstructured_chunk(grid, k, c, p, held)
-            for k, ((c, p), held) in enumerate(zip(layout.owned, layout.cells))]
+    return [_unstructured_chunk(grid, k, c, p, held, span) for k, ((c, p), held, span)
+            in enumerate(zip(layout.owned, layout.cells, layout.spans))]
