@@ -81,22 +81,27 @@ def _row_bounds(rows, lowest, highest, first, last):
         _row_bounds_run(rows[a:b], lowest[a:b], highest[a:b])
 
 
+@kernel(inline="always")
+def _rises_run(lowest, highest):
+    """The lowest ``lowest``, the highest ``highest``, and whether both never decrease."""
+    low, high, rises = lowest[0], highest[0], True
+    for c in range(1, lowest.shape[0]):
+        low = min(low, lowest[c])
+        high = max(high, highest[c])
+        rises &= (lowest[c] >= lowest[c - 1]) & (highest[c] >= highest[c - 1])
+    return low, high, rises
+
+
 @block_kernel()
 def _block_bounds(lowest, highest, block_low, block_high, ascending, first, last):
     """Each block's lowest ``lowest`` and highest ``highest``, and whether both
     never decrease from the cell before the block to its last."""
     for block in range(first, last):
         a, b = block * _BLOCK, min((block + 1) * _BLOCK, lowest.shape[0])
-        low, high, rises = lowest[a], highest[a], True
-        if a > 0:
-            rises = lowest[a] >= lowest[a - 1] and highest[a] >= highest[a - 1]
-        for c in range(a + 1, b):
-            low = min(low, lowest[c])
-            high = max(high, highest[c])
-            rises = rises and lowest[c] >= lowest[c - 1] and highest[c] >= highest[c - 1]
-        block_low[block] = low
-        block_high[block] = high
-        ascending[block] = rises
+        before = max(a - 1, 0)   # the cell before the block, which bounds neither
+        _, _, rises = _rises_run(lowest[before:a + 1], highest[before:a + 1])
+        low, high, inside = _rises_run(lowest[a:b], highest[a:b])
+        block_low[block], block_high[block], ascending[block] = low, high, rises and inside
 
 
 @block_kernel()
@@ -250,10 +255,10 @@ def running_bounds(lowest: np.ndarray, highest: np.ndarray
     return high_so_far, low_from_here
 
 
-def held_cells(lowest: np.ndarray, highest: np.ndarray, ranges: list
-               ) -> tuple[np.ndarray, tuple[int, int] | None]:
-    """The cells held by any of ``ranges``, ascending, and the point range their
-    corners span (None where none is held).
+def held_cells(lowest: np.ndarray, highest: np.ndarray, ranges: list) -> tuple:
+    """The cells held by any of ``ranges`` (a slice where they are one run, else
+    their ids ascending, int64) and the point range their corners span (None
+    where none is held).
 
     Each range is ``(a, b, points)``: the cells ``a .. b - 1`` whose corner range
     (``lowest .. highest``) meets ``points = (first, stop)``, or all of them where
@@ -266,6 +271,8 @@ def held_cells(lowest: np.ndarray, highest: np.ndarray, ranges: list
     >>> held, span = held_cells(low, high, [(0, 1, None), (1, 4, (6, 7))])
     >>> held.tolist(), span
     ([0, 2], (0, 9))
+    >>> held_cells(low, high, [(0, 2, None), (2, 4, (6, 7))])
+    (slice(0, 3, None), (0, 9))
     """
     lo, hi = min(r[0] for r in ranges), max(r[1] for r in ranges)
     table = np.array([(a, b) + ((_LEAST, _MOST) if points is None else tuple(points))
@@ -276,11 +283,10 @@ def held_cells(lowest: np.ndarray, highest: np.ndarray, ranges: list
     over_blocks(_held, n_blocks, lowest, highest, table, np.int64(lo), keep, found)
     found = found[found[:, 0] > 0]
     if found.shape[0] == 0:
-        return np.zeros(0, np.int64), None
+        return slice(0, 0), None
     count, first, last = int(found[:, 0].sum()), int(found[0, 1]), int(found[-1, 2])
     # One run of cells (the common case) needs no search of the mask.
-    held = (np.arange(first, last + 1, dtype=np.int64) if count == last - first + 1
-            else lo + np.flatnonzero(keep))
+    held = slice(first, last + 1) if count == last - first + 1 else lo + np.flatnonzero(keep)
     return held, (int(found[:, 3].min()), int(found[:, 4].max()) + 1)
 
 

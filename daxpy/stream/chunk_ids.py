@@ -67,10 +67,10 @@ def running_bounds(lowest: np.ndarray, highest: np.ndarray) -> tuple[np.ndarray,
     return np.maximum.accumulate(highest), np.minimum.accumulate(lowest[::-1])[::-1]
 
 
-def held_cells(lowest: np.ndarray, highest: np.ndarray, ranges: list
-               ) -> tuple[np.ndarray, tuple[int, int] | None]:
-    """The cells held by any of ``ranges``, ascending (int64), and the point range
-    ``[first, stop)`` their corners span (None where none is held).
+def held_cells(lowest: np.ndarray, highest: np.ndarray, ranges: list) -> tuple:
+    """The cells held by any of ``ranges`` (a slice where they are one run, else
+    their ids ascending, int64) and the point range ``[first, stop)`` their
+    corners span (None where none is held).
 
     Each range is ``(a, b, points)``: the cells ``a .. b - 1`` whose corner range
     (``lowest .. highest``) meets ``points = (first, stop)``, or all of them where
@@ -84,9 +84,11 @@ def held_cells(lowest: np.ndarray, highest: np.ndarray, ranges: list
     >>> held.tolist(), span
     ([0, 2], (0, 9))
     """
-    lo, hi = min(r[0] for r in ranges), max(r[1] for r in ranges)
-    if hi - lo >= THREADED_IDS:
+    # By the grid's cells, as running_bounds: a chunk's window of them is smaller
+    # than the threshold where the grid's passes have loaded the kernels already.
+    if lowest.shape[0] >= THREADED_IDS:
         return _threaded().held_cells(lowest, highest, ranges)
+    lo, hi = min(r[0] for r in ranges), max(r[1] for r in ranges)
     # One mask over the window the ranges span (no sort of the ids).
     keep = np.zeros(max(hi - lo, 0), dtype=bool)
     for a, b, points in ranges:
@@ -94,11 +96,11 @@ def held_cells(lowest: np.ndarray, highest: np.ndarray, ranges: list
             keep[a - lo:b - lo] = True
         else:
             keep[a - lo:b - lo] |= (lowest[a:b] < points[1]) & (highest[a:b] >= points[0])
-    held = (lo + np.flatnonzero(keep)).astype(np.int64, copy=False)
-    if held.size == 0:
-        return held, None
-    run = as_selection(held)  # a run of cells is read in place, not gathered
-    return held, (int(lowest[run].min()), int(highest[run].max()) + 1)
+    ids = lo + np.flatnonzero(keep)
+    if ids.size == 0:
+        return slice(0, 0), None
+    held = as_selection(ids)  # a run of cells is read in place, not gathered
+    return held, (int(lowest[held].min()), int(highest[held].max()) + 1)
 
 
 def shifted_ids(ids: np.ndarray, start: int, dtype=np.int64) -> np.ndarray:

@@ -36,7 +36,7 @@ import dataclasses
 import numpy as np
 
 from ..data.celltypes import CELL_SHAPES
-from ..data.decomposition import Piece, as_selection
+from ..data.decomposition import Piece, ids_of, read_count
 from ..data.partition import slab_windows, window_grid
 from ..data.unstructured import UnstructuredGrid
 from .chunk_ids import cell_corner_bounds, held_cells, running_bounds, shifted_ids
@@ -144,17 +144,49 @@ def _meeting_window(grid, first: int, stop: int) -> tuple[int, int]:
     return a, max(a, b)
 
 
-def _held(grid, cells_owned, points_owned, levels: int):
-    """The cells of :func:`chunk_cells` and the point range ``[first, stop)`` their
-    corners span (None where it holds none)."""
+def _ascending(grid) -> bool:
+    """Whether the cells' lowest and highest corners never decrease (cells numbered
+    along their points, as a lattice's are): they are then their own running bounds
+    (:func:`~daxpy.stream.chunk_ids.running_bounds` gives them back on threads)."""
+    (lowest, highest), (high_so_far, low_from_here) = corner_bounds(grid), _bounds_index(grid)
+    return high_so_far is highest and low_from_here is lowest
+
+
+def _held_runs(grid, ranges):
+    """:func:`~daxpy.stream.chunk_ids.held_cells` where the bounds never decrease:
+    every cell of a range's window meets its points (the window ends where the
+    bounds pass them), so the held cells are the union of the ranges (no pass over
+    them), and their corners span from the lowest of the first to the highest of
+    the last."""
+    runs = []
+    for a, b in sorted((a, b) for a, b, _ in ranges if a < b):
+        if runs and a <= runs[-1][1]:
+            runs[-1] = (runs[-1][0], max(runs[-1][1], b))
+        else:
+            runs.append((a, b))
+    if not runs:
+        return slice(0, 0), None
     lowest, highest = corner_bounds(grid)
+    span = (int(lowest[runs[0][0]]), int(highest[runs[-1][1] - 1]) + 1)
+    if len(runs) == 1:
+        return slice(*runs[0]), span
+    return np.concatenate([np.arange(a, b, dtype=np.int64) for a, b in runs]), span
+
+
+def _held(grid, cells_owned, points_owned, levels: int):
+    """The cells of :func:`chunk_cells` (a slice where they are one run, else their
+    ids) and the point range ``[first, stop)`` their corners span (None where it
+    holds none)."""
+    lowest, highest = corner_bounds(grid)
+    ascending = _ascending(grid)
     c0, c1 = cells_owned
     ranges = [(c0, c1, None)]
     first, stop = points_owned
     for _ in range(levels + 1):
         a, b = _meeting_window(grid, first, stop)
         ranges.append((a, b, (first, stop)))
-        held, span = held_cells(lowest, highest, ranges)
+        held, span = (_held_runs(grid, ranges) if ascending else
+                      held_cells(lowest, highest, ranges))
         if span is None:
             break
         first, stop = span
@@ -173,7 +205,7 @@ def chunk_cells(grid, cells_owned, points_owned, levels: int) -> np.ndarray:
     >>> chunk_cells(g, (2, 3), (3, 4), 1).tolist()
     [1, 2, 3]
     """
-    return _held(grid, cells_owned, points_owned, levels)[0]
+    return ids_of(_held(grid, cells_owned, points_owned, levels)[0])
 
 
 def _point_range(span, points_owned) -> tuple[int, int]:
@@ -185,23 +217,29 @@ def _point_range(span, points_owned) -> tuple[int, int]:
     return min(p0, span[0]), max(p1, span[1])
 
 
-def _cells_connectivity(grid, cells: np.ndarray):
-    """``grid.cells_connectivity(cells)``, where a run of cells of a grid of one
-    shape takes the grid's first offsets (int64) as its own: the same numbers
-    (``0, k, 2k ...``), without a fresh array of them."""
-    run, corners = as_selection(cells), _even_corners(grid)
-    if not isinstance(run, slice) or corners is None or grid.offsets.dtype != np.int64:
-        return grid.cells_connectivity(cells)
-    return (grid.connectivity[run.start * corners:run.stop * corners],
-            grid.offsets[:run.stop - run.start + 1])
+def _cells_connectivity(grid, held):
+    """``grid.cells_connectivity`` of the cells ``held`` (a selection), where a run
+    of cells of a grid of one shape takes the grid's first offsets (int64) as its
+    own: the same numbers (``0, k, 2k ...``), without a fresh array of them."""
+    corners = _even_corners(grid)
+    if not isinstance(held, slice) or corners is None or grid.offsets.dtype != np.int64:
+        return grid.cells_connectivity(ids_of(held))
+    return (grid.connectivity[held.start * corners:held.stop * corners],
+            grid.offsets[:held.stop - held.start + 1])
 
 
-def _unstructured_chunk(grid, index, cells_owned, points_owned, cells, span) -> Piece:
+def _position(held, cell: int) -> int:
+    """``np.searchsorted`` of ``cell`` in the cells ``held`` (a selection)."""
+    if isinstance(held, slice):
+        return min(max(cell - held.start, 0), held.stop - held.start)
+    return int(np.searchsorted(held, cell))
+
+
+def _unstructured_chunk(grid, index, cells_owned, points_owned, held, span) -> Piece:
     # Imported here: importing the worklets package loads every worklet module.
     from ..worklets._averaging import id_dtype
 
-    held = as_selection(cells)
-    corners, local_offsets = _cells_connectivity(grid, cells)
+    corners, local_offsets = _cells_connectivity(grid, held)
     p0, p1 = points_owned
     first, stop = _point_range(span, points_owned)
     # A range read without a gather, unless it is mostly points the chunk never
@@ -219,7 +257,7 @@ def _unstructured_chunk(grid, index, cells_owned, points_owned, cells, span) -> 
     sub = UnstructuredGrid.from_checked(points, local_corners, local_offsets,
                                         grid.cell_types[held], name=f"{grid.name} chunk {index}",
                                         guarded_by_source=True)
-    cell_local = int(np.searchsorted(cells, cells_owned[0]))
+    cell_local = _position(held, cells_owned[0])
     return Piece(index=index, grid=sub, point_ids=point_read, cell_ids=held,
                  owned_points=slice(point_local, point_local + p1 - p0),
                  owned_cells=slice(cell_local, cell_local + cells_owned[1] - cells_owned[0]))
@@ -233,8 +271,9 @@ class Layout:
     ----------
     owned : list of ((int, int), (int, int))
         Per chunk, its owned cell range and owned point range.
-    cells : list of numpy.ndarray
-        Per chunk, the ids of the cells it holds.
+    cells : list of slice or numpy.ndarray
+        Per chunk, the cells it holds: a slice where they are one run, else their
+        ids (ascending, int64).
     spans : list of (int, int) or None
         Per chunk, the point range ``[first, stop)`` its cells' corners span (None
         where it holds no cell).
@@ -258,13 +297,12 @@ class Layout:
         """
         offsets = grid.offsets
         found = []
-        for (_, points_owned), cells, span in zip(self.owned, self.cells, self.spans):
+        for (_, points_owned), held, span in zip(self.owned, self.cells, self.spans):
             first, stop = _point_range(span, points_owned)
-            held = as_selection(cells)
             corners = (int(offsets[held.stop] - offsets[held.start])
                        if isinstance(held, slice) else
-                       int((offsets[cells + 1] - offsets[cells]).sum()))
-            found.append((stop - first, int(cells.size), corners))
+                       int((offsets[held + 1] - offsets[held]).sum()))
+            found.append((stop - first, read_count(held), corners))
         return found
 
 
