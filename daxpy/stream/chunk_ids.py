@@ -1,6 +1,6 @@
 """The chunk planner's passes over an unstructured grid's corner ids: NumPy's for
 small grids, the compiled kernels' threads (:mod:`daxpy.worklets._chunk_ids_cpu`)
-for large ones, with the same arrays.
+for large ones, with the same results.
 
 Loading the compiled kernels costs a process about 0.3 s once (Numba's start and
 its cached kernels; about 1 s more to compile them, the first time on a machine):
@@ -54,7 +54,8 @@ def cell_corner_bounds(connectivity: np.ndarray, offsets: np.ndarray,
 
 def running_bounds(lowest: np.ndarray, highest: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The running maximum of ``highest`` and the running minimum of ``lowest``
-    from the end.
+    from the end (on threads, ``highest`` and ``lowest`` themselves where neither
+    ever decreases).
 
     Examples
     --------
