@@ -98,7 +98,7 @@ def _block_bounds(lowest, highest, block_low, block_high, ascending, first, last
     never decrease from the cell before the block to its last."""
     for block in range(first, last):
         a, b = block * _BLOCK, min((block + 1) * _BLOCK, lowest.shape[0])
-        before = max(a - 1, 0)   # the cell before the block, which bounds neither
+        before = max(a - 1, 0)   # the step into the block (none into the first)
         _, _, rises = _rises_run(lowest[before:a + 1], highest[before:a + 1])
         low, high, inside = _rises_run(lowest[a:b], highest[a:b])
         block_low[block], block_high[block], ascending[block] = low, high, rises and inside
