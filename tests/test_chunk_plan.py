@@ -9,12 +9,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import daxpy
-from daxpy.data.celltypes import HEX_TO_TETS, HEX_TO_WEDGES, HEXAHEDRON, TETRA, WEDGE
-from daxpy.stream import chunk_ids
+from daxpy.data.celltypes import HEX_TO_TETS, HEX_TO_WEDGES, HEXAHEDRON, LINE, TETRA, WEDGE
+from daxpy.stream import chunk_ids, chunks
 from daxpy.stream.chunks import unstructured_chunks
 
 from chunk_plan_reference import assert_same_chunks, reference_chunks
-from strategies import unstructured_grids
+from strategies import seeds, unstructured_grids
 
 DIMS = (44, 44, 44)
 """79,507 hexahedra: more cells than one block of the threaded passes (65,536)."""
@@ -33,6 +33,14 @@ def _lattice(dims=DIMS):
 def _hexahedra(dtype=np.int64):
     points, corners = _lattice()
     return daxpy.UnstructuredGrid.from_blocks(points, {HEXAHEDRON: corners.astype(dtype)})
+
+
+def _int32_offsets():
+    # One shape, but offsets the grid keeps as int32: chunks' offsets are int64 all the same.
+    points, corners = _lattice()
+    return daxpy.UnstructuredGrid(points, corners.ravel(),
+                                  np.arange(0, corners.size + 1, 8, dtype=np.int32),
+                                  np.full(len(corners), HEXAHEDRON, np.uint8))
 
 
 def _shuffled():
@@ -72,6 +80,7 @@ def _renumbered():
 
 
 GRIDS = {"hexahedra": _hexahedra, "int32 ids": lambda: _hexahedra(np.int32),
+         "int32 offsets": _int32_offsets,
          "shuffled": _shuffled, "mixed": _mixed, "renumbered": _renumbered}
 
 
@@ -98,5 +107,31 @@ def test_chunks_of_small_grids_are_the_plain_passes_chunks(grid, cells, levels, 
     try:
         assert_same_chunks(unstructured_chunks(grid, levels, cells),
                            reference_chunks(grid, levels, cells))
+    finally:
+        chunk_ids.THREADED_IDS = before
+
+
+@st.composite
+def _rising_lines(draw):
+    """Lines whose both ends never decrease from cell to cell, with points no cell
+    uses between them at random: the cells meeting a point range are found by
+    bisection alone."""
+    rng = np.random.default_rng(draw(seeds))
+    n = draw(st.integers(1, 80))
+    starts = np.sort(rng.integers(0, 3 * n, n))
+    ends = np.maximum.accumulate(starts + rng.integers(1, 6, n))
+    points = rng.random((int(ends[-1]) + 1 + draw(st.integers(0, 5)), 3))
+    return daxpy.UnstructuredGrid.from_blocks(points, {LINE: np.stack([starts, ends], 1)})
+
+
+@settings(max_examples=40, deadline=None)
+@given(_rising_lines(), st.integers(1, 12), st.integers(0, 2))
+def test_chunks_of_rising_bounds_are_the_plain_passes_chunks(grid, cells, levels):
+    before = chunk_ids.THREADED_IDS
+    chunk_ids.THREADED_IDS = 0
+    try:
+        got = unstructured_chunks(grid, levels, cells)
+        assert chunks._ascending(grid)
+        assert_same_chunks(got, reference_chunks(grid, levels, cells))
     finally:
         chunk_ids.THREADED_IDS = before
