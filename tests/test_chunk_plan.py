@@ -131,7 +131,7 @@ def test_chunks_of_rising_bounds_are_the_plain_passes_chunks(grid, cells, levels
     chunk_ids.THREADED_IDS = 0
     try:
         got = unstructured_chunks(grid, levels, cells)
-        assert chunks._ascending(grid)
+        assert chunks._ascending(chunks.corner_bounds(grid), chunks._bounds_index(grid))
         assert_same_chunks(got, reference_chunks(grid, levels, cells))
     finally:
         chunk_ids.THREADED_IDS = before

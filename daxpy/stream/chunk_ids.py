@@ -104,8 +104,14 @@ def held_cells(lowest: np.ndarray, highest: np.ndarray, ranges: list) -> tuple:
     return held, (int(lowest[held].min()), int(highest[held].max()) + 1)
 
 
-def shifted_ids(ids: np.ndarray, start: int, dtype=np.int64) -> np.ndarray:
+def shifted_ids(ids: np.ndarray, start: int, dtype=np.int64,
+                grid_ids: int | None = None) -> np.ndarray:
     """``ids - start`` in ``dtype`` (int32 or int64), for differences it holds.
+
+    ``ids`` are cut from a grid of ``grid_ids`` ids (default: ``ids.size``): a
+    chunk's are renumbered on threads where its grid's passes ran on them, however
+    small the chunk (NumPy's serial pass and its int64 temporary took 140 ms of a
+    plan of 10M hexahedra in 23 chunks, against 40 for 5 chunks on threads).
 
     Examples
     --------
@@ -113,6 +119,6 @@ def shifted_ids(ids: np.ndarray, start: int, dtype=np.int64) -> np.ndarray:
     >>> shifted_ids(np.array([[7, 9], [8, 7]]), 7, np.int32).tolist()
     [[0, 2], [1, 0]]
     """
-    if ids.size >= THREADED_IDS:
+    if (ids.size if grid_ids is None else grid_ids) >= THREADED_IDS:
         return _threaded().shifted_ids(ids, start, dtype)
     return np.subtract(ids, start, dtype=np.int64).astype(dtype, copy=False)

@@ -135,24 +135,25 @@ def _bounds_index(grid: UnstructuredGrid):
     return grid._cache[key]
 
 
-def _meeting_window(grid, first: int, stop: int) -> tuple[int, int]:
+def _meeting_window(index, first: int, stop: int) -> tuple[int, int]:
     """Bounds ``[a, b)`` of the cell ids whose corner range may meet points
-    ``[first, stop)``: every such cell lies in it."""
-    high_so_far, low_from_here = _bounds_index(grid)
+    ``[first, stop)`` (by the grid's :func:`_bounds_index`): every such cell lies in it."""
+    high_so_far, low_from_here = index
     a = int(np.searchsorted(high_so_far, first, side="left"))
     b = int(np.searchsorted(low_from_here, stop, side="left"))
     return a, max(a, b)
 
 
-def _ascending(grid) -> bool:
-    """Whether the cells' lowest and highest corners never decrease (cells numbered
-    along their points, as a lattice's are): they are then their own running bounds
-    (:func:`~daxpy.stream.chunk_ids.running_bounds` gives them back on threads)."""
-    (lowest, highest), (high_so_far, low_from_here) = corner_bounds(grid), _bounds_index(grid)
+def _ascending(bounds, index) -> bool:
+    """Whether the cells' lowest and highest corners (``bounds``) never decrease
+    (cells numbered along their points, as a lattice's are): they are then their
+    own running bounds (``index``: :func:`~daxpy.stream.chunk_ids.running_bounds`
+    gives them back on threads)."""
+    (lowest, highest), (high_so_far, low_from_here) = bounds, index
     return high_so_far is highest and low_from_here is lowest
 
 
-def _held_runs(grid, ranges):
+def _held_runs(bounds, ranges):
     """:func:`~daxpy.stream.chunk_ids.held_cells` where the bounds never decrease:
     every cell of a range's window meets its points (the window ends where the
     bounds pass them), so the held cells are the union of the ranges (no pass over
@@ -166,7 +167,7 @@ def _held_runs(grid, ranges):
             runs.append((a, b))
     if not runs:
         return slice(0, 0), None
-    lowest, highest = corner_bounds(grid)
+    lowest, highest = bounds
     span = (int(lowest[runs[0][0]]), int(highest[runs[-1][1] - 1]) + 1)
     if len(runs) == 1:
         return slice(*runs[0]), span
@@ -177,16 +178,17 @@ def _held(grid, cells_owned, points_owned, levels: int):
     """The cells of :func:`chunk_cells` (a slice where they are one run, else their
     ids) and the point range ``[first, stop)`` their corners span (None where it
     holds none)."""
-    lowest, highest = corner_bounds(grid)
-    ascending = _ascending(grid)
+    # Read from the grid's cache once: each read compares the grid's fingerprint.
+    bounds, index = corner_bounds(grid), _bounds_index(grid)
+    ascending = _ascending(bounds, index)
     c0, c1 = cells_owned
     ranges = [(c0, c1, None)]
     first, stop = points_owned
     for _ in range(levels + 1):
-        a, b = _meeting_window(grid, first, stop)
+        a, b = _meeting_window(index, first, stop)
         ranges.append((a, b, (first, stop)))
-        held, span = (_held_runs(grid, ranges) if ascending else
-                      held_cells(lowest, highest, ranges))
+        held, span = (_held_runs(bounds, ranges) if ascending else
+                      held_cells(*bounds, ranges))
         if span is None:
             break
         first, stop = span
@@ -246,7 +248,8 @@ def _unstructured_chunk(grid, index, cells_owned, points_owned, held, span) -> P
     # uses (it holds at most one used point per corner).
     if stop - first <= 2 * (corners.size + (p1 - p0)) + 1024:
         point_read = slice(first, stop)
-        local_corners = shifted_ids(corners, first, id_dtype(stop - first))
+        local_corners = shifted_ids(corners, first, id_dtype(stop - first),
+                                    grid.connectivity.shape[0])
         point_local = p0 - first
     else:
         ids = np.union1d(np.unique(corners), np.arange(p0, p1, dtype=np.int64))
