@@ -152,8 +152,7 @@ def _mark_held(lowest, highest, ranges, lo, keep, found, first, last):
     """Cells ``lo + q`` held by any range ``(a, b, first point, stop point)`` into
     ``keep[q]``, a range at a time over the block (loops LLVM vectorizes: 2.4 ms
     against 5.8 for one test of all the ranges per cell, 2M cells on the 2-core
-    machine); per block,
-    :func:`_span_run` into ``found``."""
+    machine); per block, :func:`_span_run` into ``found``."""
     for block in range(first, last):
         a, b = block * _BLOCK, min((block + 1) * _BLOCK, keep.shape[0])
         part = keep[a:b]
