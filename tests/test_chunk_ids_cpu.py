@@ -1,10 +1,12 @@
 """The chunk planner's threaded passes over corner ids give NumPy's results."""
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from daxpy.worklets._chunk_ids_cpu import (_BLOCK, cell_corner_bounds, mark_meeting,
+from daxpy.data.decomposition import as_selection
+from daxpy.worklets._chunk_ids_cpu import (_BLOCK, cell_corner_bounds, held_cells,
                                          running_bounds, shifted_ids)
 
 
@@ -19,6 +21,11 @@ def test_cell_bounds_are_numpys_reduceat(sizes, dtype, seed):
     assert low.dtype == high.dtype == np.int64
     assert low.tolist() == np.minimum.reduceat(conn, offsets[:-1]).tolist()
     assert high.tolist() == np.maximum.reduceat(conn, offsets[:-1]).tolist()
+    # Cells of one size, their offsets not read: the same bounds.
+    even = rng.integers(0, 1000, len(sizes) * sizes[0]).astype(dtype)
+    low, high = cell_corner_bounds(even, np.zeros(len(sizes) + 1, np.int64), sizes[0])
+    assert low.tolist() == even.reshape(-1, sizes[0]).min(axis=1).tolist()
+    assert high.tolist() == even.reshape(-1, sizes[0]).max(axis=1).tolist()
 
 
 def test_bounds_and_shifts_across_many_blocks():
@@ -26,9 +33,10 @@ def test_bounds_and_shifts_across_many_blocks():
     rng = np.random.default_rng(5)
     conn = rng.integers(0, 1 << 40, 8 * (3 * _BLOCK + 17))
     offsets = np.arange(0, conn.size + 1, 8)
-    low, high = cell_corner_bounds(conn, offsets)
-    assert np.array_equal(low, conn.reshape(-1, 8).min(axis=1))
-    assert np.array_equal(high, conn.reshape(-1, 8).max(axis=1))
+    for corners in (None, 8):
+        low, high = cell_corner_bounds(conn, offsets, corners)
+        assert np.array_equal(low, conn.reshape(-1, 8).min(axis=1))
+        assert np.array_equal(high, conn.reshape(-1, 8).max(axis=1))
     shifted = shifted_ids(conn.reshape(-1, 8), 12345)
     assert shifted.shape == (conn.size // 8, 8)
     assert np.array_equal(shifted, conn.reshape(-1, 8) - 12345)
@@ -40,21 +48,69 @@ def test_shifted_int32_ids_widen_as_numpy_does():
     assert got.dtype == np.int64 and got.tolist() == (ids.astype(np.int64) + 2**31).tolist()
 
 
+def _running_numpy(lowest, highest):
+    return np.maximum.accumulate(highest), np.minimum.accumulate(lowest[::-1])[::-1]
+
+
 @settings(max_examples=30, deadline=None)
-@given(n=st.integers(1, 400), seed=st.integers(0, 2**31), start=st.integers(0, 50),
-       points=st.tuples(st.integers(0, 1200), st.integers(0, 1200)))
-def test_running_bounds_and_meeting_cells_are_numpys(n, seed, start, points):
+@given(n=st.integers(1, 400), seed=st.integers(0, 2**31))
+def test_running_bounds_are_numpys(n, seed):
     rng = np.random.default_rng(seed)
     lowest = rng.integers(0, 1000, n)
     highest = lowest + rng.integers(0, 200, n)
-    high_so_far, low_from_here = running_bounds(lowest, highest)
-    assert np.array_equal(high_so_far, np.maximum.accumulate(highest))
-    assert np.array_equal(low_from_here, np.minimum.accumulate(lowest[::-1])[::-1])
-    start = min(start, n - 1)
-    keep = rng.integers(0, 2, n - start).astype(bool)
-    want = keep | ((lowest[start:] < points[1]) & (highest[start:] >= points[0]))
-    mark_meeting(lowest, highest, start, points, keep)
-    assert np.array_equal(keep, want)
+    for got, want in zip(running_bounds(lowest, highest), _running_numpy(lowest, highest)):
+        assert np.array_equal(got, want)
+
+
+@pytest.mark.parametrize("fall", [None, 0, _BLOCK - 1, _BLOCK, 2 * _BLOCK + 5])
+def test_running_bounds_across_blocks(fall):
+    # Bounds that never decrease come back as they are; one fall anywhere (first in
+    # a block, last in one, or inside) and every block runs from the blocks before.
+    n = 3 * _BLOCK + 11
+    lowest = np.arange(n, dtype=np.int64) // 3
+    highest = lowest + 7
+    if fall is not None:
+        lowest, highest = lowest.copy(), highest.copy()
+        lowest[fall] -= 50
+        highest[fall] += 10_000
+    got = running_bounds(lowest, highest)
+    for a, b in zip(got, _running_numpy(lowest, highest)):
+        assert np.array_equal(a, b)
+    assert (got[0] is highest and got[1] is lowest) == (fall is None)
+
+
+def _held_numpy(lowest, highest, ranges):
+    keep = np.zeros(lowest.shape[0], bool)
+    for a, b, points in ranges:
+        meets = np.ones(b - a, bool) if points is None else (
+            (lowest[a:b] < points[1]) & (highest[a:b] >= points[0]))
+        keep[a:b] |= meets
+    held = np.flatnonzero(keep)
+    span = (int(lowest[held].min()), int(highest[held].max()) + 1) if held.size else None
+    return held, span
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(1, 3 * _BLOCK), seed=st.integers(0, 2**31),
+       count=st.integers(1, 4), data=st.data())
+def test_held_cells_are_numpys(n, seed, count, data):
+    rng = np.random.default_rng(seed)
+    lowest = np.sort(rng.integers(0, n, n)) if data.draw(st.booleans()) else rng.integers(0, n, n)
+    highest = lowest + rng.integers(0, 30, n)
+    ranges = []
+    for _ in range(count):
+        a = data.draw(st.integers(0, n))
+        b = data.draw(st.integers(a, n))
+        first = data.draw(st.integers(0, n + 30))
+        points = data.draw(st.sampled_from([None, (first, first + data.draw(st.integers(0, n)))]))
+        ranges.append((a, b, points))
+    held, span = held_cells(lowest, highest, ranges)
+    want, want_span = _held_numpy(lowest, highest, ranges)
+    # A run of cells (or none) as a slice, other cells by id.
+    assert held == as_selection(want) if isinstance(held, slice) else (
+        held.dtype == np.int64 and np.array_equal(held, want)
+        and not isinstance(as_selection(want), slice))
+    assert span == want_span
 
 
 def test_the_planner_cuts_the_same_chunks_on_threads_as_with_numpy(monkeypatch):

@@ -180,7 +180,8 @@ class UnstructuredGrid(DataSet):
         arrays at every read (a fingerprint of four arrays, ~20-45 us, some 25
         reads a streamed run of three chunks): for a run's chunks, kept in their
         source grid's caches, whose own check at every run drops them with the
-        rest; their ids and offsets are the planner's copies, which nothing writes.
+        rest; their ids are the planner's copies, which nothing writes, and their
+        offsets too, or (a run of cells of one shape) the source's own first offsets.
 
         Examples
         --------

@@ -35,10 +35,11 @@ import dataclasses
 
 import numpy as np
 
-from ..data.decomposition import Piece, as_selection
+from ..data.celltypes import CELL_SHAPES
+from ..data.decomposition import Piece, ids_of, read_count
 from ..data.partition import slab_windows, window_grid
 from ..data.unstructured import UnstructuredGrid
-from .chunk_ids import cell_corner_bounds, mark_meeting, running_bounds, shifted_ids
+from .chunk_ids import cell_corner_bounds, held_cells, running_bounds, shifted_ids
 
 
 # -- structured ------------------------------------------------------------
@@ -74,6 +75,18 @@ def structured_chunks(grid, depth: int, planes: int) -> list[Piece]:
 
 
 # -- unstructured ----------------------------------------------------------
+def _even_corners(grid: UnstructuredGrid) -> int | None:
+    """The corners of every cell of a grid of one shape, else None (cached on the
+    grid). Its offsets are then ``0, k, 2k ...``: a grid checks each cell's size
+    against its type, and that its offsets start at 0."""
+    key = "stream:even_corners"
+    if key not in grid._cache:
+        types = grid.cell_types
+        one = types.size > 0 and bool((types == types[0]).all())
+        grid._cache[key] = CELL_SHAPES[int(types[0])].n_corners if one else None
+    return grid._cache[key]
+
+
 def corner_bounds(grid: UnstructuredGrid) -> tuple[np.ndarray, np.ndarray]:
     """Lowest and highest point id of each cell (cached on the grid).
 
@@ -87,7 +100,8 @@ def corner_bounds(grid: UnstructuredGrid) -> tuple[np.ndarray, np.ndarray]:
     """
     key = "stream:corner_bounds"
     if key not in grid._cache:
-        grid._cache[key] = cell_corner_bounds(grid.connectivity, grid.offsets)
+        grid._cache[key] = cell_corner_bounds(grid.connectivity, grid.offsets,
+                                              _even_corners(grid))
     return grid._cache[key]
 
 
@@ -121,13 +135,64 @@ def _bounds_index(grid: UnstructuredGrid):
     return grid._cache[key]
 
 
-def _meeting_window(grid, first: int, stop: int) -> tuple[int, int]:
+def _meeting_window(index, first: int, stop: int) -> tuple[int, int]:
     """Bounds ``[a, b)`` of the cell ids whose corner range may meet points
-    ``[first, stop)``: every such cell lies in it."""
-    high_so_far, low_from_here = _bounds_index(grid)
+    ``[first, stop)`` (by the grid's :func:`_bounds_index`): every such cell lies in it."""
+    high_so_far, low_from_here = index
     a = int(np.searchsorted(high_so_far, first, side="left"))
     b = int(np.searchsorted(low_from_here, stop, side="left"))
     return a, max(a, b)
+
+
+def _ascending(bounds, index) -> bool:
+    """Whether the cells' lowest and highest corners (``bounds``) never decrease
+    (cells numbered along their points, as a lattice's are): they are then their
+    own running bounds (``index``: :func:`~daxpy.stream.chunk_ids.running_bounds`
+    gives them back on threads)."""
+    (lowest, highest), (high_so_far, low_from_here) = bounds, index
+    return high_so_far is highest and low_from_here is lowest
+
+
+def _held_runs(bounds, ranges):
+    """:func:`~daxpy.stream.chunk_ids.held_cells` where the bounds never decrease:
+    every cell of a range's window meets its points (the window ends where the
+    bounds pass them), so the held cells are the union of the ranges (no pass over
+    them), and their corners span from the lowest of the first to the highest of
+    the last."""
+    runs = []
+    for a, b in sorted((a, b) for a, b, _ in ranges if a < b):
+        if runs and a <= runs[-1][1]:
+            runs[-1] = (runs[-1][0], max(runs[-1][1], b))
+        else:
+            runs.append((a, b))
+    if not runs:
+        return slice(0, 0), None
+    lowest, highest = bounds
+    span = (int(lowest[runs[0][0]]), int(highest[runs[-1][1] - 1]) + 1)
+    if len(runs) == 1:
+        return slice(*runs[0]), span
+    return np.concatenate([np.arange(a, b, dtype=np.int64) for a, b in runs]), span
+
+
+def _held(grid, cells_owned, points_owned, levels: int):
+    """The cells of :func:`chunk_cells` (a slice where they are one run, else their
+    ids) and the point range ``[first, stop)`` their corners span (None where it
+    holds none)."""
+    # Read from the grid's cache once: each read compares the grid's fingerprint.
+    bounds, index = corner_bounds(grid), _bounds_index(grid)
+    ascending = _ascending(bounds, index)
+    c0, c1 = cells_owned
+    ranges = [(c0, c1, None)]
+    first, stop = points_owned
+    for _ in range(levels + 1):
+        a, b = _meeting_window(index, first, stop)
+        ranges.append((a, b, (first, stop)))
+        held, span = (_held_runs(bounds, ranges) if ascending else
+                      held_cells(*bounds, ranges))
+        if span is None:
+            break
+        first, stop = span
+    return held, span
 
 
 def chunk_cells(grid, cells_owned, points_owned, levels: int) -> np.ndarray:
@@ -142,52 +207,49 @@ def chunk_cells(grid, cells_owned, points_owned, levels: int) -> np.ndarray:
     >>> chunk_cells(g, (2, 3), (3, 4), 1).tolist()
     [1, 2, 3]
     """
-    lowest, highest = corner_bounds(grid)
-    c0, c1 = cells_owned
-    ranges = [(c0, c1, None)]
-    first, stop = points_owned
-    for _ in range(levels + 1):
-        a, b = _meeting_window(grid, first, stop)
-        ranges.append((a, b, (first, stop)))
-        lo, hi = min(r[0] for r in ranges), max(r[1] for r in ranges)
-        # One mask over the window the ranges span (no sort of the ids).
-        keep = np.zeros(max(hi - lo, 0), dtype=bool)
-        for a, b, points in ranges:
-            if points is None:
-                keep[a - lo:b - lo] = True
-            else:
-                mark_meeting(lowest, highest, a, points, keep[a - lo:b - lo])
-        held = lo + np.flatnonzero(keep)
-        if held.size == 0:
-            break
-        run = as_selection(held)  # a run of cells is read in place, not gathered
-        first, stop = int(lowest[run].min()), int(highest[run].max()) + 1
-    return held.astype(np.int64, copy=False)
+    return ids_of(_held(grid, cells_owned, points_owned, levels)[0])
 
 
-def _point_range(grid, cells: np.ndarray, points_owned) -> tuple[int, int]:
-    """First and stop of the point ids a chunk's cells and owned points span."""
-    lowest, highest = corner_bounds(grid)
+def _point_range(span, points_owned) -> tuple[int, int]:
+    """First and stop of the point ids a chunk's cells (their ``span``) and owned
+    points span."""
     p0, p1 = points_owned
-    if cells.size == 0:
+    if span is None:
         return p0, p1
-    held = as_selection(cells)  # a run of cells is read in place, not gathered
-    return min(p0, int(lowest[held].min())), max(p1, int(highest[held].max()) + 1)
+    return min(p0, span[0]), max(p1, span[1])
 
 
-def _unstructured_chunk(grid, index, cells_owned, points_owned, cells) -> Piece:
+def _cells_connectivity(grid, held):
+    """``grid.cells_connectivity`` of the cells ``held`` (a selection), where a run
+    of cells of a grid of one shape takes the grid's first offsets (int64) as its
+    own: the same numbers (``0, k, 2k ...``), without a fresh array of them."""
+    corners = _even_corners(grid)
+    if not isinstance(held, slice) or corners is None or grid.offsets.dtype != np.int64:
+        return grid.cells_connectivity(ids_of(held))
+    return (grid.connectivity[held.start * corners:held.stop * corners],
+            grid.offsets[:held.stop - held.start + 1])
+
+
+def _position(held, cell: int) -> int:
+    """``np.searchsorted`` of ``cell`` in the cells ``held`` (a selection)."""
+    if isinstance(held, slice):
+        return min(max(cell - held.start, 0), held.stop - held.start)
+    return int(np.searchsorted(held, cell))
+
+
+def _unstructured_chunk(grid, index, cells_owned, points_owned, held, span) -> Piece:
     # Imported here: importing the worklets package loads every worklet module.
     from ..worklets._averaging import id_dtype
 
-    held = as_selection(cells)
-    corners, local_offsets = grid.cells_connectivity(cells)
+    corners, local_offsets = _cells_connectivity(grid, held)
     p0, p1 = points_owned
-    first, stop = _point_range(grid, cells, points_owned)
+    first, stop = _point_range(span, points_owned)
     # A range read without a gather, unless it is mostly points the chunk never
     # uses (it holds at most one used point per corner).
     if stop - first <= 2 * (corners.size + (p1 - p0)) + 1024:
         point_read = slice(first, stop)
-        local_corners = shifted_ids(corners, first, id_dtype(stop - first))
+        local_corners = shifted_ids(corners, first, id_dtype(stop - first),
+                                    grid.connectivity.shape[0])
         point_local = p0 - first
     else:
         ids = np.union1d(np.unique(corners), np.arange(p0, p1, dtype=np.int64))
@@ -198,7 +260,7 @@ def _unstructured_chunk(grid, index, cells_owned, points_owned, cells) -> Piece:
     sub = UnstructuredGrid.from_checked(points, local_corners, local_offsets,
                                         grid.cell_types[held], name=f"{grid.name} chunk {index}",
                                         guarded_by_source=True)
-    cell_local = int(np.searchsorted(cells, cells_owned[0]))
+    cell_local = _position(held, cells_owned[0])
     return Piece(index=index, grid=sub, point_ids=point_read, cell_ids=held,
                  owned_points=slice(point_local, point_local + p1 - p0),
                  owned_cells=slice(cell_local, cell_local + cells_owned[1] - cells_owned[0]))
@@ -212,12 +274,17 @@ class Layout:
     ----------
     owned : list of ((int, int), (int, int))
         Per chunk, its owned cell range and owned point range.
-    cells : list of numpy.ndarray
-        Per chunk, the ids of the cells it holds.
+    cells : list of slice or numpy.ndarray
+        Per chunk, the cells it holds: a slice where they are one run, else their
+        ids (ascending, int64).
+    spans : list of (int, int) or None
+        Per chunk, the point range ``[first, stop)`` its cells' corners span (None
+        where it holds no cell).
     """
 
     owned: list
     cells: list
+    spans: list
 
     def sizes(self, grid) -> list[tuple[int, int, int]]:
         """Per chunk, at most how many points, cells and cell corners it holds.
@@ -233,13 +300,12 @@ class Layout:
         """
         offsets = grid.offsets
         found = []
-        for (_, points_owned), cells in zip(self.owned, self.cells):
-            first, stop = _point_range(grid, cells, points_owned)
-            held = as_selection(cells)
+        for (_, points_owned), held, span in zip(self.owned, self.cells, self.spans):
+            first, stop = _point_range(span, points_owned)
             corners = (int(offsets[held.stop] - offsets[held.start])
                        if isinstance(held, slice) else
-                       int((offsets[cells + 1] - offsets[cells]).sum()))
-            found.append((stop - first, int(cells.size), corners))
+                       int((offsets[held + 1] - offsets[held]).sum()))
+            found.append((stop - first, read_count(held), corners))
         return found
 
 
@@ -250,7 +316,8 @@ def unstructured_layout(grid: UnstructuredGrid, levels: int, cells: int) -> Layo
     splits = point_splits(grid, bounds)
     owned = [((int(bounds[k]), int(bounds[k + 1])), (int(splits[k]), int(splits[k + 1])))
              for k in range(count)]
-    return Layout(owned, [chunk_cells(grid, c, p, levels) for c, p in owned])
+    held = [_held(grid, c, p, levels) for c, p in owned]
+    return Layout(owned, [cells for cells, _ in held], [span for _, span in held])
 
 
 def unstructured_chunks(grid: UnstructuredGrid, levels: int, cells: int,
@@ -283,5 +350,5 @@ def unstructured_chunks(grid: UnstructuredGrid, levels: int, cells: int,
     [(slice(0, 2, None), slice(0, 2, None)), (slice(1, 4, None), slice(2, 5, None))]
     """
     layout = layout or unstructured_layout(grid, levels, cells)
-    return [_unstructured_chunk(grid, k, c, p, held)
-            for k, ((c, p), held) in enumerate(zip(layout.owned, layout.cells))]
+    return [_unstructured_chunk(grid, k, c, p, held, span) for k, ((c, p), held, span)
+            in enumerate(zip(layout.owned, layout.cells, layout.spans))]
