@@ -6,12 +6,13 @@ cell's corners in the order of its shape's block
 Three parallel passes over blocks of cells, each block handled by one thread:
 
 1. *classify and count*: each cell's verdict (a byte), and per block the kept
-   cells and their corners; cells whose offsets or point ids are out of range
-   are counted (the grid was written into since it was checked) and refused;
-2. *scan* (NumPy, over blocks): where each block's cells and corners go;
-3. *emit*: the kept cells' ids, types, offsets and corners, marking the points
-   they use; then the points are numbered (:mod:`._used_points_cpu`) and the
-   corners renumbered in place.
+   cells and their corners; a kept cell marks the points it uses while its ids
+   are in cache; cells whose offsets or point ids are out of range are counted
+   (the grid was written into since it was checked) and refused;
+2. *scan* (NumPy, over blocks): where each block's cells and corners go; the used
+   points numbered (:mod:`._used_points_cpu`);
+3. *emit*: the kept cells' ids, types, offsets and corners, each corner written as
+   its point's number (no pass over the output's corners after it).
 
 Examples
 --------
@@ -33,7 +34,7 @@ from daxpy.data.host_pool import host_empty
 from ._blocks_cpu import block_kernel, over_blocks
 from ._numba import CompiledUnavailable, kernel, refuse_bad_ids
 from .threshold import Kept
-from ._used_points_cpu import exclusive, number_points, renumbered
+from ._used_points_cpu import exclusive, number_points
 
 CELLS, ALL, ANY, CONTINUOUS = 0, 1, 2, 3
 """How a cell is tested: its own value, all or any of its corners' values in
@@ -113,11 +114,19 @@ def _tally(keep, offs, block, counts, sizes):
     counts[block], sizes[block] = kept, corners
 
 
+@kernel(inline="always")
+def _mark(used, conn, start, end):
+    # Threads may mark one point together: each stores the same byte, so the mask
+    # does not depend on their order.
+    for m in range(start, end):
+        used[conn[m]] = 1
+
+
 # One classify kernel per test: a first use compiles only the test it makes.
 
 @block_kernel()
 def _classify_cells(s, invert, low, high, conn, offs, n_points, keep, counts, sizes, bad,
-                    first, last):
+                    used, first, last):
     """Blocks ``first`` to ``last``: each cell's verdict from its own value."""
     for block in range(first, last):
         wrong = 0
@@ -125,13 +134,15 @@ def _classify_cells(s, invert, low, high, conn, offs, n_points, keep, counts, si
             valid = _valid(conn, offs[c], offs[c + 1], n_points)
             wrong += not valid
             keep[c] = valid and in_range(s[c], low, high) != invert
+            if keep[c]:
+                _mark(used, conn, offs[c], offs[c + 1])
         bad[block] = wrong
         _tally(keep, offs, block, counts, sizes)
 
 
 @block_kernel()
 def _classify_points(s, every, invert, low, high, conn, offs, n_points, keep, counts, sizes,
-                     bad, first, last):
+                     bad, used, first, last):
     """Blocks ``first`` to ``last``: each cell's verdict from all (``every``) or any of
     its corners' values."""
     for block in range(first, last):
@@ -142,13 +153,15 @@ def _classify_points(s, every, invert, low, high, conn, offs, n_points, keep, co
             wrong += not valid
             keep[c] = valid and corners_inside(s, conn[start:end], 0, low, high,
                                                every) != invert
+            if keep[c]:
+                _mark(used, conn, start, end)
         bad[block] = wrong
         _tally(keep, offs, block, counts, sizes)
 
 
 @block_kernel()
 def _classify_range(s, invert, lower, upper, conn, offs, n_points, keep, counts, sizes, bad,
-                    first, last):
+                    used, first, last):
     """Blocks ``first`` to ``last``: each cell's verdict from its corners' range."""
     for block in range(first, last):
         wrong = 0
@@ -157,13 +170,15 @@ def _classify_range(s, invert, lower, upper, conn, offs, n_points, keep, counts,
             valid = _valid(conn, start, end, n_points)
             wrong += not valid
             keep[c] = valid and range_meets(s, conn[start:end], 0, lower, upper) != invert
+            if keep[c]:
+                _mark(used, conn, start, end)
         bad[block] = wrong
         _tally(keep, offs, block, counts, sizes)
 
 
 @block_kernel()
 def _emit(keep, conn, offs, cell_types, cell_start, corner_start, cell_ids, types, offsets,
-          connectivity, used, first, last):
+          connectivity, renumber, first, last):
     n = keep.shape[0]
     kept = np.empty(min(n, _BLOCK), np.int64)
     for block in range(first, last):
@@ -179,10 +194,7 @@ def _emit(keep, conn, offs, cell_types, cell_start, corner_start, cell_ids, type
             cell_ids[q + x], types[q + x] = c, cell_types[c]
             corners = conn[offs[c]:offs[c + 1]]
             for m in range(corners.shape[0]):
-                connectivity[w + m] = corners[m]
-                # Threads may mark one point together: each stores the same
-                # byte, so the mask does not depend on their order.
-                used[corners[m]] = 1
+                connectivity[w + m] = renumber[corners[m]]
             w += corners.shape[0]
             offsets[q + x + 1] = w
 
@@ -227,7 +239,8 @@ def threshold_unstructured(grid, s: np.ndarray, mode: int, invert: bool, low, hi
     n_blocks = (n_cells + _BLOCK - 1) // _BLOCK
     keep = host_empty(n_cells, np.uint8)
     counts, sizes, bad = (host_empty(n_blocks, np.int64) for _ in range(3))
-    invert, grid_arrays = bool(invert), (conn, offs, n_points, keep, counts, sizes, bad)
+    used = np.zeros(n_points, np.uint8)
+    invert, grid_arrays = bool(invert), (conn, offs, n_points, keep, counts, sizes, bad, used)
     if mode == CELLS:
         over_blocks(_classify_cells, n_blocks, s, invert, low, high, *grid_arrays)
     elif mode == CONTINUOUS:
@@ -237,14 +250,13 @@ def threshold_unstructured(grid, s: np.ndarray, mode: int, invert: bool, low, hi
         over_blocks(_classify_points, n_blocks, s, mode == ALL, invert, low, high,
                     *grid_arrays)
     refuse_bad_ids(int(bad.sum()))
+    point_ids, renumber = number_points(used)
     cell_start, corner_start = exclusive(counts), exclusive(sizes)
     cell_ids = host_empty(cell_start[-1], np.int64)
     types = host_empty(cell_ids.shape[0], np.uint8)
     offsets = host_empty(cell_ids.shape[0] + 1, np.int64)
     offsets[0] = 0
     connectivity = host_empty(corner_start[-1], np.int64)
-    used = np.zeros(n_points, np.uint8)
     over_blocks(_emit, n_blocks, keep, conn, offs, cell_types, cell_start, corner_start,
-                cell_ids, types, offsets, connectivity, used)
-    point_ids, renumber = number_points(used)
-    return Kept(cell_ids, point_ids, renumbered(connectivity, renumber), offsets, types)
+                cell_ids, types, offsets, connectivity, renumber)
+    return Kept(cell_ids, point_ids, connectivity, offsets, types)

@@ -61,13 +61,6 @@ def _number(used, size, starts, point_ids, renumber, first, last):
             point_ids[starts[chunk] + x] = found[x]
 
 
-@block_kernel()
-def _renumber_in_place(connectivity, renumber, first, last):
-    n = connectivity.shape[0]
-    for q in range(first * _CHUNK, min(n, last * _CHUNK)):
-        connectivity[q] = renumber[connectivity[q]]
-
-
 def exclusive(counts: np.ndarray) -> np.ndarray:
     """The exclusive scan of per-block counts, with the total last (int64): block
     ``b`` writes from ``starts[b]``.
@@ -108,17 +101,3 @@ def number_points(used: np.ndarray, counts: np.ndarray | None = None,
     renumber = host_empty(used.shape[0], id_dtype(used.shape[0]))
     over_blocks(_number, counts.shape[0], used, size, starts, point_ids, renumber)
     return point_ids, renumber
-
-
-def renumbered(connectivity: np.ndarray, renumber: np.ndarray) -> np.ndarray:
-    """``connectivity`` (int64, input point ids of used points) overwritten with
-    the points' numbers, and returned.
-
-    Examples
-    --------
-    >>> renumbered(np.array([4, 2, 4]), np.array([0, 0, 0, 0, 1], np.int32)).tolist()
-    [1, 0, 1]
-    """
-    over_blocks(_renumber_in_place, (connectivity.shape[0] + _CHUNK - 1) // _CHUNK,
-                connectivity, renumber)
-    return connectivity
