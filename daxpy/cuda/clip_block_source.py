@@ -178,7 +178,7 @@ extern "C" __global__ void __launch_bounds__(CHUNK) NAME_emit(
     for (int k = 0; k < K; ++k) connectivity[slot + k] = renumber[corners[x * K + k]];
   }
   if (whole) {
-    types[q] = (unsigned char)cells[10 * case_starts[3 * c]];
+    types[q] = (unsigned char)cells[2 * case_starts[3 * c]];
     source[q] = x;
     offsets[q + 1] = slot + K;
   }
@@ -225,7 +225,7 @@ extern "C" __global__ void __launch_bounds__(CHUNK) NAME_emit(
       connectivity[slot_o + m] = id;
     }
     // Its output cells (at most 16): each one's end, a scan of their sizes.
-    const int* out = cells + 10 * (starts_o[0] + lane);
+    const int* out = cells + 2 * (starts_o[0] + lane);
     const int size = lane < made_o ? out[1] : 0;
     int end = size;
 #pragma unroll

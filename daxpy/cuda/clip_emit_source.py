@@ -196,7 +196,7 @@ NAME_emit(const T* __restrict__ s, const double* __restrict__ py,
     for (int i0 = 0; i0 < centre_terms; i0 += 32) {
       const int i = i0 + lane, nth = i / TERMS, m = i - nth * TERMS;
       const int owner = i < centre_terms ? centre_lane[warp][nth] : 0;
-      const int term = __shfl_sync(FULL, info[4], owner) ;
+      const int term = __shfl_sync(FULL, info[4], owner);
       const long long row = __shfl_sync(FULL, centre, owner), made_row = row - first_cut;
       if (i >= centre_terms) continue;
       const int xo = x0 + owner;
