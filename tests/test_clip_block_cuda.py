@@ -98,12 +98,33 @@ def _lattice(side):
     return points, hexes
 
 
+def _whole_grid(shape):
+    """A grid of one shape whose cells fill whole warps many times over: the emit's
+    path for a warp of cells all kept whole, for every count of corners."""
+    from daxpy.data.celltypes import HEX_TO_TETS, HEX_TO_WEDGES
+
+    if shape in (QUAD, TRIANGLE, LINE):
+        return _surface_grid(shape, 12, np.random.default_rng(4))
+    points, hexes = _lattice(7)
+    if shape == PYRAMID:  # the hexahedron's faces to its centre
+        centres = np.arange(points.shape[0], points.shape[0] + hexes.shape[0])
+        with_centre = np.concatenate([hexes, centres[:, None]], axis=1)
+        faces = ((0, 1, 2, 3), (4, 7, 6, 5), (0, 4, 5, 1), (1, 5, 6, 2), (2, 6, 7, 3),
+                 (3, 7, 4, 0))
+        cells = np.concatenate([with_centre[:, list(f) + [8]] for f in faces])
+        points = np.concatenate([points, points[hexes].mean(axis=1)])
+    else:
+        pieces = {HEXAHEDRON: [tuple(range(8))], TETRA: HEX_TO_TETS, WEDGE: HEX_TO_WEDGES}
+        cells = np.concatenate([hexes[:, list(p)] for p in pieces[shape]])
+    return daxpy.UnstructuredGrid.from_blocks(points, {shape: cells})
+
+
 @pytest.mark.gpu
+@pytest.mark.parametrize("shape", [HEXAHEDRON, TETRA, WEDGE, PYRAMID, QUAD, TRIANGLE, LINE])
 @pytest.mark.parametrize("value", [-10.0, 10.0])
 @pytest.mark.parametrize("invert", [False, True])
-def test_grids_kept_whole_or_cut_nowhere(value, invert):
-    points, hexes = _lattice(5)
-    grid = daxpy.UnstructuredGrid.from_blocks(points, {HEXAHEDRON: hexes})
+def test_grids_kept_whole_or_cut_nowhere(shape, value, invert):
+    grid = _whole_grid(shape)
     scalars = np.random.default_rng(1).standard_normal(grid.n_points)
     _assert_same(grid, scalars, value, invert)
 
