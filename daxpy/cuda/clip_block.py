@@ -11,12 +11,13 @@ cells is a chunk, and:
 2. scans over the chunks, the one host sync for the sizes;
 3. *keys*: each cut edge as ``lo * n + hi`` (a block scan places each cell's), sorted
    and made unique (``cupy.unique``): the output points' ascending ``(lo, hi)``;
-4. *points*: the kept points' rows (numbered by a scan of their flags), then the cut
-   edges';
+4. *points*: the kept points' rows (numbered by words of their flags,
+   :mod:`daxpy.cuda.kept_numbers`), then the cut edges';
 5. *emit*: each cell's output cells from its chunk's starts and a block scan: a cell
-   with every corner kept is itself renumbered; the others read VTK's tables, a cut
-   edge's point numbered by its key's rank among the distinct keys (``unique``'s
-   inverse, at the cell's keys); centre points with their terms.
+   with every corner kept is itself renumbered (a warp of such cells writes its slots
+   together); a cut cell's slots, output cells and centre points' terms are written
+   by its whole warp from VTK's tables, a cut edge's point numbered by its key's rank
+   among the distinct keys (a search of the sorted keys, at the cell's keys).
 
 The result is the array program's :class:`~daxpy.worklets.clip.Clipped`, bit for bit,
 ``keys`` included (the CPU twin leaves them out).
