@@ -22,7 +22,7 @@ True
 #   a scan over the lanes below. Whole cells by their lane; cut cells' slots and cells
 #   by the warp, lane by lane (a cut cell's up to 49 slots would leave the other lanes
 #   idle for 49 rounds), each lane finding its slot's cell by a search over the cut
-#   cells' first slots, staged in shared memory.
+#   cells' first slots, staged in shared memory; the centre points' terms a lane each.
 EMIT = r"""
 extern "C" __global__ void __launch_bounds__(32 * WARPS, 2)
 NAME_emit(const T* __restrict__ s, const double* __restrict__ py,
