@@ -85,9 +85,27 @@ def _layout(tables: tuple, places: np.ndarray) -> tuple:
     return cases, cells, np.array(slot_places or [0], np.int64)
 
 
+def _count_codes(cases: np.ndarray) -> np.ndarray:
+    """Per case its output cells, slots and centre points, a byte each (``made |
+    slots << 8 | centres << 16``): the count reads one number a cell, not three.
+
+    Examples
+    --------
+    >>> from daxpy.worklets._clip_arrays import CASE_ARRAYS, PLACES
+    >>> codes = _count_codes(_layout(CASE_ARRAYS[("voxel", False)], PLACES["voxel"])[0])
+    >>> hex(int(codes[255]))  # one hexahedron, eight slots, no centre
+    '0x801'
+    """
+    made, slots, centres = cases[:, 0], cases[:, 2], cases[:, 3]
+    if max(made.max(), slots.max(), centres.max()) > 255:
+        raise ValueError("the clip's count takes at most 255 cells, slots and centres a case")
+    return (made | slots << 8 | centres << 16).astype(np.int32)
+
+
 def _device_tables(tables: tuple, places: np.ndarray) -> tuple:
-    """``(cases, cells, slot_places, terms, shares, places, width)`` on the device
-    (:func:`_layout`, then the centres' terms): uploaded once per tables."""
+    """``(cases, cells, slot_places, terms, shares, places, width, count_codes)`` on
+    the device (:func:`_layout`, then the centres' terms and :func:`_count_codes`):
+    uploaded once per tables."""
 
     def upload() -> tuple:
         import cupy
@@ -98,10 +116,11 @@ def _device_tables(tables: tuple, places: np.ndarray) -> tuple:
                              f"these tables have {terms.shape[1]}")
         if tables[3].max(initial=0) > 1:  # the emit numbers a word's centres by lane
             raise ValueError("the clip's kernels take at most one centre point a cell")
-        return (*(cupy.asarray(a.astype(np.int32).ravel())
-                  for a in (*_layout(tables, places), terms)),
+        layout = _layout(tables, places)
+        return (*(cupy.asarray(a.astype(np.int32).ravel()) for a in (*layout, terms)),
                 cupy.asarray(shares.astype(np.float64).ravel()),
-                cupy.asarray(places.astype(np.int32).ravel()), np.int32(terms.shape[1]))
+                cupy.asarray(places.astype(np.int32).ravel()), np.int32(terms.shape[1]),
+                cupy.asarray(_count_codes(layout[0])))
 
     return on_device(("clip_cells", id(tables), id(places)), (tables, places), upload)
 
@@ -192,8 +211,8 @@ def clip_cells(scalars: Any, dims: tuple, value: float, bound: Any, invert: bool
     fields = ((scalars.px, scalars.py, scalars.pz) if plane
               else (cupy.ascontiguousarray(scalars),) * 3)
     count, emit = kernels_from(source_for, scalars.dtype, plane)
-    cases, cells, slot_places, terms, shares, code_places, width = _device_tables(tables,
-                                                                                   places)
+    (cases, cells, slot_places, terms, shares, code_places, width,
+     count_codes) = _device_tables(tables, places)
     rows = ny * nz
     launch = ((rows + WARPS - 1) // WARPS,), (32, WARPS)
     sizes = (np.int32(nx), np.int32(ny), np.int32(nz))
@@ -202,8 +221,8 @@ def clip_cells(scalars: Any, dims: tuple, value: float, bound: Any, invert: bool
     # Per word: the row's kept points and cut edges before it.
     prefix = cupy.empty((words.shape[0], 2), cupy.int32)
     counts = cupy.empty(5 * rows, cupy.int32)
-    count(*launch, (*fields, scalars.dtype.type(bound), np.int32(bool(invert)), *sizes, cases,
-                    flags, words, prefix, counts))
+    count(*launch, (*fields, scalars.dtype.type(bound), np.int32(bool(invert)), *sizes,
+                    count_codes, flags, words, prefix, counts))
     # One scan over the five counts' rows in turn (kept points, cut edges, cells,
     # slots, centres), then the one host sync: each count's end, in pinned memory.
     starts = cupy.empty(5 * rows + 1, cupy.int64)

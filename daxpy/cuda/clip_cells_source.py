@@ -38,7 +38,7 @@ _COUNT = r"""
 extern "C" __global__ void __launch_bounds__(32 * WARPS)
 NAME_count(const T* __restrict__ s, const double* __restrict__ py,
            const double* __restrict__ pz, T bound, int invert, int nx, int ny, int nz,
-           const int* __restrict__ cases, unsigned char* __restrict__ flags,
+           const int* __restrict__ count_codes, unsigned char* __restrict__ flags,
            unsigned* __restrict__ words, int2* __restrict__ prefix,
            int* __restrict__ counts) {
   const int rows = ny * nz, r = blockIdx.x * WARPS + threadIdx.y, lane = threadIdx.x;
@@ -55,8 +55,9 @@ NAME_count(const T* __restrict__ s, const double* __restrict__ py,
 #define COLUMN(x) clip_column(s, first + (x), up, out, bound, flip)
 #endif
   // Per lane, then per row: kept points, cut edges, output cells, slots, centres;
-  // the first two the warp's own, counted a word of points at a time.
-  long long total[5] = {0, 0, 0, 0, 0};
+  // the first two the warp's own, counted a word of points at a time. In 32 bits,
+  // as the rows' counts are: the count is bound by its instructions' issue.
+  int total[5] = {0, 0, 0, 0, 0};
   const int chunks = (nx + 31) / 32;
   // Each word's columns are read while the word before is counted: a warp's words
   // are in turn, and waiting on each word's reads left the count bound by latency.
@@ -75,34 +76,31 @@ NAME_count(const T* __restrict__ s, const double* __restrict__ py,
     const unsigned flag = (column & 1u) | ((column ^ after) & 1u) << 1
                         | ((column ^ column >> 1) & 1u) << 2
                         | ((column ^ column >> 2) & 1u) << 3;
-    int cuts = x < nx ? clip_cuts(flag) : 0;
-#pragma unroll
-    for (int d = 16; d > 0; d >>= 1) cuts += __shfl_xor_sync(FULL, cuts, d);
     // Each word's kept points and the kept points and cut edges of the row before
     // it: the emit numbers a word's points from these, without the words before.
     if (lane == 0) {
       words[(long long)r * chunks + c] = kept;
-      prefix[(long long)r * chunks + c] = make_int2((int)total[0], (int)total[1]);
+      prefix[(long long)r * chunks + c] = make_int2(total[0], total[1]);
     }
     total[0] += __popc(kept);
-    total[1] += cuts;
+    total[1] += (int)__reduce_add_sync(FULL, x < nx ? (unsigned)clip_cuts(flag) : 0u);
     if (x < nx) {
       flags[first + x] = (unsigned char)flag;
       if (cells && x + 1 < nx) {
-        const int* info = cases + CASE_FIELDS * (clip_spread(column) | clip_spread(after) << 1);
-        total[2] += info[0];
-        total[3] += info[2];
-        total[4] += info[3];
+        // The case's cells, slots and centres, a byte each, in one read.
+        const int code = count_codes[clip_spread(column) | clip_spread(after) << 1];
+        total[2] += code & 255;
+        total[3] += code >> 8 & 255;
+        total[4] += code >> 16;
       }
     }
   }
 #pragma unroll
   for (int q = 0; q < 5; ++q) {
-#pragma unroll
-    for (int d = 16; q > 1 && d > 0; d >>= 1) total[q] += __shfl_xor_sync(FULL, total[q], d);
+    if (q > 1) total[q] = (int)__reduce_add_sync(FULL, (unsigned)total[q]);
     // Rows without cells (the last row and plane) count none: one scan per field
     // over the point rows serves the cell rows too.
-    if (lane == 0) counts[(long long)q * rows + r] = (int)total[q];
+    if (lane == 0) counts[(long long)q * rows + r] = total[q];
   }
 }
 """
