@@ -38,12 +38,14 @@ NAME_emit(const T* __restrict__ s, const double* __restrict__ py,
           double* __restrict__ centre_weights, long long* __restrict__ connectivity,
           long long* __restrict__ offsets, unsigned char* __restrict__ types,
           long long* __restrict__ source, long long* __restrict__ keys) {
-  // Per warp, per lane (cell): its first slot and output cell among the 32 cells'
-  // (and among the cut cells', part), its case, its four rows' flags at x and x + 1,
-  // and the numbers of its four rows' kept points and cut edges among the lanes'.
-  __shared__ int lane_slot[WARPS][32], lane_cell[WARPS][32], lane_case[WARPS][32],
-                 lane_flags[WARPS][32], lane_kept[WARPS][32], lane_cut[WARPS][32],
-                 lane_part[WARPS][32], centre_lane[WARPS][32];
+  // Per warp, per lane (cell): its first slot and output cell among the 32 cells',
+  // its case's first slot place and first output cell in the tables, its four
+  // rows' flags at x and x + 1, and the numbers of its four rows' kept points and
+  // cut edges among the lanes'; per round of a cut cells' loop, the lane whose
+  // slots (cells) start at each of its 32 places.
+  __shared__ int lane_slot[WARPS][32], lane_cell[WARPS][32], lane_places[WARPS][32],
+                 lane_cells[WARPS][32], lane_flags[WARPS][32], lane_kept[WARPS][32],
+                 lane_cut[WARPS][32], round_owner[WARPS][32], centre_lane[WARPS][32];
   const int rows = ny * nz, warp = threadIdx.y, r = blockIdx.x * WARPS + warp;
   const int lane = threadIdx.x;
   if (r >= rows) return;  // whole warps only; each warp syncs only itself
@@ -241,25 +243,27 @@ NAME_emit(const T* __restrict__ s, const double* __restrict__ py,
       offsets[cell + 1] = slot + 8;
     }
     const int cut = c == 255u ? 0 : info[2] | made << 16, cut_to = clip_scan(cut);
-    lane_part[warp][lane] = cut_to - cut;  // the cut cells' slots below, cells << 16
     lane_slot[warp][lane] = slots_to - info[2];
     lane_cell[warp][lane] = both_to - both;  // cells below, centres below << 16
-    lane_case[warp][lane] = (int)c;
+    lane_places[warp][lane] = info[5];
+    lane_cells[warp][lane] = info[1];
     lane_flags[warp][lane] = (int)(f[0] | g[0] << 4 | f[1] << 8 | g[1] << 12 | f[2] << 16
                                    | g[2] << 20 | f[3] << 24 | g[3] << 28);
     lane_kept[warp][lane] = kept_before;
     lane_cut[warp][lane] = cuts_before;
     __syncwarp();
-    const int cut_all = __shfl_sync(FULL, cut_to, 31);
-    for (int at = lane; at < (cut_all & 0xffff); at += 32) {
-      // The cell of cut slot at: the last lane whose first one is at or before
-      // it (a lane with none shares its first with the next one).
-      int o = 0;
-#pragma unroll
-      for (int step = 16; step; step >>= 1)
-        if ((lane_part[warp][o + step] & 0xffff) <= at) o += step;
-      const int m = at - (lane_part[warp][o] & 0xffff);
-      const int place = slot_places[cases[CASE_FIELDS * lane_case[warp][o] + 5] + m];
+    // The cut cells' slots, then their cells, 32 at a time: slot (cell) at0 + lane's
+    // cut cell from the cut cells that start in the round (clip_owner).
+    const int cut_all = __shfl_sync(FULL, cut_to, 31), cut_below = cut_to - cut;
+    int carry = 0, carry_first = 0;
+    for (int at0 = 0; at0 < (cut_all & 0xffff); at0 += 32) {
+      int o, first;
+      clip_owner(round_owner[warp], cut_below & 0xffff, cut & 0xffff, at0, carry, carry_first,
+                 o, first);
+      const int at = at0 + lane;
+      if (at >= (cut_all & 0xffff)) continue;
+      const int m = at - first;
+      const int place = slot_places[lane_places[warp][o] + m];
       long long point;
       if (place < 0) {  // a centre: -1 - its index among the cell's
         point = centre_at + (lane_cell[warp][o] >> 16) - 1 - place;
@@ -277,14 +281,14 @@ NAME_emit(const T* __restrict__ s, const double* __restrict__ py,
       }
       connectivity[slot_at + lane_slot[warp][o] + m] = point;
     }
-    for (int at = lane; at < cut_all >> 16; at += 32) {
-      int o = 0;
-#pragma unroll
-      for (int step = 16; step; step >>= 1)
-        if ((lane_part[warp][o + step] >> 16) <= at) o += step;
-      const int m = at - (lane_part[warp][o] >> 16);
-      const int* out = cells + CELL_FIELDS * (cases[CASE_FIELDS * lane_case[warp][o] + 1]
-                                              + m);
+    for (int at0 = 0; at0 < cut_all >> 16; at0 += 32) {
+      int o, first;
+      clip_owner(round_owner[warp], cut_below >> 16, cut >> 16, at0, carry, carry_first, o,
+                 first);
+      const int at = at0 + lane;
+      if (at >= cut_all >> 16) continue;
+      const int m = at - first;
+      const int* out = cells + CELL_FIELDS * (lane_cells[warp][o] + m);
       const long long to = cell_at + (lane_cell[warp][o] & 0xffff) + m;
       types[to] = (unsigned char)out[0];
       source[to] = first_cell + x0 + o;
