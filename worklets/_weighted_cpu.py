@@ -204,19 +204,11 @@ def _centres(values, axes, nx, ny, ids, weights, rows, centre_ids, centre_weight
                        np.uint64(min(m, (block + 1) * _BLOCK)))
 
 
-@block_kernel()
-def _rounded(whole, out, first, last):
-    """Blocks ``first`` to ``last`` of :data:`_BLOCK` rows of the float64 sums, each
-    rounded once to ``out``'s dtype (to nearest, as NumPy's ``astype`` rounds)."""
-    for p in range(first * _BLOCK, min(whole.shape[0], last * _BLOCK)):
-        for c in range(whole.shape[1]):
-            out[p, c] = whole[p, c]
-
-
 @kernel()
 def _kept_block(values, axes, nx, ny, kept, out, first, last):
-    """Rows ``first`` to ``last`` of the kept points: their rows as they are, in
-    float64 (every float32 and float64 value, infinities and NaN included, exactly)."""
+    """Rows ``first`` to ``last`` of the kept points: their rows as they are (read in
+    float64, which holds every float32 and float64 value, infinities and NaN
+    included, exactly)."""
     for p in range(first, last):
         x, y, z = _row(values, axes, nx, ny, kept[p])
         _store3(out, p, x, y, z)
@@ -288,14 +280,16 @@ def weighted_rows(values, ids: np.ndarray, weights: np.ndarray, centres=None, ax
         grid_axes = np.zeros((3, max(len(a) for a in axes)), np.float64)
         for a, coordinates in enumerate(axes):
             grid_axes[a, :len(coordinates)] = coordinates
-    # Summed into float64 whatever the dtype asked, rounded once after: one compile
-    # serves a clip's float64 points and its float32 fields (each out dtype is
-    # another, 0.7 s cold).
+    # Summed in float64 whatever the dtype asked, each sum rounded once as it is
+    # stored in ``dtype`` (to nearest, as NumPy's ``astype`` rounds). Each out dtype
+    # is a compile of its own (0.7 s cold, then from the disk cache); sums kept in
+    # float64 and rounded by a pass after cost every float32 field's call a write
+    # and a read of twice its bytes (6 ms of a 10M-hexahedra clip on 16 cores).
     comps = int(np.prod(shape, dtype=np.int64))
     kept = np.zeros(0, np.int64) if kept is None else _rows(kept.astype(np.int64, copy=False))
     if kept.shape[0] and not 1 <= comps <= 3:
         raise CompiledUnavailable("kept rows are copied for one to three components")
-    whole = host_empty((kept.shape[0] + ids.shape[0], comps), np.float64)
+    whole = host_empty((kept.shape[0] + ids.shape[0], comps), dtype)
     sizes = (len(axes[0]) if axes else 1, len(axes[1]) if axes else 1)
     ids, weights = _rows(ids), _rows(weights)
     gathered = (table, grid_axes, *sizes, ids, weights)
@@ -314,12 +308,6 @@ def weighted_rows(values, ids: np.ndarray, weights: np.ndarray, centres=None, ax
                     _rows(rows.astype(np.int64, copy=False)),
                     _rows(centre_ids.astype(np.int64, copy=False)),
                     _rows(centre_weights.astype(np.float64, copy=False)), out, wide)
-    if dtype != np.float64:
-        # Rounded on every core: NumPy's astype would be one thread's pass over the
-        # output (10 ms for a float32 field of 8.6M points).
-        rounded = host_empty(whole.shape, dtype)
-        over_blocks(_rounded, _blocks(whole.shape[0]), whole, rounded)
-        whole = rounded
     return whole.reshape((whole.shape[0],) + shape)
 
 
