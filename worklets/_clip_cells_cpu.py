@@ -241,17 +241,18 @@ def _emit(s, value, renumber, corners, cases, cell_ids, made, start, centres, ce
 
 
 @block_kernel()
-def _point_rows(s, value, kept, renumber, cut_keys, ids, weights, first, last):
-    """Chunks ``first`` to ``last`` of the output points: the kept points' rows
-    (ascending id) in the first chunks, then the cut edges' (ascending key)."""
+def _point_rows(s, value, kept, renumber, cut_keys, kept_ids, ids, weights, first, last):
+    """Chunks ``first`` to ``last`` of the output points: the kept points' ids
+    (ascending) in the first chunks, then the cut edges' rows (ascending key; the
+    rows of ``ids`` and ``weights`` after the kept points', left unwritten: no terms
+    of a kept point are read, its values are copied by ``kept_ids``)."""
     n, m = kept.shape[0], cut_keys.shape[0]
     kept_chunks, n_kept = (n + _CHUNK - 1) // _CHUNK, renumber[n]
     for chunk in range(first, last):
         if chunk < kept_chunks:
             for p in range(chunk * _CHUNK, min(n, (chunk + 1) * _CHUNK)):
                 if kept[p]:
-                    q = renumber[p]
-                    ids[q, 0], ids[q, 1], weights[q, 0] = p, p, 1.0
+                    kept_ids[renumber[p]] = p
             continue
         at = (chunk - kept_chunks) * _CHUNK
         for e in range(at, min(m, at + _CHUNK)):
@@ -350,8 +351,10 @@ def _clipped(s, value: float, kept, pieces: list, n_input_cells: int) -> Clipped
     out = (host_empty(n_slots, np.int64), host_empty(n_cells + 1, np.int64),
            host_empty(n_cells, np.uint8), host_empty(n_cells, np.int64))
     out[1][0] = 0
+    n_kept = int(renumber[-1])
+    kept_ids = host_empty(n_kept, np.int64)
     over_blocks(_point_rows, _chunks(n) + _chunks(cut_keys.shape[0]), s, value, kept, renumber,
-                cut_keys, points[0], points[1])
+                cut_keys, kept_ids, points[0], points[1])
     first_centre = n_points - n_centres
     # The cut edges' keys, with an index that finds each among a few.
     shift, bucket_first = ranks(cut_keys, n * n)
@@ -359,6 +362,6 @@ def _clipped(s, value: float, kept, pieces: list, n_input_cells: int) -> Clipped
         over_blocks(_emit, _chunks(corners.shape[0]), s, value, renumber, corners, found, cells,
                     *(tables[t] for t in (0, 1, 3, 4, 5, 6, 7, 8, 9)), edges, cut_keys, shift,
                     bucket_first, starts, by_cell, first_centre, *points, *out)
-    return Clipped.from_rows(int(renumber[-1]), *points[:2],
-                             np.arange(first_centre, n_points, dtype=np.int64), *points[2:],
-                             *out)
+    return Clipped(kept_ids, points[0][n_kept:], points[1][n_kept:],
+                   np.arange(first_centre - n_kept, n_points - n_kept, dtype=np.int64),
+                   *points[2:], *out)
