@@ -79,8 +79,11 @@ def _row_weight(s, px, py, pz, value, lo, i, j, k, axis, step):
 
 
 @kernel(inline="always")
-def _emit_points(s, px, py, pz, value, first, nx, ny, flags, kept_at, cut_at, ids, weights):
-    """A point row's kept points (from ``kept_at``) and cut edges (from ``cut_at``)."""
+def _emit_points(s, px, py, pz, value, first, nx, ny, flags, kept_at, cut_at, kept_ids, ids,
+                 weights):
+    """A point row's kept points' ids (from ``kept_at``) and cut edges' terms (from
+    ``cut_at``, rows of ``ids`` and ``weights`` after the kept points', which are
+    left unwritten: a kept point's values are copied by its id)."""
     j, k = (first // nx) % ny, first // (nx * ny)
     for i in range(nx):
         flag = flags[first + i]
@@ -88,7 +91,7 @@ def _emit_points(s, px, py, pz, value, first, nx, ny, flags, kept_at, cut_at, id
             continue
         p = first + i
         if flag & 1:
-            ids[kept_at, 0], ids[kept_at, 1], weights[kept_at, 0] = p, p, 1.0
+            kept_ids[kept_at] = p
             kept_at += 1
         for axis in range(3):
             if flag & (2 << axis):
@@ -146,8 +149,8 @@ def _code_point(code, places, kept, cuts, flags, after):
 def _emit_rows(s, px, py, pz, value, nx, ny, nz, zc, made, start, centres, centre_start,
                types, sizes,
                codes, terms, shares, places, offsets, flags, point_start, cell_start,
-               totals, ids, weights, centre_ids, centre_weights, connectivity, cell_offsets,
-               cell_types, source, first_row, last_row):
+               totals, kept_ids, ids, weights, centre_ids, centre_weights, connectivity,
+               cell_offsets, cell_types, source, first_row, last_row):
     """Point rows ``first_row`` to ``last_row``'s points, and their cell rows' cells,
     with their connectivity and centre points.
 
@@ -170,7 +173,7 @@ def _emit_rows(s, px, py, pz, value, nx, ny, nz, zc, made, start, centres, centr
         # cell rows that make no cell, have nothing to write.
         if point_start[r + 1, 0] + point_start[r + 1, 1] > point_start[r, 0] + point_start[r, 1]:
             _emit_points(s, px, py, pz, value, r * nx, nx, ny, flags, point_start[r, 0],
-                         first_cut + point_start[r, 1], ids, weights)
+                         first_cut + point_start[r, 1], kept_ids, ids, weights)
         if (j + 1 == ny or (zc == 2 and k + 1 == nz)
                 or cell_start[c + 1, 0] == cell_start[c, 0]):
             continue

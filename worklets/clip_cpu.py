@@ -205,15 +205,15 @@ def clip_structured(grid, scalars: np.ndarray | None, value: float, invert: bool
     offsets = np.stack([lower, lower + np.where(places[:, 2] < 0, 0, steps[places[:, 2]])],
                        axis=1).astype(np.int64)
     points = new_points(n_kept + n_cut + n_centres, n_centres, max(2, 2 * tables[8].shape[1]))
+    kept_ids = host_empty(n_kept, np.int64)
     out = (host_empty(n_slots, np.int64), host_empty(n_cells + 1, np.int64),
            host_empty(n_cells, np.uint8), host_empty(n_cells, np.int64))
     out[1][0] = 0
     over_blocks(_emit_rows, ny * nz, s, px, py, pz, value, nx, ny, nz, zc,
                 *(tables[t] for t in (0, 1, 3, 4, 5, 6, 7, 8, 9)), places, offsets, flags,
-                point_start, cell_start, totals, *points, *out)
-    return Clipped.from_rows(n_kept, *points[:2],
-                             np.arange(n_kept + n_cut, n_kept + n_cut + n_centres,
-                                       dtype=np.int64), *points[2:], *out)
+                point_start, cell_start, totals, kept_ids, *points, *out)
+    return Clipped(kept_ids, points[0][n_kept:], points[1][n_kept:],
+                   np.arange(n_cut, n_cut + n_centres, dtype=np.int64), *points[2:], *out)
 
 
 def new_points(n_points: int, n_centres: int, width: int) -> tuple:
