@@ -47,7 +47,7 @@ KINDS = ("line", "triangle", "quad", "tetra", "pyramid", "wedge", "hexahedron")
 def _device_tables(kind: str, invert: bool, tables: tuple, edges: np.ndarray) -> tuple:
     """``(per_case, case_starts, cells, slot_codes, terms, shares, term_width)`` on the
     device: per case its output cells, slots, centres and cut edges, its first output
-    cell, first centre and first slot; per output cell its type and size; every case's
+    cell, first centre and first slot; per output cell its type and slots' end; every case's
     slots' codes in order; per centre its terms and their shares.
     Uploaded once per device, shape and side."""
 
@@ -68,7 +68,9 @@ def _device_tables(kind: str, invert: bool, tables: tuple, edges: np.ndarray) ->
         slot_codes = np.concatenate(cell_codes) if cell_codes else np.zeros(0, np.int64)
         first_slot = np.concatenate([[0], np.cumsum(sizes)])[start]
         case_starts = np.stack([start, centre_start, first_slot], axis=1)
-        cells = np.stack([types.astype(np.int64), sizes], axis=1)
+        # Per output cell its type and its slots' end, counted as its case's first
+        # slot is (the emit subtracts that).
+        cells = np.stack([types.astype(np.int64), np.cumsum(sizes)], axis=1)
         return (*(cupy.asarray(a.astype(np.int32).ravel())
                   for a in (per_case, case_starts, cells, slot_codes, terms)),
                 cupy.asarray(shares.astype(np.float64).ravel()), np.int32(terms.shape[1]))

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from .block_scan import BLOCK_SCAN
+from .warp_owner import WARP_OWNER
 from .cell_edges import edge_defines
 from .codegen import ctype, dtype_tag
 
@@ -182,14 +183,18 @@ extern "C" __global__ void __launch_bounds__(CHUNK) NAME_emit(
     source[q] = x;
     offsets[q + 1] = slot + K;
   }
-  // Cut cells, a few a warp, each written by the whole warp: lane t its slots t, t +
-  // 32, ..., its output cell t and its centre points' terms t, t + 32, ... (a thread
-  // walking its cell's up to 64 slots, 16 cells and 8 centres of 7 terms, each a chain
-  // of loads, while the other 31 lanes waited, was most of the emit). A slot is a
-  // corner (renumbered), a cut edge (its rank among the sorted distinct keys numbers
-  // its point; the keys kernel placed the cell's keys in edge order from key_at), or a
-  // centre point.
+  // Cut cells, written by their warp together, as three lists: the warp's cut
+  // cells' slots, then their output cells, then their centre points' terms, 32 a
+  // round, each lane finding its item's cell among the cut cells (warp_owner) and
+  // its numbers by shuffles from that cell's lane. A cut cell at a time (a lane
+  // each of its up to 64 slots, 16 cells and 56 terms, the rest idle) left most
+  // lanes idle, most rounds. A slot is a corner (renumbered), a cut edge (its rank
+  // among the sorted distinct keys numbers its point; the keys kernel placed the
+  // cell's keys in edge order from key_at), or a centre point.
   const bool cut_cell = made > 0 && !whole;
+  if (!__any_sync(0xffffffffu, cut_cell)) return;
+  __shared__ int round_owner[CHUNK / 32][32];
+  int* owner_stage = round_owner[threadIdx.x >> 5];
   const long long n_kept = renumber[n_points];
   const long long key_at = starts[3 * (chunks + 1) + blockIdx.x] + (long long)(before >> 43);
   const long long centre_at = first_centre + starts[2 * (chunks + 1) + blockIdx.x]
@@ -198,78 +203,101 @@ extern "C" __global__ void __launch_bounds__(CHUNK) NAME_emit(
 #pragma unroll
   for (int e = 0; e < EDGES; ++e)
     cut |= (unsigned)(((c >> EDGE_A[e]) ^ (c >> EDGE_B[e])) & 1) << e;
-  for (unsigned pending = __ballot_sync(0xffffffffu, cut_cell); pending;
-       pending &= pending - 1u) {
-    const int o = __ffs(pending) - 1;
+  // The lane's slots, cells and terms, and those of the lanes below (at most 32 *
+  // 64, 32 * 16 and 32 * 56: 12, 10 and 11 bits, the first two in one scan).
+  const int my_slots = cut_cell ? slots : 0, my_made = cut_cell ? made : 0;
+  const int my_terms = cut_cell ? centres * term_width : 0;
+  int both = my_slots | my_made << 16, terms_to = my_terms;
+#pragma unroll
+  for (int d = 1; d < 32; d <<= 1) {
+    const int b = __shfl_up_sync(0xffffffffu, both, d);
+    const int t = __shfl_up_sync(0xffffffffu, terms_to, d);
+    if (lane >= d) {
+      both += b;
+      terms_to += t;
+    }
+  }
+  const int all_both = __shfl_sync(0xffffffffu, both, 31);
+  const int all_terms = __shfl_sync(0xffffffffu, terms_to, 31);
+  const int slots_below = (both & 0xffff) - my_slots, made_below = (both >> 16) - my_made;
+  const int terms_below = terms_to - my_terms;
+  int carry = 0, carry_first = 0;
+  for (int at0 = 0; at0 < (all_both & 0xffff); at0 += 32) {
+    int o, first;
+    warp_owner(owner_stage, slots_below, my_slots, at0, carry, carry_first, o, first);
     const int c_o = __shfl_sync(0xffffffffu, c, o);
-    const int slots_o = __shfl_sync(0xffffffffu, slots, o);
-    const int made_o = __shfl_sync(0xffffffffu, made, o);
-    const int centres_o = __shfl_sync(0xffffffffu, centres, o);
     const unsigned cut_o = __shfl_sync(0xffffffffu, cut, o);
     const long long x_o = __shfl_sync(0xffffffffu, x, o);
-    const long long q_o = __shfl_sync(0xffffffffu, q, o);
     const long long slot_o = __shfl_sync(0xffffffffu, slot, o);
     const long long key_o = __shfl_sync(0xffffffffu, key_at, o);
     const long long centre_o = __shfl_sync(0xffffffffu, centre_at, o);
-    const int* starts_o = case_starts + 3 * c_o;
-    for (int m = lane; m < slots_o; m += 32) {
-      const int code = slot_codes[starts_o[2] + m];
-      long long id;
-      if (code < 0) {
-        id = centre_o - 1 - code;
-      } else if (code < CORNER_CODES) {
-        id = renumber[corners[x_o * K + code]];
-      } else {  // its rank: a binary search of the sorted keys here took 1 ms of 1.6
-        id = n_kept + rank[key_o + __popc(cut_o & ((1u << (code - CORNER_CODES)) - 1u))];
-      }
-      connectivity[slot_o + m] = id;
+    const int m = at0 + lane - first;
+    if (at0 + lane >= (all_both & 0xffff)) continue;
+    const int code = slot_codes[case_starts[3 * c_o + 2] + m];
+    long long id;
+    if (code < 0) {
+      id = centre_o - 1 - code;
+    } else if (code < CORNER_CODES) {
+      id = renumber[corners[x_o * K + code]];
+    } else {  // its rank: a binary search of the sorted keys here took 1 ms of 1.6
+      id = n_kept + rank[key_o + __popc(cut_o & ((1u << (code - CORNER_CODES)) - 1u))];
     }
-    // Its output cells (at most 16): each one's end, a scan of their sizes.
-    const int* out = cells + 2 * (starts_o[0] + lane);
-    const int size = lane < made_o ? out[1] : 0;
-    int end = size;
-#pragma unroll
-    for (int d = 1; d < 32; d <<= 1) {
-      const int below = __shfl_up_sync(0xffffffffu, end, d);
-      if (lane >= d) end += below;
+    connectivity[slot_o + m] = id;
+  }
+  // The output cells: each one's end, its case's cells' ends counted from the
+  // case's first slot.
+  for (int at0 = 0; at0 < all_both >> 16; at0 += 32) {
+    int o, first;
+    warp_owner(owner_stage, made_below, my_made, at0, carry, carry_first, o, first);
+    const int c_o = __shfl_sync(0xffffffffu, c, o);
+    const long long x_o = __shfl_sync(0xffffffffu, x, o);
+    const long long q_o = __shfl_sync(0xffffffffu, q, o);
+    const long long slot_o = __shfl_sync(0xffffffffu, slot, o);
+    const int m = at0 + lane - first;
+    if (at0 + lane >= all_both >> 16) continue;
+    const int* out = cells + 2 * (case_starts[3 * c_o] + m);
+    types[q_o + m] = (unsigned char)out[0];
+    source[q_o + m] = x_o;
+    offsets[q_o + m + 1] = slot_o + out[1] - case_starts[3 * c_o + 2];
+  }
+  // The centre points' terms: the first in the point's two columns, the others in
+  // the centre table.
+  for (int at0 = 0; at0 < all_terms; at0 += 32) {
+    int o, first;
+    warp_owner(owner_stage, terms_below, my_terms, at0, carry, carry_first, o, first);
+    const int c_o = __shfl_sync(0xffffffffu, c, o);
+    const long long x_o = __shfl_sync(0xffffffffu, x, o);
+    const long long centre_o = __shfl_sync(0xffffffffu, centre_at, o);
+    const int m = at0 + lane - first;
+    if (at0 + lane >= all_terms) continue;
+    const int j = m / term_width, t = m - j * term_width, term = case_starts[3 * c_o + 1] + j;
+    const long long row = centre_o + j;
+    const int code = terms[term * term_width + t];
+    const double share = shares[term * term_width + t];
+    long long a, b;
+    double w = 0.0;
+    if (code < CORNER_CODES) {
+      a = b = corners[x_o * K + code];
+    } else {
+      const long long one = corners[x_o * K + EDGE_A[code - CORNER_CODES]];
+      const long long other = corners[x_o * K + EDGE_B[code - CORNER_CODES]];
+      a = one < other ? one : other;
+      b = one < other ? other : one;
+      w = clip_weight<T>(s, value, a, b);
     }
-    if (lane < made_o) {
-      types[q_o + lane] = (unsigned char)out[0];
-      source[q_o + lane] = x_o;
-      offsets[q_o + lane + 1] = slot_o + end;
-    }
-    // Its centre points' terms: the first in the point's two columns, the others in
-    // the centre table.
-    for (int m = lane; m < centres_o * term_width; m += 32) {
-      const int j = m / term_width, t = m - j * term_width, term = starts_o[1] + j;
-      const long long row = centre_o + j;
-      const int code = terms[term * term_width + t];
-      const double share = shares[term * term_width + t];
-      long long a, b;
-      double w = 0.0;
-      if (code < CORNER_CODES) {
-        a = b = corners[x_o * K + code];
-      } else {
-        const long long one = corners[x_o * K + EDGE_A[code - CORNER_CODES]];
-        const long long other = corners[x_o * K + EDGE_B[code - CORNER_CODES]];
-        a = one < other ? one : other;
-        b = one < other ? other : one;
-        w = clip_weight<T>(s, value, a, b);
-      }
-      const double w0 = __dmul_rn(__dsub_rn(1.0, w), share), w1 = __dmul_rn(w, share);
-      if (t == 0) {
-        ids[2 * row] = a;
-        ids[2 * row + 1] = b;
-        weights[2 * row] = w0;
-        weights[2 * row + 1] = w1;
-        point_keys[row] = n_points + n_points * n_points + x_o * 64 + j;
-      } else {
-        const long long r = row - first_centre, width = 2 * term_width - 2;
-        centre_ids[r * width + 2 * t - 2] = a;
-        centre_ids[r * width + 2 * t - 1] = b;
-        centre_weights[r * width + 2 * t - 2] = w0;
-        centre_weights[r * width + 2 * t - 1] = w1;
-      }
+    const double w0 = __dmul_rn(__dsub_rn(1.0, w), share), w1 = __dmul_rn(w, share);
+    if (t == 0) {
+      ids[2 * row] = a;
+      ids[2 * row + 1] = b;
+      weights[2 * row] = w0;
+      weights[2 * row + 1] = w1;
+      point_keys[row] = n_points + n_points * n_points + x_o * 64 + j;
+    } else {
+      const long long r = row - first_centre, width = 2 * term_width - 2;
+      centre_ids[r * width + 2 * t - 2] = a;
+      centre_ids[r * width + 2 * t - 1] = b;
+      centre_weights[r * width + 2 * t - 2] = w0;
+      centre_weights[r * width + 2 * t - 1] = w1;
     }
   }
 }
@@ -297,4 +325,4 @@ def source_for(dtype, kind: str, edges, id_dtype="int64") -> tuple[tuple[str, ..
             f"#define EDGES {len(edges)}\n#define CORNER_CODES {CORNER_CODES}\n" + edge_head)
     tail = "#undef T\n#undef I\n#undef K\n#undef EDGES\n#undef CORNER_CODES\n" + edge_tail
     names = tuple(f"{name}_{part}" for part in ("count", "keys", "points", "emit"))
-    return names, BLOCK_SCAN + _COMMON + head + _BODY.replace("NAME", name) + tail
+    return names, BLOCK_SCAN + WARP_OWNER + _COMMON + head + _BODY.replace("NAME", name) + tail

@@ -8,7 +8,9 @@ Examples
 True
 """
 
-DEVICE_FUNCTIONS = r"""
+from .warp_owner import WARP_OWNER
+
+DEVICE_FUNCTIONS = WARP_OWNER + r"""
 #ifndef DAXPY_CLIP_CELLS  // what both dtypes' kernels share, once per source
 #define DAXPY_CLIP_CELLS
 #define FULL 0xffffffffu
@@ -34,30 +36,6 @@ __device__ __forceinline__ int clip_scan(int v) {  // inclusive, over the 32 lan
     if ((int)threadIdx.x >= d) v += u;
   }
   return v;
-}
-
-// The lane that holds item at0 + lane of a warp's items, each lane's items
-// numbering count from start (in lane order; a lane of none starts where the next
-// does), with the first of that lane's items: from the lanes whose items start in
-// this round of 32 (their places as bits, each place's lane staged in round_owner)
-// or, before the first of those, the round's carry (the owner of the previous
-// round's last item). Five dependent reads of a binary search over the starts were
-// the cut cells' loops' longest chain.
-__device__ __forceinline__ void clip_owner(int* round_owner, int start, int count, int at0,
-                                           int& carry, int& carry_first, int& o,
-                                           int& first) {
-  const int lane = threadIdx.x;
-  const bool here = count > 0 && start >= at0 && start < at0 + 32;
-  if (here) round_owner[start - at0] = lane;
-  const unsigned starts = __reduce_or_sync(FULL, here ? 1u << (start - at0) : 0u);
-  __syncwarp();
-  const unsigned upto = starts & (FULL >> (31 - lane));  // places 0 to lane
-  const int place = 31 - __clz(upto);
-  o = upto ? round_owner[place] : carry;
-  first = upto ? at0 + place : carry_first;
-  carry = __shfl_sync(FULL, o, 31);
-  carry_first = __shfl_sync(FULL, first, 31);
-  __syncwarp();  // the next round stages its own starts
 }
 
 // A field's value at point p, which is (i, j, k) (F): as stored (clip_values), or a

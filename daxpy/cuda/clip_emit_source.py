@@ -253,12 +253,12 @@ NAME_emit(const T* __restrict__ s, const double* __restrict__ py,
     lane_cut[warp][lane] = cuts_before;
     __syncwarp();
     // The cut cells' slots, then their cells, 32 at a time: slot (cell) at0 + lane's
-    // cut cell from the cut cells that start in the round (clip_owner).
+    // cut cell from the cut cells that start in the round (warp_owner).
     const int cut_all = __shfl_sync(FULL, cut_to, 31), cut_below = cut_to - cut;
     int carry = 0, carry_first = 0;
     for (int at0 = 0; at0 < (cut_all & 0xffff); at0 += 32) {
       int o, first;
-      clip_owner(round_owner[warp], cut_below & 0xffff, cut & 0xffff, at0, carry, carry_first,
+      warp_owner(round_owner[warp], cut_below & 0xffff, cut & 0xffff, at0, carry, carry_first,
                  o, first);
       const int at = at0 + lane;
       if (at >= (cut_all & 0xffff)) continue;
@@ -283,7 +283,7 @@ NAME_emit(const T* __restrict__ s, const double* __restrict__ py,
     }
     for (int at0 = 0; at0 < cut_all >> 16; at0 += 32) {
       int o, first;
-      clip_owner(round_owner[warp], cut_below >> 16, cut >> 16, at0, carry, carry_first, o,
+      warp_owner(round_owner[warp], cut_below >> 16, cut >> 16, at0, carry, carry_first, o,
                  first);
       const int at = at0 + lane;
       if (at >= cut_all >> 16) continue;
