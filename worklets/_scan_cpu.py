@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from daxpy.data.host_pool import host_empty
+
 from ._blocks_cpu import block_kernel, inner_kernel, over_blocks
 from ._numba import count_type, kernel
 
@@ -86,7 +88,9 @@ def exclusive_rows(counts: np.ndarray) -> np.ndarray:
     [[65538, 65538], [65539, 65539]]
     """
     counts = np.ascontiguousarray(counts)
-    starts = np.empty((counts.shape[0] + 1, counts.shape[1]), np.int64)
+    # From the host pool: a clip's point numbers are 80 MB at 10M points, and fresh
+    # pages are faulted in as they are first written.
+    starts = host_empty((counts.shape[0] + 1, counts.shape[1]), np.int64)
     starts[0] = 0
     if counts.shape[0] <= _ROWS:
         # One block: one thread would scan it, so NumPy does, and a first use on
@@ -192,12 +196,12 @@ def _bucket_unique(keys: np.ndarray, shift: int, n_buckets: int, n_chunks: int) 
     over_blocks(_histograms, n_chunks, keys, shift, size, counts)
     at, bounds = np.empty((n_chunks, n_buckets), np.int64), np.empty(n_buckets + 1, np.int64)
     _places(counts, at, bounds)
-    placed = np.empty(keys.shape[0], np.int64)
+    placed = host_empty(keys.shape[0], np.int64)
     over_blocks(_scatters, n_chunks, keys, shift, size, at, placed)
     distinct = np.empty(n_buckets, np.int64)
     over_blocks(_sorts, (n_buckets + _GROUP - 1) // _GROUP, placed, bounds, distinct)
     starts = np.cumsum(distinct) - distinct
-    out = np.empty(int(distinct.sum()), np.int64)
+    out = host_empty(int(distinct.sum()), np.int64)
     over_blocks(_copies, (n_buckets + _GROUP - 1) // _GROUP, placed, bounds, starts, out)
     return out
 
