@@ -36,15 +36,19 @@ def _take_chunk(src, ids, out, first, last):
     """Rows ``first`` to ``last``; how many ids were out of range."""
     n = src.shape[0]
     wrong = 0
-    for q in range(first, last):
-        p = ids[q]
+    # Slices indexed from 0, rows by ids made positive: indices Numba cannot prove
+    # positive are checked for wrapping (15% slower on 1 thread).
+    rows, to = ids[first:last], out[first:last]
+    for q in range(rows.shape[0]):
+        p = rows[q]
         # NumPy's indexing: negative ids count from the end.
         p = p + n if p < 0 else p
         if p < 0 or p >= n:
             wrong += 1
             continue
-        for c in range(src.shape[1]):
-            out[q, c] = src[p, c]
+        row, copy = src[p], to[q]
+        for c in range(row.shape[0]):
+            copy[c] = row[c]
     return wrong
 
 
