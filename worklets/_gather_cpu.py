@@ -31,14 +31,11 @@ MIN_ROWS = 1 << 16
 """Fewer rows than this are gathered by NumPy: threads would not pay off."""
 
 
-@kernel()
-def _take_chunk(src, ids, out, first, last):
-    """Rows ``first`` to ``last``; how many ids were out of range."""
+@kernel(inline="always")
+def _copy_rows(src, rows, to, width):
+    """``to[q] = src[rows[q]]`` for rows in range; how many ids were out of it."""
     n = src.shape[0]
     wrong = 0
-    # Slices indexed from 0, rows by ids made positive: indices Numba cannot prove
-    # positive are checked for wrapping (15% slower on 1 thread).
-    rows, to = ids[first:last], out[first:last]
     for q in range(rows.shape[0]):
         p = rows[q]
         # NumPy's indexing: negative ids count from the end.
@@ -47,9 +44,24 @@ def _take_chunk(src, ids, out, first, last):
             wrong += 1
             continue
         row, copy = src[p], to[q]
-        for c in range(row.shape[0]):
+        for c in range(width):
             copy[c] = row[c]
     return wrong
+
+
+@kernel()
+def _take_chunk(src, ids, out, first, last):
+    """Rows ``first`` to ``last``; how many ids were out of range."""
+    # Slices indexed from 0, rows by ids made positive: indices Numba cannot prove
+    # positive are checked for wrapping (15% slower on 1 thread).
+    rows, to = ids[first:last], out[first:last]
+    # A scalar's and a point's words, a constant: a loop the compiler unrolls (a
+    # float32 field of 5M rows 2.4 times faster on 1 thread, float32 points 1.4).
+    if src.shape[1] == 1:
+        return _copy_rows(src, rows, to, 1)
+    if src.shape[1] == 3:
+        return _copy_rows(src, rows, to, 3)
+    return _copy_rows(src, rows, to, src.shape[1])
 
 
 @kernel(parallel=True)
