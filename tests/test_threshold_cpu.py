@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import daxpy
-from daxpy.data.celltypes import HEXAHEDRON
+from daxpy.data.celltypes import HEXAHEDRON, TETRA
 from daxpy.errors import InvalidDataSetError
 from daxpy.filters import Threshold
 from daxpy.filters._surface_cells import as_unstructured
@@ -131,6 +131,32 @@ def test_cells_naming_points_out_of_range_are_refused():
     ids[3] = 99
     with pytest.raises(InvalidDataSetError):
         Threshold("t", -1.0, 1.0, backend="cpu")(grid)
+
+
+def test_blocks_of_cells_of_one_size():
+    # Blocks of hexahedra, then a block of both, then blocks of tetrahedra (read
+    # without their offsets where a block's cells all have one size), in int64 and
+    # int32 ids; an id out of range in such a block, at either end, is refused.
+    hexes = _hexahedra(31).cell_blocks()["hex"].corners
+    points = daxpy.UniformGrid(dims=(31,) * 3).points()
+    mixed = daxpy.UnstructuredGrid.from_blocks(points, {HEXAHEDRON: hexes,
+                                                        TETRA: hexes[:, [0, 1, 3, 4]]})
+    values = _wavy(mixed.n_points)
+    for ids in (np.int64, np.int32):
+        grid = daxpy.UnstructuredGrid.from_checked(
+            points, mixed.connectivity.astype(ids), mixed.offsets, mixed.cell_types)
+        for all_points, invert in ((True, False), (False, False), (True, True)):
+            params = dict(at="points", lower=0.0, upper=0.7, all_points=all_points,
+                          invert=invert)
+            _assert_same(threshold_cpu.threshold_cells(grid, values, **params),
+                         array_program.threshold_cells(grid, values, **params))
+    for wrong in (mixed.n_points, -1):
+        connectivity = mixed.connectivity.copy()
+        connectivity[8 * 5000 + 3] = wrong
+        grid = daxpy.UnstructuredGrid.from_checked(points, connectivity, mixed.offsets,
+                                                   mixed.cell_types)
+        with pytest.raises(IndexError):
+            threshold_cpu.threshold_cells(grid, values, at="points", lower=-9.0, upper=9.0)
 
 
 def _wavy(n_points, dtype=np.float32):

@@ -31,21 +31,37 @@ MIN_ROWS = 1 << 16
 """Fewer rows than this are gathered by NumPy: threads would not pay off."""
 
 
-@kernel()
-def _take_chunk(src, ids, out, first, last):
-    """Rows ``first`` to ``last``; how many ids were out of range."""
+@kernel(inline="always")
+def _copy_rows(src, rows, to, width):
+    """``to[q] = src[rows[q]]`` for rows in range; how many ids were out of it."""
     n = src.shape[0]
     wrong = 0
-    for q in range(first, last):
-        p = ids[q]
+    for q in range(rows.shape[0]):
+        p = rows[q]
         # NumPy's indexing: negative ids count from the end.
         p = p + n if p < 0 else p
         if p < 0 or p >= n:
             wrong += 1
             continue
-        for c in range(src.shape[1]):
-            out[q, c] = src[p, c]
+        row, copy = src[p], to[q]
+        for c in range(width):
+            copy[c] = row[c]
     return wrong
+
+
+@kernel()
+def _take_chunk(src, ids, out, first, last):
+    """Rows ``first`` to ``last``; how many ids were out of range."""
+    # Slices indexed from 0, rows by ids made positive: indices Numba cannot prove
+    # positive are checked for wrapping (15% slower on 1 thread).
+    rows, to = ids[first:last], out[first:last]
+    # A scalar's and a point's words, a constant: a loop the compiler unrolls (a
+    # float32 field of 5M rows 2.4 times faster on 1 thread, float32 points 1.4).
+    if src.shape[1] == 1:
+        return _copy_rows(src, rows, to, 1)
+    if src.shape[1] == 3:
+        return _copy_rows(src, rows, to, 3)
+    return _copy_rows(src, rows, to, src.shape[1])
 
 
 @kernel(parallel=True)
