@@ -100,7 +100,9 @@ def _case(kept, corners, x, corner_count):
         p = corners[x, c]
         if np.uint64(p) >= np.uint64(n):   # one compare: below 0 wraps around
             return -1
-        case = case | (np.int64(kept[p]) << c)
+        # Read unsigned: an index Numba cannot prove non-negative is checked for
+        # wrapping around on every read.
+        case = case | (np.int64(kept[np.uint64(p)]) << c)
     return case
 
 
@@ -127,16 +129,21 @@ def _count(kept, corners, corner_count, made, slots, centres, crossed, cases, ch
     m = corners.shape[0]
     for chunk in range(first, last):
         n_made, n_slots, n_centres, n_crossed, bad = 0, 0, 0, 0, 0
-        for x in range(chunk * _CHUNK, min(m, (chunk + 1) * _CHUNK)):
-            case = _case(kept, corners, x, corner_count)
+        # The chunk's rows as slices indexed from 0 (indices from chunk * _CHUNK are
+        # checked for wrapping around, as unsigned ones are not).
+        lo, hi = chunk * _CHUNK, min(m, (chunk + 1) * _CHUNK)
+        rows, found = corners[lo:hi], cases[lo:hi]
+        for x in range(hi - lo):
+            case = _case(kept, rows, x, corner_count)
             if case < 0:
                 bad += 1
                 case = 0   # counted as making nothing (the call is refused after)
-            cases[x] = case
-            n_made += made[case]
-            n_slots += slots[case]
-            n_centres += centres[case]
-            n_crossed += crossed[case]
+            found[x] = case
+            u = np.uint64(case)
+            n_made += made[u]
+            n_slots += slots[u]
+            n_centres += centres[u]
+            n_crossed += crossed[u]
         chunk_counts[chunk, 0], chunk_counts[chunk, 1] = n_made, n_slots
         chunk_counts[chunk, 2], chunk_counts[chunk, 3] = n_centres, n_crossed
         chunk_counts[chunk, 4] = bad
@@ -189,16 +196,22 @@ def _emit(s, value, renumber, corners, cases, cell_ids, made, start, centres, ce
     for chunk in range(first, last):
         at = 0 if by_cell else chunk
         q, slot, centre = starts[at, 0], starts[at, 1], starts[at, 2]
-        for x in range(chunk * _CHUNK, min(m, (chunk + 1) * _CHUNK)):
-            case, cell = np.int64(cases[x]), cell_ids[x]
-            if made[case] == 0:
+        # The chunk's rows as slices indexed from 0, ids read unsigned (the count
+        # refused any out of range): indices Numba cannot prove non-negative are
+        # checked for wrapping around on every read.
+        lo, hi = chunk * _CHUNK, min(m, (chunk + 1) * _CHUNK)
+        rows, found, found_ids = corners[lo:hi], cases[lo:hi], cell_ids[lo:hi]
+        for x in range(hi - lo):
+            case, cell = np.int64(found[x]), found_ids[x]
+            if made[np.uint64(case)] == 0:
                 continue
             if by_cell:
                 q, slot, centre = starts[cell, 0], starts[cell, 1], starts[cell, 2]
             if case == whole:
                 # Itself: its corners renumbered, in order, with no table read.
+                to = connectivity[slot:slot + k]
                 for c in range(k):
-                    connectivity[slot + c] = renumber[corners[x, c]]
+                    to[c] = renumber[np.uint64(rows[x, c])]
                 slot += k
                 cell_types[q], source[q] = whole_type, cell
                 cell_offsets[q + 1] = slot
@@ -216,10 +229,10 @@ def _emit(s, value, renumber, corners, cases, cell_ids, made, start, centres, ce
                     if code < 0:
                         connectivity[slot] = centre_at - 1 - code
                     elif code < _CORNER_CODES:
-                        connectivity[slot] = renumber[corners[x, code]]
+                        connectivity[slot] = renumber[rows[x, code]]
                     else:
-                        a = corners[x, edges[code - _CORNER_CODES, 0]]
-                        b = corners[x, edges[code - _CORNER_CODES, 1]]
+                        a = rows[x, edges[code - _CORNER_CODES, 0]]
+                        b = rows[x, edges[code - _CORNER_CODES, 1]]
                         connectivity[slot] = n_kept + rank(cut_keys, shift, bucket_first,
                                                            min(a, b) * n + max(a, b))
                     slot += 1
@@ -231,11 +244,11 @@ def _emit(s, value, renumber, corners, cases, cell_ids, made, start, centres, ce
                 for t in range(terms.shape[1]):
                     code = terms[term, t]
                     if code < _CORNER_CODES:
-                        a = b = corners[x, code]
+                        a = b = rows[x, code]
                         w = 0.0
                     else:
-                        one = corners[x, edges[code - _CORNER_CODES, 0]]
-                        other = corners[x, edges[code - _CORNER_CODES, 1]]
+                        one = rows[x, edges[code - _CORNER_CODES, 0]]
+                        other = rows[x, edges[code - _CORNER_CODES, 1]]
                         a, b = min(one, other), max(one, other)
                         w = _weight(s, value, a, b)
                     # The first term in the point's two columns, the others in
