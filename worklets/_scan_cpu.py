@@ -52,18 +52,22 @@ def _scan(counts, columns, sums_only, block_starts, starts, first, last):
     4-column scan of 970k rows took 7.8 ms on one thread, against 3.3)."""
     n, k = counts.shape[0], len(columns)
     for block in range(first, last):
+        # The block's rows as slices indexed from 0: Numba checks indices it cannot
+        # prove non-negative for wrapping around, on every read and write.
+        lo, hi = block * _ROWS, min(n, (block + 1) * _ROWS)
+        rows, out = counts[lo:hi], starts[lo:hi + 1]
         if sums_only:
             for c in range(k):
                 block_starts[block, c] = 0
-            for r in range(block * _ROWS, min(n, (block + 1) * _ROWS)):
+            for r in range(hi - lo):
                 for c in range(k):
-                    block_starts[block, c] += counts[r, c]
+                    block_starts[block, c] += rows[r, c]
             continue
         for c in range(k):
-            starts[block * _ROWS, c] = block_starts[block, c]
-        for r in range(block * _ROWS, min(n, (block + 1) * _ROWS)):
+            out[0, c] = block_starts[block, c]
+        for r in range(hi - lo):
             for c in range(k):
-                starts[r + 1, c] = starts[r, c] + counts[r, c]
+                out[r + 1, c] = out[r, c] + rows[r, c]
 
 
 def exclusive_rows(counts: np.ndarray) -> np.ndarray:
