@@ -47,10 +47,13 @@ _BLOCK = 1 << 14
 
 @block_kernel()
 def _distance(points, o0, o1, o2, n0, n1, n2, out, first, last):
-    """Blocks ``first`` to ``last`` of :data:`_BLOCK` points."""
-    for p in range(first * _BLOCK, min(points.shape[0], last * _BLOCK)):
-        out[p] = ((np.float64(points[p, 0]) - o0) * n0 + (np.float64(points[p, 1]) - o1) * n1
-                  + (np.float64(points[p, 2]) - o2) * n2)
+    """Blocks ``first`` to ``last`` of :data:`_BLOCK` points, through slices indexed
+    from 0 (Numba checks indices it cannot prove non-negative for wrapping around)."""
+    lo, hi = first * _BLOCK, min(points.shape[0], last * _BLOCK)
+    rows, to = points[lo:hi], out[lo:hi]
+    for p in range(hi - lo):
+        to[p] = ((np.float64(rows[p, 0]) - o0) * n0 + (np.float64(rows[p, 1]) - o1) * n1
+                 + (np.float64(rows[p, 2]) - o2) * n2)
 
 
 @block_kernel()
@@ -60,8 +63,9 @@ def _axis_distance(tx, ty, tz, out, first, last):
     for row in range(first, last):
         k = row // ny
         zy = tz[k] + ty[row - k * ny]
+        line = out[row * nx:(row + 1) * nx]
         for i in range(nx):
-            out[row * nx + i] = zy + tx[i]
+            line[i] = zy + tx[i]
 
 
 @block_kernel()
@@ -71,8 +75,9 @@ def _axis_distance_x_first(tx, ty, tz, out, first, last):
     for row in range(first, last):
         k = row // ny
         y, z = ty[row - k * ny], tz[k]
+        line = out[row * nx:(row + 1) * nx]
         for i in range(nx):
-            out[row * nx + i] = (tx[i] + y) + z
+            line[i] = (tx[i] + y) + z
 
 
 def axis_plane_distance(terms, n_points: int, x_first: bool = False) -> np.ndarray:
