@@ -56,12 +56,16 @@ def _classify(corners, scalars, bound, made, corner_count, cases, active, chunk_
     n, m, k = scalars.shape[0], corners.shape[0], len(corner_count)
     for chunk in range(first, last):
         total, listed, bad = 0, 0, 0
-        for x in range(chunk * _CHUNK, min(m, (chunk + 1) * _CHUNK)):
+        # The chunk's rows through slices indexed from 0, point ids read unsigned once
+        # in range: Numba checks indices it cannot prove non-negative for wrapping.
+        lo, hi = chunk * _CHUNK, min(m, (chunk + 1) * _CHUNK)
+        rows, found, listing = corners[lo:hi], cases[lo:hi], active[lo:hi]
+        for x in range(hi - lo):
             case, ok, finite = 0, True, True
             for j in range(k):
-                p = corners[x, j]
+                p = rows[x, j]
                 if np.uint64(p) < np.uint64(n):   # one compare: below 0 wraps around
-                    s = scalars[p]
+                    s = scalars[np.uint64(p)]
                     finite &= np.isfinite(s)
                     case |= np.int64(s >= bound) << j
                 else:
@@ -69,10 +73,11 @@ def _classify(corners, scalars, bound, made, corner_count, cases, active, chunk_
             bad += not ok
             if not (ok and finite):
                 case = 0
-            cases[x] = case
-            if made[case]:
-                active[chunk * _CHUNK + listed] = x - chunk * _CHUNK
-                total += made[case]
+            found[x] = case
+            cells_made = made[np.uint64(case)]
+            if cells_made:
+                listing[listed] = x
+                total += cells_made
                 listed += 1
         chunk_counts[chunk, 0], chunk_counts[chunk, 1], chunk_counts[chunk, 2] = \
             total, listed, bad
