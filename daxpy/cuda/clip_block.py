@@ -15,8 +15,9 @@ cells is a chunk, and:
    :mod:`daxpy.cuda.kept_numbers`), then the cut edges';
 5. *emit*: each cell's output cells from its chunk's starts and a block scan: a cell
    with every corner kept is itself renumbered (a warp of such cells writes its slots
-   together); a cut cell's slots, output cells and centre points' terms are written
-   by its whole warp from VTK's tables, a cut edge's point numbered by its key's rank
+   together); a warp's cut cells' slots, output cells and centre points' terms are
+   written by the warp as three lists, 32 a round (:mod:`daxpy.cuda.warp_owner`),
+   from VTK's tables, a cut edge's point numbered by its key's rank
    among the distinct keys (a search of the sorted keys, at the cell's keys).
 
 The result is the array program's :class:`~daxpy.worklets.clip.Clipped`, bit for bit,

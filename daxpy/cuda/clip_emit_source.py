@@ -21,8 +21,9 @@ True
 #   each of its four point rows, numbered from the word's first ones plus a ballot or
 #   a scan over the lanes below. Whole cells by their lane; cut cells' slots and cells
 #   by the warp, lane by lane (a cut cell's up to 49 slots would leave the other lanes
-#   idle for 49 rounds), each lane finding its slot's cell by a search over the cut
-#   cells' first slots, staged in shared memory; the centre points' terms a lane each.
+#   idle for 49 rounds), each lane finding its slot's cell among the cut cells whose
+#   slots start in its round of 32 (:mod:`daxpy.cuda.warp_owner`); the centre points'
+#   terms a lane each.
 EMIT = r"""
 extern "C" __global__ void __launch_bounds__(32 * WARPS, 2)
 NAME_emit(const T* __restrict__ s, const double* __restrict__ py,
@@ -228,7 +229,7 @@ NAME_emit(const T* __restrict__ s, const double* __restrict__ py,
     const int both_all = __shfl_sync(FULL, both_to, 31), cells_all = both_all & 0xffff;
     // A whole cell is written by its lane; the cut cells' slots and cells by
     // the warp, lane by lane, each lane finding its slot's (cell's) cut cell by
-    // a search over the cut cells' first ones, staged in shared memory.
+    // warp_owner.
     const long long slot = slot_at + slots_to - info[2];
     const long long cell = cell_at + ((both_to - both) & 0xffff);
     if (c == 255u) {
