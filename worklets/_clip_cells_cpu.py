@@ -115,8 +115,7 @@ def _kept_flags(s, bound, flip, kept, first, last):
     """Chunks ``first`` to ``last`` of the points: 1 where ``s >= bound`` (in the
     field's dtype: :func:`~daxpy.worklets._marching.at_least_bound`), flipped by
     ``flip`` (NaN is below every bound: kept only by an inverted clip). NumPy's
-    comparison, inequality and cast were three passes on one thread (10 ms and more
-    for 10M points)."""
+    comparison, inequality and cast were three passes on one thread."""
     lo, hi = first * _CHUNK, min(s.shape[0], last * _CHUNK)
     values, flags = s[lo:hi], kept[lo:hi]
     for p in range(hi - lo):
