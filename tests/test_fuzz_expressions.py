@@ -94,8 +94,9 @@ def test_length_bombs_are_refused_quickly(shape, k):
     # This thread's CPU time, not the wall clock nor the process's: a parse that
     # blows up spends this thread's CPU, while the wall clock also counts other
     # processes (a fresh clone's CI once saw 1 s pass on a parse of a few
-    # milliseconds) and the process's time counts its other threads (the CPU
-    # kernels' pool, still busy from earlier tests: 1 s on a parse of 1 ms, in CI).
+    # milliseconds), and the process's time counts its other threads too (a fresh
+    # clone's CI saw over 1 s of it pass on a parse of about 1 ms, most likely the
+    # CPU kernels' threads that earlier tests left running).
     start = time.thread_time()
     try:
         expression = parse(source)
