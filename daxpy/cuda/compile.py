@@ -251,11 +251,15 @@ _BY_SOURCE: dict[tuple, tuple] = {}
 """Kernels by (source function, its arguments): see :func:`kernel_from`."""
 
 
-def _remembered(key: tuple) -> Any:
+def _remembered(key: tuple, make: Any) -> Any:
     """What :data:`_BY_SOURCE` holds for ``key`` since the last
-    :func:`clear_memory_cache`, or None."""
+    :func:`clear_memory_cache`, else ``make()``, remembered there."""
     remembered = _BY_SOURCE.get(key)
-    return remembered[1] if remembered is not None and remembered[0] == _GENERATION[0] else None
+    if remembered is not None and remembered[0] == _GENERATION[0]:
+        return remembered[1]
+    made = make()
+    _BY_SOURCE[key] = (_GENERATION[0], made)
+    return made
 
 
 def kernel_from(source: Any, *args: Any):
@@ -269,11 +273,7 @@ def kernel_from(source: Any, *args: Any):
     >>> callable(kernel_from)
     True
     """
-    kernel = _remembered((source, *args))
-    if kernel is None:
-        kernel = get_kernel(*source(*args))
-        _BY_SOURCE[(source, *args)] = (_GENERATION[0], kernel)
-    return kernel
+    return _remembered((source, *args), lambda: get_kernel(*source(*args)))
 
 
 def kernels_from(source: Any, *args: Any) -> tuple:
@@ -285,12 +285,11 @@ def kernels_from(source: Any, *args: Any) -> tuple:
     >>> callable(kernels_from)
     True
     """
-    kernels = _remembered((source, *args))
-    if kernels is None:
+    def compile_all() -> tuple:
         names, text = source(*args)
-        kernels = tuple(get_kernel(name, text) for name in names)
-        _BY_SOURCE[(source, *args)] = (_GENERATION[0], kernels)
-    return kernels
+        return tuple(get_kernel(name, text) for name in names)
+
+    return _remembered((source, *args), compile_all)
 
 
 def clear_memory_cache() -> None:
