@@ -47,8 +47,13 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 # Tests run from tests/ and suites from /tmp, so that the installed daxpy (with
 # worklets/ and filters/ mapped into it) is imported, not the checkout's daxpy/.
 if [ "$tests" = 1 ]; then
+    # On a fresh machine every kernel is compiled once (NVRTC, a core each): one process
+    # had not finished the GPU tests in 500 s; twelve xdist workers, with about half
+    # of the kernels already in the disk cache, took 71 s.
+    workers=()
+    python3 -c "import xdist" 2>/dev/null && workers=(-n "${TEST_WORKERS:-12}")
     (cd tests && timeout "${TEST_TIMEOUT:-480}" python3 -m pytest -q -m gpu -p no:cacheprovider \
-        . 2>&1 | tee "$OUT/gpu-tests.log" | tail -30)
+        "${workers[@]}" . 2>&1 | tee "$OUT/gpu-tests.log" | tail -30)
     (cd tests && timeout 300 python3 -m pytest -q -p no:cacheprovider \
         test_no_crash_threads.py 2>&1 | tee "$OUT/thread-tests.log" | tail -5)
 fi
