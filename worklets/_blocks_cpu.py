@@ -34,6 +34,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ._native_threads_cpu import blocks_on_pool, pool_loop, threads_on_pool
 from ._numba import kernel
 
 
@@ -73,6 +74,11 @@ rounds): the wavelet's threshold 62.9 / 53.9 -> 39.5 / 39.4 ms, the hexahedra's
 clip by scalar 129.9 / 128.2 -> 99.1 / 105.4 and by plane 114.1 / 110.6 -> 96.4 /
 95.2; 2 a thread was slower than 4 in most cases."""
 
+_POOL_RANGES_PER_THREAD = 16
+"""Ranges of blocks a thread, at most, on Numba's threads
+(:mod:`~daxpy.worklets._native_threads_cpu`): there a range is taken by an atomic
+add, not a call under the GIL, so more of them even out rows of unequal work."""
+
 _POOL: list[tuple[int, ThreadPoolExecutor]] = []
 """The helper threads with the process they were started in: started at the first
 call that runs on more than one thread, and again in a forked child, which has none
@@ -106,6 +112,10 @@ def on_threads(task: Callable[..., Any], n_threads: int, *args: Any) -> None:
     """
     if n_threads <= 1:
         task(*args, 0, 1)
+        return
+    loop = pool_loop(task, "threads", args)
+    if loop is not None:
+        threads_on_pool(task, loop, n_threads, args)
         return
     helpers = [_workers(n_threads - 1).submit(task, *args, thread, n_threads)
                for thread in range(1, n_threads)]
@@ -180,6 +190,11 @@ def over_blocks(task: Callable[..., Any], n_blocks: int, *args: Any) -> None:
     if threads <= 1:
         if n_blocks > 0:
             task(*args, 0, n_blocks)
+        return
+    loop = pool_loop(task, "blocks", args)
+    if loop is not None:
+        blocks_on_pool(task, loop, n_blocks, min(n_blocks, threads * _POOL_RANGES_PER_THREAD),
+                       args)
         return
     n_ranges = min(n_blocks, threads * _RANGES_PER_THREAD)
     # Range r holds blocks r * n_blocks // n_ranges .. (r + 1) * n_blocks // n_ranges;

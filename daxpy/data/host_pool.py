@@ -31,6 +31,7 @@ Examples
 from __future__ import annotations
 
 import os
+import sys
 import threading
 from typing import Any
 
@@ -194,5 +195,8 @@ class _Lease:
         self.__array_interface__ = {"data": (block.ctypes.data, False), "shape": shape,
                                     "typestr": dtype.str, "descr": dtype.descr, "version": 3}
 
-    def __del__(self):
-        _give_back(self.block)
+    def __del__(self, give_back=_give_back, finalizing=sys.is_finalizing):
+        # At the interpreter's exit the module's globals (its lock among them) may be
+        # gone before the last arrays are freed, and a block kept then has no use.
+        if not finalizing():
+            give_back(self.block)

@@ -1,0 +1,116 @@
+"""Block kernels on Numba's own threads (worklets/_native_threads_cpu.py): every block
+once, a kernel's error raised to the caller, Python threads where the pool may not
+run (asked, tuples among the arguments, a child forked after the pool ran)."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+pytest.importorskip("numba")
+
+import numba  # noqa: E402
+
+from daxpy.worklets import _native_threads_cpu as native  # noqa: E402
+from daxpy.worklets._blocks_cpu import block_kernel  # noqa: E402
+from daxpy.worklets._chunk_ids_cpu import _BLOCK, _bounds  # noqa: E402
+
+
+def _pool_or_skip(args):
+    loop = native.pool_loop(_bounds, "blocks", args)
+    if loop is None:
+        pytest.skip("Numba's threading layer here is not thread-safe (workqueue)")
+    return loop
+
+
+_FOUR = (np.zeros(4, np.int64), np.arange(0, 5, 4), np.zeros(1, np.int64), np.zeros(1, np.int64))
+
+
+def _cells(n_cells, seed=0):
+    conn = np.random.default_rng(seed).integers(0, 1000, 4 * n_cells)
+    return conn, np.arange(0, 4 * n_cells + 1, 4)
+
+
+@pytest.mark.parametrize("n_blocks", [1, 3, 12])
+def test_every_block_runs_once_on_the_pool(n_blocks):
+    conn, offsets = _cells(n_blocks * _BLOCK)
+    lowest = np.full(n_blocks * _BLOCK, -1, np.int64)
+    highest = np.full(n_blocks * _BLOCK, -1, np.int64)
+    args = (conn, offsets, lowest, highest)
+    native.blocks_on_pool(_bounds, _pool_or_skip(args), n_blocks, min(n_blocks, 7), args)
+    rows = conn.reshape(-1, 4)
+    assert lowest.tolist() == rows.min(axis=1).tolist()
+    assert highest.tolist() == rows.max(axis=1).tolist()
+
+
+@block_kernel()
+def _widths(out, widths, first, last):
+    for b in range(first, last):
+        out[b] = len(widths) + b
+
+
+def test_a_tuple_among_the_arguments_reaches_the_kernel():
+    _pool_or_skip(_FOUR)
+    out = np.zeros(40, np.int64)
+    native.blocks_on_pool(_widths, native.pool_loop(_widths, "blocks", (out, (0, 0, 0))),
+                          40, 8, (out, (0, 0, 0)))
+    assert out.tolist() == [3 + b for b in range(40)]
+
+
+def test_python_threads_where_asked(monkeypatch):
+    _pool_or_skip(_FOUR)
+    monkeypatch.setenv("DAXPY_CPU_POOL", "python")
+    assert native.pool_loop(_bounds, "blocks", _FOUR) is None
+
+
+@block_kernel()
+def _refuse(limit, first, last):
+    for b in range(first, last):
+        if b >= limit:
+            raise ValueError("block out of range")
+
+
+def test_a_kernel_error_on_the_pool_reaches_the_caller():
+    _pool_or_skip(_FOUR)
+    loop = native.pool_loop(_refuse, "blocks", (90,))
+    with pytest.raises(ValueError, match="block out of range"):
+        native.blocks_on_pool(_refuse, loop, 100, 10, (90,))
+
+
+_FORKED = """
+import os, numpy as np, numba
+from daxpy.worklets import _native_threads_cpu as native
+from daxpy.worklets._blocks_cpu import over_blocks
+from daxpy.worklets._chunk_ids_cpu import _bounds
+numba.set_num_threads(2)
+conn = np.arange(4 * 50000) % 977
+offsets = np.arange(0, 4 * 50000 + 1, 4)
+lowest, highest = np.zeros(50000, np.int64), np.zeros(50000, np.int64)
+over_blocks(_bounds, 49, conn, offsets, lowest, highest)
+print("pool" if native._OPENMP_PID else "python", flush=True)
+expected = lowest.copy()
+pid = os.fork()
+if pid == 0:
+    lowest[:] = 0
+    over_blocks(_bounds, 49, conn, offsets, lowest, highest)
+    os._exit(0 if np.array_equal(lowest, expected) else 3)
+_, status = os.waitpid(pid, 0)
+print(os.waitstatus_to_exitcode(status))
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_child_forked_after_the_pool_ran_uses_python_threads():
+    # GNU OpenMP terminates a forked child that starts a parallel loop, where the
+    # parent ran one: the child must take its Python threads instead.
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("one thread: no pool")
+    child = subprocess.run([sys.executable, "-c", _FORKED], capture_output=True, text=True,
+                           check=False, timeout=300, cwd=os.path.dirname(__file__))
+    assert child.returncode == 0, child.stderr
+    lines = child.stdout.strip().splitlines()
+    assert lines[-1] == "0", child.stderr
+    pool_here = native.pool_loop(_bounds, "blocks", _FOUR) is not None
+    assert lines[0] == ("pool" if pool_here else "python")
