@@ -32,7 +32,6 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable
 
-import numpy as np
 
 from ._native_threads_cpu import blocks_on_pool, pool_loop, threads_on_pool
 from ._numba import kernel
@@ -147,23 +146,12 @@ def on_claimed(task: Callable[..., Any], n_blocks: int, *args: Any) -> None:
     """
     from numba import get_num_threads
 
+    from ._claim_cpu import claim_counter
+
     if n_blocks > 0:
         on_threads(task, min(get_num_threads(), n_blocks), *args, claim_counter())
 
 
-def claim_counter() -> np.ndarray:
-    """A zero for :func:`~daxpy.worklets._claim_cpu.claim`, alone on its cache line:
-    every thread writes it once a block, and a line it shared with data that every
-    thread reads (a small array NumPy put beside it) would leave those reads missing.
-
-    Examples
-    --------
-    >>> claim_counter().tolist()
-    [0]
-    """
-    # 128 bytes of zeros each side: a 64-byte line around it holds nothing else,
-    # however the buffer is aligned.
-    return np.zeros(33, np.int64)[16:17]
 
 
 def over_blocks(task: Callable[..., Any], n_blocks: int, *args: Any) -> None:

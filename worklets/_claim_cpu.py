@@ -25,6 +25,7 @@ Examples
 
 from __future__ import annotations
 
+import numpy as np
 from numba import types
 from numba.extending import intrinsic
 
@@ -55,3 +56,18 @@ def claim(typingctx, taken):
                                   "monotonic")
 
     return types.int64(taken), codegen
+
+
+def claim_counter() -> np.ndarray:
+    """A zero for :func:`~daxpy.worklets._claim_cpu.claim`, alone on its cache line:
+    every thread writes it once a block, and a line it shared with data that every
+    thread reads (a small array NumPy put beside it) would leave those reads missing.
+
+    Examples
+    --------
+    >>> claim_counter().tolist()
+    [0]
+    """
+    # 128 bytes of zeros each side: a 64-byte line around it holds nothing else,
+    # however the buffer is aligned.
+    return np.zeros(33, np.int64)[16:17]

@@ -215,7 +215,7 @@ def blocks_on_pool(task: Callable, loop: Callable, n_blocks: int, n_ranges: int,
     import numba
     import numpy as np
 
-    from ._blocks_cpu import claim_counter
+    from ._claim_cpu import claim_counter
 
     failed = np.zeros(n_ranges, np.uint8)
     loop(args, min(numba.get_num_threads(), n_ranges), n_ranges, n_blocks, claim_counter(),
