@@ -56,8 +56,12 @@ def _axis_edges(x, y, z, nx, ny, lo, hi, t, out, taken, thread, n_threads):
     n = lo.shape[0]
     block = claim(taken)
     while block * _BLOCK < n:
-        for p in range(block * _BLOCK, min(n, (block + 1) * _BLOCK)):
-            a, b, w = lo[p], hi[p], t[p]
+        # Each block through slices indexed from 0, and each axis index unsigned: Numba
+        # checks a signed index it cannot prove non-negative for wrapping.
+        start, stop = block * _BLOCK, min(n, (block + 1) * _BLOCK)
+        los, his, ws, rows = lo[start:stop], hi[start:stop], t[start:stop], out[start:stop]
+        for p in range(los.shape[0]):
+            a, b, w = los[p], his[p], ws[p]
             ak = a // nxy
             aj = (a - ak * nxy) // nx
             ai = a - ak * nxy - aj * nx
@@ -74,9 +78,10 @@ def _axis_edges(x, y, z, nx, ny, lo, hi, t, out, taken, thread, n_threads):
                 bk = b // nxy
                 bj = (b - bk * nxy) // nx
                 bi = b - bk * nxy - bj * nx
-            out[p, 0] = np.float64(x[ai]) + w * np.float64(x[bi] - x[ai])
-            out[p, 1] = np.float64(y[aj]) + w * np.float64(y[bj] - y[aj])
-            out[p, 2] = np.float64(z[ak]) + w * np.float64(z[bk] - z[ak])
+            xa, ya, za = x[np.uint64(ai)], y[np.uint64(aj)], z[np.uint64(ak)]
+            rows[p, 0] = np.float64(xa) + w * np.float64(x[np.uint64(bi)] - xa)
+            rows[p, 1] = np.float64(ya) + w * np.float64(y[np.uint64(bj)] - ya)
+            rows[p, 2] = np.float64(za) + w * np.float64(z[np.uint64(bk)] - za)
         block = claim(taken)
 
 
@@ -85,11 +90,13 @@ def _point_edges(points, lo, hi, t, out, taken, thread, n_threads):
     n = lo.shape[0]
     block = claim(taken)
     while block * _BLOCK < n:
-        for p in range(block * _BLOCK, min(n, (block + 1) * _BLOCK)):
-            a, b, w = lo[p], hi[p], t[p]
+        start, stop = block * _BLOCK, min(n, (block + 1) * _BLOCK)
+        los, his, ws, rows = lo[start:stop], hi[start:stop], t[start:stop], out[start:stop]
+        for p in range(los.shape[0]):
+            a, b, w = np.uint64(los[p]), np.uint64(his[p]), ws[p]
             for c in range(3):
                 low = np.float64(points[a, c])
-                out[p, c] = low + w * (np.float64(points[b, c]) - low)
+                rows[p, c] = low + w * (np.float64(points[b, c]) - low)
         block = claim(taken)
 
 
@@ -98,11 +105,13 @@ def _scalar_edges(values, lo, hi, t, out, taken, thread, n_threads):
     n = lo.shape[0]
     block = claim(taken)
     while block * _BLOCK < n:
-        for p in range(block * _BLOCK, min(n, (block + 1) * _BLOCK)):
+        start, stop = block * _BLOCK, min(n, (block + 1) * _BLOCK)
+        los, his, ws, rows = lo[start:stop], hi[start:stop], t[start:stop], out[start:stop]
+        for p in range(los.shape[0]):
             # t rounded to the field's dtype by storing it there, as NumPy's astype.
-            out[p] = t[p]
-            low = values[lo[p]]
-            out[p] = low + out[p] * (values[hi[p]] - low)
+            rows[p] = ws[p]
+            low = values[np.uint64(los[p])]
+            rows[p] = low + rows[p] * (values[np.uint64(his[p])] - low)
         block = claim(taken)
 
 
@@ -111,13 +120,15 @@ def _field_edges(values, lo, hi, t, out, taken, thread, n_threads):
     n = lo.shape[0] if values.shape[1] > 0 else 0   # (t is stored in column 0)
     block = claim(taken)
     while block * _BLOCK < n:
-        for p in range(block * _BLOCK, min(n, (block + 1) * _BLOCK)):
-            a, b = lo[p], hi[p]
-            out[p, 0] = t[p]   # t in the field's dtype, as NumPy's astype
-            w = out[p, 0]
+        start, stop = block * _BLOCK, min(n, (block + 1) * _BLOCK)
+        los, his, ws, rows = lo[start:stop], hi[start:stop], t[start:stop], out[start:stop]
+        for p in range(los.shape[0]):
+            a, b = np.uint64(los[p]), np.uint64(his[p])
+            rows[p, 0] = ws[p]   # t in the field's dtype, as NumPy's astype
+            w = rows[p, 0]
             for c in range(values.shape[1]):
                 low = values[a, c]
-                out[p, c] = low + w * (values[b, c] - low)
+                rows[p, c] = low + w * (values[b, c] - low)
         block = claim(taken)
 
 
