@@ -52,36 +52,38 @@ _BLOCK = 1 << 11
 
 @block_kernel()
 def _axis_edges(x, y, z, nx, ny, lo, hi, t, out, taken, thread, n_threads):
-    nxy = nx * ny
+    # Unsigned: divisions without floor division's sign fix-up, indices without
+    # Numba's check for wrapping.
+    one, unx, uny = np.uint64(1), np.uint64(nx), np.uint64(ny)
+    nxy = unx * uny
     n = lo.shape[0]
     block = claim(taken)
     while block * _BLOCK < n:
-        # Each block through slices indexed from 0, and each axis index unsigned: Numba
-        # checks a signed index it cannot prove non-negative for wrapping.
+        # Each block through slices indexed from 0.
         start, stop = block * _BLOCK, min(n, (block + 1) * _BLOCK)
         los, his, ws, rows = lo[start:stop], hi[start:stop], t[start:stop], out[start:stop]
         for p in range(los.shape[0]):
-            a, b, w = los[p], his[p], ws[p]
+            a, b, w = np.uint64(los[p]), np.uint64(his[p]), ws[p]
             ak = a // nxy
-            aj = (a - ak * nxy) // nx
-            ai = a - ak * nxy - aj * nx
+            aj = (a - ak * nxy) // unx
+            ai = a - ak * nxy - aj * unx
             # An edge's far end is one step along an axis from its near end (or is
             # it, where the value is at a point): no divisions for it.
-            bi, bj, bk, step = ai, aj, ak, b - a
-            if step == nxy:
-                bk += 1
-            elif step == nx and aj + 1 < ny:
-                bj += 1
-            elif step == 1 and ai + 1 < nx:
-                bi += 1
-            elif step != 0:
+            bi, bj, bk = ai, aj, ak
+            if b == a + nxy:
+                bk += one
+            elif b == a + unx and aj + one < uny:
+                bj += one
+            elif b == a + one and ai + one < unx:
+                bi += one
+            elif b != a:
                 bk = b // nxy
-                bj = (b - bk * nxy) // nx
-                bi = b - bk * nxy - bj * nx
-            xa, ya, za = x[np.uint64(ai)], y[np.uint64(aj)], z[np.uint64(ak)]
-            rows[p, 0] = np.float64(xa) + w * np.float64(x[np.uint64(bi)] - xa)
-            rows[p, 1] = np.float64(ya) + w * np.float64(y[np.uint64(bj)] - ya)
-            rows[p, 2] = np.float64(za) + w * np.float64(z[np.uint64(bk)] - za)
+                bj = (b - bk * nxy) // unx
+                bi = b - bk * nxy - bj * unx
+            xa, ya, za = x[ai], y[aj], z[ak]
+            rows[p, 0] = np.float64(xa) + w * np.float64(x[bi] - xa)
+            rows[p, 1] = np.float64(ya) + w * np.float64(y[bj] - ya)
+            rows[p, 2] = np.float64(za) + w * np.float64(z[bk] - za)
         block = claim(taken)
 
 
