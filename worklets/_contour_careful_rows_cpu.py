@@ -182,3 +182,23 @@ def _march_careful(mode, s, value, bound, nx, ny, nz, zc, rows, careful_cells, c
                         snapped[edge] = a if a == b else -1 - edge
                     made += 0 if _repeats(snapped, table[case, m]) else 1
             cell_counts[c], cell_spans[c, 0], cell_spans[c, 1] = made, low, high
+
+
+_CAREFUL_ROWS_PER_THREAD = 8
+"""Rows on the careful path worth waking one more thread for: a thread costs the
+call about 45 us on the GPU machine's 16 cores (its arguments are checked under
+the GIL, one thread after another), a row of 256 points 12-26 us (each point's
+rules, each cell's corners); the 256³ wavelet at its middle value has 36 such
+point rows, which took 0.9-1.3 ms on one thread (`.dc/s/cc16.py`)."""
+
+
+def _threads_for(rows: int, step: int) -> int:
+    """Threads for a careful pass over ``rows`` rows: at most ``step``, one per
+    :data:`_CAREFUL_ROWS_PER_THREAD` rows begun.
+
+    Examples
+    --------
+    >>> _threads_for(5, 16), _threads_for(36, 16), _threads_for(10_000, 16)
+    (1, 5, 16)
+    """
+    return max(1, min(step, -(-rows // _CAREFUL_ROWS_PER_THREAD)))

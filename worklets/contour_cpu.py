@@ -58,7 +58,7 @@ import numpy as np
 from daxpy.data.host_pool import host_empty, host_zeros
 
 from ._contour_careful_cpu import _careful_rows, _screen_row, screen_values
-from ._contour_careful_rows_cpu import _march_careful
+from ._contour_careful_rows_cpu import _march_careful, _threads_for
 from ._contour_rows_cpu import (_ALL_IN, _BLOCK, _SPREAD, _ZERO, _columns, _plane_columns,
                                 _plane_span, _screen_plane_row)
 from ._edge_cut import EdgeCut
@@ -273,26 +273,6 @@ def _outputs_of(rows: np.ndarray, starts: np.ndarray, counts: np.ndarray) -> np.
     sizes = counts[rows]
     before = np.cumsum(sizes) - sizes   # the outputs of the rows before each
     return np.repeat(starts[rows] - before, sizes) + np.arange(sizes.sum())
-
-
-_CAREFUL_ROWS_PER_THREAD = 8
-"""Rows on the careful path worth waking one more thread for: a thread costs the
-call about 45 us on the GPU machine's 16 cores (its arguments are checked under
-the GIL, one thread after another), a row of 256 points 12-26 us (each point's
-rules, each cell's corners); the 256³ wavelet at its middle value has 36 such
-point rows, which took 0.9-1.3 ms on one thread (`.dc/s/cc16.py`)."""
-
-
-def _threads_for(rows: int, step: int) -> int:
-    """Threads for a careful pass over ``rows`` rows: at most ``step``, one per
-    :data:`_CAREFUL_ROWS_PER_THREAD` rows begun.
-
-    Examples
-    --------
-    >>> _threads_for(5, 16), _threads_for(36, 16), _threads_for(10_000, 16)
-    (1, 5, 16)
-    """
-    return max(1, min(step, -(-rows // _CAREFUL_ROWS_PER_THREAD)))
 
 
 def contour_structured(grid, scalars: np.ndarray | None, value: float, place=None,
