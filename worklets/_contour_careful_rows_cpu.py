@@ -48,8 +48,8 @@ def _find(lo, hi, q, a, b):
 @kernel(nogil=True, no_cfunc_wrapper=True)
 def _march_careful(mode, s, value, bound, nx, ny, nz, zc, rows, careful_cells, counts, table,
                    edges, offsets, cut, point_counts, point_spans, point_start, cell_counts,
-                   cell_spans, cell_start, lo, hi, t, cells, source, scratch, scratch_words,
-                   slots, first, step):
+                   cell_spans, cell_start, lo, hi, t, cells, source, known, scratch,
+                   scratch_words, slots, first, step):
     """Rows ``rows`` on the careful path, by ``mode``: 0 counts point rows (their
     outputs and spans, and their cell rows', those of ``careful_cells`` on the
     careful path too); 1 writes their points from their starts; 2 writes the output
@@ -57,8 +57,10 @@ def _march_careful(mode, s, value, bound, nx, ny, nz, zc, rows, careful_cells, c
     point (``cut``: each case's crossed edges) looked up once per cell among the
     outputs (``lo``, ``hi``) of the cell's point rows, once every point is written.
     Each thread takes every ``step``-th block of rows from ``first``, as the fast
-    march does; ``scratch`` and ``slots``: each thread's buffers (a row's column
-    bytes, a cell's edges' points). One kernel for the three: each function is
+    march does; ``known``: row x's points' flags (:func:`_careful_flags`), made by
+    mode 0 and read by mode 1 (the rules are most of the path's time); ``scratch``
+    and ``slots``: each thread's buffers (a row's column bytes, a cell's edges'
+    points). One kernel for the three: each function is
     compiled with its own copy of the helpers it calls, cold."""
     if mode == 2:
         n = rows.shape[0]
@@ -137,8 +139,13 @@ def _march_careful(mode, s, value, bound, nx, ny, nz, zc, rows, careful_cells, c
                     continue
                 i0, i1, q = point_spans[r, 0], point_spans[r, 1], point_start[r]
             low, high = nx, _ZERO - 1
+            row_flags = known[row]
             for i in range(i0, i1 + 1):
-                flags = _careful_flags(s, value, bound, i, j, k, nx, ny, nz, zc)
+                if writing:
+                    flags = np.int64(row_flags[i])
+                else:
+                    flags = _careful_flags(s, value, bound, i, j, k, nx, ny, nz, zc)
+                    row_flags[i] = flags
                 if flags == 0:
                     continue
                 low, high = (i if high < 0 else low), i

@@ -345,7 +345,7 @@ def contour_structured(grid, scalars: np.ndarray | None, value: float, place=Non
         on_threads(_march_careful, _threads_for(rows.shape[0], step), np.int64(mode), s, value,
                    bound, nx, ny, nz, zc, rows, careful_cells, counts, table, edges, offsets,
                    _CUT[kind], point_counts, point_spans, starts[0], cell_counts, cell_spans,
-                   starts[1], *outputs, scratch, scratch_words, slots)
+                   starts[1], *outputs, known, scratch, scratch_words, slots)
 
     # Every row on the fast path, screened as it goes; then the rows near a bad
     # one again, on the careful path (none, for most fields).
@@ -359,7 +359,10 @@ def contour_structured(grid, scalars: np.ndarray | None, value: float, place=Non
         careful_points, careful_cells = _careful_rows(bad.reshape(nz, ny), zc)
         # The cell rows whose points are looked up, not counted.
         searched = _beside(careful_points.reshape(nz, ny), zc)
-        run_careful(0, np.flatnonzero(careful_points), nothing)
+        careful_rows = np.flatnonzero(careful_points)
+        # Each careful point's outputs (its rules' flags): made counting, read writing.
+        known = np.empty((careful_rows.shape[0], nx), np.uint8)
+        run_careful(0, careful_rows, nothing)
     starts = (exclusive(point_counts), exclusive(cell_counts))
     # From the pool of host blocks: on one 16-core host the write pass took 10.7 ms
     # into fresh arrays (their pages faulted in as written) and 6.0 into reused ones.
@@ -376,7 +379,6 @@ def contour_structured(grid, scalars: np.ndarray | None, value: float, place=Non
         placing = (axis_places(grid), host_empty((lo.shape[0], 3), np.float32))
     run(True, (lo, hi, t, cells, source), placing)
     if careful:
-        careful_rows = np.flatnonzero(careful_points)
         run_careful(1, careful_rows, (lo, hi, t, *nothing[3:]))
         if placing is not unplaced:
             place_rows(grid, lo, hi, t, _outputs_of(careful_rows, starts[0], point_counts),
