@@ -46,11 +46,12 @@ _LEAST = np.iinfo(np.int64).min
 @kernel(inline="always")
 def _bounds_run(conn, offsets, lowest, highest):
     for c in range(lowest.shape[0]):
-        low = conn[offsets[c]]
+        # Unsigned: Numba checks an index it cannot prove non-negative for wrapping.
+        low = conn[np.uint64(offsets[c])]
         high = low
         for q in range(offsets[c] + 1, offsets[c + 1]):
-            low = min(low, conn[q])
-            high = max(high, conn[q])
+            low = min(low, conn[np.uint64(q)])
+            high = max(high, conn[np.uint64(q)])
         lowest[c] = low
         highest[c] = high
 
@@ -109,14 +110,16 @@ def _running(lowest, highest, high_before, low_after, high_so_far, low_from_here
     """The running bounds of each block, from the bounds of the blocks before (and after)."""
     for block in range(first, last):
         a, b = block * _BLOCK, min((block + 1) * _BLOCK, lowest.shape[0])
-        high = high_before[block]
-        for c in range(a, b):
-            high = max(high, highest[c])
-            high_so_far[c] = high
-        low = low_after[block]
-        for c in range(b - 1, a - 1, -1):
-            low = min(low, lowest[c])
-            low_from_here[c] = low
+        # Slices indexed from 0: Numba checks an index it cannot prove non-negative
+        # for wrapping.
+        high, highs, so_far = high_before[block], highest[a:b], high_so_far[a:b]
+        for c in range(b - a):
+            high = max(high, highs[c])
+            so_far[c] = high
+        low, lows, from_here = low_after[block], lowest[a:b], low_from_here[a:b]
+        for c in range(b - a - 1, -1, -1):
+            low = min(low, lows[c])
+            from_here[c] = low
 
 
 @kernel(inline="always")

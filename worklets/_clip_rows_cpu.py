@@ -85,20 +85,22 @@ def _emit_points(s, px, py, pz, value, first, nx, ny, flags, kept_at, cut_at, ke
     ``cut_at``, rows of ``ids`` and ``weights`` after the kept points', which are
     left unwritten: a kept point's values are copied by its id)."""
     j, k = (first // nx) % ny, first // (nx * ny)
+    row = flags[first:first + nx]   # indexed from 0: no check for wrapping
     for i in range(nx):
-        flag = flags[first + i]
+        flag = row[i]
         if flag == 0:
             continue
         p = first + i
         if flag & 1:
-            kept_ids[kept_at] = p
+            kept_ids[np.uint64(kept_at)] = p
             kept_at += 1
         for axis in range(3):
             if flag & (2 << axis):
                 step = 1 if axis == 0 else nx if axis == 1 else nx * ny
                 t = _row_weight(s, px, py, pz, value, p, i, j, k, axis, step)
-                ids[cut_at, 0], ids[cut_at, 1] = p, p + step
-                weights[cut_at, 0], weights[cut_at, 1] = 1.0 - t, t
+                to = np.uint64(cut_at)
+                ids[to, 0], ids[to, 1] = p, p + step
+                weights[to, 0], weights[to, 1] = 1.0 - t, t
                 cut_at += 1
 
 
@@ -207,8 +209,9 @@ def _emit_rows(s, px, py, pz, value, nx, ny, nz, zc, made, start, centres, centr
                     connectivity[at + np.uint64(4)], connectivity[at + np.uint64(5)] = k2, k2 + 1
                     connectivity[at + np.uint64(6)], connectivity[at + np.uint64(7)] = k3 + 1, k3
                 slot += 4 * zc
-                cell_types[q], source[q] = types[whole], i + (nx - 1) * c
-                cell_offsets[q + 1] = slot
+                cell = np.uint64(q)   # (unsigned: no check for wrapping)
+                cell_types[cell], source[cell] = types[whole], i + (nx - 1) * c
+                cell_offsets[cell + np.uint64(1)] = slot
                 q += 1
             elif case:
                 row_kept, row_cuts = (k0, k1, k2, k3), (c0, c1, c2, c3)

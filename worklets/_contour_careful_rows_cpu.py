@@ -48,8 +48,8 @@ def _find(lo, hi, q, a, b):
 @kernel(nogil=True, no_cfunc_wrapper=True)
 def _march_careful(mode, s, value, bound, nx, ny, nz, zc, rows, careful_cells, counts, table,
                    edges, offsets, cut, point_counts, point_spans, point_start, cell_counts,
-                   cell_spans, cell_start, lo, hi, t, cells, source, scratch, scratch_words,
-                   slots, first, step):
+                   cell_spans, cell_start, lo, hi, t, cells, source, known, scratch,
+                   scratch_words, slots, first, step):
     """Rows ``rows`` on the careful path, by ``mode``: 0 counts point rows (their
     outputs and spans, and their cell rows', those of ``careful_cells`` on the
     careful path too); 1 writes their points from their starts; 2 writes the output
@@ -57,8 +57,10 @@ def _march_careful(mode, s, value, bound, nx, ny, nz, zc, rows, careful_cells, c
     point (``cut``: each case's crossed edges) looked up once per cell among the
     outputs (``lo``, ``hi``) of the cell's point rows, once every point is written.
     Each thread takes every ``step``-th block of rows from ``first``, as the fast
-    march does; ``scratch`` and ``slots``: each thread's buffers (a row's column
-    bytes, a cell's edges' points). One kernel for the three: each function is
+    march does; ``known``: row x's points' flags (:func:`_careful_flags`), made by
+    mode 0 and read by mode 1 (the rules are most of the path's time); ``scratch``
+    and ``slots``: each thread's buffers (a row's column bytes, a cell's edges'
+    points). One kernel for the three: each function is
     compiled with its own copy of the helpers it calls, cold."""
     if mode == 2:
         n = rows.shape[0]
@@ -137,8 +139,13 @@ def _march_careful(mode, s, value, bound, nx, ny, nz, zc, rows, careful_cells, c
                     continue
                 i0, i1, q = point_spans[r, 0], point_spans[r, 1], point_start[r]
             low, high = nx, _ZERO - 1
+            row_flags = known[row]
             for i in range(i0, i1 + 1):
-                flags = _careful_flags(s, value, bound, i, j, k, nx, ny, nz, zc)
+                if writing:
+                    flags = np.int64(row_flags[i])
+                else:
+                    flags = _careful_flags(s, value, bound, i, j, k, nx, ny, nz, zc)
+                    row_flags[i] = flags
                 if flags == 0:
                     continue
                 low, high = (i if high < 0 else low), i
@@ -182,3 +189,23 @@ def _march_careful(mode, s, value, bound, nx, ny, nz, zc, rows, careful_cells, c
                         snapped[edge] = a if a == b else -1 - edge
                     made += 0 if _repeats(snapped, table[case, m]) else 1
             cell_counts[c], cell_spans[c, 0], cell_spans[c, 1] = made, low, high
+
+
+_CAREFUL_ROWS_PER_THREAD = 8
+"""Rows on the careful path worth waking one more thread for: a thread costs the
+call about 45 us on the GPU machine's 16 cores (its arguments are checked under
+the GIL, one thread after another), a row of 256 points 12-26 us (each point's
+rules, each cell's corners); the 256³ wavelet at its middle value has 36 such
+point rows, which took 0.9-1.3 ms on one thread (`.dc/s/cc16.py`)."""
+
+
+def _threads_for(rows: int, step: int) -> int:
+    """Threads for a careful pass over ``rows`` rows: at most ``step``, one per
+    :data:`_CAREFUL_ROWS_PER_THREAD` rows begun.
+
+    Examples
+    --------
+    >>> _threads_for(5, 16), _threads_for(36, 16), _threads_for(10_000, 16)
+    (1, 5, 16)
+    """
+    return max(1, min(step, -(-rows // _CAREFUL_ROWS_PER_THREAD)))

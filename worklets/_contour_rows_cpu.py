@@ -60,6 +60,20 @@ def _columns(s, bound, first, up, out, up2, out2, i0, i1, columns):
 
 
 @kernel(**HELPER)
+def _next_columns(s, bound, first, up, out, n, columns):
+    """The count's :func:`_columns` of the point row (p = first + x) from those of the
+    row before it in its plane (``up = out2 = up2 = 0`` there): its bits 1 and 3 are
+    this row's 0 and 2, so only rows p + up and p + up + out are read. Bits 4 to 7
+    are bits 1, 2, 3, 3 (the far rows are those rows again)."""
+    r1, r3 = s[first + up:first + up + n], s[first + up + out:first + up + out + n]
+    into = columns[:n]
+    for i in range(n):
+        near = (((into[i] >> 1) & 5) | (np.uint8(r1[i] >= bound) << 1)
+                | (np.uint8(r3[i] >= bound) << 3))
+        into[i] = near | ((near & 14) << 3) | ((near & 8) << 4)
+
+
+@kernel(**HELPER)
 def _plane_columns(px, py, pz, j, k, dj, dk, dj2, dk2, bound, i0, i1, columns):
     """:func:`_columns` of a plane's signed distance made from its axes' terms where
     it is read (no field of the grid's size): point (i, j, k)'s value is

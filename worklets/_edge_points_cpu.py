@@ -52,31 +52,38 @@ _BLOCK = 1 << 11
 
 @block_kernel()
 def _axis_edges(x, y, z, nx, ny, lo, hi, t, out, taken, thread, n_threads):
-    nxy = nx * ny
+    # Unsigned: divisions without floor division's sign fix-up, indices without
+    # Numba's check for wrapping.
+    one, unx, uny = np.uint64(1), np.uint64(nx), np.uint64(ny)
+    nxy = unx * uny
     n = lo.shape[0]
     block = claim(taken)
     while block * _BLOCK < n:
-        for p in range(block * _BLOCK, min(n, (block + 1) * _BLOCK)):
-            a, b, w = lo[p], hi[p], t[p]
+        # Each block through slices indexed from 0.
+        start, stop = block * _BLOCK, min(n, (block + 1) * _BLOCK)
+        los, his, ws, rows = lo[start:stop], hi[start:stop], t[start:stop], out[start:stop]
+        for p in range(los.shape[0]):
+            a, b, w = np.uint64(los[p]), np.uint64(his[p]), ws[p]
             ak = a // nxy
-            aj = (a - ak * nxy) // nx
-            ai = a - ak * nxy - aj * nx
+            aj = (a - ak * nxy) // unx
+            ai = a - ak * nxy - aj * unx
             # An edge's far end is one step along an axis from its near end (or is
             # it, where the value is at a point): no divisions for it.
-            bi, bj, bk, step = ai, aj, ak, b - a
-            if step == nxy:
-                bk += 1
-            elif step == nx and aj + 1 < ny:
-                bj += 1
-            elif step == 1 and ai + 1 < nx:
-                bi += 1
-            elif step != 0:
+            bi, bj, bk = ai, aj, ak
+            if b == a + nxy:
+                bk += one
+            elif b == a + unx and aj + one < uny:
+                bj += one
+            elif b == a + one and ai + one < unx:
+                bi += one
+            elif b != a:
                 bk = b // nxy
-                bj = (b - bk * nxy) // nx
-                bi = b - bk * nxy - bj * nx
-            out[p, 0] = np.float64(x[ai]) + w * np.float64(x[bi] - x[ai])
-            out[p, 1] = np.float64(y[aj]) + w * np.float64(y[bj] - y[aj])
-            out[p, 2] = np.float64(z[ak]) + w * np.float64(z[bk] - z[ak])
+                bj = (b - bk * nxy) // unx
+                bi = b - bk * nxy - bj * unx
+            xa, ya, za = x[ai], y[aj], z[ak]
+            rows[p, 0] = np.float64(xa) + w * np.float64(x[bi] - xa)
+            rows[p, 1] = np.float64(ya) + w * np.float64(y[bj] - ya)
+            rows[p, 2] = np.float64(za) + w * np.float64(z[bk] - za)
         block = claim(taken)
 
 
@@ -85,11 +92,13 @@ def _point_edges(points, lo, hi, t, out, taken, thread, n_threads):
     n = lo.shape[0]
     block = claim(taken)
     while block * _BLOCK < n:
-        for p in range(block * _BLOCK, min(n, (block + 1) * _BLOCK)):
-            a, b, w = lo[p], hi[p], t[p]
+        start, stop = block * _BLOCK, min(n, (block + 1) * _BLOCK)
+        los, his, ws, rows = lo[start:stop], hi[start:stop], t[start:stop], out[start:stop]
+        for p in range(los.shape[0]):
+            a, b, w = np.uint64(los[p]), np.uint64(his[p]), ws[p]
             for c in range(3):
                 low = np.float64(points[a, c])
-                out[p, c] = low + w * (np.float64(points[b, c]) - low)
+                rows[p, c] = low + w * (np.float64(points[b, c]) - low)
         block = claim(taken)
 
 
@@ -98,11 +107,13 @@ def _scalar_edges(values, lo, hi, t, out, taken, thread, n_threads):
     n = lo.shape[0]
     block = claim(taken)
     while block * _BLOCK < n:
-        for p in range(block * _BLOCK, min(n, (block + 1) * _BLOCK)):
+        start, stop = block * _BLOCK, min(n, (block + 1) * _BLOCK)
+        los, his, ws, rows = lo[start:stop], hi[start:stop], t[start:stop], out[start:stop]
+        for p in range(los.shape[0]):
             # t rounded to the field's dtype by storing it there, as NumPy's astype.
-            out[p] = t[p]
-            low = values[lo[p]]
-            out[p] = low + out[p] * (values[hi[p]] - low)
+            rows[p] = ws[p]
+            low = values[np.uint64(los[p])]
+            rows[p] = low + rows[p] * (values[np.uint64(his[p])] - low)
         block = claim(taken)
 
 
@@ -111,13 +122,15 @@ def _field_edges(values, lo, hi, t, out, taken, thread, n_threads):
     n = lo.shape[0] if values.shape[1] > 0 else 0   # (t is stored in column 0)
     block = claim(taken)
     while block * _BLOCK < n:
-        for p in range(block * _BLOCK, min(n, (block + 1) * _BLOCK)):
-            a, b = lo[p], hi[p]
-            out[p, 0] = t[p]   # t in the field's dtype, as NumPy's astype
-            w = out[p, 0]
+        start, stop = block * _BLOCK, min(n, (block + 1) * _BLOCK)
+        los, his, ws, rows = lo[start:stop], hi[start:stop], t[start:stop], out[start:stop]
+        for p in range(los.shape[0]):
+            a, b = np.uint64(los[p]), np.uint64(his[p])
+            rows[p, 0] = ws[p]   # t in the field's dtype, as NumPy's astype
+            w = rows[p, 0]
             for c in range(values.shape[1]):
                 low = values[a, c]
-                out[p, c] = low + w * (values[b, c] - low)
+                rows[p, c] = low + w * (values[b, c] - low)
         block = claim(taken)
 
 

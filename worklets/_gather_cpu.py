@@ -77,17 +77,20 @@ def _take(src, ids, out, bad):
 def _axis_chunk(x, y, z, nx, nxy, ids, out, first, last):
     n = nxy * z.shape[0]
     wrong = 0
-    for q in range(first, last):
-        p = ids[q]
+    # Slices indexed from 0 and indices unsigned once checked: Numba checks an index
+    # it cannot prove non-negative for wrapping.
+    rows, to = ids[first:last], out[first:last]
+    for q in range(rows.shape[0]):
+        p = rows[q]
         if p < 0 or p >= n:
             wrong += 1
             continue
         k = quotient(p, nxy, 1.0 / nxy)
         j = quotient(p - k * nxy, nx, 1.0 / nx)
         # Stored in the output's dtype: float32 rounded once, as NumPy's astype.
-        out[q, 0] = x[p - k * nxy - j * nx]
-        out[q, 1] = y[j]
-        out[q, 2] = z[k]
+        to[q, 0] = x[np.uint64(p - k * nxy - j * nx)]
+        to[q, 1] = y[np.uint64(j)]
+        to[q, 2] = z[np.uint64(k)]
     return wrong
 
 
@@ -186,8 +189,10 @@ def axis_points(grid, ids: np.ndarray, dtype=np.float32) -> np.ndarray:
 @block_kernel()
 def _column(table, column, out, first, last):
     """Rows ``first * _CHUNK`` to ``last * _CHUNK`` of the column."""
-    for r in range(first * _CHUNK, min(out.shape[0], last * _CHUNK)):
-        out[r] = table[r, column]
+    start, stop = first * _CHUNK, min(out.shape[0], last * _CHUNK)
+    rows, to = table[start:stop], out[start:stop]   # slices indexed from 0
+    for r in range(stop - start):
+        to[r] = rows[r, column]
 
 
 def column(table: np.ndarray, n_rows: int, at: int = 0) -> np.ndarray:

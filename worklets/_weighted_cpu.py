@@ -59,14 +59,15 @@ def _row(values, axes, nx, ny, point):
     the last): a field's values, or (``axes`` given) a structured grid's
     coordinates, its axes' float64 values (its grid index found once)."""
     if axes.shape[1] == 0:
-        comps = values.shape[1]
-        return (np.float64(values[point, 0]),
-                np.float64(values[point, 1]) if comps > 1 else 0.0,
-                np.float64(values[point, 2]) if comps > 2 else 0.0)
+        # Unsigned: ids are in range, and need no check for wrapping.
+        comps, at = values.shape[1], np.uint64(point)
+        return (np.float64(values[at, 0]),
+                np.float64(values[at, 1]) if comps > 1 else 0.0,
+                np.float64(values[at, 2]) if comps > 2 else 0.0)
     rest = quotient(point, nx, 1.0 / nx)
     k = quotient(rest, ny, 1.0 / ny)
-    return (np.float64(axes[0, point - rest * nx]), np.float64(axes[1, rest - k * ny]),
-            np.float64(axes[2, k]))
+    return (np.float64(axes[0, np.uint64(point - rest * nx)]),
+            np.float64(axes[1, np.uint64(rest - k * ny)]), np.float64(axes[2, np.uint64(k)]))
 
 
 @kernel(inline="always")

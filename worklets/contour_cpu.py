@@ -58,9 +58,9 @@ import numpy as np
 from daxpy.data.host_pool import host_empty, host_zeros
 
 from ._contour_careful_cpu import _careful_rows, _screen_row, screen_values
-from ._contour_careful_rows_cpu import _march_careful
-from ._contour_rows_cpu import (_ALL_IN, _BLOCK, _SPREAD, _ZERO, _columns, _plane_columns,
-                                _plane_span, _screen_plane_row)
+from ._contour_careful_rows_cpu import _march_careful, _threads_for
+from ._contour_rows_cpu import (_ALL_IN, _BLOCK, _SPREAD, _ZERO, _columns, _next_columns,
+                                _plane_columns, _plane_span, _screen_plane_row)
 from ._edge_cut import EdgeCut
 from ._edge_points_cpu import axis_places, place_rows
 from ._contour_slots import _CUT, _KINDS, _LANES, _SLOTTED, _Y, _Z
@@ -102,6 +102,7 @@ def _march(s, px, py, pz, value, bound, equal, zero, nx, ny, nz, zc, writing, ro
     plane = px.shape[0] != 0
     placing = xyz.shape[0] != 0
     y0 = y1 = y2 = z0 = z1 = z2 = 0.0
+    before = _ZERO - 2   # the row whose columns the buffer holds
     nxy = nx * ny
     columns, words = scratch[first], scratch_words[first]
     at = slots[first]
@@ -162,22 +163,33 @@ def _march(s, px, py, pz, value, bound, equal, zero, nx, ny, nz, zc, writing, ro
             if plane:
                 _plane_columns(px, py, pz, j, k, up // nx, out // nxy, up2 // nx, out2 // nxy,
                                bound, a, last, columns)
+            elif not writing and r == before + 1 and j > 0:
+                # The row before's columns (this thread's last) hold this row's bits and
+                # the plane after's: two rows read, not eight (one thread, 256³: count
+                # 18.1-18.9 -> 13.6-13.7 ms; a helper of its own, not a flag of _columns:
+                # that measured 15.9-16.0, and slowed the write).
+                _next_columns(s, bound, r * nx, up, out, nx, columns)
             else:
                 _columns(s, bound, r * nx, up, out, up2, out2, a, last, columns)
+            before = r
             columns[nx] = columns[nx - 1]   # no x edge from the row's last point
             points, point_low, point_high = _ZERO, nx, _ZERO - 1
             made, cell_low, cell_high = _ZERO, nx - 1, _ZERO - 1
             i = a - 1
+            # The walk's indices unsigned (np.uint64, the same bits): Numba checks a signed
+            # index it cannot prove non-negative for wrapping (i starts at a span read from
+            # an array; one thread, 256³: count 19.7 -> 17.9 ms, write 30.3 -> 26.5).
             while i < end:
                 i += 1
                 if i & 7 == 0:
                     # Eight x all in or all out, with the x after them: one word, not
                     # eight bytes (_quiet_eight, written out here: one call less, cold).
-                    word = words[i >> 3]
-                    if (word == 0 or word == _ALL_IN) and columns[i + 8] == (word & 255):
+                    word = words[np.uint64(i >> 3)]
+                    if (word == 0 or word == _ALL_IN) and (
+                            columns[np.uint64(i + 8)] == (word & 255)):
                         i += 7
                         continue
-                now, after = columns[i], columns[i + 1]
+                now, after = columns[np.uint64(i)], columns[np.uint64(i + 1)]
                 if now == after and (now == 0 or now == 255):
                     continue   # nothing on any of the eight rows
                 # Lane r (4 bits) of x, y, z: whether point row r's edge along it is
@@ -189,15 +201,16 @@ def _march(s, px, py, pz, value, bound, equal, zero, nx, ny, nz, zc, writing, ro
                     point_low, point_high = (i if point_high < 0 else point_low), i
                     points += here & 15
                     if writing:
-                        p, q = r * nx + i, q0
+                        p, q = r * nx + i, np.uint64(q0)
                         row_term = pz[k] + py[j] if plane else 0.0
-                        low_value = row_term + px[i] if plane else np.float64(s[p])
+                        low_value = (row_term + px[np.uint64(i)] if plane
+                                     else np.float64(s[np.uint64(p)]))
                         for axis in range(3):
                             if cuts >> axis & 1:
                                 other = p + (1 if axis == 0 else (up if axis == 1 else out))
                                 lo[q], hi[q] = p, other
-                                high_value = np.float64(s[other]) if not plane else (
-                                    row_term + px[i + 1] if axis == 0 else (
+                                high_value = np.float64(s[np.uint64(other)]) if not plane else (
+                                    row_term + px[np.uint64(i + 1)] if axis == 0 else (
                                         (pz[k] + py[j + 1] if axis == 1 else pz[k + 1] + py[j])
                                         + px[i]))
                                 # The NumPy implementation's float64 arithmetic, in its order.
@@ -206,28 +219,34 @@ def _march(s, px, py, pz, value, bound, equal, zero, nx, ny, nz, zc, writing, ro
                                 if placing:
                                     # (Columns written as constants: as variables,
                                     # the pass took 4-5 ms more on one thread.)
-                                    xyz[q, 0] = places[0, i, 0] + w * places[0, i, 1 + (axis != 0)]
+                                    at_x = np.uint64(i)
+                                    xyz[q, 0] = (places[0, at_x, 0]
+                                                 + w * places[0, at_x, 1 + (axis != 0)])
                                     xyz[q, 1] = y0 + w * (y1 if axis == 1 else y2)
                                     xyz[q, 2] = z0 + w * (z1 if axis == 2 else z2)
-                                q += 1
+                                q += np.uint64(1)
+                # (np.uint64(case) where read: with case typed unsigned, the float64
+                # specialization wrote some cells' points wrong (Numba 0.68, cause unknown).)
                 case = (_SPREAD[now] | (_SPREAD[after] << 1)) & full
-                if cells_too and i <= i1 and counts[case]:   # (x = nx - 1 is no cell)
+                outputs = counts[np.uint64(case)]
+                if cells_too and i <= i1 and outputs:   # (x = nx - 1 is no cell)
                     cell_low, cell_high = (i if cell_high < 0 else cell_low), i
-                    made += counts[case]
+                    made += outputs
                     if writing:
                         # A cut edge's point: its row's first output at its x, plus the
                         # x edge's before a y edge's, and both before a z edge's.
-                        xy, ahead = x + y, here + _LANES[after ^ columns[i + 2]]
+                        xy, ahead = x + y, here + _LANES[after ^ columns[np.uint64(i + 2)]]
                         at[0], at[5], at[8], at[11] = q0, q1, q2, q3
                         at[1], at[9] = q0 + (x & 15), q2 + ((x >> 8) & 15)
                         at[2], at[6] = q0 + (xy & 15), q1 + ((xy >> 4) & 15)
                         at[3], at[10] = q0 + (ahead & 15), q2 + ((ahead >> 8) & 15)
                         ahead += _Y[after]
                         at[4], at[7] = q0 + (ahead & 15), q1 + ((ahead >> 4) & 15)
-                        for m in range(counts[case]):
+                        for m in range(outputs):
+                            to = np.uint64(count)
                             for e in range(per):
-                                cells[count, e] = at[slotted[case, m, e]]
-                            source[count] = i + (nx - 1) * c
+                                cells[to, e] = at[np.uint64(slotted[np.uint64(case), m, e])]
+                            source[to] = i + (nx - 1) * c
                             count += 1
                 if writing:
                     q0, q1 = q0 + (here & 15), q1 + ((here >> 4) & 15)
@@ -262,26 +281,6 @@ def _outputs_of(rows: np.ndarray, starts: np.ndarray, counts: np.ndarray) -> np.
     sizes = counts[rows]
     before = np.cumsum(sizes) - sizes   # the outputs of the rows before each
     return np.repeat(starts[rows] - before, sizes) + np.arange(sizes.sum())
-
-
-_CAREFUL_ROWS_PER_THREAD = 8
-"""Rows on the careful path worth waking one more thread for: a thread costs the
-call about 45 us on the GPU machine's 16 cores (its arguments are checked under
-the GIL, one thread after another), a row of 256 points 12-26 us (each point's
-rules, each cell's corners); the 256³ wavelet at its middle value has 36 such
-point rows, which took 0.9-1.3 ms on one thread (`.dc/s/cc16.py`)."""
-
-
-def _threads_for(rows: int, step: int) -> int:
-    """Threads for a careful pass over ``rows`` rows: at most ``step``, one per
-    :data:`_CAREFUL_ROWS_PER_THREAD` rows begun.
-
-    Examples
-    --------
-    >>> _threads_for(5, 16), _threads_for(36, 16), _threads_for(10_000, 16)
-    (1, 5, 16)
-    """
-    return max(1, min(step, -(-rows // _CAREFUL_ROWS_PER_THREAD)))
 
 
 def contour_structured(grid, scalars: np.ndarray | None, value: float, place=None,
@@ -346,7 +345,7 @@ def contour_structured(grid, scalars: np.ndarray | None, value: float, place=Non
         on_threads(_march_careful, _threads_for(rows.shape[0], step), np.int64(mode), s, value,
                    bound, nx, ny, nz, zc, rows, careful_cells, counts, table, edges, offsets,
                    _CUT[kind], point_counts, point_spans, starts[0], cell_counts, cell_spans,
-                   starts[1], *outputs, scratch, scratch_words, slots)
+                   starts[1], *outputs, known, scratch, scratch_words, slots)
 
     # Every row on the fast path, screened as it goes; then the rows near a bad
     # one again, on the careful path (none, for most fields).
@@ -360,7 +359,10 @@ def contour_structured(grid, scalars: np.ndarray | None, value: float, place=Non
         careful_points, careful_cells = _careful_rows(bad.reshape(nz, ny), zc)
         # The cell rows whose points are looked up, not counted.
         searched = _beside(careful_points.reshape(nz, ny), zc)
-        run_careful(0, np.flatnonzero(careful_points), nothing)
+        careful_rows = np.flatnonzero(careful_points)
+        # Each careful point's outputs (its rules' flags): made counting, read writing.
+        known = np.empty((careful_rows.shape[0], nx), np.uint8)
+        run_careful(0, careful_rows, nothing)
     starts = (exclusive(point_counts), exclusive(cell_counts))
     # From the pool of host blocks: on one 16-core host the write pass took 10.7 ms
     # into fresh arrays (their pages faulted in as written) and 6.0 into reused ones.
@@ -377,7 +379,6 @@ def contour_structured(grid, scalars: np.ndarray | None, value: float, place=Non
         placing = (axis_places(grid), host_empty((lo.shape[0], 3), np.float32))
     run(True, (lo, hi, t, cells, source), placing)
     if careful:
-        careful_rows = np.flatnonzero(careful_points)
         run_careful(1, careful_rows, (lo, hi, t, *nothing[3:]))
         if placing is not unplaced:
             place_rows(grid, lo, hi, t, _outputs_of(careful_rows, starts[0], point_counts),
