@@ -114,3 +114,32 @@ def test_a_child_forked_after_the_pool_ran_uses_python_threads():
     assert lines[-1] == "0", child.stderr
     pool_here = native.pool_loop(_bounds, "blocks", _FOUR) is not None
     assert lines[0] == ("pool" if pool_here else "python")
+
+
+_FORKED_TAKE = """
+import os, numpy as np, numba
+from daxpy.worklets._gather_cpu import take
+numba.set_num_threads(2)
+values = np.arange(3 * 200000, dtype=np.float32).reshape(-1, 3)
+ids = np.random.default_rng(0).integers(0, 200000, 150000)
+before = take(values, ids)
+pid = os.fork()
+if pid == 0:
+    os._exit(0 if np.array_equal(take(values, ids), before) else 3)
+_, status = os.waitpid(pid, 0)
+print(os.waitstatus_to_exitcode(status))
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_forked_child_gathers_rows_as_its_parent_did():
+    # The geometry filters' outputs take their points and fields by the compiled
+    # take, which was a Numba parallel loop: a forked child of a parent that ran it
+    # was terminated by GNU OpenMP at its own first one.
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("one thread: no pool")
+    child = subprocess.run([sys.executable, "-c", _FORKED_TAKE], capture_output=True,
+                           text=True, check=False, timeout=300,
+                           cwd=os.path.dirname(__file__))
+    assert child.returncode == 0, child.stderr
+    assert child.stdout.strip().splitlines()[-1] == "0", child.stderr

@@ -16,7 +16,6 @@ Examples
 from __future__ import annotations
 
 import numpy as np
-from numba import prange
 
 from daxpy.data.host_pool import host_empty
 
@@ -25,7 +24,7 @@ from ._numba import CompiledUnavailable, kernel
 from ._weighted_cpu import quotient
 
 _CHUNK = 1 << 14
-"""Rows per iteration of the parallel loops."""
+"""Rows a block of the passes."""
 
 MIN_ROWS = 1 << 16
 """Fewer rows than this are gathered by NumPy: threads would not pay off."""
@@ -64,12 +63,12 @@ def _take_chunk(src, ids, out, first, last):
     return _copy_rows(src, rows, to, src.shape[1])
 
 
-@kernel(parallel=True)
-def _take(src, ids, out, bad):
+@block_kernel()
+def _take(src, ids, out, bad, first, last):
     # Each chunk in a function of its own: loops in a parallel loop's body run
     # several times slower (_weighted_cpu._weighted says by how much).
     m = ids.shape[0]
-    for chunk in prange(bad.shape[0]):
+    for chunk in range(first, last):
         bad[chunk] = _take_chunk(src, ids, out, chunk * _CHUNK, min(m, (chunk + 1) * _CHUNK))
 
 
@@ -94,10 +93,10 @@ def _axis_chunk(x, y, z, nx, nxy, ids, out, first, last):
     return wrong
 
 
-@kernel(parallel=True)
-def _axis_points(x, y, z, nx, nxy, ids, out, bad):
+@block_kernel()
+def _axis_points(x, y, z, nx, nxy, ids, out, bad, first, last):
     m = ids.shape[0]
-    for chunk in prange(bad.shape[0]):
+    for chunk in range(first, last):
         bad[chunk] = _axis_chunk(x, y, z, nx, nxy, ids, out, chunk * _CHUNK,
                                  min(m, (chunk + 1) * _CHUNK))
 
@@ -148,7 +147,7 @@ def take(values: np.ndarray, ids: np.ndarray) -> np.ndarray:
         raise CompiledUnavailable("NumPy gathers other arrays")
     out = host_empty((ids.shape[0],) + values.shape[1:], values.dtype)
     if out.size:
-        _take(_as_words(values), ids, _as_words(out), bad)
+        over_blocks(_take, bad.shape[0], _as_words(values), ids, _as_words(out), bad)
         _refuse_bad(bad)
     return out
 
@@ -181,7 +180,7 @@ def axis_points(grid, ids: np.ndarray, dtype=np.float32) -> np.ndarray:
     # common dtype first, which holds each one exactly.
     out = host_empty((ids.shape[0], 3), dtype)
     nx, ny = axes[0].shape[0], axes[1].shape[0]
-    _axis_points(*axes, nx, nx * ny, ids, out, bad)
+    over_blocks(_axis_points, bad.shape[0], *axes, nx, nx * ny, ids, out, bad)
     _refuse_bad(bad)
     return out
 
