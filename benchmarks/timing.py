@@ -22,6 +22,15 @@ import numpy as np
 from .common import AgreementError
 
 
+def _settle_cpu_pool() -> None:
+    """Wait for the CPU passes' loops that the warm-up asked for
+    (:func:`daxpy.worklets._native_threads_cpu.settle`): until a loop is built its
+    passes run on Python threads, and a timing would mix the two."""
+    from daxpy.worklets._native_threads_cpu import settle
+
+    settle()
+
+
 def time_cpu(fn: Callable[[], Any], *, repeat: int = 5, warmup: int = 1,
              slow_s: float = 3.0) -> tuple[float, Any]:
     """Median wall time of ``fn()`` in ms after ``warmup`` calls, and the last result.
@@ -38,6 +47,7 @@ def time_cpu(fn: Callable[[], Any], *, repeat: int = 5, warmup: int = 1,
     result = None
     for _ in range(warmup):
         result = fn()
+    _settle_cpu_pool()
     samples = []
     for _ in range(max(repeat, 1)):
         start = time.perf_counter()

@@ -16,7 +16,9 @@ sources, so a changed kernel never meets a stale loop compiled around the old on
 Ranges are taken one at a time as threads free up (a chunk size of one), and which
 block writes what does not depend on the threads, so neither do the results.
 
-The pool is used only where it is safe: with a thread-safe threading layer (OpenMP or
+A kernel's loop is built on a thread of its own the first time the kernel is run (a
+loop compiles in about 0.7 s, the first time on a machine): until it is ready the
+kernel runs on Python threads. The pool is used only where it is safe: with a thread-safe threading layer (OpenMP or
 TBB: Numba's ``workqueue`` aborts when two threads enter it at once), not in a child
 forked from a process that has run an OpenMP loop (GNU OpenMP terminates it), and
 not where ``DAXPY_CPU_POOL=python`` asks for Python threads. :func:`pool_loop` then
@@ -31,6 +33,8 @@ Examples
 >>> conn, offsets = np.arange(8), np.array([0, 4, 8])
 >>> lowest, highest = np.zeros(2, np.int64), np.zeros(2, np.int64)
 >>> args = (conn, offsets, lowest, highest)
+>>> _ = pool_loop(_bounds, "blocks", args)  # at first None: the loop is being built
+>>> settle()
 >>> loop = pool_loop(_bounds, "blocks", args)  # None where the pool may not run
 >>> if loop is not None:
 ...     blocks_on_pool(_bounds, loop, 1, 1, args)
@@ -70,12 +74,45 @@ _KINDS = {
 }
 
 _STATE: dict[str, Any] = {}
-"""``usable``: whether the pool may run in this process (decided at the first use,
-with the pid it was decided in); ``digest``: the worklets' sources' hash."""
+"""``usable``: whether the pool may run in this process (None while the first loop that
+decides it is being built; with the pid it was decided in); ``digest``: the worklets'
+sources' hash."""
 _LOCK = threading.Lock()
 _LOOPS: dict[tuple, Callable | None] = {}
+"""Per kernel, kind and argument count: its loop, or None (Python threads: the loop is
+being built, or cannot be)."""
 _OPENMP_PID: list[int] = []
 """The process that has run an OpenMP loop of the pool (a fork of it must not)."""
+_BUILDS: list[tuple[int, Any]] = []
+"""The pid and the one thread that builds the loops, one after another, while the passes
+run on Python threads: a loop takes about 0.7 s to compile, the first time on a machine,
+and a geometry filter has up to 14 of them."""
+_BUILT: list[Any] = []
+"""What the builds were asked for (futures), for :func:`settle`."""
+
+
+def _builder() -> Any:
+    from concurrent.futures import ThreadPoolExecutor
+
+    if not _BUILDS or _BUILDS[0][0] != os.getpid():
+        _BUILDS[:] = [(os.getpid(), ThreadPoolExecutor(1, thread_name_prefix="daxpy-pool-build"))]
+        _BUILT.clear()
+    return _BUILDS[0][1]
+
+
+def settle() -> None:
+    """Wait until every loop asked for is built (or has failed to build: a build's
+    error is raised here). Benchmarks call it after their warm-up, so that they time
+    the passes on the pool.
+
+    Examples
+    --------
+    >>> settle()
+    """
+    with _LOCK:
+        pending = list(_BUILT)
+    for future in pending:
+        future.result()
 
 
 def _sources_digest() -> str:
@@ -109,19 +146,26 @@ def probe(out):
 '''
 
 
-def _usable() -> bool:
-    """Whether the pool may run here (see the module's text)."""
+def _decide() -> None:
+    """Run the probe and record whether the pool may run in this process."""
+    usable = _layer_is_threadsafe()
+    if usable and not _OPENMP_PID:
+        _OPENMP_PID.append(os.getpid())
+    _STATE["usable"] = usable
+
+
+def _allowed() -> bool:
+    """Whether the pool may be tried here (see the module's text); starts, at the
+    first call of a process, the probe that decides whether it may run."""
     if os.environ.get("DAXPY_CPU_POOL", "").strip().lower() == "python":
         return False
     if _OPENMP_PID and _OPENMP_PID[0] != os.getpid():
         return False  # a forked child of a process that ran the pool
     with _LOCK:
         if _STATE.get("pid") != os.getpid():
-            _STATE.update(pid=os.getpid(), digest=_sources_digest())
-            _STATE["usable"] = _layer_is_threadsafe()
-            if _STATE["usable"] and not _OPENMP_PID:
-                _OPENMP_PID.append(os.getpid())
-        return _STATE["usable"]
+            _STATE.update(pid=os.getpid(), digest=_sources_digest(), usable=None)
+            _BUILT.append(_builder().submit(_decide))
+    return True
 
 
 _PART = 16
@@ -171,22 +215,45 @@ def pool_loop(task: Callable, kind: str, args: tuple) -> Callable | None:
     >>> pool_loop(len, "blocks", ()) is None  # not a kernel of a module
     True
     """
-    if not _usable():
+    if not _allowed():
         return None
     key = (task, kind, len(args))
     if key not in _LOOPS:
+        _LOOPS[key] = None  # Python threads until the loop is built
         function = getattr(task, "py_func", None)
         module, name = getattr(function, "__module__", None), getattr(function, "__name__", "")
-        if module is None or getattr(sys.modules.get(module), name, None) is not task:
-            _LOOPS[key] = None
-        else:
+        if module is not None and getattr(sys.modules.get(module), name, None) is task:
             # A kernel outside the worklets (a test's) brings its own file's hash.
             path = getattr(sys.modules[module], "__file__", None) or ""
             own = "" if Path(path).parent == Path(__file__).parent or not path else \
                 hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
             source = _loop_source(module, name, kind, len(args), _STATE["digest"] + own)
-            _LOOPS[key] = load_generated(source, f"pool_{kind}", "loop")
-    return _LOOPS[key]
+            with _LOCK:
+                _BUILT.append(_builder().submit(_build, key, source, kind,
+                                                _signature(kind, args)))
+    return _LOOPS[key] if _STATE["usable"] else None
+
+
+def _signature(kind: str, args: tuple) -> tuple:
+    """The loop's argument types for ``args`` (types only: the build keeps no array)."""
+    import numba
+    import numpy as np
+
+    from ._claim_cpu import claim_counter
+
+    count, flags = numba.int64, numba.typeof(np.zeros(1, np.uint8))
+    extra = (count, count, numba.typeof(claim_counter())) if kind == "blocks" else ()
+    return (numba.typeof(args), count, *extra, flags)
+
+
+def _build(key: tuple, source: str, kind: str, signature: tuple) -> None:
+    """Write, load and compile one loop (on the builder's thread), then let the
+    passes use it (not where the probe, built before it, found the pool unsafe)."""
+    if not _STATE["usable"]:
+        return
+    loop = load_generated(source, f"pool_{kind}", "loop")
+    loop.compile(signature)
+    _LOOPS[key] = loop
 
 
 def _raise_failed(task: Callable, failed: Any, bounds: Callable, args: tuple) -> None:
