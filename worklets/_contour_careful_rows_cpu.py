@@ -144,7 +144,14 @@ def _march_careful(mode, s, value, bound, nx, ny, nz, zc, rows, careful_cells, c
                 if writing:
                     flags = np.int64(row_flags[i])
                 else:
-                    flags = _careful_flags(s, value, bound, i, j, k, nx, ny, nz, zc)
+                    # The rules' first tests, written out: a point not at the value whose
+                    # edges after it are not cut has no output (most points: no call).
+                    p = row_first + i
+                    side = s[p] >= bound
+                    flags = _careful_flags(s, value, bound, i, j, k, nx, ny, nz, zc) if (
+                        s[p] == value or (i + 1 < nx and (s[p + 1] >= bound) != side)
+                        or (up != 0 and (s[p + up] >= bound) != side)
+                        or (out != 0 and (s[p + out] >= bound) != side)) else 0
                     row_flags[i] = flags
                 if flags == 0:
                     continue
