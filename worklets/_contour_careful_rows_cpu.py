@@ -140,11 +140,23 @@ def _march_careful(mode, s, value, bound, nx, ny, nz, zc, rows, careful_cells, c
                 i0, i1, q = point_spans[r, 0], point_spans[r, 1], point_start[r]
             low, high = nx, _ZERO - 1
             row_flags = known[row]
+            if not writing:
+                # The rules' first tests for the whole row, in a loop the compiler
+                # vectorizes: a point not at the value whose edges after it are not cut
+                # has no output (most points: no call of the rules).
+                _columns(s, bound, row_first, up, out, _ZERO, _ZERO, _ZERO, nx - 1, columns)
+                columns[nx] = columns[nx - 1]   # no x edge from the row's last point
+                values = s[row_first:row_first + nx]
+                for i in range(nx):
+                    now = columns[i]
+                    row_flags[i] = (values[i] == value) | (
+                        ((now ^ columns[i + 1]) | (now ^ (now >> 1)) | (now ^ (now >> 2))) & 1)
             for i in range(i0, i1 + 1):
                 if writing:
                     flags = np.int64(row_flags[i])
                 else:
-                    flags = _careful_flags(s, value, bound, i, j, k, nx, ny, nz, zc)
+                    flags = (_careful_flags(s, value, bound, i, j, k, nx, ny, nz, zc)
+                             if row_flags[i] else 0)
                     row_flags[i] = flags
                 if flags == 0:
                     continue
@@ -170,8 +182,7 @@ def _march_careful(mode, s, value, bound, nx, ny, nz, zc, rows, careful_cells, c
             # output cell lists a snapped point twice (VTK drops those).
             c = j + (ny - 1) * k
             careful = careful_cells[c]
-            made, low, high = _ZERO, nx, _ZERO - 1
-            _columns(s, bound, row_first, nx, out, _ZERO, _ZERO, _ZERO, nx - 1, columns)
+            made, low, high = _ZERO, nx, _ZERO - 1   # (the row's columns: made above)
             for i in range(nx - 1):
                 base = row_first + i
                 case = (_SPREAD[columns[i]] | (_SPREAD[columns[i + 1]] << 1)) & full
