@@ -84,20 +84,37 @@ being built, or cannot be)."""
 _OPENMP_PID: list[int] = []
 """The process that has run an OpenMP loop of the pool (a fork of it must not)."""
 _BUILDS: list[tuple[int, Any]] = []
-"""The pid and the one thread that builds the loops, one after another, while the passes
-run on Python threads: a loop takes about 0.7 s to compile, the first time on a machine,
-and a geometry filter has up to 14 of them."""
+"""The pid and the queue of the one thread that builds the loops, one after another,
+while the passes run on Python threads: a loop takes about 0.7 s to compile, the first
+time on a machine, and a geometry filter has up to 14 of them. The thread is a daemon:
+a process that ends leaves its builds unfinished rather than waiting for them."""
 _BUILT: list[Any] = []
 """What the builds were asked for (futures), for :func:`settle`."""
 
 
-def _builder() -> Any:
-    from concurrent.futures import ThreadPoolExecutor
+def _build_loops(jobs: Any) -> None:
+    while True:
+        future, work, args = jobs.get()
+        try:
+            future.set_result(work(*args))
+        except BaseException as err:  # raised by settle()
+            future.set_exception(err)
+
+
+def _submit(work: Callable, *args: Any) -> None:
+    """Queue ``work(*args)`` on the builder's thread (started in each process)."""
+    import queue
+    from concurrent.futures import Future
 
     if not _BUILDS or _BUILDS[0][0] != os.getpid():
-        _BUILDS[:] = [(os.getpid(), ThreadPoolExecutor(1, thread_name_prefix="daxpy-pool-build"))]
+        jobs: Any = queue.SimpleQueue()
+        threading.Thread(target=_build_loops, args=(jobs,), name="daxpy-pool-build",
+                         daemon=True).start()
+        _BUILDS[:] = [(os.getpid(), jobs)]
         _BUILT.clear()
-    return _BUILDS[0][1]
+    future: Any = Future()
+    _BUILT.append(future)
+    _BUILDS[0][1].put((future, work, args))
 
 
 def settle() -> None:
@@ -164,7 +181,7 @@ def _allowed() -> bool:
     with _LOCK:
         if _STATE.get("pid") != os.getpid():
             _STATE.update(pid=os.getpid(), digest=_sources_digest(), usable=None)
-            _BUILT.append(_builder().submit(_decide))
+            _submit(_decide)
     return True
 
 
@@ -229,8 +246,7 @@ def pool_loop(task: Callable, kind: str, args: tuple) -> Callable | None:
                 hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
             source = _loop_source(module, name, kind, len(args), _STATE["digest"] + own)
             with _LOCK:
-                _BUILT.append(_builder().submit(_build, key, source, kind,
-                                                _signature(kind, args)))
+                _submit(_build, key, source, kind, _signature(kind, args))
     return _LOOPS[key] if _STATE["usable"] else None
 
 
