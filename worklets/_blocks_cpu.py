@@ -32,7 +32,6 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable
 
-
 from ._native_threads_cpu import blocks_on_pool, pool_loop, threads_on_pool
 from ._numba import kernel
 
@@ -150,8 +149,6 @@ def on_claimed(task: Callable[..., Any], n_blocks: int, *args: Any) -> None:
 
     if n_blocks > 0:
         on_threads(task, min(get_num_threads(), n_blocks), *args, claim_counter())
-
-
 
 
 def over_blocks(task: Callable[..., Any], n_blocks: int, *args: Any) -> None:

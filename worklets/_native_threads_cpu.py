@@ -13,16 +13,17 @@ parallel loop calls the kernel, imported from its own module by name, on ranges 
 blocks (:func:`blocks_on_pool`) or once per thread (:func:`threads_on_pool`). Its
 Numba disk cache serves the next process; its name carries a hash of the worklets'
 sources, so a changed kernel never meets a stale loop compiled around the old one.
-Ranges are taken one at a time as threads free up (a chunk size of one), and which
-block writes what does not depend on the threads, so neither do the results.
+Ranges are claimed from an atomic counter as threads free up, and which block writes
+what does not depend on the threads, so neither do the results.
 
 A kernel's loop is built on a thread of its own the first time the kernel is run (a
 loop compiles in about 0.7 s, the first time on a machine): until it is ready the
-kernel runs on Python threads. The pool is used only where it is safe: with a thread-safe threading layer (OpenMP or
-TBB: Numba's ``workqueue`` aborts when two threads enter it at once), not in a child
-forked from a process that has run an OpenMP loop (GNU OpenMP terminates it), and
-not where ``DAXPY_CPU_POOL=python`` asks for Python threads. :func:`pool_loop` then
-returns None and the caller runs its Python threads. GNU OpenMP's threads spin a while
+kernel runs on Python threads. The pool is used only where it is safe: with a
+thread-safe threading layer (OpenMP or TBB: Numba's ``workqueue`` aborts when two
+threads enter it at once), not in a child forked from a process that has run an
+OpenMP loop (GNU OpenMP terminates it), and not where ``DAXPY_CPU_POOL=python`` asks
+for Python threads. :func:`pool_loop` then returns None and the caller runs its
+Python threads. GNU OpenMP's threads spin a while
 after each loop before they sleep; :func:`daxpy.worklets._numba.kernel` asks for a
 short spin, so that they leave the cores to a pass on Python threads that follows.
 
@@ -57,10 +58,11 @@ from ._generated_cpu import load_generated
 
 _KINDS = {
     # kind: (the loop's extra parameters, the body of its parallel loop over the
-    # threads, ``{args}`` where the kernel's arguments go). "blocks": each thread takes ranges of blocks from the shared counter
-    # ``taken`` until none is left (OpenMP deals a parallel loop's iterations to the
-    # threads in equal shares before it starts, and the rows of a clip near its
-    # surface take longer than the rest); "threads": once per thread number.
+    # threads, ``{args}`` where the kernel's arguments go). "blocks": each thread
+    # takes ranges of blocks from the shared counter ``taken`` until none is left
+    # (OpenMP deals a parallel loop's iterations to the threads in equal shares
+    # before it starts, and the rows of a clip near its surface take longer than the
+    # rest); "threads": once per thread number.
     "blocks": ("n_ranges, n_blocks, taken", """
         range_ = claim(taken)
         while range_ < n_ranges:
@@ -74,9 +76,9 @@ _KINDS = {
 }
 
 _STATE: dict[str, Any] = {}
-"""``usable``: whether the pool may run in this process (None while the first loop that
-decides it is being built; with the pid it was decided in); ``digest``: the worklets'
-sources' hash."""
+"""``usable``: whether the pool may run in this process (None while the probe that
+decides it runs; with the pid it was decided in); ``digest``: the worklets' sources'
+hash."""
 _LOCK = threading.Lock()
 _LOOPS: dict[tuple, Callable | None] = {}
 """Per kernel, kind and argument count: its loop, or None (Python threads: the loop is
