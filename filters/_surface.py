@@ -249,43 +249,40 @@ def _cell_array(parts: list, k: int, xp: Any) -> tuple[np.ndarray, np.ndarray]:
     return placed(offsets), placed(connectivity)
 
 
-_OFFSETS_PER_THREAD = 1 << 18
-"""Cells' offsets a thread fills, at least: each thread costs the call about 45 us to
-start on the GPU machine's 16 cores (it takes the GIL to enter NumPy), a thread per
-2 MB of offsets about what it saves. A 256³ contour's 1.1M triangles took 1.06 ms on
-16 threads."""
+_OFFSETS_ON_THREADS = 1 << 16
+"""Cells from which the offsets are written by the compiled kernel on every core
+(:mod:`daxpy.worklets._offsets_cpu`); fewer are NumPy's ``arange``, whose pages
+are few."""
+
+
+def _arange_offsets(n_cells: int, k: int) -> np.ndarray:
+    """``0, k, 2k, .. n_cells k`` by NumPy.
+
+    Examples
+    --------
+    >>> _arange_offsets(4, 3).tolist()
+    [0, 3, 6, 9, 12]
+    """
+    return np.arange(0, n_cells * k + 1, k, dtype=np.int64)
+
+
+_COMPILED_OFFSETS = compiled("_offsets_cpu", "uniform_offsets", _arange_offsets)
 
 
 def _host_offsets(n_cells: int, k: int) -> np.ndarray:
-    """``0, k, 2k, .. n_cells k`` on the host, a block per thread of the compiled
-    kernels (NumPy's ufuncs let go of the GIL): from one thread, these offsets and
-    their page faults were the largest serial step of a 256³ contour on 16 cores.
+    """``0, k, 2k, .. n_cells k`` on the host: from the pool of host blocks on every
+    core for many cells (a fresh array of a 256³ contour's 1.1M offsets and its
+    page faults took 2.1 ms of the 13.6 ms call on the GPU machine's 16 cores),
+    NumPy's ``arange`` for few (or without Numba).
 
     Examples
     --------
     >>> _host_offsets(4, 3).tolist()
     [0, 3, 6, 9, 12]
     """
-    try:
-        from daxpy.worklets._numba import threads
-
-        count = max(1, min(threads(), n_cells // _OFFSETS_PER_THREAD))
-    except ImportError:  # no Numba: one thread, as the rest of the NumPy path
-        count = 1
-    if count == 1:
-        return np.arange(0, n_cells * k + 1, k, dtype=np.int64)
-    from daxpy.worklets._blocks_cpu import on_threads
-
-    offsets = host_empty(n_cells + 1, np.int64)
-    block = -(-offsets.shape[0] // count)
-    steps = np.arange(0, block * k, k, dtype=np.int64)
-
-    def fill(thread: int, n_threads: int) -> None:
-        part = offsets[thread * block:(thread + 1) * block]
-        np.add(steps[:part.shape[0]], thread * block * k, out=part)
-
-    on_threads(fill, count)
-    return offsets
+    if n_cells < _OFFSETS_ON_THREADS:
+        return _arange_offsets(n_cells, k)
+    return _COMPILED_OFFSETS(n_cells, k)
 
 
 _EDGE_COORDINATES = compiled("_edge_points_cpu", "edge_coordinates", _array_coordinates)

@@ -26,10 +26,12 @@ _ZERO = np.int64(0)
 compile one more specialization of the function called (seconds, cold)."""
 
 
-_BLOCK = 8
+_BLOCK = 64
 """Rows per block (which share one row buffer); a thread takes every n-th block:
 the rows that emit anything are bunched where the surface is, and neighbouring
-blocks go to different threads."""
+blocks go to different threads. 64, not 8: each row writes its counts, spans and
+screen flag into arrays shared by every thread (one byte a row for the flag), and
+with 8 a block, 8 threads working side by side wrote the same cache lines."""
 
 
 @kernel(**HELPER)

@@ -167,10 +167,13 @@ def probe(out):
 
 def _decide() -> None:
     """Run the probe and record whether the pool may run in this process."""
-    usable = _layer_is_threadsafe()
-    if usable and not _OPENMP_PID:
+    # Recorded before the probe's parallel loop, not after: a fork between the two
+    # left a child that took its parent for one that had run no OpenMP loop, and
+    # its own first loop was terminated by GNU OpenMP (a forked contour's test, in a
+    # cold cache).
+    if not _OPENMP_PID:
         _OPENMP_PID.append(os.getpid())
-    _STATE["usable"] = usable
+    _STATE["usable"] = _layer_is_threadsafe()
 
 
 def _allowed() -> bool:

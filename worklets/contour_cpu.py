@@ -55,7 +55,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from daxpy.data.host_pool import host_empty, host_zeros
+from daxpy.data.host_pool import host_empty
 
 from ._contour_careful_cpu import _careful_rows, _screen_row, screen_values
 from ._contour_careful_rows_cpu import _march_careful, _threads_for
@@ -316,13 +316,18 @@ def contour_structured(grid, scalars: np.ndarray | None, value: float, place=Non
     value = float(value)
     bound = at_least_bound(s.dtype, value)
     n_cell_rows = (ny - 1) * max(nz - 1, 1)
-    point_counts, point_spans, cell_counts, cell_spans = host_zeros(
-        ny * nz, (ny * nz, 2), n_cell_rows, (n_cell_rows, 2))
+    # Not zeroed: the count pass writes every row's (zeroing them took 0.3 ms of a
+    # 13.6 ms contour at 256³ on 16 cores, on one thread).
+    point_counts, point_spans = host_empty(ny * nz, np.int64), host_empty((ny * nz, 2), np.int64)
+    cell_counts = host_empty(n_cell_rows, np.int64)
+    cell_spans = host_empty((n_cell_rows, 2), np.int64)
     bad = np.zeros(ny * nz, bool)
     # Each thread's buffers, made here (an array made in a kernel costs its
-    # compilation more than a second, cold), a cache line or more apart.
+    # compilation more than a second, cold), a cache line or more apart: each
+    # row of bytes rounded up to whole lines, and one line more, so that no two
+    # threads' bytes share a line wherever the array starts.
     step = threads()
-    scratch = np.empty((step, 8 * ((nx + 71) // 8)), np.uint8)
+    scratch = np.empty((step, 64 * ((nx + 71 + 63) // 64) + 64), np.uint8)
     scratch_words = scratch.view(np.uint64)   # the same bytes, eight at a time
     slots = np.empty((step, 32), np.int64)
     per = table.shape[2]

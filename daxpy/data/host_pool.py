@@ -123,29 +123,6 @@ def host_empty(shape: Any, dtype: Any = np.float64) -> np.ndarray:
     return np.asarray(_Lease(block, shape, dtype))
 
 
-def host_zeros(*shapes: Any, dtype: Any = np.int64) -> list[np.ndarray]:
-    """Zeroed arrays of ``shapes`` (C order), views of one block of the pool: several
-    small tables of a call (a contour's per-row counts and spans, 1 MB each at 256³)
-    zeroed in pages already mapped, where ``np.zeros`` of each took 0.2-0.4 ms to
-    fault its fresh pages in.
-
-    Examples
-    --------
-    >>> counts, spans = host_zeros(4, (4, 2))
-    >>> counts.shape, spans.shape, int(spans.sum())
-    ((4,), (4, 2), 0)
-    """
-    requests = [array_request(shape, dtype) for shape in shapes]
-    whole = host_empty(sum(int(np.prod(shape)) for shape, _, _ in requests), dtype)
-    whole.fill(0)
-    views, start = [], 0
-    for shape, _, _ in requests:
-        stop = start + int(np.prod(shape))
-        views.append(whole[start:stop].reshape(shape))
-        start = stop
-    return views
-
-
 def release() -> None:
     """Free the blocks not in use.
 
