@@ -74,7 +74,10 @@ def exclusive(counts: np.ndarray) -> np.ndarray:
     >>> exclusive(np.array([2, 0, 3])).tolist()
     [0, 2, 2, 5]
     """
-    starts = np.zeros(counts.shape[0] + 1, np.int64)
+    # From the pool of host blocks: a fresh array of a 512³ contour's 262k row
+    # starts faulted its pages in, 0.5 ms of each of the call's two scans.
+    starts = host_empty(counts.shape[0] + 1, np.int64)
+    starts[0] = 0
     np.cumsum(counts, out=starts[1:])
     return starts
 

@@ -321,7 +321,7 @@ def contour_structured(grid, scalars: np.ndarray | None, value: float, place=Non
     point_counts, point_spans = host_empty(ny * nz, np.int64), host_empty((ny * nz, 2), np.int64)
     cell_counts = host_empty(n_cell_rows, np.int64)
     cell_spans = host_empty((n_cell_rows, 2), np.int64)
-    bad = np.zeros(ny * nz, bool)
+    bad = host_empty(ny * nz, bool)   # (each row's screen: written by the count pass)
     # Each thread's buffers, made here (an array made in a kernel costs its
     # compilation more than a second, cold), a cache line or more apart: each
     # row of bytes rounded up to whole lines, and one line more, so that no two
@@ -333,7 +333,9 @@ def contour_structured(grid, scalars: np.ndarray | None, value: float, place=Non
     per = table.shape[2]
     march = (s, px, py, pz, value, bound, *screen_values(s.dtype, value), nx, ny, nz, zc)
     # No row on the careful path, yet; nothing to write into, yet.
-    careful_points, searched = np.zeros(ny * nz, bool), np.zeros(n_cell_rows, bool)
+    careful_points, searched = host_empty(ny * nz, bool), host_empty(n_cell_rows, bool)
+    careful_points.fill(False)   # (pooled: fresh zeros faulted their pages in at 512³)
+    searched.fill(False)
     none = np.zeros(0, np.int64)
     nothing = (none, none, np.zeros(0), np.zeros((0, per), np.int64), none)
     unplaced = (np.zeros((3, 0, 3)), np.zeros((0, 3), np.float32))
