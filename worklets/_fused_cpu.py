@@ -29,6 +29,7 @@ import numpy as np
 
 from daxpy.data.worklet import get_worklet
 
+from ._fork_safe_cpu import fork_safe_generated
 from ._generated_cpu import load_generated
 from ._numba import KERNEL_DTYPES, threads
 from ._tuple_code import Slots, TupleCode, TupleType, scalar, suffix
@@ -165,7 +166,7 @@ def run_fused(values: np.ndarray, codes) -> np.ndarray:
 
     kind = input_kind(values)
     source, name = fused_source(codes, kind)
-    kernel = load_generated(source, "fused", name)
+    kernel = fork_safe_generated(load_generated(source, "fused", name))
     last = codes[-1].out
     out = np.empty((kind.n, last.components), last.dtype)
     numba.set_num_threads(threads())

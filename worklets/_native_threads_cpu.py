@@ -54,6 +54,7 @@ import threading
 from pathlib import Path
 from typing import Any, Callable
 
+from ._fork_safe_cpu import openmp_forbidden
 from ._generated_cpu import load_generated
 
 _KINDS = {
@@ -181,8 +182,8 @@ def _allowed() -> bool:
     first call of a process, the probe that decides whether it may run."""
     if os.environ.get("DAXPY_CPU_POOL", "").strip().lower() == "python":
         return False
-    if _OPENMP_PID and _OPENMP_PID[0] != os.getpid():
-        return False  # a forked child of a process that ran the pool
+    if (_OPENMP_PID and _OPENMP_PID[0] != os.getpid()) or openmp_forbidden():
+        return False  # a forked child of a process that ran the pool or started OpenMP
     with _LOCK:
         if _STATE.get("pid") != os.getpid():
             _STATE.update(pid=os.getpid(), digest=_sources_digest(), usable=None)

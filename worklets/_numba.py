@@ -31,6 +31,9 @@ import numpy as np
 from daxpy.data.arrays import native_order
 from daxpy.errors import ArgumentError
 
+# (Imported with this module, before any kernel: it marks a forked child at the fork.)
+from ._fork_safe_cpu import fork_safe
+
 KERNEL_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 """Float dtypes the kernels are compiled for; others run the NumPy implementation."""
 
@@ -214,7 +217,8 @@ def kernel(**options):
     exception) and Numba's disk cache. The cache is used only when the kernels
     are imported as ``daxpy.worklets``: its entries name their module, and
     entries written under another name (a doctest run on the ``worklets/``
-    folder imports it as ``worklets``) would fail to load under this one.
+    folder imports it as ``worklets``) would fail to load under this one. A
+    parallel kernel comes back as :class:`~daxpy.worklets._fork_safe_cpu.fork_safe`.
 
     Examples
     --------
@@ -224,7 +228,11 @@ def kernel(**options):
     from numba import njit
 
     _short_openmp_spin()
-    return njit(cache=__name__.startswith("daxpy."), error_model="numpy", **options)
+    compile_ = njit(cache=__name__.startswith("daxpy."), error_model="numpy", **options)
+    if options.get("parallel"):
+        # Serial in a forked child where GNU OpenMP would end the process.
+        return lambda function: fork_safe(compile_(function))
+    return compile_
 
 
 _OPENMP_SPIN = "20000"

@@ -34,6 +34,7 @@ from daxpy.data.arrays import to_host
 from daxpy.data.expressions import Const, Expression, FieldRef, Op
 from daxpy.errors import ExpressionError, FieldError, UnknownFieldError
 
+from ._fork_safe_cpu import fork_safe_generated
 from ._generated_cpu import load_generated
 from ._numba import KERNEL_DTYPES, CompiledUnavailable
 from ._tuple_code import Slots, TupleCode, TupleType, suffix
@@ -172,8 +173,8 @@ def field_map(grid, values: np.ndarray, expression: str | Expression,
         raise CompiledUnavailable(f"no kernel for {dtype}")
     components = shape[1] if len(shape) == 2 else 1
     wide = tuple(t.shape[1] == components and components > 1 for t in tables)
-    kernel = load_generated(kernel_source(parsed, dtype, wide, components), "field_map",
-                            "field_map")
+    kernel = fork_safe_generated(load_generated(
+        kernel_source(parsed, dtype, wide, components), "field_map", "field_map"))
     out = np.empty((shape[0], components), dtype)
     kernel(out, *tables)
     return out.reshape(shape)

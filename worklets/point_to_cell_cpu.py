@@ -27,6 +27,7 @@ import numpy as np
 from daxpy.data.arrays import native_order
 
 from ._averaging import check_tuples, output_array
+from ._fork_safe_cpu import fork_safe_generated
 from ._generated_cpu import load_generated
 from ._numba import columns, refuse_bad_ids
 
@@ -101,6 +102,6 @@ def point_to_cell_unstructured(grid, values: np.ndarray, out: np.ndarray | None 
         # A grid of one shape numbers its cells 0, 1, ...: no cell id stream to read.
         source, name = average_source(corners.shape[1], table.shape[1],
                                       block.cell_ids.shape[0] == grid.n_cells)
-        kernel = load_generated(source, "point_to_cell", name)
+        kernel = fork_safe_generated(load_generated(source, "point_to_cell", name))
         refuse_bad_ids(kernel(table, corners, block.cell_ids, rows))
     return out
