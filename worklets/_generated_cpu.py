@@ -19,12 +19,25 @@ import hashlib
 import importlib.util
 import sys
 import threading
+from pathlib import Path
 from typing import Any
 
 from daxpy.cuda.compile import cache_dir, write_atomically
 
 _LOADED: dict[str, Any] = {}
 _LOCK = threading.Lock()
+
+
+def generated_path(source: str, kind: str) -> Path:
+    """The file the module made from ``source`` is written to (whether or not it is yet).
+
+    Examples
+    --------
+    >>> generated_path("X = 1\\n", "doc").name.startswith("daxpy_doc_")
+    True
+    """
+    digest = hashlib.sha256(source.encode()).hexdigest()[:20]
+    return cache_dir().parent / "cpu" / f"daxpy_{kind}_{digest}.py"
 
 
 def load_generated(source: str, kind: str, function: str) -> Any:
@@ -36,11 +49,10 @@ def load_generated(source: str, kind: str, function: str) -> Any:
     >>> load_generated("X = 1\\ndef one():\\n    return X\\n", "doc", "one")()
     1
     """
-    digest = hashlib.sha256(source.encode()).hexdigest()[:20]
-    name = f"daxpy_{kind}_{digest}"
+    path = generated_path(source, kind)
+    name = path.stem
     with _LOCK:
         if name not in _LOADED:
-            path = cache_dir().parent / "cpu" / f"{name}.py"
             if not path.exists() or path.read_text() != source:
                 write_atomically(path, source.encode())
             spec = importlib.util.spec_from_file_location(name, path)

@@ -16,8 +16,10 @@ sources, so a changed kernel never meets a stale loop compiled around the old on
 Ranges are claimed from an atomic counter as threads free up, and which block writes
 what does not depend on the threads, so neither do the results.
 
-A kernel's loop is built on a thread of its own the first time the kernel is run (a
-loop compiles in about 0.7 s, the first time on a machine): until it is ready the
+A kernel's loop is built on a thread of its own the first time the kernel is run,
+where it was built before on this machine (Numba's disk cache has it), else at its
+second run (a loop compiles in about 0.7 s, the first time on a machine, which a
+one-off call would not win back) or at :func:`settle`: until it is ready the
 kernel runs on Python threads. The pool is used only where it is safe: with a
 thread-safe threading layer (OpenMP or TBB: Numba's ``workqueue`` aborts when two
 threads enter it at once), not in a child forked from a process that has run an
@@ -55,7 +57,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ._fork_safe_cpu import openmp_forbidden
-from ._generated_cpu import load_generated
+from ._generated_cpu import generated_path, load_generated
 
 _KINDS = {
     # kind: (the loop's extra parameters, the body of its parallel loop over the
@@ -93,6 +95,11 @@ time on a machine, and a geometry filter has up to 14 of them. The thread is a d
 a process that ends leaves its builds unfinished rather than waiting for them."""
 _BUILT: list[Any] = []
 """What the builds were asked for (futures), for :func:`settle`."""
+_DEFERRED: dict[tuple, tuple] = {}
+"""Builds not asked for yet, of loops never built on this machine whose kernel has
+run once: a loop costs its first compile about 0.7 s (on a 2-core machine, with the
+GIL held for much of it), and a one-off call (``daxpy demo``, a script's single
+filter) gained nothing from it. The second run, or :func:`settle`, asks for them."""
 
 
 def _build_loops(jobs: Any) -> None:
@@ -121,15 +128,18 @@ def _submit(work: Callable, *args: Any) -> None:
 
 
 def settle() -> None:
-    """Wait until every loop asked for is built (or has failed to build: a build's
-    error is raised here). Benchmarks call it after their warm-up, so that they time
-    the passes on the pool.
+    """Build every loop of a kernel that has run, and wait until each is built (or has
+    failed to build: a build's error is raised here). Benchmarks call it after their
+    warm-up, so that they time the passes on the pool.
 
     Examples
     --------
     >>> settle()
     """
     with _LOCK:
+        for build in list(_DEFERRED.values()):
+            _submit(_build, *build)
+        _DEFERRED.clear()
         pending = list(_BUILT)
     for future in pending:
         future.result()
@@ -251,8 +261,16 @@ def pool_loop(task: Callable, kind: str, args: tuple) -> Callable | None:
             own = "" if Path(path).parent == Path(__file__).parent or not path else \
                 hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
             source = _loop_source(module, name, kind, len(args), _STATE["digest"] + own)
+            build = (key, source, kind, _signature(kind, args))
             with _LOCK:
-                _submit(_build, key, source, kind, _signature(kind, args))
+                if generated_path(source, f"pool_{kind}").exists():
+                    _submit(_build, *build)  # built before: from Numba's disk cache
+                else:
+                    _DEFERRED[key] = build
+    elif key in _DEFERRED:
+        with _LOCK:
+            if key in _DEFERRED:  # the kernel's second run: its loop is worth building
+                _submit(_build, *_DEFERRED.pop(key))
     return _LOOPS[key] if _STATE["usable"] else None
 
 
