@@ -138,7 +138,7 @@ def settle() -> None:
     """
     with _LOCK:
         for build in list(_DEFERRED.values()):
-            _submit(_build, *build)
+            _ask(build)
         _DEFERRED.clear()
         pending = list(_BUILT)
     for future in pending:
@@ -188,17 +188,27 @@ def _decide() -> None:
 
 
 def _allowed() -> bool:
-    """Whether the pool may be tried here (see the module's text); starts, at the
-    first call of a process, the probe that decides whether it may run."""
+    """Whether the pool may be tried here (see the module's text); at the first call
+    of a process, resets what the probe decided (a fork's parent decided its own)."""
     if os.environ.get("DAXPY_CPU_POOL", "").strip().lower() == "python":
         return False
     if (_OPENMP_PID and _OPENMP_PID[0] != os.getpid()) or openmp_forbidden():
         return False  # a forked child of a process that ran the pool or started OpenMP
     with _LOCK:
         if _STATE.get("pid") != os.getpid():
-            _STATE.update(pid=os.getpid(), digest=_sources_digest(), usable=None)
-            _submit(_decide)
+            _STATE.update(pid=os.getpid(), digest=_sources_digest(), usable=None,
+                          probed=False)
     return True
+
+
+def _ask(build: tuple) -> None:
+    """Queue a loop's build (``_LOCK`` held), after the probe where this process has
+    not queued it yet: the probe's own first compile (about a second, once a machine)
+    waits for a loop worth building, as the loops do."""
+    if not _STATE["probed"]:
+        _STATE["probed"] = True
+        _submit(_decide)
+    _submit(_build, *build)
 
 
 _PART = 16
@@ -264,13 +274,13 @@ def pool_loop(task: Callable, kind: str, args: tuple) -> Callable | None:
             build = (key, source, kind, _signature(kind, args))
             with _LOCK:
                 if generated_path(source, f"pool_{kind}").exists():
-                    _submit(_build, *build)  # built before: from Numba's disk cache
+                    _ask(build)  # built before: from Numba's disk cache
                 else:
                     _DEFERRED[key] = build
     elif key in _DEFERRED:
         with _LOCK:
             if key in _DEFERRED:  # the kernel's second run: its loop is worth building
-                _submit(_build, *_DEFERRED.pop(key))
+                _ask(_DEFERRED.pop(key))
     return _LOOPS[key] if _STATE["usable"] else None
 
 
