@@ -6,8 +6,6 @@ import pkgutil
 
 import pytest
 
-from daxpy.worklets._native_threads_cpu import settle
-
 pytest.importorskip("vtk", reason="docstring examples convert to VTK")
 
 
@@ -28,16 +26,7 @@ def _modules():
 
 
 @pytest.mark.parametrize("module_name", _modules())
-def test_docstring_examples_run(module_name, monkeypatch):
-    # The examples' passes on Python threads, not Numba's (the pool's own tests
-    # cover those): with the loops' cache cold, about one run in two found
-    # sys.stdout set back to sys.__stdout__ at a module's first example while a
-    # loop compiled on the builder's thread, and the example's output went to
-    # pytest's capture instead of doctest's ("Got nothing"). Not seen with
-    # --capture=sys, outside pytest, or without the builds; the cause is not found.
-    # Builds that earlier tests asked for are waited for first.
-    monkeypatch.setenv("DAXPY_CPU_POOL", "python")
-    settle()
+def test_docstring_examples_run(module_name):
     module = importlib.import_module(module_name)
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert result.failed == 0

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import sys
 from typing import Any, Callable
 
 import numpy as np
@@ -33,6 +34,40 @@ from daxpy.errors import ArgumentError
 
 # (Imported with this module, before any kernel: it marks a forked child at the fork.)
 from ._fork_safe_cpu import fork_safe
+
+def _plain_numba_errors() -> None:
+    """Keep Numba from colouring its error messages, before daxpy first imports it.
+
+    Numba's coloured messages wrap and unwrap ``sys.stdout`` through colorama
+    (``init``, ``deinit``) around every message it formats, for the whole process,
+    and it formats them as ordinary control flow while it types a function. A
+    compile on another thread (the pool's builder) so put back a ``sys.stdout`` that
+    the main thread had replaced since (doctest's or pytest's capture, a notebook's
+    stream, ``contextlib.redirect_stdout``): cold, about one docstring run in two
+    lost an example's output that way. Where Numba was imported first, with
+    colours, its colour scheme is swapped for a plain one.
+
+    Examples
+    --------
+    >>> _plain_numba_errors()
+    >>> os.environ["NUMBA_DISABLE_ERROR_MESSAGE_HIGHLIGHTING"]
+    '1'
+    """
+    os.environ.setdefault("NUMBA_DISABLE_ERROR_MESSAGE_HIGHLIGHTING", "1")
+    errors = sys.modules.get("numba.core.errors")
+    if errors is None or not hasattr(errors, "ColorShell"):
+        return
+
+    class _Plain(errors._DummyColorScheme):
+        def code(self, msg):
+            return msg
+
+        errmsg = filename = indicate = highlight = reset = code
+
+    errors._termcolor_inst = _Plain()
+
+
+_plain_numba_errors()
 
 KERNEL_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 """Float dtypes the kernels are compiled for; others run the NumPy implementation."""
