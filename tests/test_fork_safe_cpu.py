@@ -3,14 +3,12 @@ forked after its parent ran them runs serial twins, with the parent's results, w
 GNU OpenMP would have terminated it. Each case runs in a process of its own."""
 
 import os
-import subprocess
-import sys
 
 import pytest
 
 pytest.importorskip("numba")
 
-import numba  # noqa: E402
+from forked_child import forked_lines  # noqa: E402
 
 _FORKED = """
 import os, numpy as np, numba, daxpy
@@ -61,10 +59,4 @@ print(os.waitstatus_to_exitcode(status))
 def test_a_forked_child_runs_the_field_kernels_as_its_parent_did():
     # Before the serial twins, the child's first gradient ended it (SIGTERM from
     # Numba's OpenMP layer: "fork() called from a process already using GNU OpenMP").
-    if numba.config.NUMBA_NUM_THREADS < 2:
-        pytest.skip("one thread: no parallel loop")
-    child = subprocess.run([sys.executable, "-c", _FORKED], capture_output=True, text=True,
-                           check=False, timeout=600, cwd=os.path.dirname(__file__))
-    assert child.returncode == 0, child.stderr
-    lines = child.stdout.strip().splitlines()
-    assert lines[-1] == "0", child.stdout + child.stderr
+    forked_lines(_FORKED)

@@ -3,19 +3,16 @@ once, a kernel's error raised to the caller, Python threads where the pool may n
 run (asked, tuples among the arguments, a child forked after the pool ran)."""
 
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
 pytest.importorskip("numba")
 
-import numba  # noqa: E402
-
 from daxpy.worklets import _native_threads_cpu as native  # noqa: E402
 from daxpy.worklets._blocks_cpu import block_kernel  # noqa: E402
 from daxpy.worklets._chunk_ids_cpu import _BLOCK, _bounds  # noqa: E402
+from forked_child import forked_lines  # noqa: E402
 
 
 def _built(task, kind, args):
@@ -111,24 +108,11 @@ print(os.waitstatus_to_exitcode(status))
 """
 
 
-def _forked_lines(script):
-    """The output of ``script`` run in a new process, which forks a child and prints the
-    child's exit code last; the child must have exited 0."""
-    if numba.config.NUMBA_NUM_THREADS < 2:
-        pytest.skip("one thread: no pool")
-    child = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                           check=False, timeout=300, cwd=os.path.dirname(__file__))
-    assert child.returncode == 0, child.stderr
-    lines = child.stdout.strip().splitlines()
-    assert lines[-1] == "0", child.stderr
-    return lines
-
-
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
 def test_a_child_forked_after_the_pool_ran_uses_python_threads():
     # GNU OpenMP terminates a forked child that starts a parallel loop, where the
     # parent ran one: the child must take its Python threads instead.
-    lines = _forked_lines(_FORKED)
+    lines = forked_lines(_FORKED)
     pool_here = native.pool_loop(_bounds, "blocks", _FOUR) is not None
     assert lines[0] == ("pool" if pool_here else "python")
 
@@ -156,4 +140,4 @@ def test_a_forked_child_gathers_rows_as_its_parent_did():
     # The geometry filters' outputs take their points and fields by the compiled
     # take, which was a Numba parallel loop: a forked child of a parent that ran it
     # was terminated by GNU OpenMP at its own first one.
-    _forked_lines(_FORKED_TAKE)
+    forked_lines(_FORKED_TAKE)
