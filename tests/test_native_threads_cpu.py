@@ -13,6 +13,7 @@ from daxpy.worklets import _native_threads_cpu as native  # noqa: E402
 from daxpy.worklets._blocks_cpu import block_kernel  # noqa: E402
 from daxpy.worklets._chunk_ids_cpu import _BLOCK, _bounds  # noqa: E402
 from forked_child import forked_lines  # noqa: E402
+from test_blocks_cpu import _refuse  # noqa: E402  (a kernel that raises past a block)
 
 
 def _built(task, kind, args):
@@ -67,13 +68,6 @@ def test_python_threads_where_asked(monkeypatch):
     _pool_or_skip(_FOUR)
     monkeypatch.setenv("DAXPY_CPU_POOL", "python")
     assert native.pool_loop(_bounds, "blocks", _FOUR) is None
-
-
-@block_kernel()
-def _refuse(limit, first, last):
-    for b in range(first, last):
-        if b >= limit:
-            raise ValueError("block out of range")
 
 
 def test_a_kernel_error_on_the_pool_reaches_the_caller():
