@@ -210,11 +210,11 @@ def cut_to_polydata(dataset: DataSet, cuts: list[EdgeCut], values: Sequence[floa
     # Where the run puts the new dataset (daxpy.stream.placement): a device surface
     # stays there for a device run, else comes back into pinned memory, at the
     # bus's rate.
-    xyz = placed(joined(points) if points else np.zeros((0, 3), np.float32))
+    xyz = placed(_joined(points) if points else np.zeros((0, 3), np.float32))
     arrays = {_KINDS[k]: _cell_array(parts, k, xp) for k, parts in cells.items() if parts}
     return PolyData.from_checked(
-        xyz, arrays, point_data={n: placed(joined(a)) for n, a in point_data.items()},
-        cell_data={n: placed(joined(a)) for n, a in cell_data.items()},
+        xyz, arrays, point_data={n: placed(_joined(a)) for n, a in point_data.items()},
+        cell_data={n: placed(_joined(a)) for n, a in cell_data.items()},
         name=f"contour of {dataset.name}")
 
 
@@ -238,12 +238,12 @@ def _cell_array(parts: list, k: int, xp: Any) -> tuple[np.ndarray, np.ndarray]:
     than the copy."""
     if len(parts) == 1 and parts[0][1] == 0:
         connectivity = parts[0][0].reshape(-1).astype(xp.int64, copy=False)
+    elif xp is np and all(c.dtype == np.int64 for c, _ in parts):
+        connectivity = _JOINED_SHIFTED([c.reshape(-1) for c, _ in parts],
+                                       [offset for _, offset in parts])
     else:
-        connectivity = xp.empty(sum(c.size for c, _ in parts), xp.int64)
-        start = 0
-        for c, offset in parts:
-            xp.add(c.reshape(-1), offset, out=connectivity[start:start + c.size])
-            start += c.size
+        connectivity = _shifted_join([c.reshape(-1) for c, _ in parts],
+                                     [offset for _, offset in parts])
     offsets = (_host_offsets(connectivity.shape[0] // k, k) if xp is np
                else xp.arange(0, connectivity.shape[0] + 1, k, dtype=xp.int64))
     return placed(offsets), placed(connectivity)
@@ -267,6 +267,48 @@ def _arange_offsets(n_cells: int, k: int) -> np.ndarray:
 
 
 _COMPILED_OFFSETS = compiled("_offsets_cpu", "uniform_offsets", _arange_offsets)
+
+
+def _shifted_join(parts: list, shifts: list) -> Any:
+    """``parts`` (NumPy or CuPy ids) end to end as int64, each plus its shift.
+
+    Examples
+    --------
+    >>> _shifted_join([np.arange(2), np.arange(2)], [0, 5]).tolist()
+    [0, 1, 5, 6]
+    """
+    xp = array_module(parts[0])
+    out = xp.empty(sum(p.shape[0] for p in parts), xp.int64)
+    start = 0
+    for part, shift in zip(parts, shifts):
+        xp.add(part, shift, out=out[start:start + part.shape[0]])
+        start += part.shape[0]
+    return out
+
+
+def _numpy_joined(parts: list, shifts: list) -> Any:
+    """:func:`~daxpy.worklets._join_cpu.joined_shifted` by NumPy: the parts end to end,
+    each plus its shift (integer parts; others only with shifts of 0).
+
+    Examples
+    --------
+    >>> _numpy_joined([np.ones(2), np.zeros(1)], [0, 0]).tolist()
+    [1.0, 1.0, 0.0]
+    """
+    if any(int(s) != 0 for s in shifts):
+        return _shifted_join(parts, shifts)
+    return joined(parts)
+
+
+_JOINED_SHIFTED = compiled("_join_cpu", "joined_shifted", _numpy_joined)
+
+
+def _joined(parts: list) -> Any:
+    """The surface's ``parts`` end to end (one part: itself), on every core for host
+    arrays (:mod:`daxpy.worklets._join_cpu`)."""
+    if len(parts) == 1 or array_module(parts[0]) is not np:
+        return joined(parts)
+    return _JOINED_SHIFTED(parts, [0] * len(parts))
 
 
 def _host_offsets(n_cells: int, k: int) -> np.ndarray:
