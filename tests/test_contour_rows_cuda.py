@@ -124,3 +124,19 @@ def test_many_rows_scan_in_one_block_or_with_cupy_alike(monkeypatch, one_block):
     rng = np.random.default_rng(21)
     field = cupy.asarray(rng.standard_normal(int(np.prod(dims))).astype(np.float32))
     assert _rows_and_program(field, dims, 0.3) is not None
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("nx", [1024, 1025, 1057, 2083])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_rows_of_more_than_a_warp_of_words(nx, dtype):
+    import cupy
+
+    # More than 32 words (stretches) a row: classify's lanes go round its words again,
+    # a word's next word comes from the lane after it or from the next round's first.
+    dims = (nx, 3, 3)
+    rng = np.random.default_rng(nx)
+    values = rng.integers(0, 4, int(np.prod(dims))).astype(dtype)
+    values[::7] += rng.random(values[::7].shape[0]).astype(dtype)
+    for value in (1.5, 2.0):   # 2.0: points equal to the cut too
+        assert _rows_and_program(cupy.asarray(values), dims, value) is not None

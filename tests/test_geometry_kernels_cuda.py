@@ -38,14 +38,14 @@ SPECIALIZATIONS = ([source_for(kind, c) for kind in list(_TYPES) + ["axes"] for 
                    + [plane_distance.source_for(dtype) for dtype in ("float32", "float64")]
                    + [edge_points.ids_source_for(dtype, narrow)
                       for dtype in ("float32", "float64") for narrow in (True, False)]
-                   # The contour's row kernels: three entries from one source.
+                   # The contour's row kernels: five entries from one source.
                    + [(f"{name}_{part}", text) for name, text in
                       [contour_rows_source.source_for(dtype, *TABLES["voxel"])
                        for dtype in ("float32", "float64")]
                       # A plane's distance made where the kernels read it (a slice).
                       + [contour_rows_source.source_for("float64", *TABLES["voxel"],
                                                         plane=True)]
-                      for part in ("classify", "sizes", "emit", "scan")]
+                      for part in ("bits", "classify", "sizes", "emit", "scan")]
                    # The scan of counts that writes the sizes (threshold).
                    + [(name, scan.source()) for name in scan.NAMES]
                    # The kept points' numbers (the unstructured clip).

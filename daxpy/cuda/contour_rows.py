@@ -3,23 +3,28 @@
 The array program (:mod:`daxpy.worklets._marching`) classifies every cell, then
 sorts the cut edges of the output triangles to merge them into points: about
 twenty CuPy passes, a sort among them. Here, as in Flying Edges, each warp owns a
-row of points ``(j, k)`` (``x`` along its lanes) and two kernels do the work:
+row of points ``(j, k)`` and these kernels do the work:
 
-1. *classify*: each point's byte (at or above the value; which of its x, y and z
-   edges are cut; whether its value equals the value), and each row's number of
-   output points and of triangles (of the cells whose corner 0 is in the row),
-   and which stretches of 32 points have a cut edge or a point;
-2. one exclusive scan over the rows' point counts then their triangle counts; a
+1. *bits*: a bit a point, in words of 32 along each row: at or above the value, and
+   equal to it (each value read once, ``x`` along the lanes);
+2. *classify*: from the words of a row and the rows after it in y and z (a lane a
+   word), each row's number of output points and of triangles (of the cells whose
+   corner 0 is in the row), which stretches of 32 points (words) have a cut edge
+   or a point, and there each point's byte (at or above the value; which of its x,
+   y and z edges are cut and make their own points; whether its value equals the
+   value);
+3. one exclusive scan over the rows' point counts then their triangle counts; a
    one-thread kernel writes the output sizes into page-locked memory, then the one
    host sync;
-3. *emit*: over the stretches where one of its four corner rows has work (a
+4. *emit*: over the stretches where one of its four corner rows has work (a
    fifth of them at 512³), each row's points at their final index (a warp scan
    gives each lane's first), and each cell's triangles, whose corners are the ids
-   of its cut edges: its four corner rows' starts plus in-row scans.
+   of its cut edges: its four corner rows' starts plus in-row scans; a row's
+   stretch without work is read from its words.
 
-On an H200 at 512³ (134M points, 2.2M output points, 4.4M triangles) classify
-takes 0.58 ms, bound by its integer instructions (ncu: ALU pipe 70-89%, DRAM 11-17%),
-and emit 0.76 ms (``benchmarks/NOTES.md``).
+A classify pass that compared each value itself, four points a lane, read each value
+four times (once for each row whose cells it is a corner of) and was bound by its
+instructions: 0.58 ms at 512³ on an H200 (``benchmarks/NOTES.md``).
 
 Output is the array program's, bit for bit: points by lower point id, then axis
 (x, y, z), which is ascending ``(lo, hi)``; triangles by cell id, then VTK's
@@ -73,7 +78,7 @@ def _kernels(dtype, tables: tuple, plane: bool = False) -> tuple:
         name, source = source_for(dtype, *tables, plane=plane)
         kept = _KERNELS[key] = (tables, *(get_kernel(f"{name}_{part}", source)
                                           for part in ("classify", "sizes", "emit",
-                                                       "scan")))
+                                                       "scan", "bits")))
     return kept[1:]
 
 
@@ -91,6 +96,7 @@ class RowsClassified:
     value: float
     own_rows: int
     flags: Any
+    words: tuple
     active: Any
     starts: Any
     host: Any
@@ -126,6 +132,8 @@ class RowsScratch:
         import cupy
 
         self.flags = cupy.empty(nx * rows, cupy.uint8)
+        self.in_words = cupy.empty(rows * ((nx + 31) // 32), cupy.uint32)
+        self.ex_words = cupy.empty(rows * ((nx + 31) // 32), cupy.uint32)
         self.row_counts = cupy.empty(2 * rows, cupy.int32)
         self.active = cupy.empty(rows * ((nx + 31) // 32), cupy.uint8)
         self.unusual = cupy.zeros(1, cupy.int32)
@@ -165,17 +173,20 @@ def classify_rows(scalars: Any, dims: tuple, value: float, bound: Any, tables: t
     rows = ny * nz
     own_rows = rows if own_rows is None else int(own_rows)
     scratch = scratch or RowsScratch(nx, rows)
-    flags, active = scratch.flags[:nx * rows], scratch.active[:rows * ((nx + 31) // 32)]
+    n_words = rows * ((nx + 31) // 32)
+    flags, active = scratch.flags[:nx * rows], scratch.active[:n_words]
+    words = (scratch.in_words[:n_words], scratch.ex_words[:n_words])
     row_counts, starts = scratch.row_counts[:2 * rows], scratch.starts[:2 * rows + 1]
     # A value equals ``value`` in float64 exactly where it equals it in its own dtype,
     # if ``value`` is one of that dtype's numbers (else none does: NaN equals nothing).
     at = scalars.dtype.type(value)
     at = at if float(at) == value else scalars.dtype.type(np.nan)
-    kernels[0](((rows + ROWS - 1) // ROWS,), (32, ROWS),
-               (*fields, scalars.dtype.type(bound), at, np.int32(nx), np.int32(ny),
-                np.int32(nz), np.int32(not plane and scalars.data.ptr % 16 == 0), flags,
-                row_counts[:rows], row_counts[rows:], active, scratch.unusual,
-                np.int32(plane_below)))
+    warps = ((rows + ROWS - 1) // ROWS,), (32, ROWS)
+    bound = scalars.dtype.type(bound)
+    kernels[4](*warps, (*fields, bound, at, np.int32(nx), np.int32(ny), np.int32(nz), *words,
+                        scratch.unusual))
+    kernels[0](*warps, (*fields, bound, np.int32(nx), np.int32(ny), np.int32(nz), *words, flags,
+                        row_counts[:rows], row_counts[rows:], active, np.int32(plane_below)))
     # The points' and the triangles' row counts in one scan; the triangles' starts
     # are its second half less its first item, taken off by the kernels. The
     # output's sizes, and whether the array program must run, are written into
@@ -189,7 +200,7 @@ def classify_rows(scalars: Any, dims: tuple, value: float, bound: Any, tables: t
         kernels[1]((1,), (1,), (starts, starts[rows:], np.int32(own_rows), scratch.unusual,
                                np.uint64(scratch.host.ptr)))
     ready = cupy.cuda.get_current_stream().record()
-    return RowsClassified(fields, (nx, ny, nz), value, own_rows, flags, active, starts,
+    return RowsClassified(fields, (nx, ny, nz), value, own_rows, flags, words, active, starts,
                           scratch.host, kernels, ready)
 
 
@@ -218,7 +229,8 @@ def emit_rows(classified: RowsClassified, n_points: int, n_tris: int, *, point_b
         classified.kernels[2](
             ((ny * nz + ROWS - 1) // ROWS,), (32, ROWS),
             (*classified.fields, np.float64(classified.value), np.int32(nx), np.int32(ny),
-             np.int32(nz), classified.flags, classified.active, classified.starts,
+             np.int32(nz), classified.flags, *classified.words, classified.active,
+             classified.starts,
              classified.starts[ny * nz:], lo, hi, t, triangles, source,
              np.int64(classified.own_rows), np.int64(point_base), np.int64(id_base),
              np.int64(cell_base)))

@@ -81,37 +81,19 @@ __device__ __forceinline__ int points_at(unsigned f) {
   return (f & ALONE) ? 1 : __popc(f >> 1 & 7u);
 }
 
-// Bit i of a 4-bit mask to bit 8i (byte i's lowest bit); bits i and i + 1 of a
-// 5-bit mask to bits 8i and 8i + 1. One multiply: the four shifted copies of
-// the mask (by 0, 7, 14 and 21) do not overlap, so nothing carries.
+// Bit i of a 4-bit mask to bit 8i (byte i's lowest bit). One multiply: the four
+// shifted copies of the mask (by 0, 7, 14 and 21) do not overlap, so nothing carries.
 __device__ __forceinline__ unsigned to_bytes(unsigned m) { return m * 0x204081u & 0x01010101u; }
-__device__ __forceinline__ unsigned pairs_to_bytes(unsigned m) {
-  return m * 0x204081u & 0x03030303u;
+
+// Bit i of a cell's corner rows' words (bit q of in/next: row q, x and x + 1) in
+// VTK's voxel corner order (x fastest, then y, then z): the cell's case.
+__device__ __forceinline__ unsigned corner_bits(const unsigned (&in)[4],
+                                                const unsigned (&next)[4], int i) {
+  return (in[0] >> i & 1) | (next[0] >> i & 1) << 1 | (in[1] >> i & 1) << 2
+       | (next[1] >> i & 1) << 3 | (in[2] >> i & 1) << 4 | (next[2] >> i & 1) << 5
+       | (in[3] >> i & 1) << 6 | (next[3] >> i & 1) << 7;
 }
 
-// Points x .. x + 3 of a row (the last point repeated past its end): one 16-byte
-// load (two for doubles) where rows start 16-byte aligned.
-__device__ __forceinline__ void load4(const float* row, int x, int nx, bool wide, float (&v)[4]) {
-  if (wide && x + 3 < nx) {
-    const float4 w = *reinterpret_cast<const float4*>(row + x);
-    v[0] = w.x; v[1] = w.y; v[2] = w.z; v[3] = w.w;
-    return;
-  }
-#pragma unroll
-  for (int i = 0; i < 4; ++i) v[i] = row[x + i < nx ? x + i : nx - 1];
-}
-
-__device__ __forceinline__ void load4(const double* row, int x, int nx, bool wide,
-                                      double (&v)[4]) {
-  if (wide && x + 3 < nx) {
-    const double2 a = *reinterpret_cast<const double2*>(row + x);
-    const double2 b = *reinterpret_cast<const double2*>(row + x + 2);
-    v[0] = a.x; v[1] = a.y; v[2] = b.x; v[3] = b.y;
-    return;
-  }
-#pragma unroll
-  for (int i = 0; i < 4; ++i) v[i] = row[x + i < nx ? x + i : nx - 1];
-}
 // PLANE: the field is a plane's signed distance, made where it is read from the
 // grid's axes' terms px, py, pz (float64): point (i, j, k)'s is (pz[k] + py[j]) +
 // px[i], each sum rounded on its own, as the array program adds the terms; no field
@@ -121,12 +103,6 @@ struct PlaneRow {
   double yz;
   __device__ double operator[](long long x) const { return __dadd_rn(yz, px[x]); }
 };
-
-__device__ __forceinline__ void load4(const PlaneRow& row, int x, int nx, bool,
-                                      double (&v)[4]) {
-#pragma unroll
-  for (int i = 0; i < 4; ++i) v[i] = row[x + i < nx ? x + i : nx - 1];
-}
 
 __device__ __forceinline__ double plane_at(const double* __restrict__ px,
                                            const double* __restrict__ py,
@@ -145,13 +121,6 @@ __device__ __forceinline__ void store4(unsigned char* out, unsigned bytes, bool 
   for (int i = 0; i < left && i < 4; ++i) out[i] = (unsigned char)(bytes >> (8 * i));
 }
 
-// Whether each 32-point stretch of a 128-point piece (from stretch ``first``) has
-// work for the emit pass: byte s of ``busy`` (a ballot of the lanes) is stretch s.
-__device__ __forceinline__ void mark(unsigned char* row_active, int first, int chunks,
-                                     unsigned busy) {
-  for (int part = 0; part < 4 && first + part < chunks; ++part)
-    row_active[first + part] = (busy >> (8 * part) & 255u) != 0;
-}
 #endif
 
 #if PLANE
@@ -160,12 +129,61 @@ __device__ __forceinline__ void mark(unsigned char* row_active, int first, int c
 #define VALUE(p) s[(p)]
 #endif
 
+// A bit a point, in words of 32 along each row (word w of row r: points 32 w ..
+// 32 w + 31, bits past the row's end 0): at or above the bound (``in_words``), equal
+// to the value (``ex_words``); each value read once, by a lane of a coalesced load,
+// and ``unusual`` raised where one is not finite (the array program's rules apply).
+// A warp a row, four words at a time.
+extern "C" __global__ void __launch_bounds__(256) NAME_bits(
+    const T* __restrict__ s, const double* __restrict__ py, const double* __restrict__ pz,
+    const T bound, const T at, const int nx, const int ny, const int nz,
+    unsigned* __restrict__ in_words, unsigned* __restrict__ ex_words,
+    int* __restrict__ unusual)
+{
+  const long long r = (long long)blockIdx.x * ROWS + threadIdx.y;  // j + ny k
+  if (r >= (long long)ny * nz) return;  // a whole warp: its ballots stay full
+  const int lane = threadIdx.x, chunks = (nx + 31) / 32;
+#if PLANE
+  const PlaneRow row = {s, __dadd_rn(pz[r / ny], py[r % ny])};
+#else
+  const T* const row = s + r * nx;
+#endif
+  bool odd = false;
+  for (int w0 = 0; w0 < chunks; w0 += 4) {
+    T v[4];
+#pragma unroll
+    for (int u = 0; u < 4; ++u) {  // four loads in flight before the first is used
+      const int x = 32 * (w0 + u) + lane;
+      v[u] = row[x < nx ? x : nx - 1];
+    }
+#pragma unroll
+    for (int u = 0; u < 4; ++u) {
+      const bool here = 32 * (w0 + u) + lane < nx;
+      const unsigned in = __ballot_sync(FULL, here && v[u] >= bound);
+      const unsigned ex = __ballot_sync(FULL, here && v[u] == at);
+      odd |= here && !isfinite(v[u]);
+      if (lane == u && w0 + u < chunks) {
+        in_words[r * chunks + w0 + u] = in;
+        ex_words[r * chunks + w0 + u] = ex;
+      }
+    }
+  }
+  if (__any_sync(FULL, odd) && lane == 0) atomicOr(unusual, 1);
+}
+
+
+// Each point row's point and triangle counts, and which of its stretches of 32
+// points (a word of BITS's) has work for the emit pass, from the rows' words: a warp
+// a row, a lane a word (a stretch), every test a few operations on 32 points at once.
+// A stretch with work gets its points' flag bytes (IN, the cut edges that make their
+// own points, ALONE, EXACT, as the emit pass reads them); the emit pass reads a
+// stretch without work from its words.
 extern "C" __global__ void __launch_bounds__(256) NAME_classify(
     const T* __restrict__ s, const double* __restrict__ py, const double* __restrict__ pz,
-    const T bound, const T at, const int nx,
-    const int ny, const int nz, const int aligned, unsigned char* __restrict__ flags,
-    int* __restrict__ row_points, int* __restrict__ row_tris, unsigned char* __restrict__ active,
-    int* __restrict__ unusual, const int plane_below)
+    const T bound, const int nx, const int ny, const int nz,
+    const unsigned* __restrict__ in_words, const unsigned* __restrict__ ex_words,
+    unsigned char* __restrict__ flags, int* __restrict__ row_points,
+    int* __restrict__ row_tris, unsigned char* __restrict__ active, const int plane_below)
 {
   __shared__ unsigned char counts[256];
   for (int i = threadIdx.y * 32 + threadIdx.x; i < 256; i += 32 * ROWS) counts[i] = COUNTS[i];
@@ -175,133 +193,88 @@ extern "C" __global__ void __launch_bounds__(256) NAME_classify(
   const int lane = threadIdx.x, j = (int)(r % ny), k = (int)(r / ny);
   const bool hy = j + 1 < ny, hz = k + 1 < nz, cells = hy && hz;
   const long long plane = (long long)nx * ny;
-#if PLANE
-  const int j1 = j + (hy ? 1 : 0), k1 = k + (hz ? 1 : 0);
-  const PlaneRow row[4] = {{s, __dadd_rn(pz[k], py[j])}, {s, __dadd_rn(pz[k], py[j1])},
-                           {s, __dadd_rn(pz[k1], py[j])}, {s, __dadd_rn(pz[k1], py[j1])}};
-#else
-  const T* const row[4] = {s + r * nx, s + r * nx + (hy ? nx : 0), s + r * nx + (hz ? plane : 0),
-                           s + r * nx + (cells ? nx + plane : 0)};
-#endif
-  // Each lane takes four consecutive points (a warp 128): the bits of a point's
-  // x, y and z edges and of its cell are then a few operations on 4-bit masks.
-  const bool wide = aligned && nx % 4 == 0;  // rows start 16-byte aligned
-  const int chunks = (nx + 31) / 32;  // the emit pass's stretches of 32 points
-  int points = 0, tris = 0, odd = 0;
-  for (int x0 = 0; x0 < nx; x0 += 128) {
-    const int x = x0 + 4 * lane;
-    T v[4][4];
-#pragma unroll
-    for (int q = 0; q < 4; ++q) load4(row[q], x < nx ? x : nx - 1, nx, wide, v[q]);
-    // Per row q, bits 0-3 the lane's points, bit 4 the next one: at or above the
-    // bound (in), equal to the value (ex: rare, its bits made only where a value
-    // of the warp's stretch is).
-    unsigned in[4] = {0u, 0u, 0u, 0u}, ex[4] = {0u, 0u, 0u, 0u};
-    bool equal = false;
+  const int chunks = (nx + 31) / 32;
+  // The cells' four corner rows: (j, k), (j + 1, k), (j, k + 1), (j + 1, k + 1); the
+  // row itself where the grid ends (no y or z edge, no cell, then).
+  const long long rows[4] = {r, r + (hy ? 1 : 0), r + (hz ? ny : 0), r + (cells ? ny + 1 : 0)};
+  const bool wide = nx % 4 == 0;  // each stretch's bytes start on 4 bytes
+  int points = 0, tris = 0;
+  for (int w0 = 0; w0 < chunks; w0 += 32) {
+    const int w = w0 + lane;
+    const bool mine = w < chunks;
+    // Per row q: bit i point 32 w + i (in), and point 32 w + i + 1 (next): at or above
+    // the bound; ex, ex_next: equal to the value.
+    unsigned in[4], next[4], ex[4], ex_next[4];
 #pragma unroll
     for (int q = 0; q < 4; ++q) {
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        in[q] |= (unsigned)(v[q][i] >= bound) << i;
-        equal |= v[q][i] == at;
+      const long long at = rows[q] * chunks + w;
+      in[q] = mine ? in_words[at] : 0u;
+      ex[q] = mine ? ex_words[at] : 0u;
+      unsigned after = __shfl_down_sync(FULL, in[q], 1), after_ex = __shfl_down_sync(FULL, ex[q], 1);
+      if (lane == 31) {  // the next group's first word
+        after = w + 1 < chunks ? in_words[at + 1] : 0u;
+        after_ex = w + 1 < chunks ? ex_words[at + 1] : 0u;
       }
+      next[q] = in[q] >> 1 | after << 31;
+      ex_next[q] = ex[q] >> 1 | after_ex << 31;
     }
-    const bool some_equal = __any_sync(FULL, equal);
-    if (some_equal) {
-#pragma unroll
-      for (int q = 0; q < 4; ++q) {
-#pragma unroll
-        for (int i = 0; i < 4; ++i) ex[q] |= (unsigned)(v[q][i] == at) << i;
-      }
-    }
-    const unsigned packed = in[0] | in[1] << 4 | in[2] << 8 | in[3] << 12;
-    unsigned after = __shfl_down_sync(FULL, packed, 1), after_ex = 0;
-    if (some_equal)
-      after_ex = __shfl_down_sync(FULL, ex[0] | ex[1] << 4 | ex[2] << 8 | ex[3] << 12, 1);
-    if (lane == 31 && x + 4 < nx) {  // the first point of the next 128
-      after = 0;
-      after_ex = 0;
-#pragma unroll
-      for (int q = 0; q < 4; ++q) {
-        const T w = row[q][x + 4];
-        after |= (unsigned)(w >= bound) << (4 * q);
-        after_ex |= (unsigned)(w == at) << (4 * q);
-      }
-    }
-#pragma unroll
-    for (int q = 0; q < 4; ++q) {
-      in[q] |= (after >> (4 * q) & 1) << 4;
-      ex[q] |= (after_ex >> (4 * q) & 1) << 4;
-    }
-    const int left = nx - x;  // points of this lane's four that exist, and their x edges
-    const unsigned valid = left >= 4 ? 15u : left > 0 ? (1u << left) - 1 : 0u;
-    const unsigned with_x = left >= 5 ? 15u : left > 1 ? (1u << (left - 1)) - 1 : 0u;
-#pragma unroll
-    for (int i = 0; i < 4; ++i) odd |= (valid >> i & 1) && !isfinite(v[0][i]);
-    unsigned char* out = flags + r * nx + x;
-    // Most of a grid is far from the surface: where every lane's five points of its
-    // four rows are all in or all out, and none equals the value, there is no cut
-    // edge, no point and no triangle, and only the points' in bits are written
-    // (at 512³ this skips most of the work of about three pieces in four).
-    const unsigned all = in[0] & in[1] & in[2] & in[3], any = in[0] | in[1] | in[2] | in[3];
-    if (__all_sync(FULL, !some_equal && (any == 0u || all == 31u))) {
-      store4(out, to_bytes(in[0] & 15u), wide, left);
-      if (lane == 0) mark(active + r * chunks, x0 / 32, chunks, 0u);
-      continue;
-    }
-    const unsigned cut_x = (in[0] ^ in[0] >> 1) & with_x;
+    const int left = nx - 32 * w;  // points of this stretch, and their x edges
+    const unsigned valid = left >= 32 ? FULL : left > 0 ? (1u << left) - 1 : 0u;
+    const unsigned with_x = left >= 33 ? FULL : left > 1 ? (1u << (left - 1)) - 1 : 0u;
+    const unsigned cut_x = (in[0] ^ next[0]) & with_x;
     const unsigned cut_y = hy ? (in[0] ^ in[1]) & valid : 0u;
     const unsigned cut_z = hz ? (in[0] ^ in[2]) & valid : 0u;
     // An edge with an end at the value makes no point of its own.
-    const unsigned here_ex = ex[0] & 15u;
-    const unsigned own_x = cut_x & ~here_ex & ~(ex[0] >> 1);
+    const unsigned here_ex = ex[0] & valid;
+    const unsigned own_x = cut_x & ~here_ex & ~ex_next[0];
     const unsigned own_y = cut_y & ~here_ex & ~ex[1];
     const unsigned own_z = cut_z & ~here_ex & ~ex[2];
     unsigned alone = 0;
     // A point at the value is a point of its own where an edge to it from below is
     // cut too; a slab's first plane has the whole grid's plane below it in memory
     // (``plane_below``).
-    for (unsigned todo = here_ex & valid; todo; todo &= todo - 1) {  // rare
-      const int i = __ffs(todo) - 1;
-      const long long p = r * nx + x + i;
-      const bool below = (x + i > 0 && !(VALUE(p - 1) >= bound))
+    for (unsigned todo = here_ex; todo; todo &= todo - 1) {  // rare
+      const int i = __ffs(todo) - 1, x = 32 * w + i;
+      const long long p = r * nx + x;
+      const bool below = (x > 0 && !(VALUE(p - 1) >= bound))
                       || (j > 0 && !(VALUE(p - nx) >= bound))
                       || ((k > 0 || plane_below) && !(VALUE(p - plane) >= bound));
       if (((cut_x | cut_y | cut_z) >> i & 1) || below) alone |= 1u << i;
     }
-    // The four points' bytes (see IN, ALONE, EXACT), byte i point x + i.
-    const unsigned bytes = to_bytes(in[0] & 15u) | to_bytes(own_x) << 1 | to_bytes(own_y) << 2
-                         | to_bytes(own_z) << 3 | to_bytes(alone) << 4 | to_bytes(here_ex) << 5;
-    store4(out, bytes, wide, left);
     points += __popc(own_x) + __popc(own_y) + __popc(own_z) + __popc(alone);
     if (cells) {
-      // Byte i: the case of cell x + i (VTK's voxel corner order: x fastest, then y,
-      // then z), and which of its corners equal the value.
-      const unsigned cases = pairs_to_bytes(in[0]) | pairs_to_bytes(in[1]) << 2
-                           | pairs_to_bytes(in[2]) << 4 | pairs_to_bytes(in[3]) << 6;
-      const unsigned exact = (ex[0] | ex[1] | ex[2] | ex[3]) == 0 ? 0u
-                           : pairs_to_bytes(ex[0]) | pairs_to_bytes(ex[1]) << 2
-                             | pairs_to_bytes(ex[2]) << 4 | pairs_to_bytes(ex[3]) << 6;
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        const unsigned c = cases >> (8 * i) & 255u;
-        if (with_x >> i & 1) tris += made_by(c, exact >> (8 * i) & 255u, counts[c], TABLE);
+      // Only cells whose corners are not all in or all out have triangles.
+      const unsigned any = in[0] | next[0] | in[1] | next[1] | in[2] | next[2] | in[3] | next[3];
+      const unsigned all = in[0] & next[0] & in[1] & next[1] & in[2] & next[2] & in[3] & next[3];
+      const bool some_ex = (ex[0] | ex_next[0] | ex[1] | ex_next[1] | ex[2] | ex_next[2]
+                            | ex[3] | ex_next[3]) != 0;
+      for (unsigned todo = any & ~all & with_x; todo; todo &= todo - 1) {
+        const int i = __ffs(todo) - 1;
+        const unsigned c = corner_bits(in, next, i);
+        tris += made_by(c, some_ex ? corner_bits(ex, ex_next, i) : 0u, counts[c], TABLE);
       }
     }
-    // The 32-point stretches the emit pass visits: a cut edge or a point in them.
-    const unsigned busy = __ballot_sync(FULL, (cut_x | cut_y | cut_z | alone) != 0);
-    if (lane == 0) mark(active + r * chunks, x0 / 32, chunks, busy);
+    const bool busy = (cut_x | cut_y | cut_z | alone) != 0;
+    if (mine) active[r * chunks + w] = busy;
+    if (busy) {  // the stretch's bytes (see IN, ALONE, EXACT), byte i point 32 w + i
+      unsigned char* out = flags + r * nx + 32 * w;
+#pragma unroll
+      for (int n = 0; n < 32; n += 4) {
+        const unsigned bytes = to_bytes(in[0] >> n & 15u) | to_bytes(own_x >> n & 15u) << 1
+                             | to_bytes(own_y >> n & 15u) << 2 | to_bytes(own_z >> n & 15u) << 3
+                             | to_bytes(alone >> n & 15u) << 4 | to_bytes(here_ex >> n & 15u) << 5;
+        store4(out + n, bytes, wide, left - n);
+      }
+    }
   }
 #pragma unroll
   for (int d = 16; d > 0; d >>= 1) {
     points += __shfl_down_sync(FULL, points, d);
     tris += __shfl_down_sync(FULL, tris, d);
   }
-  odd = __any_sync(FULL, odd);
   if (lane == 0) {
     row_points[r] = points;
     row_tris[r] = tris;
-    if (odd) atomicOr(unusual, 1);
   }
 }
 
