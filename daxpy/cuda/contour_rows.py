@@ -19,8 +19,7 @@ row of points ``(j, k)`` and these kernels do the work:
 4. *emit*: over the stretches where one of its four corner rows has work (a
    fifth of them at 512³), each row's points at their final index (a warp scan
    gives each lane's first), and each cell's triangles, whose corners are the ids
-   of its cut edges: its four corner rows' starts plus in-row scans; a row's
-   stretch without work is read from its words.
+   of its cut edges: its four corner rows' starts plus in-row scans.
 
 A classify pass that compared each value itself, four points a lane, read each value
 four times (once for each row whose cells it is a corner of) and was bound by its
@@ -96,7 +95,6 @@ class RowsClassified:
     value: float
     own_rows: int
     flags: Any
-    words: tuple
     active: Any
     starts: Any
     host: Any
@@ -183,7 +181,8 @@ def classify_rows(scalars: Any, dims: tuple, value: float, bound: Any, tables: t
     at = at if float(at) == value else scalars.dtype.type(np.nan)
     warps = ((rows + ROWS - 1) // ROWS,), (32, ROWS)
     bound = scalars.dtype.type(bound)
-    kernels[4](*warps, (*fields, bound, at, np.int32(nx), np.int32(ny), np.int32(nz), *words,
+    kernels[4](*warps, (*fields, bound, at, np.int32(nx), np.int32(ny), np.int32(nz),
+                        np.int32(not plane and scalars.data.ptr % 16 == 0), *words,
                         scratch.unusual))
     kernels[0](*warps, (*fields, bound, np.int32(nx), np.int32(ny), np.int32(nz), *words, flags,
                         row_counts[:rows], row_counts[rows:], active, np.int32(plane_below)))
@@ -200,7 +199,7 @@ def classify_rows(scalars: Any, dims: tuple, value: float, bound: Any, tables: t
         kernels[1]((1,), (1,), (starts, starts[rows:], np.int32(own_rows), scratch.unusual,
                                np.uint64(scratch.host.ptr)))
     ready = cupy.cuda.get_current_stream().record()
-    return RowsClassified(fields, (nx, ny, nz), value, own_rows, flags, words, active, starts,
+    return RowsClassified(fields, (nx, ny, nz), value, own_rows, flags, active, starts,
                           scratch.host, kernels, ready)
 
 
@@ -229,8 +228,7 @@ def emit_rows(classified: RowsClassified, n_points: int, n_tris: int, *, point_b
         classified.kernels[2](
             ((ny * nz + ROWS - 1) // ROWS,), (32, ROWS),
             (*classified.fields, np.float64(classified.value), np.int32(nx), np.int32(ny),
-             np.int32(nz), classified.flags, *classified.words, classified.active,
-             classified.starts,
+             np.int32(nz), classified.flags, classified.active, classified.starts,
              classified.starts[ny * nz:], lo, hi, t, triangles, source,
              np.int64(classified.own_rows), np.int64(point_base), np.int64(id_base),
              np.int64(cell_base)))

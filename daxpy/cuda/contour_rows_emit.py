@@ -14,8 +14,7 @@ EMIT = r"""
 extern "C" __global__ void __launch_bounds__(256, 5) NAME_emit(
     const T* __restrict__ s, const double* __restrict__ py, const double* __restrict__ pz,
     const double value, const int nx, const int ny, const int nz,
-    const unsigned char* __restrict__ flags, const unsigned* __restrict__ in_words,
-    const unsigned* __restrict__ ex_words, const unsigned char* __restrict__ active,
+    const unsigned char* __restrict__ flags, const unsigned char* __restrict__ active,
     const long long* __restrict__ point_start,
     const long long* __restrict__ tri_start, long long* __restrict__ lo,
     long long* __restrict__ hi, double* __restrict__ t, long long* __restrict__ tris,
@@ -57,29 +56,22 @@ extern "C" __global__ void __launch_bounds__(256, 5) NAME_emit(
   for (int first = 0; first < chunks; first += 32) {
     // Only the stretches where one of the four rows has a cut edge or a point: every
     // cell with triangles has a cut edge whose lower end is its own corner row's.
-    // Bit s of busy[q]: row q's stretch first + s has work (and flag bytes).
-    unsigned busy[4];
+    unsigned busy = 0;
+    if (first + lane < chunks) {
 #pragma unroll
-    for (int q = 0; q < 4; ++q)
-      busy[q] = __ballot_sync(FULL, first + lane < chunks
-                                    && active[rows[q] * chunks + first + lane]);
-    for (unsigned todo = busy[0] | busy[1] | busy[2] | busy[3]; todo; todo &= todo - 1) {
-      const int stretch = first + __ffs(todo) - 1, x0 = stretch * 32;
+      for (int q = 0; q < 4; ++q) busy |= active[rows[q] * chunks + first + lane];
+    }
+    for (unsigned todo = __ballot_sync(FULL, busy != 0); todo; todo &= todo - 1) {
+      const int x0 = (first + __ffs(todo) - 1) * 32;
       const int x = x0 + lane, xc = x < nx ? x : nx - 1;
       unsigned f[4], g[4], here = 0, next = 0, here_ex = 0, next_ex = 0;
       int n[4];
 #pragma unroll
       for (int q = 0; q < 4; ++q) {
-        // A stretch without work has no bytes: its points' in and equal bits are its
-        // words' (no cut edge, no point of its own there).
-        const long long word = rows[q] * chunks + stretch;
-        f[q] = busy[q] >> (stretch - first) & 1 ? (x < nx ? flags[rows[q] * nx + xc] : 0u)
-             : (in_words[word] >> lane & 1u) | (ex_words[word] >> lane & 1u) << 5;
+        f[q] = x < nx ? flags[rows[q] * nx + xc] : 0u;
         n[q] = points_at(f[q]);
         g[q] = __shfl_down_sync(FULL, f[q], 1);
-        if (lane == 31)  // the next stretch's first point
-          g[q] = x + 1 >= nx ? 0u : active[word + 1] ? flags[rows[q] * nx + x + 1]
-               : (in_words[word + 1] & 1u) | (ex_words[word + 1] & 1u) << 5;
+        if (lane == 31) g[q] = x + 1 < nx ? flags[rows[q] * nx + x + 1] : 0u;
         here |= (f[q] & IN) << q;
         next |= (g[q] & IN) << q;
         here_ex |= (f[q] >> 5 & 1) << q;

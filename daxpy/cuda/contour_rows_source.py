@@ -1,5 +1,6 @@
 """The CUDA source of the row kernels of :mod:`daxpy.cuda.contour_rows`: the helpers
-both share and classify here, emit in :mod:`daxpy.cuda.contour_rows_emit`,
+they share and classify here, the bits in :mod:`daxpy.cuda.contour_rows_bits`, emit in
+:mod:`daxpy.cuda.contour_rows_emit`,
 specialized per field dtype, with VTK's voxel tables compiled in
 (:func:`source_for`).
 """
@@ -10,6 +11,7 @@ import numpy as np
 
 from .block_scan import WIDE_SCAN
 from .codegen import ctype, dtype_tag
+from .contour_rows_bits import BITS
 from .contour_rows_emit import EMIT
 
 ROWS = 8
@@ -94,6 +96,29 @@ __device__ __forceinline__ unsigned corner_bits(const unsigned (&in)[4],
        | (in[3] >> i & 1) << 6 | (next[3] >> i & 1) << 7;
 }
 
+// Points x .. x + 3 of a row (the last point repeated past its end): one 16-byte
+// load (two for doubles) where rows start 16-byte aligned.
+__device__ __forceinline__ void load4(const float* row, int x, int nx, bool wide, float (&v)[4]) {
+  if (wide && x + 3 < nx) {
+    const float4 w = *reinterpret_cast<const float4*>(row + x);
+    v[0] = w.x; v[1] = w.y; v[2] = w.z; v[3] = w.w;
+    return;
+  }
+#pragma unroll
+  for (int i = 0; i < 4; ++i) v[i] = row[x + i < nx ? x + i : nx - 1];
+}
+
+__device__ __forceinline__ void load4(const double* row, int x, int nx, bool wide,
+                                      double (&v)[4]) {
+  if (wide && x + 3 < nx) {
+    const double2 a = *reinterpret_cast<const double2*>(row + x);
+    const double2 b = *reinterpret_cast<const double2*>(row + x + 2);
+    v[0] = a.x; v[1] = a.y; v[2] = b.x; v[3] = b.y;
+    return;
+  }
+#pragma unroll
+  for (int i = 0; i < 4; ++i) v[i] = row[x + i < nx ? x + i : nx - 1];
+}
 // PLANE: the field is a plane's signed distance, made where it is read from the
 // grid's axes' terms px, py, pz (float64): point (i, j, k)'s is (pz[k] + py[j]) +
 // px[i], each sum rounded on its own, as the array program adds the terms; no field
@@ -103,6 +128,12 @@ struct PlaneRow {
   double yz;
   __device__ double operator[](long long x) const { return __dadd_rn(yz, px[x]); }
 };
+
+__device__ __forceinline__ void load4(const PlaneRow& row, int x, int nx, bool,
+                                      double (&v)[4]) {
+#pragma unroll
+  for (int i = 0; i < 4; ++i) v[i] = row[x + i < nx ? x + i : nx - 1];
+}
 
 __device__ __forceinline__ double plane_at(const double* __restrict__ px,
                                            const double* __restrict__ py,
@@ -129,55 +160,11 @@ __device__ __forceinline__ void store4(unsigned char* out, unsigned bytes, bool 
 #define VALUE(p) s[(p)]
 #endif
 
-// A bit a point, in words of 32 along each row (word w of row r: points 32 w ..
-// 32 w + 31, bits past the row's end 0): at or above the bound (``in_words``), equal
-// to the value (``ex_words``); each value read once, by a lane of a coalesced load,
-// and ``unusual`` raised where one is not finite (the array program's rules apply).
-// A warp a row, four words at a time.
-extern "C" __global__ void __launch_bounds__(256) NAME_bits(
-    const T* __restrict__ s, const double* __restrict__ py, const double* __restrict__ pz,
-    const T bound, const T at, const int nx, const int ny, const int nz,
-    unsigned* __restrict__ in_words, unsigned* __restrict__ ex_words,
-    int* __restrict__ unusual)
-{
-  const long long r = (long long)blockIdx.x * ROWS + threadIdx.y;  // j + ny k
-  if (r >= (long long)ny * nz) return;  // a whole warp: its ballots stay full
-  const int lane = threadIdx.x, chunks = (nx + 31) / 32;
-#if PLANE
-  const PlaneRow row = {s, __dadd_rn(pz[r / ny], py[r % ny])};
-#else
-  const T* const row = s + r * nx;
-#endif
-  bool odd = false;
-  for (int w0 = 0; w0 < chunks; w0 += 4) {
-    T v[4];
-#pragma unroll
-    for (int u = 0; u < 4; ++u) {  // four loads in flight before the first is used
-      const int x = 32 * (w0 + u) + lane;
-      v[u] = row[x < nx ? x : nx - 1];
-    }
-#pragma unroll
-    for (int u = 0; u < 4; ++u) {
-      const bool here = 32 * (w0 + u) + lane < nx;
-      const unsigned in = __ballot_sync(FULL, here && v[u] >= bound);
-      const unsigned ex = __ballot_sync(FULL, here && v[u] == at);
-      odd |= here && !isfinite(v[u]);
-      if (lane == u && w0 + u < chunks) {
-        in_words[r * chunks + w0 + u] = in;
-        ex_words[r * chunks + w0 + u] = ex;
-      }
-    }
-  }
-  if (__any_sync(FULL, odd) && lane == 0) atomicOr(unusual, 1);
-}
-
-
 // Each point row's point and triangle counts, and which of its stretches of 32
 // points (a word of BITS's) has work for the emit pass, from the rows' words: a warp
 // a row, a lane a word (a stretch), every test a few operations on 32 points at once.
-// A stretch with work gets its points' flag bytes (IN, the cut edges that make their
-// own points, ALONE, EXACT, as the emit pass reads them); the emit pass reads a
-// stretch without work from its words.
+// Each stretch's points' flag bytes (IN, the cut edges that make their own points,
+// ALONE, EXACT), which the emit pass reads.
 extern "C" __global__ void __launch_bounds__(256) NAME_classify(
     const T* __restrict__ s, const double* __restrict__ py, const double* __restrict__ pz,
     const T bound, const int nx, const int ny, const int nz,
@@ -197,7 +184,8 @@ extern "C" __global__ void __launch_bounds__(256) NAME_classify(
   // The cells' four corner rows: (j, k), (j + 1, k), (j, k + 1), (j + 1, k + 1); the
   // row itself where the grid ends (no y or z edge, no cell, then).
   const long long rows[4] = {r, r + (hy ? 1 : 0), r + (hz ? ny : 0), r + (cells ? ny + 1 : 0)};
-  const bool wide = nx % 4 == 0;  // each stretch's bytes start on 4 bytes
+  // Each stretch's bytes start on 4 bytes, or on 16 (the flags start on 256).
+  const bool wide = nx % 4 == 0, wide16 = nx % 16 == 0;
   int points = 0, tris = 0;
   for (int w0 = 0; w0 < chunks; w0 += 32) {
     const int w = w0 + lane;
@@ -256,8 +244,20 @@ extern "C" __global__ void __launch_bounds__(256) NAME_classify(
     }
     const bool busy = (cut_x | cut_y | cut_z | alone) != 0;
     if (mine) active[r * chunks + w] = busy;
-    if (busy) {  // the stretch's bytes (see IN, ALONE, EXACT), byte i point 32 w + i
-      unsigned char* out = flags + r * nx + 32 * w;
+    // The stretch's bytes (see IN, ALONE, EXACT), byte i point 32 w + i: all of a
+    // stretch without work (most of them) are one byte, where no value is equal.
+    unsigned char* out = flags + r * nx + 32 * w;
+    if (!busy && here_ex == 0 && (in[0] == 0u || in[0] == valid)) {
+      const unsigned bytes = in[0] ? 0x01010101u : 0u;
+      if (wide16 && left >= 32) {
+        const uint4 all = make_uint4(bytes, bytes, bytes, bytes);
+        reinterpret_cast<uint4*>(out)[0] = all;
+        reinterpret_cast<uint4*>(out)[1] = all;
+      } else {
+#pragma unroll
+        for (int n = 0; n < 32; n += 4) store4(out + n, bytes, wide, left - n);
+      }
+    } else if (mine) {
 #pragma unroll
       for (int n = 0; n < 32; n += 4) {
         const unsigned bytes = to_bytes(in[0] >> n & 15u) | to_bytes(own_x >> n & 15u) << 1
@@ -360,7 +360,7 @@ def source_for(dtype, counts: np.ndarray, table: np.ndarray, edges: np.ndarray,
     name = "contour_rows__plane" if plane else f"contour_rows__{dtype_tag(dtype)}"
     padded = np.zeros((256, 5, 3), np.int64)
     padded[:, :table.shape[1]] = table
-    body = ((WIDE_SCAN + _SOURCE + EMIT).replace("NAME", name)
+    body = ((WIDE_SCAN + _SOURCE + BITS + EMIT).replace("NAME", name)
             .replace("COUNTS_INIT", ", ".join(str(int(c)) for c in counts))
             .replace("TABLE_INIT", ", ".join(str(int(e)) for e in padded.ravel()))
             .replace("EDGE_INFO_INIT", f"{_edge_info(edges)}ull"))
