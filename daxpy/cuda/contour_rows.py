@@ -184,8 +184,12 @@ def classify_rows(scalars: Any, dims: tuple, value: float, bound: Any, tables: t
     kernels[4](*warps, (*fields, bound, at, np.int32(nx), np.int32(ny), np.int32(nz),
                         np.int32(not plane and scalars.data.ptr % 16 == 0), *words,
                         scratch.unusual))
-    kernels[0](*warps, (*fields, bound, np.int32(nx), np.int32(ny), np.int32(nz), *words, flags,
-                        row_counts[:rows], row_counts[rows:], active, np.int32(plane_below)))
+    # Classify: a lane a word of 32 points, rows of 16 words or fewer sharing a warp.
+    group = min(32, 1 << (((nx + 31) // 32) - 1).bit_length())
+    kernels[0]((-(-rows // (ROWS * (32 // group))),), (32, ROWS),
+               (*fields, bound, np.int32(nx), np.int32(ny), np.int32(nz), *words, flags,
+                row_counts[:rows], row_counts[rows:], active, np.int32(plane_below),
+                np.int32(group)))
     # The points' and the triangles' row counts in one scan; the triangles' starts
     # are its second half less its first item, taken off by the kernels. The
     # output's sizes, and whether the array program must run, are written into

@@ -161,23 +161,30 @@ __device__ __forceinline__ void store4(unsigned char* out, unsigned bytes, bool 
 #endif
 
 // Each point row's point and triangle counts, and which of its stretches of 32
-// points (a word of BITS's) has work for the emit pass, from the rows' words: a warp
-// a row, a lane a word (a stretch), every test a few operations on 32 points at once.
-// Each stretch's points' flag bytes (IN, the cut edges that make their own points,
-// ALONE, EXACT), which the emit pass reads.
+// points (a word of BITS's) has work for the emit pass, from the rows' words: a lane
+// a word (a stretch), every test a few operations on 32 points at once; a row a group
+// of ``group`` lanes (a power of two, at least its words or 32), 32 / group rows a
+// warp. Each stretch's points' flag bytes (IN, the cut edges that make their own
+// points, ALONE, EXACT), which the emit pass reads.
 extern "C" __global__ void __launch_bounds__(256) NAME_classify(
     const T* __restrict__ s, const double* __restrict__ py, const double* __restrict__ pz,
     const T bound, const int nx, const int ny, const int nz,
     const unsigned* __restrict__ in_words, const unsigned* __restrict__ ex_words,
     unsigned char* __restrict__ flags, int* __restrict__ row_points,
-    int* __restrict__ row_tris, unsigned char* __restrict__ active, const int plane_below)
+    int* __restrict__ row_tris, unsigned char* __restrict__ active, const int plane_below,
+    const int group)
 {
   __shared__ unsigned char counts[256];
   for (int i = threadIdx.y * 32 + threadIdx.x; i < 256; i += 32 * ROWS) counts[i] = COUNTS[i];
   __syncthreads();
-  const long long r = (long long)blockIdx.x * ROWS + threadIdx.y;  // j + ny k
-  if (r >= (long long)ny * nz) return;  // a whole warp: its shuffles stay full
-  const int lane = threadIdx.x, j = (int)(r % ny), k = (int)(r / ny);
+  const int lane = threadIdx.x, part = lane & (group - 1);  // the lane's place in its row
+  const long long first_row = ((long long)blockIdx.x * ROWS + threadIdx.y) * (32 / group);
+  const long long n_rows = (long long)ny * nz;
+  if (first_row >= n_rows) return;  // a whole warp: its shuffles stay full
+  // A row past the grid's last (the last warp's): its lanes read and write nothing.
+  const long long r = first_row + lane / group < n_rows ? first_row + lane / group : n_rows - 1;
+  const bool real = first_row + lane / group < n_rows;  // j + ny k
+  const int j = (int)(r % ny), k = (int)(r / ny);
   const bool hy = j + 1 < ny, hz = k + 1 < nz, cells = hy && hz;
   const long long plane = (long long)nx * ny;
   const int chunks = (nx + 31) / 32;
@@ -187,9 +194,9 @@ extern "C" __global__ void __launch_bounds__(256) NAME_classify(
   // Each stretch's bytes start on 4 bytes, or on 16 (the flags start on 256).
   const bool wide = nx % 4 == 0, wide16 = nx % 16 == 0;
   int points = 0, tris = 0;
-  for (int w0 = 0; w0 < chunks; w0 += 32) {
-    const int w = w0 + lane;
-    const bool mine = w < chunks;
+  for (int w0 = 0; w0 < chunks; w0 += group) {
+    const int w = w0 + part;
+    const bool mine = real && w < chunks;
     // Per row q: bit i point 32 w + i (in), and point 32 w + i + 1 (next): at or above
     // the bound; ex, ex_next: equal to the value.
     unsigned in[4], next[4], ex[4], ex_next[4];
@@ -199,9 +206,9 @@ extern "C" __global__ void __launch_bounds__(256) NAME_classify(
       in[q] = mine ? in_words[at] : 0u;
       ex[q] = mine ? ex_words[at] : 0u;
       unsigned after = __shfl_down_sync(FULL, in[q], 1), after_ex = __shfl_down_sync(FULL, ex[q], 1);
-      if (lane == 31) {  // the next group's first word
-        after = w + 1 < chunks ? in_words[at + 1] : 0u;
-        after_ex = w + 1 < chunks ? ex_words[at + 1] : 0u;
+      if (part == group - 1) {  // the next round's first word, or past the row
+        after = mine && w + 1 < chunks ? in_words[at + 1] : 0u;
+        after_ex = mine && w + 1 < chunks ? ex_words[at + 1] : 0u;
       }
       next[q] = in[q] >> 1 | after << 31;
       ex_next[q] = ex[q] >> 1 | after_ex << 31;
@@ -247,7 +254,8 @@ extern "C" __global__ void __launch_bounds__(256) NAME_classify(
     // The stretch's bytes (see IN, ALONE, EXACT), byte i point 32 w + i: all of a
     // stretch without work (most of them) are one byte, where no value is equal.
     unsigned char* out = flags + r * nx + 32 * w;
-    if (!busy && here_ex == 0 && (in[0] == 0u || in[0] == valid)) {
+    const bool plain = !busy && here_ex == 0 && (in[0] == 0u || in[0] == valid);
+    if (mine && plain) {
       const unsigned bytes = in[0] ? 0x01010101u : 0u;
       if (wide16 && left >= 32) {
         const uint4 all = make_uint4(bytes, bytes, bytes, bytes);
@@ -267,12 +275,11 @@ extern "C" __global__ void __launch_bounds__(256) NAME_classify(
       }
     }
   }
-#pragma unroll
-  for (int d = 16; d > 0; d >>= 1) {
+  for (int d = group / 2; d > 0; d >>= 1) {  // each group's sums at its first lane
     points += __shfl_down_sync(FULL, points, d);
     tris += __shfl_down_sync(FULL, tris, d);
   }
-  if (lane == 0) {
+  if (part == 0 && real) {
     row_points[r] = points;
     row_tris[r] = tris;
   }
