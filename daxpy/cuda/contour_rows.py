@@ -23,7 +23,9 @@ row of points ``(j, k)`` and these kernels do the work:
 
 A classify pass that compared each value itself, four points a lane, read each value
 four times (once for each row whose cells it is a corner of) and was bound by its
-instructions: 0.58 ms at 512³ on an H200 (``benchmarks/NOTES.md``).
+instructions: at 512³ on an H200, 413M warp instructions (0.74 ms under ncu) against
+the bits' and classify's 210M (0.18 + 0.19 ms), the whole cut 1.45 -> 1.18 ms
+(``benchmarks/NOTES.md``). Emit is the most of what is left (0.99 ms under ncu).
 
 Output is the array program's, bit for bit: points by lower point id, then axis
 (x, y, z), which is ascending ``(lo, hi)``; triangles by cell id, then VTK's
