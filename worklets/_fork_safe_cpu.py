@@ -29,16 +29,37 @@ from typing import Any
 _FORBIDDEN = [False]
 """Whether this process is a fork of one that had started Numba's OpenMP layer."""
 
+_STARTING = [False]
+"""Whether this process (or, after a fork, its parent) has begun to start Numba's
+threads (:func:`threads_starting`)."""
+
 
 def _after_fork_in_child() -> None:
     parallel = sys.modules.get("numba.np.ufunc.parallel")
-    if parallel is not None and getattr(parallel, "_is_initialized", False) and (
-            getattr(parallel, "_threading_layer", None) == "omp"):
+    started = parallel is not None and getattr(parallel, "_is_initialized", False)
+    # Forked while another thread started the layer, the child cannot tell whether
+    # GNU OpenMP had begun: it takes it that it had.
+    if (started and getattr(parallel, "_threading_layer", None) == "omp") or (
+            _STARTING[0] and not started):
         _FORBIDDEN[0] = True
 
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def threads_starting() -> None:
+    """Record that this process is about to start Numba's threads (on a thread of its
+    own, perhaps): a child forked before they are up is treated as one forked after
+    GNU OpenMP started (:func:`openmp_forbidden`).
+
+    Examples
+    --------
+    >>> threads_starting()   # (this process: nothing changes for itself)
+    >>> openmp_forbidden()
+    False
+    """
+    _STARTING[0] = True
 
 
 def openmp_forbidden() -> bool:

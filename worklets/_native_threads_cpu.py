@@ -56,7 +56,7 @@ import threading
 from pathlib import Path
 from typing import Any, Callable
 
-from ._fork_safe_cpu import openmp_forbidden
+from ._fork_safe_cpu import openmp_forbidden, threads_starting
 from ._generated_cpu import generated_path, load_generated
 
 _KINDS = {
@@ -86,8 +86,6 @@ _LOCK = threading.Lock()
 _LOOPS: dict[tuple, Callable | None] = {}
 """Per kernel, kind and argument count: its loop, or None (Python threads: the loop is
 being built, or cannot be)."""
-_OPENMP_PID: list[int] = []
-"""The process that has run an OpenMP loop of the pool (a fork of it must not)."""
 _BUILDS: list[tuple[int, Any]] = []
 """The pid and the queue of the one thread that builds the loops, one after another,
 while the passes run on Python threads: a loop takes about 0.7 s to compile, the first
@@ -178,12 +176,11 @@ def probe(out):
 
 def _decide() -> None:
     """Run the probe and record whether the pool may run in this process."""
-    # Recorded before the probe's parallel loop, not after: a fork between the two
-    # left a child that took its parent for one that had run no OpenMP loop, and
-    # its own first loop was terminated by GNU OpenMP (a forked contour's test, in a
-    # cold cache).
-    if not _OPENMP_PID:
-        _OPENMP_PID.append(os.getpid())
+    # Recorded before the probe's parallel loop starts the threads, not after: a fork
+    # between the two left a child that took its parent for one that had run no
+    # OpenMP loop, and its own first loop was terminated by GNU OpenMP (a forked
+    # contour's test, in a cold cache).
+    threads_starting()
     _STATE["usable"] = _layer_is_threadsafe()
 
 
@@ -192,8 +189,8 @@ def _allowed() -> bool:
     of a process, resets what the probe decided (a fork's parent decided its own)."""
     if os.environ.get("DAXPY_CPU_POOL", "").strip().lower() == "python":
         return False
-    if (_OPENMP_PID and _OPENMP_PID[0] != os.getpid()) or openmp_forbidden():
-        return False  # a forked child of a process that ran the pool or started OpenMP
+    if openmp_forbidden():
+        return False  # a forked child of a process that started GNU OpenMP
     with _LOCK:
         if _STATE.get("pid") != os.getpid():
             _STATE.update(pid=os.getpid(), digest=_sources_digest(), usable=None,
