@@ -44,6 +44,7 @@ from ._marching import at_least_bound
 from ._blocks_cpu import block_kernel, over_blocks
 from ._clip_rows_cpu import _cut, _emit_rows, _spread
 from ._numba import kernel, rows_or_terms
+from ._scan_cpu import exclusive_rows
 from .clip import Clipped, _assemble
 
 _KINDS = {3: "voxel", 2: "pixel"}
@@ -135,11 +136,6 @@ def _count_rows(s, px, py, pz, bound, flip, nx, ny, nz, zc, made, slots, centres
         row_counts[r, 0], row_counts[r, 1] = kept, cut
 
 
-def _exclusive(counts: np.ndarray) -> np.ndarray:
-    return np.concatenate([np.zeros((1, counts.shape[1]), np.int64),
-                           np.cumsum(counts, axis=0)]).astype(np.int64)
-
-
 def clip_structured(grid, scalars: np.ndarray | None, value: float, invert: bool = False,
                     place=None, terms: tuple | None = None) -> Clipped:
     """The compiled form of :func:`daxpy.worklets.clip.clip_cells` on 2-D and 3-D
@@ -193,7 +189,7 @@ def clip_structured(grid, scalars: np.ndarray | None, value: float, invert: bool
     over_blocks(_count_rows, ny * nz, s, px, py, pz, at_least_bound(s.dtype, value),
                 np.uint8(bool(invert)), nx, ny, nz, zc, tables[0], tables[2], tables[3], flags,
                 row_counts, cell_counts)
-    point_start, cell_start = _exclusive(row_counts), _exclusive(cell_counts)
+    point_start, cell_start = exclusive_rows(row_counts), exclusive_rows(cell_counts)
     totals = np.concatenate([point_start[-1], cell_start[-1]])
     n_kept, n_cut, n_cells, n_slots, n_centres = (int(x) for x in totals)
     if n_cells == 0:
