@@ -135,15 +135,13 @@ def _tally(keep, offs, block, counts, sizes):
 @kernel(inline="always")
 def _mark(used, conn, start, end):
     # Threads may mark one point together: each stores the same byte, so the mask
-    # does not depend on their order. A point is stored only while unmarked: a
-    # store to a line another core holds takes the line from it, and a hexahedron's
-    # points are marked by up to eight cells, often dealt to different threads.
+    # does not depend on their order. (Stored only while unmarked, to spare other
+    # cores' lines, the 10M hexahedra's classify was no faster on 16 cores:
+    # results/cpu-hex-threshold-marks-ab-16core-h200host.log.)
     # Unsigned: ids of kept cells are in range, and need no check for wrapping.
     ids = conn[start:end]
     for m in range(ids.shape[0]):
-        p = np.uint64(ids[m])
-        if used[p] == 0:
-            used[p] = 1
+        used[np.uint64(ids[m])] = 1
 
 
 @kernel(inline="always")
