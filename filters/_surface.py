@@ -238,12 +238,11 @@ def _cell_array(parts: list, k: int, xp: Any) -> tuple[np.ndarray, np.ndarray]:
     than the copy."""
     if len(parts) == 1 and parts[0][1] == 0:
         connectivity = parts[0][0].reshape(-1).astype(xp.int64, copy=False)
-    elif xp is np and all(c.dtype == np.int64 for c, _ in parts):
-        connectivity = _JOINED_SHIFTED([c.reshape(-1) for c, _ in parts],
-                                       [offset for _, offset in parts])
     else:
-        connectivity = _shifted_join([c.reshape(-1) for c, _ in parts],
-                                     [offset for _, offset in parts])
+        ids, shifts = [c.reshape(-1) for c, _ in parts], [offset for _, offset in parts]
+        # The compiled join keeps its parts' dtype: int64 ids only.
+        on_cores = xp is np and all(c.dtype == np.int64 for c in ids)
+        connectivity = (_JOINED_SHIFTED if on_cores else _shifted_join)(ids, shifts)
     offsets = (_host_offsets(connectivity.shape[0] // k, k) if xp is np
                else xp.arange(0, connectivity.shape[0] + 1, k, dtype=xp.int64))
     return placed(offsets), placed(connectivity)
