@@ -27,6 +27,9 @@ reference (or that number less the reference's degenerate triangles, which Flyin
 Edges keeps where a value equals the isovalue and daxpy and vtkContourFilter drop)
 and the same surface area to ``--rtol`` (scikit-image and Warp merge or
 split degenerate triangles differently: area only, to 1e-4).
+The ones that agree are then timed in turns, a call of each a round
+(:func:`~benchmarks.timing.time_in_turns`; medians of ``--repeat``), so that a slow
+spell of the shared host falls on VTK and daxpy alike.
 
 Writes ``contour-<device>.json`` (the wavelet rows) and
 ``contour_qcriterion-<device>.json`` (the Q-criterion rows).
@@ -43,6 +46,7 @@ Examples
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 
 import numpy as np
@@ -52,7 +56,7 @@ from daxpy.cli.demo import wavelet
 from .common import (AgreementError, SuiteParser, add_output_options, gpu_name, make_row,
                      output_dir, write_results)
 from .printout import exit_status, format_table
-from .timing import time_cpu
+from .timing import time_cpu, time_in_turns
 from . import contour_peers as peers
 
 
@@ -130,7 +134,7 @@ def _contour_rows(grid, label: str, values: list[float], args, gpu: bool,
         impls.append(("daxpy", peers.daxpy_contour(grid, values, "cuda"), True, args.rtol))
         if peers.have("warp"):
             impls.append(("warp", peers.warp_contour(grid, values), False, 1e-4))
-    rows, reference = [], None
+    rows, reference, timed, made = [], None, {}, {}
     for impl, run, exact, rtol in impls:
         surface = run()
         reference = reference or surface
@@ -146,8 +150,12 @@ def _contour_rows(grid, label: str, values: list[float], args, gpu: bool,
                                  agrees=False, error=str(err), n_values=len(values)))
             continue
         # The surface is made in the timed region; its area was measured for the check.
-        ms, _ = time_cpu(run.make, repeat=args.repeat)
-        extra = {"n_values": len(values), "triangles": surface.triangles}
+        timed[impl], made[impl] = (contextlib.nullcontext, run.make), surface
+    # In turns, a call of each a round: a slow spell of the shared host weighs on VTK
+    # and daxpy alike, where timed one after the other it would fall on one of them.
+    times = time_in_turns(timed, repeat=args.repeat)
+    for impl in timed:
+        ms, extra = times[impl], {"n_values": len(values), "triangles": made[impl].triangles}
         kernel_ms = None
         if impl == "daxpy":
             kernel_ms = peers.daxpy_device_ms(grid, values, repeat=args.repeat)

@@ -46,6 +46,7 @@ from daxpy.stream.transfer import copy_to_device, copy_to_host, page_lock, pinne
 from daxpy.worklets._edge_cut import EdgeCut
 from daxpy.worklets._marching import TABLES, at_least_bound
 
+from ._offsets import host_offsets
 from ._surface import field_names, point_arrays
 
 SLAB_BYTES = 16 << 20
@@ -194,7 +195,6 @@ class _Run:
         self.buffers: _Buffers | None = None
         # Buffers outgrown, kept until the downloads into them are done.
         self.outgrown: list[_Buffers] = []
-        self.offsets = cupy.empty(0, cupy.int64)
 
     def surface(self) -> PolyData:
         """The PolyData, the whole cut's."""
@@ -240,8 +240,7 @@ class _Run:
                 lo, hi, t, tris, source = emit_rows(
                     classified, n_points, n_tris, point_base=first * plane, id_base=points,
                     cell_base=first * (nx - 1) * (ny - 1))
-                self._keep(EdgeCut(lo, hi, t, {3: tris}, {3: source}), points, triangles,
-                           end / layers)
+                self._keep(EdgeCut(lo, hi, t, {3: tris}, {3: source}), points, triangles)
             points, triangles = points + n_points, triangles + n_tris
             self._send(points, triangles, end / layers, index == len(self.slabs) - 1)
         return self._finish(points, triangles)
@@ -258,26 +257,17 @@ class _Run:
             events.append(self.up.record())
         return events
 
-    def _keep(self, cut: EdgeCut, points: int, triangles: int, done: float) -> None:
+    def _keep(self, cut: EdgeCut, points: int, triangles: int) -> None:
         """A slab's surface arrays on the device, at the whole surface's row
-        ``points`` (point arrays) and ``triangles`` (cell arrays); ``done``: the
-        share of the grid's cell layers cut with this slab."""
-        import cupy
-
+        ``points`` (point arrays) and ``triangles`` (cell arrays)."""
         contour = self.contour
         xyz, made = point_arrays(
             self.working, cut, self.value, self.point_names,
             scalar_name=contour.field if contour.compute_scalars else None,
             scalar_dtype=self.device[contour.field].dtype)
-        n_tris = int(cut.cells[3].shape[0])
-        if self.offsets.shape[0] < triangles + n_tris + 1:
-            # Every slab's offsets are rows of one 0, 3, 6, ... (the last offset is
-            # the next slab's first): a kernel a run or two, not one a slab.
-            rows = max(int((triangles + n_tris) * MARGIN / done), triangles + n_tris) + 1025
-            self.offsets = cupy.arange(0, 3 * rows, 3, dtype=cupy.int64)
+        # The offsets do not come down: the surface views the shared host ones.
         arrays: dict[Any, Any] = {"points": xyz, **{("field", n): a for n, a in made.items()},
-                                  "connectivity": cut.cells[3].reshape(-1),
-                                  "offsets": self.offsets[triangles:triangles + n_tris + 1]}
+                                  "connectivity": cut.cells[3].reshape(-1)}
         self.outputs.append((points, triangles, arrays, self.compute.record()))
 
     def _send(self, points: int, triangles: int, done: float, last: bool) -> None:
@@ -309,8 +299,7 @@ class _Run:
             buffers = buffers.trimmed(points, triangles)
         fields = {key[1]: array[:points] for key, array in buffers.host.items()
                   if isinstance(key, tuple)}
-        polys = (buffers.host["offsets"][:triangles + 1],
-                 buffers.host["connectivity"][:3 * triangles])
+        polys = (host_offsets(triangles, 3), buffers.host["connectivity"][:3 * triangles])
         surface = PolyData.from_checked(buffers.host["points"][:points], {"polys": polys},
                                         point_data=fields,
                                         name=f"contour of {self.working.name}")
@@ -323,7 +312,7 @@ class _Buffers:
     shaped as a slab's arrays (``like``), and how many slabs came down into them."""
 
     def __init__(self, like: dict, points: int, triangles: int):
-        rows = {"connectivity": 3 * triangles, "offsets": triangles + 1}
+        rows = {"connectivity": 3 * triangles}
         self.points, self.triangles, self.sent = points, triangles, 0
         self.host = {key: pinned_empty((rows.get(key, points),) + array.shape[1:],
                                        array.dtype)
@@ -335,7 +324,7 @@ class _Buffers:
 
     def trimmed(self, points: int, triangles: int) -> _Buffers:
         """Buffers of room for exactly this surface, holding its rows of these."""
-        rows = {"connectivity": 3 * triangles, "offsets": triangles + 1}
+        rows = {"connectivity": 3 * triangles}
         exact = _Buffers(self.host, points, triangles)
         for key, array in self.host.items():
             count = rows.get(key, points)
@@ -347,7 +336,6 @@ class _Buffers:
         points, triangles, arrays, made = output
         stream.wait_event(made)
         for key, array in arrays.items():
-            start = 3 * triangles if key == "connectivity" else \
-                triangles if key == "offsets" else points
+            start = 3 * triangles if key == "connectivity" else points
             copy_to_host(array, self.host[key][start:start + array.shape[0]], stream)
         self.sent += 1

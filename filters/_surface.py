@@ -23,11 +23,12 @@ from daxpy.data.dataset import DataSet
 from daxpy.data.host_pool import host_empty
 from daxpy.data.polydata import PolyData
 from daxpy.errors import FieldError
-from daxpy.stream.placement import placed
+from daxpy.stream.placement import placed, results_to_device
 from daxpy.worklets._edge_cut import EdgeCut, interpolate
 from daxpy.worklets._numba import compiled
 
 from ._geometry import axis_values, dataset_array, grid_axes
+from ._offsets import host_offsets
 
 _KINDS = {1: "verts", 2: "lines", 3: "polys"}
 
@@ -232,10 +233,10 @@ def _cell_array(parts: list, k: int, xp: Any) -> tuple[np.ndarray, np.ndarray]:
     """``(offsets, connectivity)`` of cells of ``k`` points each, where the new
     dataset goes, from ``(cells, first point id)`` pairs: each part's ids shifted as
     it is written into the whole, one pass over the ids (the one part at 0 not
-    copied at all). A device surface's offsets are made on the device too and, for
-    a host result, both come back into pinned memory: a fresh host array of
-    millions of offsets costs its page faults, about a millisecond at 256³, more
-    than the copy."""
+    copied at all). A result left on the device gets its offsets made there; a host
+    result, from the GPU too, views the shared host offsets
+    (:func:`~daxpy.filters._offsets.host_offsets`): neither written nor brought
+    down."""
     if len(parts) == 1 and parts[0][1] == 0:
         connectivity = parts[0][0].reshape(-1).astype(xp.int64, copy=False)
     else:
@@ -243,29 +244,10 @@ def _cell_array(parts: list, k: int, xp: Any) -> tuple[np.ndarray, np.ndarray]:
         # The compiled join keeps its parts' dtype: int64 ids only.
         on_cores = xp is np and all(c.dtype == np.int64 for c in ids)
         connectivity = (_JOINED_SHIFTED if on_cores else _shifted_join)(ids, shifts)
-    offsets = (_host_offsets(connectivity.shape[0] // k, k) if xp is np
-               else xp.arange(0, connectivity.shape[0] + 1, k, dtype=xp.int64))
+    n_cells = connectivity.shape[0] // k
+    offsets = xp.arange(0, n_cells * k + 1, k, dtype=xp.int64) if results_to_device() \
+        else host_offsets(n_cells, k)
     return placed(offsets), placed(connectivity)
-
-
-_OFFSETS_ON_THREADS = 1 << 16
-"""Cells from which the offsets are written by the compiled kernel on every core
-(:mod:`daxpy.worklets._offsets_cpu`); fewer are NumPy's ``arange``, whose pages
-are few."""
-
-
-def _arange_offsets(n_cells: int, k: int) -> np.ndarray:
-    """``0, k, 2k, .. n_cells k`` by NumPy.
-
-    Examples
-    --------
-    >>> _arange_offsets(4, 3).tolist()
-    [0, 3, 6, 9, 12]
-    """
-    return np.arange(0, n_cells * k + 1, k, dtype=np.int64)
-
-
-_COMPILED_OFFSETS = compiled("_offsets_cpu", "uniform_offsets", _arange_offsets)
 
 
 def _shifted_join(parts: list, shifts: list) -> Any:
@@ -308,22 +290,6 @@ def _joined(parts: list) -> Any:
     if len(parts) == 1 or array_module(parts[0]) is not np:
         return joined(parts)
     return _JOINED_SHIFTED(parts, [0] * len(parts))
-
-
-def _host_offsets(n_cells: int, k: int) -> np.ndarray:
-    """``0, k, 2k, .. n_cells k`` on the host: from the pool of host blocks on every
-    core for many cells (a fresh array of a 256³ contour's 1.1M offsets and its
-    page faults took 2.1 ms of the 13.6 ms call on the GPU machine's 16 cores),
-    NumPy's ``arange`` for few (or without Numba).
-
-    Examples
-    --------
-    >>> _host_offsets(4, 3).tolist()
-    [0, 3, 6, 9, 12]
-    """
-    if n_cells < _OFFSETS_ON_THREADS:
-        return _arange_offsets(n_cells, k)
-    return _COMPILED_OFFSETS(n_cells, k)
 
 
 _EDGE_COORDINATES = compiled("_edge_points_cpu", "edge_coordinates", _array_coordinates)

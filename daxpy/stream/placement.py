@@ -47,6 +47,18 @@ def results_on_device(on: bool) -> Iterator[None]:
         _RESULTS_ON_DEVICE.reset(token)
 
 
+def results_to_device() -> bool:
+    """Whether a new dataset's arrays stay on the device here (:func:`results_on_device`).
+
+    Examples
+    --------
+    >>> with results_on_device(True):
+    ...     results_to_device()
+    True
+    """
+    return _RESULTS_ON_DEVICE.get()
+
+
 def placed(array: Any) -> Any:
     """``array`` where the new dataset being made goes: on the device within
     ``results_on_device(True)`` (a device array as it is, a host one uploaded),
@@ -57,7 +69,7 @@ def placed(array: Any) -> Any:
     >>> placed([3]).tolist()
     [3]
     """
-    if not _RESULTS_ON_DEVICE.get():
+    if not results_to_device():
         return download(array)
     import cupy
 
