@@ -13,9 +13,11 @@ each size, with one isovalue and with ten:
 - ``vtk-flying-edges-seq``/``-stdthread``, ``vtk-contour-seq``/``-stdthread``: VTK under
   its Sequential and STDThread SMP backends; Flying Edges Sequential is the reference;
 - ``skimage``: ``skimage.measure.marching_cubes`` (one isovalue only);
-- ``warp``: ``warp.MarchingCubes`` where the ``warp-lang`` wheel is installed, with
-  its device time as daxpy's; it contours all cells but the last layer on each
-  axis, so its area is checked against Flying Edges on the grid without that layer.
+- ``warp``: ``warp.MarchingCubes`` where the ``warp-lang`` wheel is installed: host to
+  host as daxpy's (the field goes up from Warp's x-major host copy, made once, and the
+  surface comes down), with its device time as daxpy's; it contours all cells but the
+  last layer on each axis, so its area is checked against Flying Edges on the grid
+  without that layer.
 
 ``case=qcriterion_contour`` times the Q-criterion isosurface of a float32 velocity
 field host to host: daxpy's pipeline (gradient -> Q -> contour, Q never leaves the

@@ -201,14 +201,21 @@ def warp_cells_grid(grid):
                              point_data={"RTData": np.ascontiguousarray(field).ravel()})
 
 
+def _warp_field(grid) -> np.ndarray:
+    """The wavelet in Warp's x-major order, on the host (a layout made once, as a Warp
+    user would keep it)."""
+    nx, ny, nz = grid.dims
+    return np.ascontiguousarray(np.asarray(grid.point_data["RTData"]).reshape(nz, ny, nx)
+                                .transpose(2, 1, 0))
+
+
 def _warp_cubes(grid):
-    """Warp, the field on the device (in Warp's x-major order) and a ``MarchingCubes``."""
+    """Warp, the field on the device (:func:`_warp_field`) and a ``MarchingCubes``."""
     import warp as wp
 
     wp.init()
     nx, ny, nz = grid.dims
-    field = wp.array(np.asarray(grid.point_data["RTData"]).reshape(nz, ny, nx).transpose(2, 1, 0)
-                     .copy(), dtype=wp.float32, device="cuda")
+    field = wp.array(_warp_field(grid), dtype=wp.float32, device="cuda")
     try:
         cubes = wp.MarchingCubes(nx, ny, nz, device="cuda")
     except TypeError:  # Warp before 1.7 sizes its buffers up front (too few: the check fails)
@@ -218,12 +225,17 @@ def _warp_cubes(grid):
 
 
 def warp_contour(grid, values: list[float]) -> Timed:
-    """Warp's ``MarchingCubes`` on the GPU, surfaces of every value (host copy of the
-    result included, as daxpy's host-to-host time does)."""
-    field, cubes = _warp_cubes(grid)
+    """Warp's ``MarchingCubes`` on the GPU, host to host as daxpy's time: the field
+    goes up (from Warp's x-major host copy, made once), the surfaces of every value
+    are cut and come down."""
+    import warp as wp
+
+    _, cubes = _warp_cubes(grid)
+    host = _warp_field(grid)
     spacing = np.asarray(grid.spacing, np.float64)
 
     def run():
+        field = wp.array(host, dtype=wp.float32, device="cuda")
         made = []
         for value in values:
             cubes.surface(field, value)
