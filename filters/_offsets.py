@@ -55,14 +55,14 @@ def host_offsets(n_cells: int, k: int) -> np.ndarray:
     Parameters
     ----------
     n_cells : int
-        Cells.
+        The surface's cells.
     k : int
-        Points a cell.
+        The points of each of them.
 
     Returns
     -------
     numpy.ndarray
-        ``n_cells + 1`` offsets, not writeable.
+        ``n_cells + 1`` offsets, not writeable: other surfaces may view them.
 
     Examples
     --------
