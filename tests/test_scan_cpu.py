@@ -21,6 +21,17 @@ def test_exclusive_rows_are_numpys_cumulative_sums(rows, columns, seed):
 
 
 @settings(max_examples=20, deadline=None)
+@given(rows=st.integers(0, 3 * scans._ROWS + 5), seed=st.integers(0, 2**31),
+       dtype=st.sampled_from([np.int64, np.int32, np.uint8]))
+def test_exclusive_of_one_column_is_numpys_cumulative_sum(rows, seed, dtype):
+    # The row counts of the contour and threshold kernels: past a block, on threads.
+    counts = np.random.default_rng(seed).integers(0, 9, rows).astype(dtype)
+    got = scans.exclusive(counts)
+    assert got.dtype == np.int64 and got.shape == (rows + 1,)
+    assert got.tolist() == [0] + np.cumsum(counts, dtype=np.int64).tolist()
+
+
+@settings(max_examples=20, deadline=None)
 @given(size=st.integers(0, 4 * scans._SMALL), seed=st.integers(0, 2**31))
 def test_sorted_unique_is_numpys_unique(size, seed):
     rng = np.random.default_rng(seed)

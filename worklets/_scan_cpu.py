@@ -111,6 +111,20 @@ def exclusive_rows(counts: np.ndarray) -> np.ndarray:
     return starts
 
 
+def exclusive(counts: np.ndarray) -> np.ndarray:
+    """The exclusive scan of a 1-D integer count array, with the total last (int64):
+    block ``b`` of a kernel's output writes from ``starts[b]``
+    (:func:`exclusive_rows` of one column: on every core past one block of rows).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> exclusive(np.array([2, 0, 3])).tolist()
+    [0, 2, 2, 5]
+    """
+    return exclusive_rows(np.reshape(counts, (-1, 1))).reshape(-1)
+
+
 @inner_kernel()
 def _histogram(keys, first, last, shift, counts, chunk):
     for b in range(counts.shape[1]):

@@ -38,7 +38,8 @@ from daxpy.data.host_pool import host_empty
 from ._blocks_cpu import block_kernel, over_blocks
 from ._numba import CompiledUnavailable, kernel, refuse_bad_ids
 from .threshold import Kept
-from ._used_points_cpu import exclusive, number_points
+from ._scan_cpu import exclusive
+from ._used_points_cpu import number_points
 
 CELLS, ALL, ANY, CONTINUOUS = 0, 1, 2, 3
 """How a cell is tested: its own value, all or any of its corners' values in

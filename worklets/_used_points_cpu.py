@@ -22,6 +22,7 @@ from daxpy.data.host_pool import host_empty
 
 from ._averaging import id_dtype
 from ._blocks_cpu import block_kernel, over_blocks
+from ._scan_cpu import exclusive
 
 _CHUNK = 1 << 15
 """Points (or connectivity entries) per block dealt to a thread."""
@@ -63,23 +64,6 @@ def _number(used, size, starts, point_ids, renumber, first, last):
         ids = point_ids[first_number:first_number + k]
         for x in range(k):
             ids[x] = found[x]
-
-
-def exclusive(counts: np.ndarray) -> np.ndarray:
-    """The exclusive scan of per-block counts, with the total last (int64): block
-    ``b`` writes from ``starts[b]``.
-
-    Examples
-    --------
-    >>> exclusive(np.array([2, 0, 3])).tolist()
-    [0, 2, 2, 5]
-    """
-    # From the pool of host blocks: a fresh array of a 512³ contour's 262k row
-    # starts faulted its pages in, 0.5 ms of each of the call's two scans.
-    starts = host_empty(counts.shape[0] + 1, np.int64)
-    starts[0] = 0
-    np.cumsum(counts, out=starts[1:])
-    return starts
 
 
 def number_points(used: np.ndarray, counts: np.ndarray | None = None,

@@ -67,7 +67,7 @@ from ._contour_slots import _CUT, _KINDS, _LANES, _SLOTTED, _Y, _Z
 from ._marching import TABLES, at_least_bound
 from ._blocks_cpu import on_threads
 from ._numba import kernel, rows_or_terms, threads
-from ._used_points_cpu import exclusive
+from ._scan_cpu import exclusive
 from .plane_cuts import array_axis_distance
 
 @kernel(nogil=True, no_cfunc_wrapper=True)

@@ -47,7 +47,8 @@ from ._marching import range_bounds
 from ._numba import CompiledUnavailable, kernel, kernel_dtype
 from ._threshold_cells_cpu import (ALL, CELLS, CONTINUOUS, in_range, mode_of, range_meets,
                                    threshold_unstructured)
-from ._used_points_cpu import exclusive, number_points
+from ._scan_cpu import exclusive
+from ._used_points_cpu import number_points
 from .threshold import Kept, cell_corners
 
 _BITS = np.array([1, 2, 4, 8], np.uint8)
