@@ -68,7 +68,10 @@ def time_in_turns(runs: dict[str, tuple[Callable[[], Any], Callable[[], Any]]], 
 
     ``context()`` is entered around each call, outside its time (VTK's SMP
     backend); a call longer than ``slow_s`` seconds ends that one's sampling.
-    No warm-up: the caller has called each ``fn`` (checking its result).
+    No warm-up: the caller has called each ``fn`` (checking its result). The CPU
+    passes' loops that those calls asked for are waited for first, as
+    :func:`time_cpu` does after its warm-up: until a loop is built, its passes run on
+    Python threads while a compiler thread takes the GIL.
 
     Examples
     --------
@@ -78,6 +81,7 @@ def time_in_turns(runs: dict[str, tuple[Callable[[], Any], Callable[[], Any]]], 
     >>> sorted(times), all(ms >= 0 for ms in times.values())
     (['a', 'b'], True)
     """
+    _settle_cpu_pool()
     samples: dict[str, list[float]] = {name: [] for name in runs}
     for _ in range(max(repeat, 1)):
         for name, (context, fn) in runs.items():
