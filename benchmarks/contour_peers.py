@@ -210,18 +210,16 @@ def _warp_field(grid) -> np.ndarray:
 
 
 def _warp_cubes(grid):
-    """Warp, the field on the device (:func:`_warp_field`) and a ``MarchingCubes``."""
+    """Warp, started, and a ``MarchingCubes`` for the grid's dims."""
     import warp as wp
 
     wp.init()
     nx, ny, nz = grid.dims
-    field = wp.array(_warp_field(grid), dtype=wp.float32, device="cuda")
     try:
-        cubes = wp.MarchingCubes(nx, ny, nz, device="cuda")
+        return wp.MarchingCubes(nx, ny, nz, device="cuda")
     except TypeError:  # Warp before 1.7 sizes its buffers up front (too few: the check fails)
-        cubes = wp.MarchingCubes(nx, ny, nz, nx * ny * nz // 2, nx * ny * nz // 2,
-                                 device="cuda")
-    return field, cubes
+        return wp.MarchingCubes(nx, ny, nz, nx * ny * nz // 2, nx * ny * nz // 2,
+                                device="cuda")
 
 
 def warp_contour(grid, values: list[float]) -> Timed:
@@ -230,8 +228,7 @@ def warp_contour(grid, values: list[float]) -> Timed:
     are cut and come down."""
     import warp as wp
 
-    _, cubes = _warp_cubes(grid)
-    host = _warp_field(grid)
+    cubes, host = _warp_cubes(grid), _warp_field(grid)
     spacing = np.asarray(grid.spacing, np.float64)
 
     def run():
@@ -258,7 +255,8 @@ def warp_device_ms(grid, values: list[float], repeat: int) -> float:
 
     from .timing import time_synced
 
-    field, cubes = _warp_cubes(grid)
+    cubes = _warp_cubes(grid)
+    field = wp.array(_warp_field(grid), dtype=wp.float32, device="cuda")
 
     def once():
         for value in values:
