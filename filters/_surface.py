@@ -35,7 +35,7 @@ _KINDS = {1: "verts", 2: "lines", 3: "polys"}
 
 def _module(cuts: list[EdgeCut]) -> Any:
     """NumPy or CuPy: where the cuts live (NumPy for none)."""
-    return array_module(cuts[0].lo) if cuts else np
+    return cuts[0].module if cuts else np
 
 
 def coordinates(dataset: Any, cut: EdgeCut) -> Any:
@@ -53,7 +53,7 @@ def coordinates(dataset: Any, cut: EdgeCut) -> Any:
     """
     if cut.points is not None:   # made with the edges, by the compiled march
         return cut.points
-    xp = array_module(cut.lo)
+    xp = cut.module
     if xp is np:
         return _EDGE_COORDINATES(dataset, cut)
     return _array_coordinates(dataset, cut)
@@ -128,7 +128,7 @@ def point_arrays(dataset: DataSet, cut: EdgeCut, value: float, point_names: Sequ
     >>> xyz.tolist(), fields["t"].tolist()
     ([[0.25, 0.0, 0.0]], [1.0])
     """
-    xp = array_module(cut.lo)
+    xp = cut.module
     scalar = None
     if scalar_name is not None:
         scalar = (host_empty if xp is np else xp.empty)(cut.n_points, scalar_dtype)

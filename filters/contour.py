@@ -26,7 +26,7 @@ from daxpy.errors import ArgumentError, FieldError
 from daxpy.io.interop import from_vtk
 
 from ._geometry import GeometryFilter, last_step
-from ._surface import cut_to_polydata
+from ._surface import cut_to_polydata, field_names
 
 __all__ = ["Contour"]
 
@@ -139,8 +139,15 @@ class Contour(GeometryFilter):
 
     def make(self, dataset: DataSet) -> PolyData:
         scalars = self._scalars(dataset)
+        # What the surface reads of each cut: its edges to interpolate a field (not
+        # the cut field, written as the value) or the normals along, its input cells
+        # to carry cell fields by; the compiled march writes only those.
+        point_names, cell_names = field_names(dataset, self.interpolate)
+        scalar_name = self.field if self.compute_scalars else None
+        reads = {"edges": self.compute_normals or any(n != scalar_name for n in point_names),
+                 "sources": bool(cell_names)}
         cuts = [execute("contour", dataset, scalars, "points", backend=self.backend,
-                        value=value) for value in self.contour_values(scalars)]
+                        value=value, **reads) for value in self.contour_values(scalars)]
         normals = None
         if self.compute_normals:
             normals = execute("point_gradient", dataset, scalars, "points",

@@ -157,6 +157,49 @@ def test_careful_rows_anywhere_give_the_same_bits_on_any_threads(dims, dtype, se
             _assert_points_of_its_edges(grid, ours)
 
 
+@settings(max_examples=60, deadline=None)
+@given(dims=st.tuples(st.integers(2, 11), st.integers(2, 21), st.integers(1, 19)),
+       rectilinear=st.booleans(), dtype=st.sampled_from([np.float32, np.float64]),
+       seed=seeds, marks=st.integers(0, 6))
+def test_a_cut_without_edges_or_sources_has_the_same_points_and_cells(dims, rectilinear,
+                                                                      dtype, seed, marks):
+    # Asked for neither, the march writes only the points and the cells, also on
+    # the careful path, whose cell rows look their points up among the edges.
+    grid = daxpy.UniformGrid(dims=dims)
+    if rectilinear:
+        grid = daxpy.RectilinearGrid(*(np.cumsum(np.arange(1.0, d + 1)) for d in dims))
+    rng = np.random.default_rng(seed)
+    scalars = rng.standard_normal(grid.n_points).astype(dtype)
+    value = float(scalars[0])
+    where = rng.integers(0, grid.n_points, marks)
+    scalars[where] = rng.choice([value, value, np.nan, np.inf], marks)
+    whole = _compiled(grid, scalars, value)
+    for count in (1, 2, 4):
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(contour_cpu, "threads", lambda count=count: count)
+            lean = get_worklet("contour").cpu_impl(grid.family)(
+                grid, scalars, value=value, edges=False, sources=False)
+        assert lean.lo is None and lean.hi is None and lean.t is None and lean.source == {}
+        assert lean.n_points == whole.n_points
+        assert lean.points.tobytes() == whole.points.tobytes()
+        assert sorted(lean.cells) == sorted(whole.cells)
+        for k, cells in whole.cells.items():
+            assert lean.cells[k].tobytes() == cells.tobytes()
+    kept = get_worklet("contour").cpu_impl(grid.family)(grid, scalars, value=value,
+                                                        edges=False, sources=True)
+    for k, source in whole.source.items():
+        assert kept.source[k].tobytes() == source.tobytes()
+
+
+def test_a_grid_the_march_does_not_place_keeps_its_edges():
+    # A curvilinear grid's points are made from the edges after the march.
+    grid = daxpy.CurvilinearGrid((5, 4, 3), np.random.default_rng(2).random((60, 3)))
+    scalars = wavy_field(grid.dims)
+    lean = get_worklet("contour").cpu_impl("curvilinear")(grid, scalars, value=0.0,
+                                                          edges=False)
+    _assert_same_cut(lean, _reference(grid, scalars, 0.0))
+
+
 def _surface(grid, monkeypatch, numpy, **options):
     with monkeypatch.context() as patch:
         if numpy:  # the compiled implementation unavailable: its NumPy fallback runs
@@ -169,6 +212,9 @@ def _surface(grid, monkeypatch, numpy, **options):
     {"values": [-0.5, 0.0, 0.25], "compute_normals": True},
     {"values": [0.0, 0.5], "merge_points": False, "compute_scalars": False},
     {"n_values": 4, "interpolate": ["w"]},
+    {"values": [0.0, 0.3], "interpolate": False},
+    {"values": [0.0], "interpolate": ["s"]},
+    {"values": [0.0], "interpolate": ["c"], "compute_scalars": False},
 ])
 @pytest.mark.parametrize("make", [
     lambda: daxpy.UniformGrid(dims=(13, 11, 9), spacing=(0.5, 1, 2)),

@@ -169,3 +169,45 @@ def _careful_rows(bad: np.ndarray, zc: int) -> tuple[np.ndarray, np.ndarray]:
     if zc == 2:
         cells[-1] = False
     return points.ravel(), cells[:max(nz - 1, 1), :ny - 1].ravel()
+
+
+def _beside(rows: np.ndarray, zc: int) -> np.ndarray:
+    """The cell rows with any of their point rows among ``rows`` (z, y).
+
+    Examples
+    --------
+    >>> _beside(np.array([[False, False, True]]), 1).tolist()
+    [False, True]
+    """
+    near = rows[:, :-1] | rows[:, 1:]
+    return (near[:-1] | near[1:] if zc == 2 else near).ravel()
+
+
+def _around(cell_rows: np.ndarray, nz: int, zc: int) -> np.ndarray:
+    """The point rows (z, y) that are a corner row of any of ``cell_rows`` (z, y)
+    (3-D: each cell row has four point rows; 2-D, ``zc`` 1: two).
+
+    Examples
+    --------
+    >>> _around(np.array([[False, True, False]]), 1, 1).astype(int).tolist()
+    [[0, 1, 1, 0]]
+    """
+    layers, ny = cell_rows.shape[0], cell_rows.shape[1] + 1
+    near = np.zeros((nz, ny), bool)
+    for dz in range(zc):
+        near[dz:dz + layers, :-1] |= cell_rows
+        near[dz:dz + layers, 1:] |= cell_rows
+    return near
+
+
+def _outputs_of(rows: np.ndarray, starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """The outputs of ``rows``, each row's ``counts[row]`` from ``starts[row]``.
+
+    Examples
+    --------
+    >>> _outputs_of(np.array([0, 2]), np.array([0, 2, 2, 5]), np.array([2, 0, 3])).tolist()
+    [0, 1, 2, 3, 4]
+    """
+    sizes = counts[rows]
+    before = np.cumsum(sizes) - sizes   # the outputs of the rows before each
+    return np.repeat(starts[rows] - before, sizes) + np.arange(sizes.sum())

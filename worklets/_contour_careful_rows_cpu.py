@@ -116,7 +116,8 @@ def _march_careful(mode, s, value, bound, nx, ny, nz, zc, rows, careful_cells, c
                             continue  # collapsed on a snapped point
                         for m in range(per):
                             cells[count, m] = found[table[case, tri, m]]
-                        source[count] = i + (nx - 1) * (j + (ny - 1) * k)
+                        if source.shape[0] != 0:   # (empty: the caller reads none)
+                            source[count] = i + (nx - 1) * (j + (ny - 1) * k)
                         count += 1
         return
     writing = mode == 1

@@ -33,16 +33,20 @@ class EdgeCut:
 
     Attributes
     ----------
-    lo, hi : int64 arrays, shape (m,)
+    lo, hi : int64 arrays, shape (m,), or None
         Each output point lies on the input edge from point ``lo`` to point ``hi``
         (``lo < hi``: an edge shared by several cells is cut the same way in each).
-    t : float64 array, shape (m,)
-        Where along the edge: ``(value - s[lo]) / (s[hi] - s[lo])`` for the cut scalars ``s``.
+        None only with ``points`` given, for a caller that asked for no edges (the
+        compiled march's ``edges=False``: it interpolates no field).
+    t : float64 array, shape (m,), or None
+        Where along the edge: ``(value - s[lo]) / (s[hi] - s[lo])`` for the cut scalars
+        ``s``; None with ``lo``.
     cells : dict of int to int64 array, shape (n_k, k)
         Output cells as output point indices, by size ``k``: 3 triangles, 2 segments,
         1 points (a grid of 3-D and 2-D cells gives triangles and segments).
     source : dict of int to int64 array, shape (n_k,)
-        The input cell each output cell was cut from, by size.
+        The input cell each output cell was cut from, by size (empty for a caller
+        that asked for none: the compiled march's ``sources=False``).
     points : array, shape (m, 3), or None
         The output points' coordinates where the cut made them as it wrote the
         edges (the compiled march of uniform and rectilinear grids), the bits
@@ -67,7 +71,19 @@ class EdgeCut:
         >>> EdgeCut(np.zeros(2, int), np.ones(2, int), np.zeros(2), {}, {}).n_points
         2
         """
-        return int(self.lo.shape[0])
+        return int((self.lo if self.lo is not None else self.points).shape[0])
+
+    @property
+    def module(self) -> Any:
+        """NumPy or CuPy: where the cut lives.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> EdgeCut(None, None, None, {}, {}, points=np.zeros((1, 3))).module is np
+        True
+        """
+        return array_module(self.lo if self.lo is not None else self.points)
 
 
 def interpolate(values: Any, cut: EdgeCut) -> Any:

@@ -48,13 +48,16 @@ _SHAPES = {"line": "line", "tri": "triangle", "quad": "quad", "pixel": "pixel", 
            "hex": "hexahedron", "voxel": "voxel", "wedge": "wedge", "pyramid": "pyramid"}
 
 
-def contour_structured(grid: Any, scalars: Any, value: float, place=None) -> EdgeCut:
+def contour_structured(grid: Any, scalars: Any, value: float, place=None, edges: bool = True,
+                       sources: bool = True) -> EdgeCut:
     """Cut a uniform, rectilinear or curvilinear grid's point field at ``value``.
 
     Output points: the cut edges by lower point id, then axis (x, y, z); output
     cells: by input cell id, then VTK's table order. Works where ``scalars`` lives
     (``place`` is accepted for the signature every family shares; the grid's own
-    arrays are not read).
+    arrays are not read). ``edges`` and ``sources`` (whether the caller reads the
+    cut's edges and input cells) are accepted for the compiled march's signature:
+    these are always made here.
 
     Examples
     --------
@@ -127,12 +130,14 @@ def _pieces(block) -> list[tuple[str, Any, Any]]:
     return []  # vertices and polyvertices: nothing to cut
 
 
-def contour_cells(grid: Any, scalars: Any, value: float, place=None) -> EdgeCut:
+def contour_cells(grid: Any, scalars: Any, value: float, place=None, edges: bool = True,
+                  sources: bool = True) -> EdgeCut:
     """Cut an unstructured grid's or PolyData's point field at ``value``.
 
     Output points: the cut edges in ascending ``(lo, hi)`` order; output cells: by
     input cell id, then VTK's table order. Works where ``scalars`` lives; ``place``
-    puts the grid's host arrays there too (by default ``asarray`` of its module).
+    puts the grid's host arrays there too (by default ``asarray`` of its module);
+    ``edges`` and ``sources``, as :func:`contour_structured`'s.
 
     Raises
     ------

@@ -57,7 +57,8 @@ import numpy as np
 
 from daxpy.data.host_pool import host_empty
 
-from ._contour_careful_cpu import _careful_rows, _screen_row, screen_values
+from ._contour_careful_cpu import (_around, _beside, _careful_rows, _outputs_of, _screen_row,
+                                   screen_values)
 from ._contour_careful_rows_cpu import _march_careful, _threads_for
 from ._contour_rows_cpu import (_ALL_IN, _BLOCK, _SPREAD, _ZERO, _columns, _next_columns,
                                 _plane_columns, _plane_span, _screen_plane_row)
@@ -72,15 +73,19 @@ from .plane_cuts import array_axis_distance
 
 @kernel(nogil=True, no_cfunc_wrapper=True)
 def _march(s, px, py, pz, value, bound, equal, zero, nx, ny, nz, zc, writing, rows,
-           careful_points,
-           searched, counts, slotted, point_counts, point_spans, point_start, cell_counts,
-           cell_spans, cell_start, bad, lo, hi, t, cells, source, places, xyz, scratch,
-           scratch_words, slots, first, step):
+           careful_points, searched, edge_rows, counts, slotted, point_counts, point_spans,
+           point_start, cell_counts, cell_spans, cell_start, bad, lo, hi, t, cells, source,
+           places, xyz, scratch, scratch_words, slots, first, step):
     """Point rows ``rows`` and their cell rows, in one walk each over eight rows'
     bits: counted (``writing`` False: outputs, spans, the screen), or written from
     their starts (but the ``careful_points`` point rows and the ``searched`` cell
     rows: other kernels write them). One kernel for both passes, one loop, no row
     function: each kernel and each level of calls is compiled again, cold.
+
+    Writing, each point's edge (``lo``, ``hi``, ``t``) is written only on the point
+    rows ``edge_rows`` marks (none where the caller reads no edges: 24 of the 36
+    bytes of a placed point), and each cell's input cell (``source``) only where
+    ``source`` is not empty (the caller reads it).
 
     Writing, a cell's cut edges' points are counted, not looked up: where no point
     row of a cell row is on the careful path, each cut edge is a point, so the
@@ -100,6 +105,7 @@ def _march(s, px, py, pz, value, bound, equal, zero, nx, ny, nz, zc, writing, ro
     per = slotted.shape[2]
     full = (1 << 4 * zc) - 1
     plane = px.shape[0] != 0
+    keep_source = source.shape[0] != 0
     placing = xyz.shape[0] != 0
     y0 = y1 = y2 = z0 = z1 = z2 = 0.0
     before = _ZERO - 2   # the row whose columns the buffer holds
@@ -124,7 +130,7 @@ def _march(s, px, py, pz, value, bound, equal, zero, nx, ny, nz, zc, writing, ro
             up, out = (nx if j + 1 < ny else _ZERO), (nxy if k + 1 < nz else _ZERO)
             c = j + (ny - 1) * k
             cells_too = up != 0 and (zc == 1 or out != 0)   # not the grid's last y or z
-            points_too = True
+            points_too, edges_too = True, False
             if placing:   # the point row's y and z terms (see axis_places)
                 y0, y1, y2 = places[1, j, 0], places[1, j, 1], places[1, j, 2]
                 z0, z1, z2 = places[2, k, 0], places[2, k, 1], places[2, k, 2]
@@ -134,6 +140,7 @@ def _march(s, px, py, pz, value, bound, equal, zero, nx, ny, nz, zc, writing, ro
             else:
                 cells_too = cells_too and cell_counts[c] != 0 and not searched[c]
                 points_too = point_counts[r] != 0 and not careful_points[r]
+                edges_too = edge_rows[r]
                 if not (points_too or cells_too):
                     continue
             q0 = q1 = q2 = q3 = point_start[r] if writing else _ZERO
@@ -208,14 +215,16 @@ def _march(s, px, py, pz, value, bound, equal, zero, nx, ny, nz, zc, writing, ro
                         for axis in range(3):
                             if cuts >> axis & 1:
                                 other = p + (1 if axis == 0 else (up if axis == 1 else out))
-                                lo[q], hi[q] = p, other
+                                if edges_too:
+                                    lo[q], hi[q] = p, other
                                 high_value = np.float64(s[np.uint64(other)]) if not plane else (
                                     row_term + px[np.uint64(i + 1)] if axis == 0 else (
                                         (pz[k] + py[j + 1] if axis == 1 else pz[k + 1] + py[j])
                                         + px[i]))
                                 # The NumPy implementation's float64 arithmetic, in its order.
                                 w = (value - low_value) / (high_value - low_value)
-                                t[q] = w
+                                if edges_too:
+                                    t[q] = w
                                 if placing:
                                     # (Columns written as constants: as variables,
                                     # the pass took 4-5 ms more on one thread.)
@@ -246,7 +255,8 @@ def _march(s, px, py, pz, value, bound, equal, zero, nx, ny, nz, zc, writing, ro
                             to = np.uint64(count)
                             for e in range(per):
                                 cells[to, e] = at[np.uint64(slotted[np.uint64(case), m, e])]
-                            source[to] = i + (nx - 1) * c
+                            if keep_source:
+                                source[to] = i + (nx - 1) * c
                             count += 1
                 if writing:
                     q0, q1 = q0 + (here & 15), q1 + ((here >> 4) & 15)
@@ -258,39 +268,21 @@ def _march(s, px, py, pz, value, bound, equal, zero, nx, ny, nz, zc, writing, ro
                     cell_counts[c], cell_spans[c, 0], cell_spans[c, 1] = made, cell_low, cell_high
 
 
-def _beside(rows: np.ndarray, zc: int) -> np.ndarray:
-    """The cell rows with any of their point rows among ``rows`` (z, y).
-
-    Examples
-    --------
-    >>> _beside(np.array([[False, False, True]]), 1).tolist()
-    [False, True]
-    """
-    near = rows[:, :-1] | rows[:, 1:]
-    return (near[:-1] | near[1:] if zc == 2 else near).ravel()
-
-
-def _outputs_of(rows: np.ndarray, starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """The outputs of ``rows``, each row's ``counts[row]`` from ``starts[row]``.
-
-    Examples
-    --------
-    >>> _outputs_of(np.array([0, 2]), np.array([0, 2, 2, 5]), np.array([2, 0, 3])).tolist()
-    [0, 1, 2, 3, 4]
-    """
-    sizes = counts[rows]
-    before = np.cumsum(sizes) - sizes   # the outputs of the rows before each
-    return np.repeat(starts[rows] - before, sizes) + np.arange(sizes.sum())
-
-
 def contour_structured(grid, scalars: np.ndarray | None, value: float, place=None,
-                       terms: tuple | None = None) -> EdgeCut:
+                       terms: tuple | None = None, edges: bool = True,
+                       sources: bool = True) -> EdgeCut:
     """The compiled form of :func:`daxpy.worklets.contour.contour_structured`, on
     2-D and 3-D grids of float32 or float64 scalars, or (``terms``, ``scalars`` None)
     of a plane's signed distance made where it is read from the axes' terms of a 3-D
     image or rectilinear grid: point (i, j, k)'s value is ``(terms[2][k] +
     terms[1][j]) + terms[0][i]`` in float64, the slice's distance field's bits, with
     no field of the grid's size (made only for rows on the careful path, if any).
+
+    With ``edges`` False (the caller interpolates no field along the edges), a grid
+    whose points the march places gives a cut without ``lo``, ``hi`` and ``t``; with
+    ``sources`` False (it carries no cell field), one without ``source``: the write
+    pass, bound by its reads and its output, writes 24 bytes a point and 8 a
+    triangle fewer.
 
     Raises
     ------
@@ -310,7 +302,7 @@ def contour_structured(grid, scalars: np.ndarray | None, value: float, place=Non
         grid, scalars, terms, "the compiled contour marches 2-D and 3-D grids")
     zc = dimension - 1   # corners along z: 2 (voxels) or 1 (pixels)
     kind = _KINDS[dimension]
-    counts, table, edges = TABLES[kind]
+    counts, table, edge_table = TABLES[kind]
     offsets = np.array([(c & 1) + ((c >> 1) & 1) * nx + (c >> 2) * nx * ny
                         for c in range(4 * zc)], np.int64)
     value = float(value)
@@ -343,20 +335,21 @@ def contour_structured(grid, scalars: np.ndarray | None, value: float, place=Non
 
     every_row = np.arange(ny * nz)
 
-    def run(writing, outputs, placing):
+    def run(writing, outputs, placing, edge_rows):
         on_threads(_march, step, *march, writing, every_row, careful_points, searched,
-                   counts, _SLOTTED[kind], point_counts, point_spans, starts[0], cell_counts,
-                   cell_spans, starts[1], bad, *outputs, *placing, scratch, scratch_words, slots)
+                   edge_rows, counts, _SLOTTED[kind], point_counts, point_spans, starts[0],
+                   cell_counts, cell_spans, starts[1], bad, *outputs, *placing, scratch,
+                   scratch_words, slots)
 
     def run_careful(mode, rows, outputs):
         on_threads(_march_careful, _threads_for(rows.shape[0], step), np.int64(mode), s, value,
-                   bound, nx, ny, nz, zc, rows, careful_cells, counts, table, edges, offsets,
+                   bound, nx, ny, nz, zc, rows, careful_cells, counts, table, edge_table, offsets,
                    _CUT[kind], point_counts, point_spans, starts[0], cell_counts, cell_spans,
                    starts[1], *outputs, known, scratch, scratch_words, slots)
 
     # Every row on the fast path, screened as it goes; then the rows near a bad
     # one again, on the careful path (none, for most fields).
-    run(False, nothing, unplaced)
+    run(False, nothing, unplaced, careful_points)   # (edge_rows: read writing only)
     careful = bad.any()
     if careful:
         if terms is not None:
@@ -373,18 +366,26 @@ def contour_structured(grid, scalars: np.ndarray | None, value: float, place=Non
     starts = (exclusive(point_counts), exclusive(cell_counts))
     # From the pool of host blocks: on one 16-core host the write pass took 10.7 ms
     # into fresh arrays (their pages faulted in as written) and 6.0 into reused ones.
-    lo, hi = host_empty(starts[0][-1], np.int64), host_empty(starts[0][-1], np.int64)
-    t = host_empty(lo.shape[0], np.float64)
-    cells = host_empty((starts[1][-1], per), np.int64)
-    source = host_empty(cells.shape[0], np.int64)
+    n_points = int(starts[0][-1])
     # The points' coordinates too, where the march knows each point's (i, j, k):
     # on uniform and rectilinear grids whose axes are the march's (3-D, or 2-D in
     # x and y; in other planes the surface makes them from the edges after).
     placing = unplaced
     if grid.family in ("uniform", "rectilinear") and all(
             int(d) > 1 for d in grid.dims[:dimension]):
-        placing = (axis_places(grid), host_empty((lo.shape[0], 3), np.float32))
-    run(True, (lo, hi, t, cells, source), placing)
+        placing = (axis_places(grid), host_empty((n_points, 3), np.float32))
+    edges = edges or placing is unplaced   # (unplaced, the surface's points need them)
+    edge_rows = host_empty(ny * nz, bool)
+    if edges or not careful:
+        edge_rows.fill(edges)
+    else:   # the careful cell rows look their points up among their point rows' edges
+        edge_rows[:] = _around(searched.reshape(-1, ny - 1), nz, zc).ravel()
+    made = n_points if edges or careful else 0
+    lo, hi = host_empty(made, np.int64), host_empty(made, np.int64)
+    t = host_empty(made, np.float64)
+    cells = host_empty((starts[1][-1], per), np.int64)
+    source = host_empty(cells.shape[0] if sources else 0, np.int64)
+    run(True, (lo, hi, t, cells, source), placing, edge_rows)
     if careful:
         run_careful(1, careful_rows, (lo, hi, t, *nothing[3:]))
         if placing is not unplaced:
@@ -392,6 +393,8 @@ def contour_structured(grid, scalars: np.ndarray | None, value: float, place=Non
                        placing[1])
         # The rest, once every point is written: their points are looked up.
         run_careful(2, np.flatnonzero(searched), (lo, hi, t, cells, source))
-    return EdgeCut(lo=lo, hi=hi, t=t, cells={per: cells}, source={per: source},
+    return EdgeCut(lo=lo if edges else None, hi=hi if edges else None,
+                   t=t if edges else None, cells={per: cells},
+                   source={per: source} if sources else {},
                    points=None if placing is unplaced else placing[1])
 
