@@ -23,16 +23,12 @@ import numpy as np
 from daxpy.data.host_pool import host_empty
 
 from ._blocks_cpu import block_kernel, inner_kernel, over_blocks
-from ._numba import count_type, kernel
+from ._numba import count_type, kernel, threads
 
-_ROWS = 1 << 16
-"""Rows per block of the scan dealt to a thread."""
-
-_NUMPY_ROWS = 1 << 12
-"""Fewer rows are scanned by NumPy, so that a first use on a small grid compiles no
-kernel. More, up to one block, by the compiled scan on the calling thread: on one
-16-core host's CPU NumPy's cumsum of 65,536 int64 took 0.21 ms, a compiled loop
-0.029 (the 256³ contour scans two such columns)."""
+_ROWS = 1 << 12
+"""Rows per block of the scan at least; fewer rows are scanned by NumPy, so that a
+first use on a small grid compiles no kernel. More are cut in a block per thread
+(:func:`exclusive_rows`)."""
 
 _PER_BUCKET = 256
 """Keys per bucket, on average, of the sort: few enough to sort in a core's cache."""
@@ -48,10 +44,10 @@ _GROUP = 64
 # threads (a parallel loop costs several times more to compile).
 
 @block_kernel()
-def _scan(counts, columns, sums_only, block_starts, starts, first, last):
-    """Blocks ``first`` to ``last``: their column sums into ``block_starts``
-    (``sums_only``), else their rows of the scan from their starts there (one
-    kernel for both passes: each kernel costs a first use a compile).
+def _scan(counts, columns, size, sums_only, block_starts, starts, first, last):
+    """Blocks ``first`` to ``last`` of ``size`` rows: their column sums into
+    ``block_starts`` (``sums_only``), else their rows of the scan from their starts
+    there (one kernel for both passes: each kernel costs a first use a compile).
 
     ``columns`` is :func:`~daxpy.worklets._numba.count_type` of the column count:
     the column loops unrolled (with the count read from the table's shape, a
@@ -60,7 +56,7 @@ def _scan(counts, columns, sums_only, block_starts, starts, first, last):
     for block in range(first, last):
         # The block's rows as slices indexed from 0: Numba checks indices it cannot
         # prove non-negative for wrapping around, on every read and write.
-        lo, hi = block * _ROWS, min(n, (block + 1) * _ROWS)
+        lo, hi = block * size, min(n, (block + 1) * size)
         rows, out = counts[lo:hi], starts[lo:hi + 1]
         if sums_only:
             for c in range(k):
@@ -94,27 +90,28 @@ def exclusive_rows(counts: np.ndarray) -> np.ndarray:
     >>> import numpy as np
     >>> exclusive_rows(np.zeros((0, 3), np.int64)).tolist()
     [[0, 0, 0]]
-    >>> exclusive_rows(np.ones((_ROWS + 3, 2), np.int64))[-2:].tolist()
+    >>> exclusive_rows(np.ones((16 * _ROWS + 3, 2), np.int64))[-2:].tolist()
     [[65538, 65538], [65539, 65539]]
-    >>> exclusive_rows(np.ones((_NUMPY_ROWS + 1, 1), np.uint8))[-1].tolist()
-    [4097]
     """
     counts = np.ascontiguousarray(counts)
     # From the host pool: a clip's point numbers are 80 MB at 10M points, and fresh
     # pages are faulted in as they are first written.
     starts = host_empty((counts.shape[0] + 1, counts.shape[1]), np.int64)
     starts[0] = 0
-    if counts.shape[0] <= _NUMPY_ROWS:
+    n = counts.shape[0]
+    if n <= _ROWS:
         np.cumsum(counts, axis=0, dtype=np.int64, out=starts[1:])
         return starts
-    # Each block's sums, where each block starts (NumPy, over blocks), then each
-    # block's rows from there (one block: from 0, on this thread).
-    sums = np.zeros(((counts.shape[0] + _ROWS - 1) // _ROWS, counts.shape[1]), np.int64)
+    # A block per thread: one thread of the GPU machine's 16-core host streams
+    # about 4 GB/s (NumPy's cumsum of the 256³ contour's 65,536 row counts took
+    # 0.17-0.3 ms there), its 16 together 80-90. Each block's sums, where each
+    # block starts (NumPy, over blocks), then each block's rows from there.
+    size = max(_ROWS, -(-n // threads()))
+    sums = np.empty((-(-n // size), counts.shape[1]), np.int64)
     columns = count_type(counts.shape[1])
-    if sums.shape[0] > 1:
-        over_blocks(_scan, sums.shape[0], counts, columns, True, sums, starts)
+    over_blocks(_scan, sums.shape[0], counts, columns, size, True, sums, starts)
     block_starts = np.cumsum(sums, axis=0) - sums
-    over_blocks(_scan, sums.shape[0], counts, columns, False, block_starts, starts)
+    over_blocks(_scan, sums.shape[0], counts, columns, size, False, block_starts, starts)
     return starts
 
 

@@ -60,8 +60,8 @@ from daxpy.data.host_pool import host_empty
 from ._contour_careful_cpu import (_around, _beside, _careful_rows, _outputs_of, _screen_row,
                                    screen_values)
 from ._contour_careful_rows_cpu import _march_careful, _threads_for
-from ._contour_rows_cpu import (_ALL_IN, _BLOCK, _SPREAD, _ZERO, _columns, _next_columns,
-                                _plane_columns, _plane_span, _screen_plane_row)
+from ._contour_rows_cpu import (_ALL_IN, _BLOCK, _SPREAD, _ZERO, _columns, _identity,
+                                _next_columns, _plane_columns, _plane_span, _screen_plane_row)
 from ._edge_cut import EdgeCut
 from ._edge_points_cpu import axis_places, place_rows
 from ._contour_slots import _CUT, _KINDS, _LANES, _SLOTTED, _Y, _Z
@@ -333,7 +333,7 @@ def contour_structured(grid, scalars: np.ndarray | None, value: float, place=Non
     unplaced = (np.zeros((3, 0, 3)), np.zeros((0, 3), np.float32))
     starts = (none, none)
 
-    every_row = np.arange(ny * nz)
+    every_row = _identity(ny * nz)
 
     def run(writing, outputs, placing, edge_rows):
         on_threads(_march, step, *march, writing, every_row, careful_points, searched,
