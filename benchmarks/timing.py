@@ -13,6 +13,7 @@ Examples
 
 from __future__ import annotations
 
+import random
 import statistics
 import time
 from typing import Any, Callable
@@ -61,8 +62,8 @@ def time_cpu(fn: Callable[[], Any], *, repeat: int = 5, warmup: int = 1,
 def time_in_turns(runs: dict[str, tuple[Callable[[], Any], Callable[[], Any]]], *,
                   repeat: int = 5, slow_s: float = 3.0) -> dict[str, float]:
     """Median wall time in ms of each of ``runs`` (``name: (context, fn)``), timed in
-    turns: a call of each per round, so that a slow spell of a shared host weighs on
-    all of them alike. Timed one implementation after another, the ratio of two
+    turns: a call of each per round, the rounds in shuffled orders, so that a slow
+    spell of a shared host weighs on all of them alike. Timed one implementation after another, the ratio of two
     medians of one case (hexahedra point-to-cell against VTK, 16 cores) measured
     1.6x to 2.5x over five runs.
 
@@ -83,14 +84,21 @@ def time_in_turns(runs: dict[str, tuple[Callable[[], Any], Callable[[], Any]]], 
     """
     _settle_cpu_pool()
     samples: dict[str, list[float]] = {name: [] for name in runs}
-    for _ in range(max(repeat, 1)):
-        for name, (context, fn) in runs.items():
+    names = list(runs)
+    order = random.Random(0)   # the same orders every run
+    for round_ in range(max(repeat, 1)):
+        # The first round in the order given, later ones shuffled: in one order every
+        # round, a call would always follow the same one (a 16-thread run, or a long
+        # one-thread run that left the other cores idle).
+        for name in names:
+            context, fn = runs[name]
             if samples[name] and samples[name][-1] > slow_s:
                 continue
             with context():
                 start = time.perf_counter()
                 fn()
                 samples[name].append(time.perf_counter() - start)
+        order.shuffle(names)
     return {name: statistics.median(times) * 1e3 for name, times in samples.items()}
 
 
