@@ -20,16 +20,6 @@ def test_exclusive_rows_are_numpys_cumulative_sums(rows, columns, seed):
     assert scans.exclusive_rows(counts).tolist() == want.tolist()
 
 
-@pytest.mark.parametrize("count", [1, 3, 16])
-@pytest.mark.parametrize("rows", [scans._ROWS + 1, 5 * scans._ROWS - 7, 16 * scans._ROWS + 3])
-def test_a_block_per_thread_gives_the_same_sums(count, rows, monkeypatch):
-    # The blocks are sized by the thread count (at least _ROWS rows each).
-    monkeypatch.setattr(scans, "threads", lambda: count)
-    counts = np.random.default_rng(rows).integers(0, 9, (rows, 2))
-    want = np.concatenate([np.zeros((1, 2), np.int64), np.cumsum(counts, axis=0)])
-    assert scans.exclusive_rows(counts).tolist() == want.tolist()
-
-
 @settings(max_examples=20, deadline=None)
 @given(rows=st.integers(0, 3 * scans._ROWS + 5), seed=st.integers(0, 2**31),
        dtype=st.sampled_from([np.int64, np.int32, np.uint8]))

@@ -23,12 +23,10 @@ import numpy as np
 from daxpy.data.host_pool import host_empty
 
 from ._blocks_cpu import block_kernel, inner_kernel, over_blocks
-from ._numba import count_type, kernel, threads
+from ._numba import count_type, kernel
 
-_ROWS = 1 << 12
-"""Rows per block of the scan at least; fewer rows are scanned by NumPy, so that a
-first use on a small grid compiles no kernel. More are cut in a block per thread
-(:func:`exclusive_rows`)."""
+_ROWS = 1 << 16
+"""Rows per block of the scan dealt to a thread."""
 
 _PER_BUCKET = 256
 """Keys per bucket, on average, of the sort: few enough to sort in a core's cache."""
@@ -44,10 +42,10 @@ _GROUP = 64
 # threads (a parallel loop costs several times more to compile).
 
 @block_kernel()
-def _scan(counts, columns, size, sums_only, block_starts, starts, first, last):
-    """Blocks ``first`` to ``last`` of ``size`` rows: their column sums into
-    ``block_starts`` (``sums_only``), else their rows of the scan from their starts
-    there (one kernel for both passes: each kernel costs a first use a compile).
+def _scan(counts, columns, sums_only, block_starts, starts, first, last):
+    """Blocks ``first`` to ``last``: their column sums into ``block_starts``
+    (``sums_only``), else their rows of the scan from their starts there (one
+    kernel for both passes: each kernel costs a first use a compile).
 
     ``columns`` is :func:`~daxpy.worklets._numba.count_type` of the column count:
     the column loops unrolled (with the count read from the table's shape, a
@@ -56,7 +54,7 @@ def _scan(counts, columns, size, sums_only, block_starts, starts, first, last):
     for block in range(first, last):
         # The block's rows as slices indexed from 0: Numba checks indices it cannot
         # prove non-negative for wrapping around, on every read and write.
-        lo, hi = block * size, min(n, (block + 1) * size)
+        lo, hi = block * _ROWS, min(n, (block + 1) * _ROWS)
         rows, out = counts[lo:hi], starts[lo:hi + 1]
         if sums_only:
             for c in range(k):
@@ -90,7 +88,7 @@ def exclusive_rows(counts: np.ndarray) -> np.ndarray:
     >>> import numpy as np
     >>> exclusive_rows(np.zeros((0, 3), np.int64)).tolist()
     [[0, 0, 0]]
-    >>> exclusive_rows(np.ones((16 * _ROWS + 3, 2), np.int64))[-2:].tolist()
+    >>> exclusive_rows(np.ones((_ROWS + 3, 2), np.int64))[-2:].tolist()
     [[65538, 65538], [65539, 65539]]
     """
     counts = np.ascontiguousarray(counts)
@@ -98,20 +96,18 @@ def exclusive_rows(counts: np.ndarray) -> np.ndarray:
     # pages are faulted in as they are first written.
     starts = host_empty((counts.shape[0] + 1, counts.shape[1]), np.int64)
     starts[0] = 0
-    n = counts.shape[0]
-    if n <= _ROWS:
+    if counts.shape[0] <= _ROWS:
+        # One block: one thread would scan it, so NumPy does, and a first use on
+        # few rows compiles no kernel.
         np.cumsum(counts, axis=0, dtype=np.int64, out=starts[1:])
         return starts
-    # A block per thread: one thread of the GPU machine's 16-core host streams
-    # about 4 GB/s (NumPy's cumsum of the 256³ contour's 65,536 row counts took
-    # 0.17-0.3 ms there), its 16 together 80-90. Each block's sums, where each
-    # block starts (NumPy, over blocks), then each block's rows from there.
-    size = max(_ROWS, -(-n // threads()))
-    sums = np.empty((-(-n // size), counts.shape[1]), np.int64)
+    # Each block's sums, where each block starts (NumPy, over blocks), then each
+    # block's rows from there.
+    sums = np.empty(((counts.shape[0] + _ROWS - 1) // _ROWS, counts.shape[1]), np.int64)
     columns = count_type(counts.shape[1])
-    over_blocks(_scan, sums.shape[0], counts, columns, size, True, sums, starts)
+    over_blocks(_scan, sums.shape[0], counts, columns, True, sums, starts)
     block_starts = np.cumsum(sums, axis=0) - sums
-    over_blocks(_scan, sums.shape[0], counts, columns, size, False, block_starts, starts)
+    over_blocks(_scan, sums.shape[0], counts, columns, False, block_starts, starts)
     return starts
 
 
