@@ -211,33 +211,3 @@ def _outputs_of(rows: np.ndarray, starts: np.ndarray, counts: np.ndarray) -> np.
     sizes = counts[rows]
     before = np.cumsum(sizes) - sizes   # the outputs of the rows before each
     return np.repeat(starts[rows] - before, sizes) + np.arange(sizes.sum())
-
-
-def _block_totals_again(careful_rows: np.ndarray, careful_cells: np.ndarray,
-                        point_counts: np.ndarray, cell_counts: np.ndarray, ny: int, nz: int,
-                        zc: int, block: int, block_totals: np.ndarray) -> None:
-    """The count pass's block totals (points, cells) of the blocks (of ``block`` point
-    rows) that the careful path counted again: those of ``careful_rows`` (point rows)
-    and of the point rows of ``careful_cells`` (cell rows, flags), summed again from
-    the counts.
-
-    Examples
-    --------
-    >>> totals = np.zeros((1, 2), np.int64)
-    >>> _block_totals_again(np.array([1]), np.array([True, False]), np.array([1, 2, 3]),
-    ...                     np.array([4, 5]), 3, 1, 1, 64, totals)
-    >>> totals.tolist()
-    [[6, 9]]
-    """
-    cells = np.flatnonzero(careful_cells)
-    rows = cells % (ny - 1) + ny * (cells // (ny - 1))   # each cell row's first point row
-    blocks = np.unique(np.concatenate([careful_rows, rows]) // block)
-    n = point_counts.shape[0]
-    every = (blocks[:, None] * block + np.arange(block)).ravel()
-    every = every[every < n]
-    j, k = every % ny, every // ny
-    has_cells = (j + 1 < ny) & ((zc == 1) | (k + 1 < nz))
-    block_totals[blocks] = 0
-    np.add.at(block_totals[:, 0], every // block, point_counts[every])
-    np.add.at(block_totals[:, 1], every[has_cells] // block,
-              cell_counts[(j + (ny - 1) * k)[has_cells]])

@@ -34,47 +34,6 @@ screen flag into arrays shared by every thread (one byte a row for the flag), an
 with 8 a block, 8 threads working side by side wrote the same cache lines."""
 
 
-@kernel(inline="always", **HELPER)
-def _dealt_block(dealt, step, n_blocks):
-    """The block a thread takes at its ``dealt``-th turn (``dealt`` from the thread's
-    number, by ``step`` threads): round r is blocks r step .. r step + step - 1, one a
-    thread, each thread's turned by r. Dealt in turn, thread t would walk the same
-    bands of y in every z plane (32 blocks a plane of 256 rows, 16 threads), where a
-    surface is denser in some bands than others. Dealt, not taken from a shared
-    counter (`_claim_cpu.claim`): taken, the 256³ count pass took 5.3-5.8 ms on 16
-    cores against 4.4-4.5 dealt (`.dc/s/cc16.py`, in turns); and dealt, the row starts
-    (:func:`_row_starts`) are written by the thread that counted their rows."""
-    turn = dealt // step
-    size = n_blocks - turn * step if n_blocks - turn * step < step else step
-    return turn * step + (dealt - turn * step + turn) % size
-
-
-@kernel(nogil=True, no_cfunc_wrapper=True)
-def _row_starts(block_starts, point_counts, cell_counts, ny, nz, zc, point_start, cell_start,
-                first, step):
-    """Each point row's first output and each cell row's, from its block's
-    (``block_starts``: the exclusive sums of the count pass's block totals) and the
-    rows before it in its block: on the thread that counted the block (the same
-    deal as the count pass's), so its counts are read where they were written, not
-    gathered onto one core (the two scans of the 256³ rows by NumPy took 0.45 ms of
-    an 8.8 ms contour on the GPU machine's 16-core host). Rows without cells (the
-    grid's last y, and last z in 3-D) start none."""
-    n = point_counts.shape[0]
-    n_blocks = (n + _BLOCK - 1) // _BLOCK
-    for dealt in range(first, n_blocks, step):
-        block = _dealt_block(dealt, step, n_blocks)
-        q, qc = block_starts[block, 0], block_starts[block, 1]
-        stop = (block + 1) * _BLOCK
-        for r in range(block * _BLOCK, n if stop > n else stop):
-            point_start[r] = q
-            q += point_counts[r]
-            j, k = r % ny, r // ny
-            if j + 1 < ny and (zc == 1 or k + 1 < nz):
-                c = j + (ny - 1) * k
-                cell_start[c] = qc
-                qc += cell_counts[c]
-
-
 @kernel(**HELPER)
 def _columns(s, bound, first, up, out, up2, out2, i0, i1, columns):
     """For x from ``i0`` to ``i1``: which of eight point rows (p = first + x) are at

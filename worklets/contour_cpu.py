@@ -13,9 +13,8 @@ depend on the thread count:
    itself. The rows near such a row are counted again on the careful path
    (:mod:`daxpy.worklets._contour_careful_rows_cpu`, the rules of
    :mod:`daxpy.worklets._contour_careful_cpu`);
-2. *starts*: the count's block totals summed (the output's size, known before
-   anything is written), then each row's first output from its block's, by the
-   thread that counted it (:func:`~daxpy.worklets._contour_rows_cpu._row_starts`);
+2. *scan*: exclusive sums of the per-row counts (NumPy, over rows, not points):
+   the one place the output's size is known, before anything is written;
 3. *emit*: each point row writes its output points and its cell row's output
    cells in one walk; a cell's cut edges' points are counted from its point rows'
    starts, not looked up. On uniform and rectilinear grids (3-D, or 2-D in x and
@@ -31,15 +30,17 @@ loop the compiler vectorizes; only the rows' spans are walked after the count.
 The points come out in the ``(lo, hi)`` order of the NumPy implementation's sort,
 and the cells in input cell order, then the case table's order.
 
-The careful path is kernels of its own, compiled only for a field that takes it;
-:func:`_march` only skips its rows (``careful_points``, ``searched``), so no
-specialization compiles both paths (together about 3 s, cold; apart 0.7-1.6 s
-each). The kernels are serial (``nogil``), threaded from Python, not ``prange``
-loops: a parallel kernel is two more levels of compiled code, each re-optimizing
-all it calls (half of a cold first call's 6 s). So too counting and writing are one
-kernel (a second cost about 0.4 s more, cold), its row loops written out, and the
-threads' buffers made by the caller (one made in a kernel compiles NumPy's
-allocation with it).
+The careful path is kernels of its own, compiled only for a field that takes
+it; :func:`_march` only skips its rows (``careful_points``, ``searched``: all
+False for most fields), so it is one compiled function for every field, and
+no specialization compiles both paths (the march with both compiled in about
+3 s, cold; the three kernels now 0.7-1.6 s each). The kernels are
+serial (``nogil``), threaded from Python, not Numba ``prange`` loops: a parallel
+kernel is two more levels of compiled code, each re-optimizing all it calls, and
+cost a cold first call about half of its 6 s. For the same reason counting and
+writing are one kernel (a second cost about 0.4 s more, cold), the row loops are
+written out in it, and the threads' buffers are made by the caller (an array
+made in a kernel compiles NumPy's allocation with it).
 
 Examples
 --------
@@ -56,31 +57,30 @@ import numpy as np
 
 from daxpy.data.host_pool import host_empty
 
-from ._contour_careful_cpu import (_around, _beside, _block_totals_again, _careful_rows,
-                                   _outputs_of, _screen_row, screen_values)
+from ._contour_careful_cpu import (_around, _beside, _careful_rows, _outputs_of, _screen_row,
+                                   screen_values)
 from ._contour_careful_rows_cpu import _march_careful, _threads_for
-from ._contour_rows_cpu import (_ALL_IN, _BLOCK, _SPREAD, _ZERO, _columns, _dealt_block,
-                                _identity, _next_columns, _plane_columns, _plane_span,
-                                _row_starts, _screen_plane_row)
+from ._contour_rows_cpu import (_ALL_IN, _BLOCK, _SPREAD, _ZERO, _columns, _identity,
+                                _next_columns, _plane_columns, _plane_span, _screen_plane_row)
 from ._edge_cut import EdgeCut
 from ._edge_points_cpu import axis_places, place_rows
 from ._contour_slots import _CUT, _KINDS, _LANES, _SLOTTED, _Y, _Z
 from ._marching import TABLES, at_least_bound
 from ._blocks_cpu import on_threads
 from ._numba import kernel, rows_or_terms, threads
-from ._scan_cpu import exclusive_rows
+from ._scan_cpu import exclusive
 from .plane_cuts import array_axis_distance
 
 @kernel(nogil=True, no_cfunc_wrapper=True)
 def _march(s, px, py, pz, value, bound, equal, zero, nx, ny, nz, zc, writing, rows,
            careful_points, searched, edge_rows, counts, slotted, point_counts, point_spans,
-           point_start, cell_counts, cell_spans, cell_start, bad, block_totals, lo, hi, t, cells,
-           source, places, xyz, scratch, scratch_words, slots, first, step):
+           point_start, cell_counts, cell_spans, cell_start, bad, lo, hi, t, cells, source,
+           places, xyz, scratch, scratch_words, slots, first, step):
     """Point rows ``rows`` and their cell rows, in one walk each over eight rows'
-    bits: counted (``writing`` False: outputs, spans, the screen, each block's outputs
-    in ``block_totals``), or written from their starts (but the ``careful_points``
-    point rows and the ``searched`` cell rows: other kernels write them). One kernel
-    for both passes, one loop, no row function: each is compiled again, cold.
+    bits: counted (``writing`` False: outputs, spans, the screen), or written from
+    their starts (but the ``careful_points`` point rows and the ``searched`` cell
+    rows: other kernels write them). One kernel for both passes, one loop, no row
+    function: each kernel and each level of calls is compiled again, cold.
 
     Writing, each point's edge (``lo``, ``hi``, ``t``) is written only on the point
     rows ``edge_rows`` marks (none where the caller reads no edges: 24 of the 36
@@ -114,9 +114,16 @@ def _march(s, px, py, pz, value, bound, equal, zero, nx, ny, nz, zc, writing, ro
     at = slots[first]
     n_blocks = (n + _BLOCK - 1) // _BLOCK
     for dealt in range(first, n_blocks, step):
-        block = _dealt_block(dealt, step, n_blocks)
+        # Round r is blocks r step .. r step + step - 1, one a thread, each thread's
+        # turned by r: dealt in turn, thread t would walk the same bands of y in every
+        # z plane (32 blocks a plane of 256 rows, 16 threads), where a surface is
+        # denser in some bands than others. Dealt, not taken from a shared counter
+        # (`_claim_cpu.claim`): taken, the 256³ count pass took 5.3-5.8 ms on 16
+        # cores against 4.4-4.5 dealt (`.dc/s/cc16.py`, in turns).
+        turn = dealt // step
+        size = n_blocks - turn * step if n_blocks - turn * step < step else step
+        block = turn * step + (dealt - turn * step + turn) % size
         stop = (block + 1) * _BLOCK   # (not min, nor a function: each compiles again, cold)
-        block_points = block_cells = _ZERO
         for row in range(block * _BLOCK, n if stop > n else stop):
             r = rows[row]
             j, k = r % ny, r // ny
@@ -257,12 +264,8 @@ def _march(s, px, py, pz, value, bound, equal, zero, nx, ny, nz, zc, writing, ro
             if not writing:
                 point_counts[r] = points
                 point_spans[r, 0], point_spans[r, 1] = point_low, point_high
-                block_points += points
                 if cells_too:
                     cell_counts[c], cell_spans[c, 0], cell_spans[c, 1] = made, cell_low, cell_high
-                    block_cells += made
-        if not writing:   # the block's outputs, where its rows' starts begin
-            block_totals[block, 0], block_totals[block, 1] = block_points, block_cells
 
 
 def contour_structured(grid, scalars: np.ndarray | None, value: float, place=None,
@@ -275,10 +278,11 @@ def contour_structured(grid, scalars: np.ndarray | None, value: float, place=Non
     terms[1][j]) + terms[0][i]`` in float64, the slice's distance field's bits, with
     no field of the grid's size (made only for rows on the careful path, if any).
 
-    With ``edges`` False (no field interpolated along the edges), a grid whose points
-    the march places gives a cut without ``lo``, ``hi`` and ``t``; with ``sources``
-    False (no cell field carried), one without ``source``: the write pass, bound by
-    its reads and its output, writes 24 bytes a point and 8 a triangle fewer.
+    With ``edges`` False (the caller interpolates no field along the edges), a grid
+    whose points the march places gives a cut without ``lo``, ``hi`` and ``t``; with
+    ``sources`` False (it carries no cell field), one without ``source``: the write
+    pass, bound by its reads and its output, writes 24 bytes a point and 8 a
+    triangle fewer.
 
     Raises
     ------
@@ -304,15 +308,16 @@ def contour_structured(grid, scalars: np.ndarray | None, value: float, place=Non
     value = float(value)
     bound = at_least_bound(s.dtype, value)
     n_cell_rows = (ny - 1) * max(nz - 1, 1)
-    # Not zeroed: the count pass writes every row's (zeroing took 0.3 ms of 13.6 at 256³).
+    # Not zeroed: the count pass writes every row's (zeroing them took 0.3 ms of a
+    # 13.6 ms contour at 256³ on 16 cores, on one thread).
     point_counts, point_spans = host_empty(ny * nz, np.int64), host_empty((ny * nz, 2), np.int64)
     cell_counts = host_empty(n_cell_rows, np.int64)
     cell_spans = host_empty((n_cell_rows, 2), np.int64)
     bad = host_empty(ny * nz, bool)   # (each row's screen: written by the count pass)
-    block_totals = host_empty((-(-ny * nz // _BLOCK), 2), np.int64)   # (and each block's)
-    # Each thread's buffers, made here (one made in a kernel costs its compilation a
-    # second, cold), each row rounded up to whole cache lines and one line more, so
-    # that no two threads' bytes share a line wherever the array starts.
+    # Each thread's buffers, made here (an array made in a kernel costs its
+    # compilation more than a second, cold), a cache line or more apart: each
+    # row of bytes rounded up to whole lines, and one line more, so that no two
+    # threads' bytes share a line wherever the array starts.
     step = threads()
     scratch = np.empty((step, 64 * ((nx + 71 + 63) // 64) + 64), np.uint8)
     scratch_words = scratch.view(np.uint64)   # the same bytes, eight at a time
@@ -326,13 +331,15 @@ def contour_structured(grid, scalars: np.ndarray | None, value: float, place=Non
     none = np.zeros(0, np.int64)
     nothing = (none, none, np.zeros(0), np.zeros((0, per), np.int64), none)
     unplaced = (np.zeros((3, 0, 3)), np.zeros((0, 3), np.float32))
-    starts, every_row = (none, none), _identity(ny * nz)
+    starts = (none, none)
+
+    every_row = _identity(ny * nz)
 
     def run(writing, outputs, placing, edge_rows):
         on_threads(_march, step, *march, writing, every_row, careful_points, searched,
                    edge_rows, counts, _SLOTTED[kind], point_counts, point_spans, starts[0],
-                   cell_counts, cell_spans, starts[1], bad, block_totals, *outputs, *placing,
-                   scratch, scratch_words, slots)
+                   cell_counts, cell_spans, starts[1], bad, *outputs, *placing, scratch,
+                   scratch_words, slots)
 
     def run_careful(mode, rows, outputs):
         on_threads(_march_careful, _threads_for(rows.shape[0], step), np.int64(mode), s, value,
@@ -356,13 +363,7 @@ def contour_structured(grid, scalars: np.ndarray | None, value: float, place=Non
         # Each careful point's outputs (its rules' flags): made counting, read writing.
         known = np.empty((careful_rows.shape[0], nx), np.uint8)
         run_careful(0, careful_rows, nothing)
-        _block_totals_again(careful_rows, careful_cells, point_counts, cell_counts, ny, nz, zc,
-                            _BLOCK, block_totals)
-    # The rows' starts from their blocks', each block's by the thread that counted it.
-    block_starts = exclusive_rows(block_totals)
-    starts = (host_empty(ny * nz + 1, np.int64), host_empty(n_cell_rows + 1, np.int64))
-    on_threads(_row_starts, step, block_starts, point_counts, cell_counts, ny, nz, zc, *starts)
-    starts[0][-1], starts[1][-1] = block_starts[-1]
+    starts = (exclusive(point_counts), exclusive(cell_counts))
     # From the pool of host blocks: on one 16-core host the write pass took 10.7 ms
     # into fresh arrays (their pages faulted in as written) and 6.0 into reused ones.
     n_points = int(starts[0][-1])
