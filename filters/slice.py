@@ -29,7 +29,7 @@ from daxpy.worklets.plane_cuts import plane_cut_cpu
 from ._axis_slice import axis_slice
 from ._geometry import GeometryFilter, dataset_array, last_step
 from ._implicit import axis_distance, axis_terms, plane_distance
-from ._surface import cut_to_polydata
+from ._surface import cut_to_polydata, field_names
 
 __all__ = ["Slice"]
 
@@ -155,28 +155,34 @@ class Slice(GeometryFilter):
             # Its fields, made where the input's are, go where the run puts the result.
             return made.with_fields({n: placed(v) for n, v in made.point_data.items()},
                                     {n: placed(v) for n, v in made.cell_data.items()})
+        # The cuts' edges only to interpolate point fields along, their input cells
+        # only to carry cell fields by (the compiled cut writes only those).
+        point_names, cell_names = field_names(dataset, self.interpolate)
+        reads = {"edges": bool(point_names), "sources": bool(cell_names)}
         cuts = []
         for origin, normal in self.planes:
             origin = self._origin(dataset, origin)
-            cut = _plane_cut(dataset, origin, normal, self.backend)
+            cut = _plane_cut(dataset, origin, normal, self.backend, **reads)
             if cut is None:
                 distance = _signed_distance(dataset, origin, normal, self.backend)
                 cut = execute("contour", dataset, distance, "points", backend=self.backend,
-                              value=0.0)
+                              value=0.0, **reads)
             cuts.append(cut)
         surface = cut_to_polydata(dataset, cuts, [0.0] * len(cuts), fields=self.interpolate)
         surface.name = f"slice of {dataset.name}"
         return surface
 
 
-def _plane_cut(dataset: Any, origin: np.ndarray, normal: np.ndarray, backend: str) -> Any:
+def _plane_cut(dataset: Any, origin: np.ndarray, normal: np.ndarray, backend: str,
+               **reads: bool) -> Any:
     """The cut of a 3-D image or rectilinear grid by a plane, its distance made by the
     contour's rows where they read it from the axes' terms: on the GPU by the row
     kernels (:class:`daxpy.cuda.plane_distance.PlaneDistance`), on the host by the
     compiled contour (:func:`daxpy.worklets._plane_cpu.plane_cut`). No distance field
     of the grid's size (1 GB of float64 at 512³) and no pass to make it; the bits of
     the cut of that field. None where the field is cut instead (other grids, chunked
-    runs, no Numba).
+    runs, no Numba). ``reads`` (``edges``, ``sources``): what the surface reads of the
+    cut, which the compiled cut writes only then.
 
     Examples
     --------
@@ -194,7 +200,7 @@ def _plane_cut(dataset: Any, origin: np.ndarray, normal: np.ndarray, backend: st
         # The compiled contour's rows read the plane's terms where they would read the
         # field (None without Numba: the field is cut instead).
         dataset.check_unchanged()
-        return plane_cut_cpu(dataset, axis_terms(dataset, origin, normal))
+        return plane_cut_cpu(dataset, axis_terms(dataset, origin, normal), **reads)
     import cupy
 
     from daxpy.cuda.contour_rows import contour_rows

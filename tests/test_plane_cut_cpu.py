@@ -74,6 +74,38 @@ def test_the_cut_from_terms_is_the_cut_of_the_distance_field(**plane):
     _same_cut(plane_cut(grid, terms), contour_structured(grid, field, 0.0))
 
 
+@settings(max_examples=60, deadline=None)
+@given(**_PLANES)
+def test_a_cut_from_terms_without_edges_or_sources_has_the_same_points_and_cells(**plane):
+    grid, terms, _ = _plane(**plane)
+    whole, lean = plane_cut(grid, terms), plane_cut(grid, terms, edges=False, sources=False)
+    assert lean.lo is None and lean.t is None and lean.source == {}
+    assert lean.points.tobytes() == whole.points.tobytes()
+    assert sorted(lean.cells) == sorted(whole.cells)
+    for size, cells in whole.cells.items():
+        assert lean.cells[size].tobytes() == cells.tobytes()
+
+
+@pytest.mark.parametrize("origin", [(2.0, 3.0, 4.5), (2.1, 3.3, 4.2)])
+@pytest.mark.parametrize("interpolate", [False, ["c"], ["w"]])
+def test_the_slice_filter_reading_fewer_fields_makes_the_same_surface(origin, interpolate):
+    # Without point fields the cut writes no edges, without cell fields no sources.
+    grid = daxpy.UniformGrid(dims=(9, 8, 7), spacing=(0.5, 1.0, 1.5),
+                             point_data={"w": np.arange(504, dtype=np.float32)},
+                             cell_data={"c": np.arange(336, dtype=np.float64)})
+    slicing = dict(normal=(1.0, 1.0, 1.0), origin=origin, backend="cpu")
+    full = Slice(**slicing)(grid)
+    part = Slice(interpolate=interpolate, **slicing)(grid)
+    assert part.points().tobytes() == full.points().tobytes() and part.n_points > 0
+    for a, b in zip(part.cell_array("polys"), full.cell_array("polys")):
+        assert np.array_equal(a, b)
+    assert sorted(part.point_data) + sorted(part.cell_data) == ([] if not interpolate
+                                                                else interpolate)
+    for data, whole in ((part.point_data, full.point_data), (part.cell_data, full.cell_data)):
+        for name, values in data.items():
+            assert np.asarray(values).tobytes() == np.asarray(whole[name]).tobytes(), name
+
+
 @settings(max_examples=100, deadline=None)
 @given(invert=st.booleans(), at_zero=st.booleans(), **_PLANES)
 def test_the_clip_from_terms_is_the_clip_of_the_implicit_planes_field(invert, at_zero, **plane):

@@ -134,11 +134,12 @@ def plane_distance(points: np.ndarray, origin, normal) -> np.ndarray:
     return out
 
 
-def plane_cut(grid, terms: tuple) -> EdgeCut:
+def plane_cut(grid, terms: tuple, edges: bool = True, sources: bool = True) -> EdgeCut:
     """The cut of a 3-D image or rectilinear grid by a plane, from the plane's axes'
     terms (``(axis - origin) normal``, float64, one per point of each axis): the
     bits of :func:`~daxpy.worklets.contour_cpu.contour_structured` of the distance
-    field ``(z term + y term) + x term`` at 0, with no field of the grid's size.
+    field ``(z term + y term) + x term`` at 0, with no field of the grid's size;
+    ``edges`` and ``sources`` as there (what the caller reads).
 
     Raises
     ------
@@ -155,7 +156,7 @@ def plane_cut(grid, terms: tuple) -> EdgeCut:
     >>> plane_cut(g, terms).t.tolist() == contour_structured(g, field, 0.0).t.tolist()
     True
     """
-    return contour_structured(grid, None, 0.0, terms=terms)
+    return contour_structured(grid, None, 0.0, terms=terms, edges=edges, sources=sources)
 
 
 def plane_clip(grid, terms: tuple, value: float = 0.0, invert: bool = False) -> Clipped:
