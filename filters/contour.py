@@ -60,6 +60,9 @@ class Contour(GeometryFilter):
     interpolate : bool or sequence of str
         Point fields interpolated onto the output points (True: all; each keeps its
         dtype) and cell fields carried from the cell each output cell was cut from.
+        The fewer asked for, the less the CPU cut writes: with none (False, or only
+        the contoured field), no edge per point; with no cell field, no input cell
+        per triangle.
     merge_points : bool
         True (default): one point per cut edge. False: every output cell has its own
         points (VTK without a locator).

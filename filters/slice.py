@@ -73,7 +73,9 @@ class Slice(GeometryFilter):
         triangulation; fields between the two grid planes around it). False: a
         PolyData as for every other grid.
     interpolate : bool or sequence of str
-        Point fields interpolated onto the cut (True: all), cell fields carried.
+        Point fields interpolated onto the cut (True: all), cell fields carried. The
+        CPU cut of an image or rectilinear grid writes the cut edges only for point
+        fields, and each triangle's input cell only for cell fields.
     backend, nan_policy
         As for every filter (:class:`~daxpy.filters.Filter`).
 
