@@ -76,6 +76,27 @@ def _next_columns(s, bound, first, up, out, n, columns):
 
 
 @kernel(**HELPER)
+def _shifted_columns(s, bound, first, up, out, up2, out2, i0, i1, columns):
+    """The write's :func:`_columns` of the point row (p = first + x), x from ``i0`` to
+    ``i1``, from those of the row before it in its plane, held there: five of its
+    eight rows are that row's (its bits 1, 4, 3, 6, 7 become bits 0, 1, 2, 3, 5), so
+    only rows p + up + up2, p + up + out + up2 and p + up + out + out2 (bits 4, 6, 7)
+    are read and compared."""
+    n = i1 + 1 - i0
+    p = first + i0
+    far = up + out
+    r4, r6 = s[p + up + up2:p + up + up2 + n], s[p + far + up2:p + far + up2 + n]
+    r7 = s[p + far + out2:p + far + out2 + n]
+    into = columns[i0:i0 + n]
+    for i in range(n):
+        held = into[i]
+        into[i] = (((held >> 1) & 1) | ((held >> 3) & 2) | ((held >> 1) & 4)
+                   | ((held >> 3) & 8) | ((held >> 2) & 32)
+                   | (np.uint8(r4[i] >= bound) << 4) | (np.uint8(r6[i] >= bound) << 6)
+                   | (np.uint8(r7[i] >= bound) << 7))
+
+
+@kernel(**HELPER)
 def _plane_columns(px, py, pz, j, k, dj, dk, dj2, dk2, bound, i0, i1, columns):
     """:func:`_columns` of a plane's signed distance made from its axes' terms where
     it is read (no field of the grid's size): point (i, j, k)'s value is

@@ -61,7 +61,8 @@ from ._contour_careful_cpu import (_around, _beside, _careful_rows, _outputs_of,
                                    screen_values)
 from ._contour_careful_rows_cpu import _march_careful, _threads_for
 from ._contour_rows_cpu import (_ALL_IN, _BLOCK, _SPREAD, _ZERO, _columns, _identity,
-                                _next_columns, _plane_columns, _plane_span, _screen_plane_row)
+                                _next_columns, _plane_columns, _plane_span, _screen_plane_row,
+                                _shifted_columns)
 from ._edge_cut import EdgeCut
 from ._edge_points_cpu import axis_places, place_rows
 from ._contour_slots import _CUT, _KINDS, _LANES, _SLOTTED, _Y, _Z
@@ -108,7 +109,8 @@ def _march(s, px, py, pz, value, bound, equal, zero, nx, ny, nz, zc, writing, ro
     keep_source = source.shape[0] != 0
     placing = xyz.shape[0] != 0
     y0 = y1 = y2 = z0 = z1 = z2 = 0.0
-    before = _ZERO - 2   # the row whose columns the buffer holds
+    before = _ZERO - 2   # the row whose columns the buffer holds, from held_a to held_last
+    held_a = held_last = _ZERO
     nxy = nx * ny
     columns, words = scratch[first], scratch_words[first]
     at = slots[first]
@@ -176,9 +178,20 @@ def _march(s, px, py, pz, value, bound, equal, zero, nx, ny, nz, zc, writing, ro
                 # 18.1-18.9 -> 13.6-13.7 ms; a helper of its own, not a flag of _columns:
                 # that measured 15.9-16.0, and slowed the write).
                 _next_columns(s, bound, r * nx, up, out, nx, columns)
+            elif writing and r == before + 1 and j > 0 and a <= held_last and held_a <= last:
+                # The row before's columns hold five of this row's eight bits over the
+                # x both walk (one thread, 256³, 2-core machine: write 27.4-27.6 -> 26.0-26.4 ms).
+                both_a = a if a > held_a else held_a
+                both_last = last if last < held_last else held_last
+                if a < both_a:
+                    _columns(s, bound, r * nx, up, out, up2, out2, a, both_a - 1, columns)
+                _shifted_columns(s, bound, r * nx, up, out, up2, out2, both_a, both_last,
+                                 columns)
+                if both_last < last:
+                    _columns(s, bound, r * nx, up, out, up2, out2, both_last + 1, last, columns)
             else:
                 _columns(s, bound, r * nx, up, out, up2, out2, a, last, columns)
-            before = r
+            before, held_a, held_last = r, a, last
             columns[nx] = columns[nx - 1]   # no x edge from the row's last point
             points, point_low, point_high = _ZERO, nx, _ZERO - 1
             made, cell_low, cell_high = _ZERO, nx - 1, _ZERO - 1
