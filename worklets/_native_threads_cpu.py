@@ -58,6 +58,7 @@ from typing import Any, Callable
 
 from ._fork_safe_cpu import openmp_forbidden, threads_starting
 from ._generated_cpu import generated_path, load_generated
+from ._kernel_cache import package_fingerprint
 
 _KINDS = {
     # kind: (the loop's extra parameters, the body of its parallel loop over the
@@ -145,11 +146,7 @@ def settle() -> None:
 
 def _sources_digest() -> str:
     """A hash of every worklet module's source: part of each loop's module name."""
-    digest = hashlib.sha256()
-    for path in sorted(Path(__file__).parent.glob("*.py")):
-        digest.update(path.name.encode())
-        digest.update(path.read_bytes())
-    return digest.hexdigest()[:16]
+    return package_fingerprint(os.path.dirname(__file__))[:16]
 
 
 def _layer_is_threadsafe() -> bool:

@@ -34,6 +34,7 @@ from daxpy.errors import ArgumentError
 
 # (Imported with this module, before any kernel: it marks a forked child at the fork.)
 from ._fork_safe_cpu import fork_safe
+from ._kernel_cache import guard
 
 def _plain_numba_errors() -> None:
     """Keep Numba from colouring its error messages, before daxpy first imports it.
@@ -249,7 +250,8 @@ def kernel(**options):
     """``numba.njit`` with the options every CPU kernel shares.
 
     IEEE division (``error_model="numpy"``: 0 / 0 is NaN, as in NumPy, not an
-    exception) and Numba's disk cache. The cache is used only when the kernels
+    exception) and Numba's disk cache, kept fresh when any source of the package
+    changes (:mod:`~daxpy.worklets._kernel_cache`). The cache is used only when the kernels
     are imported as ``daxpy.worklets``: its entries name their module, and
     entries written under another name (a doctest run on the ``worklets/``
     folder imports it as ``worklets``) would fail to load under this one. A
@@ -263,7 +265,8 @@ def kernel(**options):
     from numba import njit
 
     _short_openmp_spin()
-    compile_ = njit(cache=__name__.startswith("daxpy."), error_model="numpy", **options)
+    cache = __name__.startswith("daxpy.") and guard(os.path.dirname(__file__))
+    compile_ = njit(cache=cache, error_model="numpy", **options)
     if options.get("parallel"):
         # Serial in a forked child where GNU OpenMP would end the process.
         return lambda function: fork_safe(compile_(function))
