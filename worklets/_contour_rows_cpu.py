@@ -76,18 +76,26 @@ def _next_columns(s, bound, first, up, out, n, columns):
 
 
 @kernel(**HELPER)
-def _shifted_columns(s, bound, first, up, out, up2, out2, i0, i1, columns):
+def _shifted_columns(s, bound, first, up, out, up2, out2, i0, i1, held0, held1, columns):
     """The write's :func:`_columns` of the point row (p = first + x), x from ``i0`` to
-    ``i1``, from those of the row before it in its plane, held there: five of its
-    eight rows are that row's (its bits 1, 4, 3, 6, 7 become bits 0, 1, 2, 3, 5), so
-    only rows p + up + up2, p + up + out + up2 and p + up + out + out2 (bits 4, 6, 7)
-    are read and compared."""
-    n = i1 + 1 - i0
-    p = first + i0
+    ``i1``, where ``columns`` hold those of the row before it in its plane from
+    ``held0`` to ``held1``: five of its eight rows are that row's (its bits 1, 4, 3,
+    6, 7 become bits 0, 1, 2, 3, 5), so over the x both have only rows p + up + up2,
+    p + up + out + up2 and p + up + out + out2 (bits 4, 6, 7) are read and compared;
+    the x before and after are made as :func:`_columns` makes them."""
+    a, b = (i0 if i0 > held0 else held0), (i1 if i1 < held1 else held1)
+    if a > b:   # nothing held in the span: all made anew
+        a, b = i1 + 1, i1
+    if i0 < a:
+        _columns(s, bound, first, up, out, up2, out2, i0, a - 1, columns)
+    if b < i1:
+        _columns(s, bound, first, up, out, up2, out2, b + 1, i1, columns)
+    n = b + 1 - a
+    p = first + a
     far = up + out
     r4, r6 = s[p + up + up2:p + up + up2 + n], s[p + far + up2:p + far + up2 + n]
     r7 = s[p + far + out2:p + far + out2 + n]
-    into = columns[i0:i0 + n]
+    into = columns[a:a + n]
     for i in range(n):
         held = into[i]
         into[i] = (((held >> 1) & 1) | ((held >> 3) & 2) | ((held >> 1) & 4)

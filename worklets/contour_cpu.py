@@ -95,16 +95,13 @@ def _march(s, px, py, pz, value, bound, equal, zero, nx, ny, nz, zc, writing, ro
     twelve edge points, by :data:`_SLOT`).
 
     With ``xyz`` not empty, each point's coordinates are written beside its edge,
-    from ``places[m, index]``: the terms of its coordinate along the march's axis
-    ``m`` (x, y, z), the grid's too
-    (:func:`~daxpy.worklets._edge_points_cpu.axis_places`).
+    from ``places[m, index]``: the terms of its coordinate along the march's axis ``m``
+    (x, y, z), the grid's too (:func:`~daxpy.worklets._edge_points_cpu.axis_places`).
 
     With a plane's axes' terms (``px``, ``py``, ``pz`` not empty; ``s`` then unread),
     point (i, j, k)'s value is ``(pz[k] + py[j]) + px[i]``, made where it is read:
     the bits of the cut of that distance field, with no field of the grid's size."""
-    n = rows.shape[0]
-    per = slotted.shape[2]
-    full = (1 << 4 * zc) - 1
+    n, per, full = rows.shape[0], slotted.shape[2], (1 << 4 * zc) - 1
     plane = px.shape[0] != 0
     keep_source = source.shape[0] != 0
     placing = xyz.shape[0] != 0
@@ -116,12 +113,10 @@ def _march(s, px, py, pz, value, bound, equal, zero, nx, ny, nz, zc, writing, ro
     at = slots[first]
     n_blocks = (n + _BLOCK - 1) // _BLOCK
     for dealt in range(first, n_blocks, step):
-        # Round r is blocks r step .. r step + step - 1, one a thread, each thread's
-        # turned by r: dealt in turn, thread t would walk the same bands of y in every
-        # z plane (32 blocks a plane of 256 rows, 16 threads), where a surface is
-        # denser in some bands than others. Dealt, not taken from a shared counter
-        # (`_claim_cpu.claim`): taken, the 256³ count pass took 5.3-5.8 ms on 16
-        # cores against 4.4-4.5 dealt (`.dc/s/cc16.py`, in turns).
+        # Round r is blocks r step .. r step + step - 1, turned by r: in turn, thread t
+        # would walk the same bands of y in every z plane, where a surface is denser in
+        # some bands. Dealt, not taken from a shared counter (`_claim_cpu.claim`): the
+        # 256³ count pass, 16 cores, 5.3-5.8 ms taken, 4.4-4.5 dealt (in turns).
         turn = dealt // step
         size = n_blocks - turn * step if n_blocks - turn * step < step else step
         block = turn * step + (dealt - turn * step + turn) % size
@@ -178,17 +173,11 @@ def _march(s, px, py, pz, value, bound, equal, zero, nx, ny, nz, zc, writing, ro
                 # 18.1-18.9 -> 13.6-13.7 ms; a helper of its own, not a flag of _columns:
                 # that measured 15.9-16.0, and slowed the write).
                 _next_columns(s, bound, r * nx, up, out, nx, columns)
-            elif writing and r == before + 1 and j > 0 and a <= held_last and held_a <= last:
-                # The row before's columns hold five of this row's eight bits over the
-                # x both walk (one thread, 256³, 2-core machine: write 27.4-27.6 -> 26.0-26.4 ms).
-                both_a = a if a > held_a else held_a
-                both_last = last if last < held_last else held_last
-                if a < both_a:
-                    _columns(s, bound, r * nx, up, out, up2, out2, a, both_a - 1, columns)
-                _shifted_columns(s, bound, r * nx, up, out, up2, out2, both_a, both_last,
-                                 columns)
-                if both_last < last:
-                    _columns(s, bound, r * nx, up, out, up2, out2, both_last + 1, last, columns)
+            elif writing and r == before + 1 and j > 0:
+                # Five of the row's eight bits are the row before's, held (one thread,
+                # 256³, 2 cores: write 27.4-27.6 -> 26.0-26.4 ms).
+                _shifted_columns(s, bound, r * nx, up, out, up2, out2, a, last, held_a,
+                                 held_last, columns)
             else:
                 _columns(s, bound, r * nx, up, out, up2, out2, a, last, columns)
             before, held_a, held_last = r, a, last
@@ -327,9 +316,8 @@ def contour_structured(grid, scalars: np.ndarray | None, value: float, place=Non
     cell_counts = host_empty(n_cell_rows, np.int64)
     cell_spans = host_empty((n_cell_rows, 2), np.int64)
     bad = host_empty(ny * nz, bool)   # (each row's screen: written by the count pass)
-    # Each thread's buffers, made here (an array made in a kernel costs its
-    # compilation more than a second, cold), a cache line or more apart: each
-    # row of bytes rounded up to whole lines, and one line more, so that no two
+    # Each thread's buffers, made here (made in a kernel, an array costs its compile
+    # over a second, cold), rows of whole cache lines and one more, so that no two
     # threads' bytes share a line wherever the array starts.
     step = threads()
     scratch = np.empty((step, 64 * ((nx + 71 + 63) // 64) + 64), np.uint8)
@@ -344,9 +332,7 @@ def contour_structured(grid, scalars: np.ndarray | None, value: float, place=Non
     none = np.zeros(0, np.int64)
     nothing = (none, none, np.zeros(0), np.zeros((0, per), np.int64), none)
     unplaced = (np.zeros((3, 0, 3)), np.zeros((0, 3), np.float32))
-    starts = (none, none)
-
-    every_row = _identity(ny * nz)
+    starts, every_row = (none, none), _identity(ny * nz)
 
     def run(writing, outputs, placing, edge_rows):
         on_threads(_march, step, *march, writing, every_row, careful_points, searched,
@@ -360,8 +346,8 @@ def contour_structured(grid, scalars: np.ndarray | None, value: float, place=Non
                    _CUT[kind], point_counts, point_spans, starts[0], cell_counts, cell_spans,
                    starts[1], *outputs, known, scratch, scratch_words, slots)
 
-    # Every row on the fast path, screened as it goes; then the rows near a bad
-    # one again, on the careful path (none, for most fields).
+    # Every row on the fast path, screened as it goes; then the rows near a bad one
+    # again, on the careful path (none, for most fields).
     run(False, nothing, unplaced, careful_points)   # (edge_rows: read writing only)
     careful = bad.any()
     if careful:
