@@ -68,6 +68,6 @@ def test_a_kernel_is_compiled_again_when_only_its_helper_changed(tmp_path):
 
 
 def test_daxpy_kernels_keep_the_disk_cache():
-    from daxpy.worklets.contour_cpu import _march
+    from daxpy.worklets._contour_march_cpu import _march
 
     assert type(_march._cache).__name__ != "NullCache"

@@ -5,7 +5,7 @@ cells of the rows beside them written last, their points looked up among the
 outputs of their point rows (there not every cut edge is an output point).
 
 One kernel of its own for the three (``mode`` 0, 1, 2), compiled only for a field
-that has such rows: the fast march (:func:`~daxpy.worklets.contour_cpu._march`)
+that has such rows: the fast march (:func:`~daxpy.worklets._contour_march_cpu._march`)
 then is one compiled function for every field, and neither carries the other's
 code (the march with these rows in it compiled in about 3 s, cold). Each function
 is compiled with its own copy of every helper it calls, cold: the lookup of the

@@ -205,25 +205,3 @@ def _quiet_eight(columns, words, i):
     past the x walked."""
     word = words[i >> 3]
     return (word == 0 or word == _ALL_IN) and columns[i + 8] == (word & 255)
-
-
-_IDENTITY = [np.arange(0)]
-"""The longest row list :func:`_identity` made so far."""
-
-
-def _identity(n: int) -> np.ndarray:
-    """Rows ``0 .. n - 1`` (read-only), a view of one array kept for the next call:
-    made each call (512 KB at 256³, on one thread), it took about 0.2 ms of the 256³
-    contour on the GPU machine's 16-core host (under cProfile).
-
-    Examples
-    --------
-    >>> _identity(3).tolist()
-    [0, 1, 2]
-    """
-    held = _IDENTITY[0]
-    if held.shape[0] < n:
-        held = np.arange(n)
-        held.flags.writeable = False
-        _IDENTITY[0] = held
-    return held[:n]

@@ -1,5 +1,5 @@
 """The lookup tables of the compiled CPU contour's march
-(:func:`daxpy.worklets.contour_cpu._march`): the kinds it marches, their cut edges,
+(:func:`daxpy.worklets._contour_march_cpu._march`): the kinds it marches, their cut edges,
 where a cell's edge points sit among its four point rows' (:data:`_SLOT`), the case
 tables by those places, and which point rows' x, y and z edges a column of eight
 rows' bits cuts (:data:`_LANES`, :data:`_Y`, :data:`_Z`: four counts in one integer).
