@@ -5,8 +5,9 @@ Derived from the installed VTK by clipping one cell of each kind per case
 (``tests/clip_table_source.py``, which ``tests/test_clip_tables.py`` re-runs and
 compares), and kept as data beside this module (``clip_cases.json``, loaded once
 into these module-level constants). ``CLIP[kind][case]`` is ``(cells, centres)``
-for the case whose bit ``i`` is set when corner ``i`` is kept: each output cell is ``(vtk cell type, codes)``, a
-code naming a kept corner (``i``), the point where edge ``e`` of
+for the case whose bit ``i`` is set when corner ``i`` is kept: each output cell is
+``(vtk cell type, codes)``, a code naming a kept corner (``i``), the point where
+edge ``e`` of
 :data:`daxpy.worklets._contour_tables.EDGES` is cut (``100 + e``), or a centre
 point (``-1 - j``: ``centres[j]`` lists its points as ``(code, numerator,
 denominator)``, the point being their weighted sum). ``CLIP_INSIDE_OUT`` holds

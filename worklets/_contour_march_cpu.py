@@ -43,11 +43,12 @@ def _march(s, px, py, pz, value, bound, equal, zero, nx, ny, nz, zc, writing, ca
     function: each kernel and each level of calls is compiled again, cold.
 
     Rows go by blocks of :data:`_BLOCK`, each thread the same blocks in both passes.
-    Counting, block ``b``'s point and cell outputs go to ``blocks[:, b + 1]``; writing,
-    ``blocks[:, b]`` is where its outputs start (their exclusive scan), and each
-    row's start is counted on from there, through the counts its thread wrote: no
-    scan of every row's counts on one thread, after 16 threads wrote them (on the
-    GPU machine's host, about 0.2-0.5 ms each for 65,536 rows).
+    Counting, block ``b``'s point and cell outputs and its rows screened out go to
+    ``blocks[:3, b + 1]``; writing, ``blocks[:2, b]`` is where its outputs start
+    (their exclusive scan), and each row's start is counted on from there, through
+    the counts its thread wrote: no scan of every row's counts (nor a read of every
+    row's screen) on one thread, after 16 threads wrote them (on the GPU machine's
+    host, about 0.2-0.5 ms a scan of 65,536 rows).
 
     Writing, each point's edge (``lo``, ``hi``, ``t``) is written only on the point
     rows ``edge_rows`` marks (none where the caller reads no edges: 24 of the 36
@@ -87,7 +88,7 @@ def _march(s, px, py, pz, value, bound, equal, zero, nx, ny, nz, zc, writing, ca
         size = n_blocks - turn * step if n_blocks - turn * step < step else step
         block = turn * step + (dealt - turn * step + turn) % size
         stop = (block + 1) * _BLOCK   # (not min, nor a function: each compiles again, cold)
-        made_here, cells_here = _ZERO, _ZERO   # counting: the block's outputs
+        made_here, cells_here, bad_here = _ZERO, _ZERO, _ZERO   # counting: the block's
         # Writing: the starts of row r, of row r + ny (the next plane's, 3-D) and of
         # the cell row at or after r, counted on from the block's.
         start, start_out, start_cell = blocks[0, block], _ZERO, blocks[1, block]
@@ -122,6 +123,7 @@ def _march(s, px, py, pz, value, bound, equal, zero, nx, ny, nz, zc, writing, ca
             if not writing:   # while it is in cache
                 bad[r] = (_screen_plane_row(px, pz[k] + py[j], bound, equal, zero) if plane
                           else _screen_row(s, equal, zero, r * nx, nx))
+                bad_here += bad[r]
             else:
                 cells_too = cells_too and cell_counts[c] != 0 and not searched[c]
                 points_too = point_counts[r] != 0 and not careful_points[r]
@@ -255,3 +257,4 @@ def _march(s, px, py, pz, value, bound, equal, zero, nx, ny, nz, zc, writing, ca
                     cells_here += made
         if not writing:
             blocks[0, block + 1], blocks[1, block + 1] = made_here, cells_here
+            blocks[2, block + 1] = bad_here

@@ -126,9 +126,9 @@ def contour_structured(grid, scalars: np.ndarray | None, value: float, place=Non
     nothing = (none, none, np.zeros(0), np.zeros((0, per), np.int64), none)
     unplaced = (np.zeros((3, 0, 3)), np.zeros((0, 3), np.float32))
     starts = (none, none)   # every row's: made only for the careful path
-    # Each block's point and cell outputs at [:, b + 1], then where they start.
+    # Each block's point and cell outputs (then where they start) and bad rows.
     n_blocks = (ny * nz + _BLOCK - 1) // _BLOCK
-    blocks = np.empty((2, n_blocks + 1), np.int64)
+    blocks = np.empty((3, n_blocks + 1), np.int64)
 
     def run(writing, outputs, placing, edge_rows):
         on_threads(_march, step, *march, writing, careful_points, searched, edge_rows, counts,
@@ -144,7 +144,7 @@ def contour_structured(grid, scalars: np.ndarray | None, value: float, place=Non
     # Every row on the fast path, screened as it goes; then the rows near a bad one
     # again, on the careful path (none, for most fields).
     run(False, nothing, unplaced, careful_points)   # (edge_rows: read writing only)
-    careful = bad.any()
+    careful = blocks[2, 1:].any()
     if careful:
         if terms is not None:
             # The careful path reads a field: the distance's, made for the few planes
@@ -163,10 +163,10 @@ def contour_structured(grid, scalars: np.ndarray | None, value: float, place=Non
         blocks[0, :-1] = starts[0][first]
         blocks[1, :-1] = starts[1][np.minimum(first % ny + (ny - 1) * (first // ny),
                                               n_cell_rows)]
-        blocks[:, -1] = starts[0][-1], starts[1][-1]
+        blocks[:2, -1] = starts[0][-1], starts[1][-1]
     else:
-        blocks[:, 0] = 0
-        np.cumsum(blocks, axis=1, out=blocks)
+        blocks[:2, 0] = 0
+        np.cumsum(blocks[:2], axis=1, out=blocks[:2])
     # From the pool of host blocks: on one 16-core host the write pass took 10.7 ms
     # into fresh arrays (their pages faulted in as written) and 6.0 into reused ones.
     n_points = int(blocks[0, -1])
