@@ -182,7 +182,7 @@ def test_a_plane_made_where_it_is_read_cuts_as_its_distance_field(seed, rectilin
     origin = p[int(rng.integers(0, grid.n_points))] if through_points else p.mean(axis=0)
     normal = (1.0, -1.0, 0.0) if through_points else tuple(rng.uniform(-1, 1, 3) + 1e-3)
     made = Slice(normal, tuple(origin), structured=False, backend="cuda")(grid)
-    with mock.patch.object(slice_module, "_plane_cut", lambda *args: None):
+    with mock.patch.object(slice_module, "_plane_cut", lambda *args, **reads: None):
         field = Slice(normal, tuple(origin), structured=False, backend="cuda")(grid)
     assert made.n_cells == field.n_cells
     for a, b in ((made.points(), field.points()), *zip(made.cell_array("polys"),
