@@ -39,8 +39,9 @@ def _march(s, px, py, pz, value, bound, equal, zero, nx, ny, nz, zc, writing, ca
     """The point rows and their cell rows, in one walk each over eight rows' bits:
     counted (``writing`` False: outputs, spans, the screen), or written from their
     starts (but the ``careful_points`` point rows and the ``searched`` cell rows:
-    other kernels write them). One kernel for both passes, one loop, no row
-    function: each kernel and each level of calls is compiled again, cold.
+    other kernels write them; none where they are empty). One kernel for both
+    passes, one loop, no row function: each kernel and each level of calls is
+    compiled again, cold.
 
     Rows go by blocks of :data:`_BLOCK`, each thread the same blocks in both passes.
     Counting, block ``b``'s point and cell outputs and its rows screened out go to
@@ -51,9 +52,9 @@ def _march(s, px, py, pz, value, bound, equal, zero, nx, ny, nz, zc, writing, ca
     host, about 0.2-0.5 ms a scan of 65,536 rows).
 
     Writing, each point's edge (``lo``, ``hi``, ``t``) is written only on the point
-    rows ``edge_rows`` marks (none where the caller reads no edges: 24 of the 36
-    bytes of a placed point), and each cell's input cell (``source``) only where
-    ``source`` is not empty (the caller reads it).
+    rows ``edge_rows`` marks (one flag: every row's; none where the caller reads no
+    edges: 24 of the 36 bytes of a placed point), and each cell's input cell
+    (``source``) only where ``source`` is not empty (the caller reads it).
 
     Writing, a cell's cut edges' points are counted, not looked up: where no point
     row of a cell row is on the careful path, each cut edge is a point, so the
@@ -69,7 +70,7 @@ def _march(s, px, py, pz, value, bound, equal, zero, nx, ny, nz, zc, writing, ca
     point (i, j, k)'s value is ``(pz[k] + py[j]) + px[i]``, made where it is read:
     the bits of the cut of that distance field, with no field of the grid's size."""
     n, per, full = ny * nz, slotted.shape[2], (1 << 4 * zc) - 1
-    plane = px.shape[0] != 0
+    plane, careful = px.shape[0] != 0, careful_points.shape[0] != 0
     keep_source = source.shape[0] != 0
     placing = xyz.shape[0] != 0
     y0 = y1 = y2 = z0 = z1 = z2 = 0.0
@@ -125,9 +126,9 @@ def _march(s, px, py, pz, value, bound, equal, zero, nx, ny, nz, zc, writing, ca
                           else _screen_row(s, equal, zero, r * nx, nx))
                 bad_here += bad[r]
             else:
-                cells_too = cells_too and cell_counts[c] != 0 and not searched[c]
-                points_too = point_counts[r] != 0 and not careful_points[r]
-                edges_too = edge_rows[r]
+                cells_too = cells_too and cell_counts[c] != 0 and not (careful and searched[c])
+                points_too = point_counts[r] != 0 and not (careful and careful_points[r])
+                edges_too = edge_rows[r if edge_rows.shape[0] > 1 else 0]
                 if not (points_too or cells_too):
                     continue
             # Counting: the whole row (a plane's: where its rows change side, found

@@ -118,10 +118,9 @@ def contour_structured(grid, scalars: np.ndarray | None, value: float, place=Non
     slots = np.empty((step, 32), np.int64)
     per = table.shape[2]
     march = (s, px, py, pz, value, bound, *screen_values(s.dtype, value), nx, ny, nz, zc)
-    # No row on the careful path, yet; nothing to write into, yet.
-    careful_points, searched = host_empty(ny * nz, bool), host_empty(n_cell_rows, bool)
-    careful_points.fill(False)   # (pooled: fresh zeros faulted their pages in at 512³)
-    searched.fill(False)
+    # No row on the careful path, yet (empty flags: none; not a row's flag each, made
+    # on one thread and read on all); nothing to write into, yet.
+    careful_points = searched = np.zeros(0, bool)
     none = np.zeros(0, np.int64)
     nothing = (none, none, np.zeros(0), np.zeros((0, per), np.int64), none)
     unplaced = (np.zeros((3, 0, 3)), np.zeros((0, 3), np.float32))
@@ -143,7 +142,7 @@ def contour_structured(grid, scalars: np.ndarray | None, value: float, place=Non
 
     # Every row on the fast path, screened as it goes; then the rows near a bad one
     # again, on the careful path (none, for most fields).
-    run(False, nothing, unplaced, careful_points)   # (edge_rows: read writing only)
+    run(False, nothing, unplaced, searched)   # (edge_rows: read writing only)
     careful = blocks[2, 1:].any()
     if careful:
         if terms is not None:
@@ -178,11 +177,10 @@ def contour_structured(grid, scalars: np.ndarray | None, value: float, place=Non
             int(d) > 1 for d in grid.dims[:dimension]):
         placing = (axis_places(grid), host_empty((n_points, 3), np.float32))
     edges = edges or placing is unplaced   # (unplaced, the surface's points need them)
-    edge_rows = host_empty(ny * nz, bool)
-    if edges or not careful:
-        edge_rows.fill(edges)
-    else:   # the careful cell rows look their points up among their point rows' edges
-        edge_rows[:] = _around(searched.reshape(-1, ny - 1), nz, zc).ravel()
+    edge_rows = np.array([edges])   # every row's
+    if careful and not edges:
+        # The careful cell rows look their points up among their point rows' edges.
+        edge_rows = _around(searched.reshape(-1, ny - 1), nz, zc).ravel()
     made = n_points if edges or careful else 0
     lo, hi = host_empty(made, np.int64), host_empty(made, np.int64)
     t = host_empty(made, np.float64)
