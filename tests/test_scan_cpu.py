@@ -49,3 +49,22 @@ def test_a_uint8_mask_is_scanned_as_it_is(rows, share, seed):
     want = np.concatenate([[0], np.cumsum(mask[:, 0], dtype=np.int64)])
     got = scans.exclusive_rows(mask)
     assert got.dtype == np.int64 and got[:, 0].tolist() == want.tolist()
+
+
+@settings(max_examples=20, deadline=None)
+@given(size=st.integers(0, 4 * scans._SMALL), seed=st.integers(0, 2**31),
+       bunched=st.booleans())
+def test_ranks_index_each_bucket_as_numpys_search_does(size, seed, bunched):
+    # The clip's index of its cut edges' keys: past one block of keys, on threads.
+    rng = np.random.default_rng(seed)
+    top = int(rng.integers(1, 2**40))
+    # Bunched keys leave long runs of buckets empty, before, between and after them.
+    keys = (rng.integers(top // 3, top // 3 + max(1, top // 50), size) if bunched
+            else rng.integers(0, top, size))
+    unique = np.unique(np.minimum(keys, top - 1))
+    shift, first = scans.ranks(unique, top)
+    buckets = np.arange(first.shape[0], dtype=np.int64) << shift
+    assert first.dtype == np.int64
+    assert first.tolist() == np.searchsorted(unique, buckets).tolist()
+    for key in unique[:: max(1, unique.shape[0] // 50)]:
+        assert unique[scans.rank(unique, shift, first, key)] == key
