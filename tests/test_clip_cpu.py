@@ -61,6 +61,28 @@ def test_compiled_matches_the_array_program(data, family, kind, dtype, invert, s
                  _reference(grid, scalars, value, invert))
 
 
+@settings(max_examples=30, deadline=None)
+@given(data=st.data(), family=st.sampled_from(sorted(FAMILIES)), seed=seeds)
+def test_no_row_of_the_new_points_is_left_as_the_pool_gave_it(data, family, seed):
+    # The points' rows come from the pool unzeroed: garbage in every byte first must
+    # not change a bit of the result.
+    from daxpy.worklets import clip_cpu
+
+    def garbage(shape, dtype):
+        made = np.empty(shape, dtype)
+        made.view(np.uint8).fill(0xA7)
+        return made
+
+    grid = data.draw(FAMILIES[family](max_side=7 if family != "unstructured" else 4))
+    rng = np.random.default_rng(seed)
+    scalars = cut_field(rng, grid.n_points, "smooth", np.float64)
+    value = cut_value(rng, scalars)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(clip_cpu, "host_empty", garbage)
+        ours = _compiled(grid, scalars, value, False)
+    _assert_same(ours, _reference(grid, scalars, value, False))
+
+
 @pytest.mark.parametrize("dims", CUT_DIMS)
 @pytest.mark.parametrize("dtype", CUT_DTYPES)
 def test_every_shape_and_dtype(dims, dtype):
