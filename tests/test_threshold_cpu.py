@@ -87,6 +87,29 @@ def test_compiled_matches_the_array_program(data, family, at, kind, dtype, sides
                  array_program.threshold_cells(grid, values, **params))
 
 
+@settings(max_examples=30, deadline=None)
+@given(data=st.data(), all_points=st.booleans(), seed=seeds)
+def test_an_unstructured_threshold_reads_no_byte_as_the_pool_gave_it(data, all_points, seed):
+    # Its arrays come from the pool unzeroed (the points' used marks among them):
+    # garbage in every byte first must not change a bit of the result.
+    from daxpy.worklets import _threshold_cells_cpu
+
+    def garbage(shape, dtype):
+        made = np.empty(shape, dtype)
+        made.view(np.uint8).fill(0xA7)
+        return made
+
+    grid = data.draw(FAMILIES["unstructured"])
+    rng = np.random.default_rng(seed)
+    values = _field(rng, grid.n_points, "smooth", np.float64)
+    lower, upper = sorted([_bound(rng, values), _bound(rng, values)])
+    params = dict(at="points", lower=lower, upper=upper, all_points=all_points)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_threshold_cells_cpu, "host_empty", garbage)
+        ours = threshold_cpu.threshold_cells(grid, values, **params)
+    _assert_same(ours, array_program.threshold_cells(grid, values, **params))
+
+
 @pytest.mark.parametrize("dims", [(9, 8, 7), (2, 2, 2), (9, 1, 7), (1, 8, 7), (6, 5, 1),
                                   (1, 1, 5), (8, 1, 1)])
 @pytest.mark.parametrize("dtype", [np.float32, ">f8"])
