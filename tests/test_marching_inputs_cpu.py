@@ -3,6 +3,8 @@ compiled plane distances (a slice's, a clip's) give the array programs' results 
 and Inf corners, float32 values next to the cut value, every grid family a slice
 measures, any thread count)."""
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -12,7 +14,7 @@ import daxpy
 from daxpy.filters import Clip
 from daxpy.filters._implicit import _array_distance, coordinate_columns, implicit_function
 from daxpy.worklets import _numba
-from daxpy.worklets._distinct_cpu import MIN_KEYS, unique_inverse
+from daxpy.worklets._distinct_cpu import MIN_KEYS, unique_places
 from daxpy.worklets._march_cells_cpu import MIN_CELLS, march_cells
 from daxpy.worklets._marching import TABLES
 from daxpy.worklets._plane_cpu import MIN_POINTS, axis_plane_distance, plane_distance
@@ -67,11 +69,51 @@ def test_distinct_keys_are_numpys_unique(size, top, seed):
     # Few distinct keys each named many times, as a cut's edges are.
     pool = rng.integers(0, top, max(1, size // int(rng.integers(1, 8))))
     keys = pool[rng.integers(0, pool.shape[0], size)]
-    unique, inverse = unique_inverse(keys)
+    unique, place, seen = unique_places(keys)
     want = np.unique(keys, return_inverse=True)
-    assert unique.dtype == inverse.dtype == np.int64
+    assert unique.dtype == place.dtype == seen.dtype == np.int64
     np.testing.assert_array_equal(unique, want[0])
-    np.testing.assert_array_equal(inverse, want[1])
+    np.testing.assert_array_equal(place[seen], want[1])
+
+
+@settings(max_examples=40, deadline=None)
+@given(n_points=st.integers(2, 300), n_cells=st.integers(0, 3 * MIN_KEYS // 4),
+       sizes=st.sets(st.sampled_from([1, 2, 3, 4]), min_size=1, max_size=3),
+       dtype=st.sampled_from([np.float32, np.float64]), at_value=st.booleans(),
+       seed=st.integers(0, 2 ** 16))
+def test_the_compiled_merge_is_the_array_programs(n_points, n_cells, sizes, dtype, at_value,
+                                                  seed):
+    # Random cells of edges (some listing an edge twice: collapsed), several cell
+    # sizes, values exactly at the cut value or not (snapped: the array program's).
+    from daxpy.worklets import _merge_cuts
+    from daxpy.worklets._merge_cuts_cpu import merged
+
+    rng = np.random.default_rng(seed)
+    scalars = rng.normal(size=n_points).astype(dtype)
+    value = 0.25
+    if at_value:
+        scalars[rng.integers(0, n_points)] = value
+    parts = {}
+    for k in sorted(sizes):
+        ends = np.sort(rng.integers(0, n_points, (n_cells, k, 2)), axis=2)
+        keys = ends[..., 0] * n_points + ends[..., 1]
+        parts[k] = (keys, np.sort(rng.choice(10 * max(n_cells, 1), n_cells, replace=False)))
+    flat = [parts[k][0].ravel() for k in sorted(parts)]
+    every = np.concatenate(flat)
+    unique, inverse = np.unique(every, return_inverse=True)
+    with np.errstate(invalid="ignore", divide="ignore"):   # edges (p, p): no march's
+        ours = merged(parts, sorted(parts), flat, every, scalars, value, n_points)
+        want = _merge_cuts._merged(parts, sorted(parts), flat, unique, inverse, scalars, value,
+                                   n_points)
+    for name in ("lo", "hi", "t"):
+        a, b = getattr(ours, name), getattr(want, name)
+        assert a.dtype == b.dtype and a.tobytes() == b.tobytes(), name
+    assert sorted(ours.cells) == sorted(want.cells)
+    for k in want.cells:
+        for part in ("cells", "source"):
+            a, b = getattr(ours, part)[k], getattr(want, part)[k]
+            assert a.dtype == b.dtype and a.shape == b.shape, part
+            np.testing.assert_array_equal(a, b)
 
 
 @settings(max_examples=20, deadline=None)
@@ -183,7 +225,7 @@ def test_a_hexahedral_slice_is_the_array_programs_on_any_thread_count(side, seed
     one, two = _hex_slice(side, seed, 1), _hex_slice(side, seed, 2)
     with pytest.MonkeyPatch.context() as patch:   # NumPy's march and sort alone
         patch.setattr(contour, "_MARCHED", contour._array_march)
-        patch.setattr(_merge_cuts, "_distinct", lambda keys: np.unique(keys, return_inverse=True))
+        patch.setattr(_merge_cuts, "_MERGED_ON_HOST", SimpleNamespace(load=lambda: None))
         assert _hex_slice(side, seed) == one == two
     # Numba's pool size is fixed per process: a child gets 4 threads.
     report = four_thread_report(_SLICE_IN_A_CHILD, str(side), str(seed))

@@ -1,5 +1,6 @@
 """Compiled distinct keys of a host array and each key's place among them:
 ``np.unique(keys, return_inverse=True)``, without sorting every key.
+(:mod:`daxpy.worklets._merge_cuts_cpu` reads them.)
 
 A marching cut names each edge once per output cell that uses it (a hexahedral
 slice: 130k keys for 22k edges); NumPy sorts them all, on one thread, and that
@@ -11,8 +12,8 @@ place is read back through its first sighting.
 Examples
 --------
 >>> import numpy as np
->>> unique, inverse = unique_inverse(np.array([7, 3, 7, 5] * MIN_KEYS))
->>> unique.tolist(), inverse[:4].tolist()
+>>> unique, place, seen = unique_places(np.array([7, 3, 7, 5] * MIN_KEYS))
+>>> unique.tolist(), place[seen[:4]].tolist()
 ([3, 5, 7], [2, 0, 2, 1])
 """
 
@@ -55,21 +56,26 @@ def _first_seen(keys, table, bits, distinct, seen):
     return count
 
 
-def unique_inverse(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``np.unique(keys, return_inverse=True)`` of integer ``keys`` on the host, both
-    int64 (NumPy's own below :data:`MIN_KEYS` keys).
+def unique_places(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(unique, place, seen)`` of integer ``keys`` on the host, all int64: the
+    distinct keys ascending, and each key's place among them as ``place[seen]``
+    (``np.unique(keys, return_inverse=True)``'s inverse, not gathered: a caller that
+    reads each key's place once reads it through the two). NumPy's own below
+    :data:`MIN_KEYS` keys.
 
     Examples
     --------
     >>> import numpy as np
     >>> keys = np.random.default_rng(1).integers(0, 10**6, 100_000)
-    >>> unique, inverse = unique_inverse(keys)
+    >>> unique, place, seen = unique_places(keys)
     >>> want = np.unique(keys, return_inverse=True)
-    >>> bool((unique == want[0]).all() and (inverse == want[1]).all())
+    >>> bool((unique == want[0]).all() and (place[seen] == want[1]).all())
     True
     """
     if keys.shape[0] < MIN_KEYS:
-        return np.unique(keys, return_inverse=True)
+        unique, inverse = np.unique(keys, return_inverse=True)
+        return (unique.astype(np.int64, copy=False), np.arange(unique.shape[0], dtype=np.int64),
+                inverse.astype(np.int64, copy=False))
     keys = np.ascontiguousarray(keys, np.int64)
     # At least twice the keys: short probes, and always a free slot.
     bits = (2 * keys.shape[0]).bit_length()
@@ -79,4 +85,4 @@ def unique_inverse(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     order = np.argsort(distinct[:count])
     place = np.empty(count, np.int64)
     place[order] = np.arange(count, dtype=np.int64)
-    return distinct[:count][order], place[seen]
+    return distinct[:count][order], place, seen

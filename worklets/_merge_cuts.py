@@ -55,6 +55,10 @@ def merge(parts: dict[int, tuple[Any, Any]], scalars: Any, value: float,
 
         if serves(scalars):
             return _merged_on_device(parts, sizes, flat, every, scalars, value, n_points)
+    else:
+        merged_on_host = _MERGED_ON_HOST.load()   # None without Numba
+        if merged_on_host is not None:
+            return merged_on_host(parts, sizes, flat, every, scalars, value, n_points)
     unique, inverse = _distinct(every)
     return _merged(parts, sizes, flat, unique, inverse, scalars, value, n_points)
 
@@ -111,9 +115,8 @@ def _merged_on_device(parts: dict, sizes: list, flat: list, every: Any, scalars:
 
 
 def _distinct(keys: Any) -> tuple[Any, Any]:
-    """``unique(keys, return_inverse=True)`` where the keys are; on the host without
-    sorting them all, where Numba is installed (:mod:`daxpy.worklets._distinct_cpu`);
-    on the device by a sort of the keys and a search.
+    """``unique(keys, return_inverse=True)`` where the keys are; on the device by a
+    sort of the keys and a search.
 
     Examples
     --------
@@ -124,13 +127,12 @@ def _distinct(keys: Any) -> tuple[Any, Any]:
     if xp is not np:  # a sort of the keys alone, not of (key, index) pairs, then a scatter
         unique = xp.unique(keys)
         return unique, xp.searchsorted(unique, keys)
-    compiled_unique = _UNIQUE_INVERSE.load()  # None without Numba
-    if compiled_unique is not None:
-        return compiled_unique(keys)
     return np.unique(keys, return_inverse=True)
 
 
-_UNIQUE_INVERSE = compiled("_distinct_cpu", "unique_inverse", None)
+_MERGED_ON_HOST = compiled("_merge_cuts_cpu", "merged", None)
+"""The host's merge, compiled (:mod:`daxpy.worklets._merge_cuts_cpu`: distinct keys
+without sorting them all, two passes after), where Numba is installed."""
 
 
 def _uncollapsed(cells: Any, source: Any) -> tuple[Any, Any]:
