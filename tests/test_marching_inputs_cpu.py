@@ -90,6 +90,8 @@ def test_the_compiled_merge_is_the_array_programs(n_points, n_cells, sizes, dtyp
 
     rng = np.random.default_rng(seed)
     scalars = rng.normal(size=n_points).astype(dtype)
+    scalars[rng.random(n_points) < 0.05] = np.nan   # the array program's NaN bits too
+    scalars[rng.random(n_points) < 0.02] = -np.inf
     value = 0.25
     if at_value:
         scalars[rng.integers(0, n_points)] = value
