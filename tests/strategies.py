@@ -345,3 +345,12 @@ def expressions(draw, depth=3):
         cmp = draw(st.sampled_from(["<", "<=", ">", ">=", "==", "!="]))
         return f"where({draw(LEAVES)} {cmp} {draw(LEAVES)}, {draw(inner)}, {draw(inner)})"
     return f"clip({draw(inner)}, -1, {draw(st.sampled_from(['1', 'b']))})"
+
+
+def garbage_empty(shape, dtype):
+    """``np.empty`` with every byte 0xA7: a stand-in for the host pool's
+    ``host_empty`` whose arrays hold another call's bytes, for tests that a kernel
+    writes every element it later reads."""
+    made = np.empty(shape, dtype)
+    made.view(np.uint8).fill(0xA7)
+    return made

@@ -18,8 +18,8 @@ from daxpy.worklets._numba import CompiledUnavailable, compiled
 
 from four_threads import four_thread_report
 from strategies import (CUT_DIMS, CUT_DTYPES, curvilinear_grids, cut_field, cut_value,
-                        mixed_grid_all_shapes, rectilinear_grids, seeds, uniform_grids,
-                        unstructured_grids, wavy_field)
+                        garbage_empty, mixed_grid_all_shapes, rectilinear_grids, seeds,
+                        uniform_grids, unstructured_grids, wavy_field)
 
 pytest.importorskip("numba")
 
@@ -68,17 +68,12 @@ def test_no_row_of_the_new_points_is_left_as_the_pool_gave_it(data, family, seed
     # not change a bit of the result.
     from daxpy.worklets import clip_cpu
 
-    def garbage(shape, dtype):
-        made = np.empty(shape, dtype)
-        made.view(np.uint8).fill(0xA7)
-        return made
-
     grid = data.draw(FAMILIES[family](max_side=7 if family != "unstructured" else 4))
     rng = np.random.default_rng(seed)
     scalars = cut_field(rng, grid.n_points, "smooth", np.float64)
     value = cut_value(rng, scalars)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(clip_cpu, "host_empty", garbage)
+        patch.setattr(clip_cpu, "host_empty", garbage_empty)
         ours = _compiled(grid, scalars, value, False)
     _assert_same(ours, _reference(grid, scalars, value, False))
 

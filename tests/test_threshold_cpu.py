@@ -17,8 +17,9 @@ from daxpy.worklets import threshold as array_program
 from daxpy.worklets._numba import CompiledUnavailable, compiled
 
 from four_threads import four_thread_report
-from strategies import (curvilinear_grids, mixed_grid_all_shapes, rectilinear_grids, seeds,
-                        simple_surfaces, uniform_grids, unstructured_grids)
+from strategies import (curvilinear_grids, garbage_empty, mixed_grid_all_shapes,
+                        rectilinear_grids, seeds, simple_surfaces, uniform_grids,
+                        unstructured_grids)
 
 pytest.importorskip("numba")
 
@@ -94,18 +95,13 @@ def test_an_unstructured_threshold_reads_no_byte_as_the_pool_gave_it(data, all_p
     # garbage in every byte first must not change a bit of the result.
     from daxpy.worklets import _threshold_cells_cpu
 
-    def garbage(shape, dtype):
-        made = np.empty(shape, dtype)
-        made.view(np.uint8).fill(0xA7)
-        return made
-
     grid = data.draw(FAMILIES["unstructured"])
     rng = np.random.default_rng(seed)
     values = _field(rng, grid.n_points, "smooth", np.float64)
     lower, upper = sorted([_bound(rng, values), _bound(rng, values)])
     params = dict(at="points", lower=lower, upper=upper, all_points=all_points)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(_threshold_cells_cpu, "host_empty", garbage)
+        patch.setattr(_threshold_cells_cpu, "host_empty", garbage_empty)
         ours = threshold_cpu.threshold_cells(grid, values, **params)
     _assert_same(ours, array_program.threshold_cells(grid, values, **params))
 
