@@ -287,8 +287,8 @@ class _Run:
             buffers.send(self.outputs[buffers.sent], self.down)
 
     def _finish(self, points: int, triangles: int) -> PolyData:
-        """The PolyData, once the downloads are done (its arrays are made first: they
-        are views of the buffers, read by nobody before the wait)."""
+        """The PolyData, once the downloads are done (it is made first, over views of
+        the buffers, and its arrays' fingerprint taken again after the wait)."""
         buffers = self.buffers
         assert buffers is not None  # the last slab sizes them
         if buffers.points > 2 * points + 1024 or buffers.triangles > 2 * triangles + 1024:
@@ -304,6 +304,8 @@ class _Run:
                                         point_data=fields,
                                         name=f"contour of {self.working.name}")
         self.down.synchronize()
+        # Its arrays' fingerprint was taken as the last slabs were still coming down.
+        surface._stamp_written()
         return surface
 
 

@@ -3,7 +3,7 @@ gives the surface of the whole grid's cut, bit for bit: on random uniform and
 rectilinear grids cut in 2 to 16 slabs, values equal to grid points, surfaces in
 one end of the grid only, empty surfaces, carried fields of several dtypes and
 components, host buffers too small (brought down again whole), and fields with
-NaN (cut whole)."""
+NaN (cut whole); the surface's fingerprint is taken of its arrays once they are down."""
 
 from unittest import mock
 
@@ -137,6 +137,34 @@ def test_surfaces_in_one_part_and_buffers_too_small(small_slabs, monkeypatch, pa
         while isinstance(array.base, np.ndarray):
             array = array.base
         assert array.nbytes <= most
+
+
+@pytest.mark.gpu
+def test_a_surfaces_fingerprint_is_of_its_arrays_once_down(small_slabs, monkeypatch):
+    # Each download waits behind a spin of the GPU first, so that the surface is made
+    # while its last slabs are still to land: the fingerprint it keeps must be of the
+    # arrays as they are after the call (else the next check validates them all again).
+    import cupy
+
+    from daxpy.data.fingerprint import fingerprint
+
+    spin = cupy.RawKernel(r"""extern "C" __global__ void spin(long long cycles) {
+        const long long start = clock64(); while (clock64() - start < cycles) {} }""", "spin")
+    copy = small_slabs.copy_to_host
+
+    def late_copy(device, host, stream):
+        spin((1,), (1,), (np.int64(2_000_000),), stream=stream)
+        copy(device, host, stream)
+
+    monkeypatch.setattr(small_slabs, "copy_to_host", late_copy)
+    rng = np.random.default_rng(11)
+    dims = (24, 20, 30)
+    grid = daxpy.UniformGrid(dims=dims, point_data={
+        "s": _pinned(rng.standard_normal(int(np.prod(dims))))})
+    for value in (0.3, -0.2, 0.3):
+        made = Contour("s", values=[value], backend="cuda")(grid)
+        assert made.n_cells > 0
+        assert made._derived_cache().fingerprint == fingerprint(made._validated_arrays())
 
 
 @pytest.mark.gpu

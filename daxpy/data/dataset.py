@@ -115,6 +115,14 @@ class DataSet:
         if fingerprint(self._validated_arrays()) != self._derived_cache().fingerprint:
             self.revalidate_changed()
 
+    def _stamp_written(self) -> None:
+        """Take the fingerprint of the validated arrays again, once a write into them
+        that was under way when the dataset was made has ended (a download into
+        its buffers, overlapped with making it): taken before, it would hold bytes
+        that were still to land, and the next check would validate every array
+        again."""
+        self._derived_cache().fingerprint = fingerprint(self._validated_arrays())
+
     def revalidate_changed(self) -> None:
         """:meth:`validate`, for arrays known or suspected to have changed since
         the grid was built: an error says so.
