@@ -104,6 +104,48 @@ def test_the_compiled_merge_is_the_array_programs(n_points, n_cells, sizes, dtyp
             np.testing.assert_array_equal(a, b)
 
 
+def _merged_bytes(seed):
+    """The compiled merge of about 200k random edge keys of triangles and quads over
+    20,000 points (past the 65,536 keys where the bucket sort and the ranks' buckets
+    take over from NumPy), as the bytes of each of its arrays."""
+    from daxpy.worklets._merge_cuts_cpu import merged
+
+    rng = np.random.default_rng(seed)
+    n_points = 20_000
+    scalars = rng.normal(size=n_points)
+    parts = {}
+    for k, n_cells in ((3, 40_000), (4, 20_000)):
+        ends = np.sort(rng.integers(0, n_points, (n_cells, k, 2)), axis=2)
+        parts[k] = (ends[..., 0] * n_points + ends[..., 1], np.arange(n_cells) * 3)
+    flat = [parts[k][0].ravel() for k in sorted(parts)]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        cut = merged(parts, sorted(parts), flat, np.concatenate(flat), scalars, 0.25, n_points)
+    return [cut.lo.tobytes(), cut.hi.tobytes(), cut.t.tobytes(),
+            *(cut.cells[k].tobytes() for k in sorted(cut.cells)),
+            *(cut.source[k].tobytes() for k in sorted(cut.source))]
+
+
+_MERGE_IN_A_CHILD = """
+import json, sys
+from daxpy.worklets._numba import threads
+from test_marching_inputs_cpu import _merged_bytes
+print(json.dumps({"threads": threads(), "made": [b.hex() for b in _merged_bytes(int(sys.argv[1]))]}))
+"""
+
+
+def test_the_compiled_merge_of_many_keys_is_the_same_on_any_thread_count():
+    # One thread here, four in a child (Numba's pool size is fixed per process).
+    from daxpy.worklets._numba import set_threads
+
+    set_threads(1)
+    try:
+        one = _merged_bytes(5)
+    finally:
+        set_threads(None)
+    report = four_thread_report(_MERGE_IN_A_CHILD, "5")
+    assert report["threads"] == 4 and report["made"] == [b.hex() for b in one]
+
+
 @settings(max_examples=20, deadline=None)
 @given(dims=st.tuples(st.integers(2, 40), st.integers(2, 40), st.integers(2, 40)),
        rectilinear=st.booleans(), threads=st.sampled_from([1, 2, 4]),
