@@ -31,12 +31,17 @@ def test_exclusive_of_one_column_is_numpys_cumulative_sum(rows, seed, dtype):
     assert got.tolist() == [0] + np.cumsum(counts, dtype=np.int64).tolist()
 
 
-@settings(max_examples=20, deadline=None)
-@given(size=st.integers(0, 4 * scans._SMALL), seed=st.integers(0, 2**31))
-def test_sorted_unique_is_numpys_unique(size, seed):
+@settings(max_examples=30, deadline=None)
+@given(size=st.integers(0, 4 * scans._SMALL), seed=st.integers(0, 2**31),
+       named=st.sampled_from([1, 4]), bunched=st.booleans())
+def test_sorted_unique_is_numpys_unique(size, seed, named, bunched):
+    # Keys each named once or about four times (a cut's edges, made distinct through
+    # a table before their sort); bunched, some buckets outgrow the table (sorted whole).
     rng = np.random.default_rng(seed)
     top = int(rng.integers(1, 2**40))
-    keys = rng.integers(0, top, size)
+    pool = (rng.integers(top // 3, top // 3 + max(1, top // 2000), max(1, size // named))
+            if bunched else rng.integers(0, top, max(1, size // named)))
+    keys = pool[rng.integers(0, pool.shape[0], size)]
     assert scans.sorted_unique(keys, top).tolist() == np.unique(keys).tolist()
 
 
