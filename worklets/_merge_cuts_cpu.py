@@ -119,7 +119,7 @@ def merged(parts: dict, sizes: list, flat: list, every: np.ndarray, scalars: np.
         return _merged(parts, sizes, flat, unique, inverse, scalars, value, n_points)
     cells_by_size, source = {}, {}
     for k, (cells, distinct) in zip(sizes, made):
-        given = parts[k][1].astype(np.int64)
+        given = np.ascontiguousarray(parts[k][1], np.int64)
         if not distinct.all():
             keep = np.flatnonzero(distinct)
             cells, given = cells[keep], given[keep]
