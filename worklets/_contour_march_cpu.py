@@ -32,10 +32,10 @@ from ._numba import kernel
 
 
 @kernel(nogil=True, no_cfunc_wrapper=True)
-def _march(s, px, py, pz, value, bound, equal, zero, nx, ny, nz, zc, writing, careful_points,
-           searched, edge_rows, counts, slotted, point_counts, point_spans, cell_counts,
-           cell_spans, blocks, bad, lo, hi, t, cells, source, places, xyz, scratch,
-           scratch_words, slots, first, step):
+def _march(s, px, py, pz, changes, value, bound, equal, zero, nx, ny, nz, zc, writing,
+           careful_points, searched, edge_rows, counts, slotted, point_counts, point_spans,
+           cell_counts, cell_spans, blocks, bad, lo, hi, t, cells, source, places, xyz,
+           scratch, scratch_words, slots, first, step):
     """The point rows and their cell rows, in one walk each over eight rows' bits:
     counted (``writing`` False: outputs, spans, the screen), or written from their
     starts (but the ``careful_points`` point rows and the ``searched`` cell rows:
@@ -68,7 +68,9 @@ def _march(s, px, py, pz, value, bound, equal, zero, nx, ny, nz, zc, writing, ca
 
     With a plane's axes' terms (``px``, ``py``, ``pz`` not empty; ``s`` then unread),
     point (i, j, k)'s value is ``(pz[k] + py[j]) + px[i]``, made where it is read:
-    the bits of the cut of that distance field, with no field of the grid's size."""
+    the bits of the cut of that distance field, with no field of the grid's size;
+    ``changes``, each point row's change of side along x (counting only; empty for
+    a field)."""
     n, per, full = ny * nz, slotted.shape[2], (1 << 4 * zc) - 1
     plane, careful = px.shape[0] != 0, careful_points.shape[0] != 0
     keep_source = source.shape[0] != 0
@@ -122,8 +124,8 @@ def _march(s, px, py, pz, value, bound, equal, zero, nx, ny, nz, zc, writing, ca
                 y0, y1, y2 = places[1, j, 0], places[1, j, 1], places[1, j, 2]
                 z0, z1, z2 = places[2, k, 0], places[2, k, 1], places[2, k, 2]
             if not writing:   # while it is in cache
-                bad[r] = (_screen_plane_row(px, pz[k] + py[j], bound, equal, zero) if plane
-                          else _screen_row(s, equal, zero, r * nx, nx))
+                bad[r] = (_screen_plane_row(px, pz[k] + py[j], bound, equal, zero, changes[r])
+                          if plane else _screen_row(s, equal, zero, r * nx, nx))
                 bad_here += bad[r]
             else:
                 cells_too = cells_too and cell_counts[c] != 0 and not (careful and searched[c])
@@ -137,7 +139,8 @@ def _march(s, px, py, pz, value, bound, equal, zero, nx, ny, nz, zc, writing, ca
             # edges are its cells').
             a, end, i1 = _ZERO, nx - 1, nx - 2
             if plane and not writing:
-                a, end = _plane_span(px, py, pz, j, k, up // nx, out // nxy, bound, nx)
+                a, end = _plane_span(px, py, pz, changes, j, k, up // nx, out // nxy, bound,
+                                     nx, ny)
             if writing:
                 a, end = (point_spans[r, 0], point_spans[r, 1]) if points_too else (nx, _ZERO - 1)
             if writing and cells_too:

@@ -52,12 +52,12 @@ from daxpy.data.host_pool import host_empty
 from ._contour_careful_cpu import _around, _beside, _careful_rows, _outputs_of, screen_values
 from ._contour_careful_rows_cpu import _march_careful, _threads_for
 from ._contour_march_cpu import _march
-from ._contour_rows_cpu import _BLOCK
+from ._contour_rows_cpu import _BLOCK, _plane_changes
 from ._edge_cut import EdgeCut
 from ._edge_points_cpu import axis_places, place_rows
 from ._contour_slots import _CUT, _KINDS, _SLOTTED
 from ._marching import TABLES, at_least_bound
-from ._blocks_cpu import on_threads
+from ._blocks_cpu import on_threads, over_blocks
 from ._numba import rows_or_terms, threads
 from ._scan_cpu import exclusive
 from .plane_cuts import array_axis_distance
@@ -117,11 +117,16 @@ def contour_structured(grid, scalars: np.ndarray | None, value: float, place=Non
     scratch_words = scratch.view(np.uint64)   # the same bytes, eight at a time
     slots = np.empty((step, 32), np.int64)
     per = table.shape[2]
-    march = (s, px, py, pz, value, bound, *screen_values(s.dtype, value), nx, ny, nz, zc)
+    changes = none = np.zeros(0, np.int64)
+    if px.shape[0] != 0:   # each point row's change of side, found once for the count
+        changes = host_empty(ny * nz, np.int64)
+        over_blocks(_plane_changes, (ny * nz + _BLOCK - 1) // _BLOCK, px, py, pz, bound,
+                    np.int64(ny), changes)
+    march = (s, px, py, pz, changes, value, bound, *screen_values(s.dtype, value), nx, ny, nz,
+             zc)
     # No row on the careful path, yet (empty flags: none; not a row's flag each, made
     # on one thread and read on all); nothing to write into, yet.
     careful_points = searched = np.zeros(0, bool)
-    none = np.zeros(0, np.int64)
     nothing = (none, none, np.zeros(0), np.zeros((0, per), np.int64), none)
     unplaced = (np.zeros((3, 0, 3)), np.zeros((0, 3), np.float32))
     starts = (none, none)   # every row's: made only for the careful path
