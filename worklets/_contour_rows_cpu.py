@@ -153,8 +153,8 @@ def _plane_changes(px, py, pz, bound, ny, changes, first, last):
     """Blocks ``first`` to ``last`` of :data:`_BLOCK` point rows of a plane's rows:
     each row's :func:`_plane_change` (rising as ``px`` rises), found once here where
     the count found it for each of the four cell rows a point row is a corner row
-    of, and once more to screen it (on 2 cores, the 256³ slice's count pass spent
-    most of its time in those bisections)."""
+    of, and once more to screen it (on 2 cores, the 256³ slice's count pass took
+    3.5-3.8 ms that way, 2.8-3.0 with this pass)."""
     n, nx = changes.shape[0], px.shape[0]
     rising = px[0] <= px[nx - 1]
     for block in range(first, last):

@@ -131,8 +131,8 @@ def _distinct(keys: Any) -> tuple[Any, Any]:
 
 
 _MERGED_ON_HOST = compiled("_merge_cuts_cpu", "merged", None)
-"""The host's merge, compiled (:mod:`daxpy.worklets._merge_cuts_cpu`: distinct keys
-without sorting them all, two passes after), where Numba is installed."""
+"""The host's merge, compiled (:mod:`daxpy.worklets._merge_cuts_cpu`: the distinct keys
+by buckets, then block passes, on every core), where Numba is installed."""
 
 
 def _uncollapsed(cells: Any, source: Any) -> tuple[Any, Any]:

@@ -5,10 +5,9 @@ The distinct edge keys come from the bucket sort of :func:`~daxpy.worklets._scan
 sorted_unique`, each key's place among them from :func:`~daxpy.worklets._scan_cpu.rank`
 (a search of the few keys that share its high bits), each distinct edge's ends and
 weight from one pass over them, and each output cell's points, with whether it
-collapses, from one pass over the cells. The array program made about a dozen NumPy
-passes on one thread, and the hash table that came after it three more (its table's
-fill, its walk of every key, the sort of the distinct ones): on the GPU machine's host
-most of a 10M-hexahedra slice's time outside its parallel passes.
+collapses, from one pass over the cells. The array program makes about a dozen NumPy
+passes on one thread: on the GPU machine's host, most of a 10M-hexahedra slice's time
+outside its parallel passes.
 
 A cut where an edge's end has the value exactly (its points snap onto grid points),
 or of scalars the kernels are not compiled for (other than native float32 and
