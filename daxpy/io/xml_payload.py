@@ -22,10 +22,11 @@ from __future__ import annotations
 import base64
 import binascii
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..data.memory_budget import available_bytes
 from .file_checks import Declared, check_bytes, file_error
+from .xml_offsets import LegacyCells
 
 __all__ = ["ArrayPayload", "check_payloads"]
 
@@ -49,7 +50,15 @@ class ArrayPayload:
     chars: int = 0  # non-whitespace characters of inline text
     tokens: int = 0  # whitespace-separated words of inline text
     head: str = ""  # first characters of inline text, whitespace removed
+    # (piece, section, name) of a connectivity or offsets array in a file
+    # before version 2 (see :mod:`daxpy.io.xml_offsets`): it also keeps the
+    # word that ends the last cell (the one at ``values - 2``) and, when
+    # binary, all of its text.
+    cells: tuple | None = None
+    cell_end: str = ""
+    pieces: list = field(default_factory=list)
     _in_word: bool = False
+    _last_word: str = ""
 
     def add_text(self, data: str) -> None:
         """Account for a piece of the element's text (expat splits it anywhere).
@@ -65,41 +74,67 @@ class ArrayPayload:
         words = data.split()
         joined = "".join(words)
         self.chars += len(joined)
-        self.tokens += len(words) - (self._in_word and bool(data) and not data[0].isspace())
+        joins = self._in_word and bool(data) and not data[0].isspace()
+        if self.cells is not None and words:
+            self._keep(words, joins, joined)
+        self.tokens += len(words) - joins
         if data:
             self._in_word = not data[-1].isspace()
         if len(self.head) < _HEAD_CHARS:
             self.head += joined[:_HEAD_CHARS - len(self.head)]
 
 
+    def _keep(self, words: list, joins: bool, joined: str) -> None:
+        if joins:  # the first word goes on with the last one
+            words[0] = (self._last_word + words[0])[:64]  # longer is no number
+        self._last_word = words[-1][:64]
+        at = (self.values or 0) - 2 - (self.tokens - joins)
+        if 0 <= at < len(words):
+            self.cell_end = words[at]
+        if self.format == "binary":
+            self.pieces.append(joined)
+
+
 class _Source:
-    """The decoded bytes of a payload from its start: ``read(n)`` returns up to
-    ``n`` of them; ``capacity`` bounds how many the file can supply."""
+    """A payload as stored, from its start: ``stored(a, b)`` gives its bytes
+    (``raw``) or base64 characters ``a`` to ``b``; ``capacity`` bounds how many
+    decoded bytes the file can supply. :func:`_payload_bytes` adds the header's
+    layout: its bytes (``header``) and, when compressed, ``block_size``,
+    each block's stored ``sizes`` and the uncompressed ``nbytes``."""
 
-    def __init__(self, read, capacity: int):
-        self.read, self.capacity = read, capacity
+    def __init__(self, stored, raw: bool, capacity: int):
+        self.stored, self.raw, self.capacity = stored, raw, capacity
+        self.header = self.block_size = self.nbytes = 0
+        self.sizes: list[int] = []
 
-
-def _decode(text: bytes | str, nbytes: int) -> bytes:
-    text = text[:4 * -(-nbytes // 3)]
-    try:
-        return base64.b64decode(text[:len(text) - len(text) % 4], validate=True)
-    except (binascii.Error, ValueError):
-        return b""
+    def read(self, nbytes: int, offset: int = 0, header: int = 0) -> bytes:
+        """Up to ``nbytes`` decoded bytes from ``offset`` of the stream that
+        follows a separately encoded header of ``header`` bytes (VTK encodes a
+        compressed payload's header on its own)."""
+        if self.raw:
+            return self.stored(header + offset, header + offset + nbytes)
+        # Base64 turns each 3 bytes into 4 characters, so a span decodes alone.
+        base, first = 4 * -(-header // 3), offset - offset % 3
+        text = self.stored(base + first // 3 * 4, base + 4 * -(-(offset + nbytes) // 3))
+        text = text[:len(text) - len(text) % 4]
+        try:
+            decoded = base64.b64decode(text, validate=True)
+        except (binascii.Error, ValueError):
+            return b""
+        return decoded[offset - first:offset - first + nbytes]
 
 
 def _appended_source(stream, start: int, size: int, raw: bool) -> _Source:
-    def read(nbytes: int) -> bytes:
-        stream.seek(start)
-        if raw:
-            return stream.read(nbytes)
-        return _decode(stream.read(4 * -(-nbytes // 3)), nbytes)
+    def stored(first: int, stop: int) -> bytes:
+        stream.seek(start + first)
+        return stream.read(max(stop - first, 0))
 
-    return _Source(read, (size - start) if raw else (size - start) * 3 // 4)
+    return _Source(stored, raw, (size - start) if raw else (size - start) * 3 // 4)
 
 
 def _inline_source(payload: ArrayPayload) -> _Source:
-    return _Source(lambda nbytes: _decode(payload.head, nbytes), payload.chars * 3 // 4)
+    text = "".join(payload.pieces) if payload.pieces else payload.head
+    return _Source(lambda first, stop: text[first:stop], False, payload.chars * 3 // 4)
 
 
 def _words(path: str, payload: ArrayPayload, source: _Source, fmt: str, count: int) -> list:
@@ -117,6 +152,7 @@ def _payload_bytes(declared: Declared, payload: ArrayPayload, source: _Source,
     path, word = declared.path, struct.calcsize(fmt)
     if compressor is None:
         nbytes = _words(path, payload, source, fmt, 1)[0]
+        source.header = word
         stored = word + nbytes
     else:
         blocks, block_size, last_size = _words(path, payload, source, fmt, 3)
@@ -127,13 +163,15 @@ def _payload_bytes(declared: Declared, payload: ArrayPayload, source: _Source,
             raise file_error(path, f"has {payload.what} declaring compressed blocks of "
                              f"{block_size} bytes (last {last_size})")
         nbytes = 0 if blocks == 0 else (blocks - 1) * block_size + (last_size or block_size)
-        if payload.format == "binary" and 4 * (3 + blocks) * word > 3 * len(payload.head):
+        if payload.format == "binary" and not payload.pieces and \
+                4 * (3 + blocks) * word > 3 * len(payload.head):
             # An inline header longer than the text kept while parsing: the
             # block sizes are not at hand, so only the header itself is checked.
             sizes = [source.capacity - (3 + blocks) * word]
         else:
-            sizes = _words(path, payload, source, fmt, 3 + blocks)[3:]
-        stored = (3 + blocks) * word + sum(sizes)
+            sizes = source.sizes = _words(path, payload, source, fmt, 3 + blocks)[3:]
+        source.header, source.block_size, source.nbytes = (3 + blocks) * word, block_size, nbytes
+        stored = source.header + sum(sizes)
         ratio = _MAX_RATIO.get(compressor)
         if ratio is not None and nbytes > ratio * sum(sizes) + 64 * blocks:
             raise file_error(path, f"has {payload.what} declaring {nbytes} bytes "
@@ -186,6 +224,7 @@ def check_payloads(declared: Declared, payloads: list, file_attrs: dict, stream,
     stream.seek(0, 2)
     size = stream.tell()
     start = None
+    legacy = LegacyCells()
     for payload in payloads:
         if payload.kind == "String":
             continue  # strings have no fixed size: VTK reads what is there
@@ -194,6 +233,8 @@ def check_payloads(declared: Declared, payloads: list, file_attrs: dict, stream,
             if least is not None and payload.tokens < least:
                 raise file_error(path, f"has {payload.what} declaring {least} "
                                  f"values, but its text holds {payload.tokens}")
+            if payload.cells is not None:
+                legacy.note_text(payload)
             continue
         if payload.format == "binary":
             source = _inline_source(payload)
@@ -214,3 +255,6 @@ def check_payloads(declared: Declared, payloads: list, file_attrs: dict, stream,
             raise file_error(path, f"has {payload.what} holding {nbytes} bytes, but its "
                              f"header declares {payload.values} values of "
                              f"{payload.item_bytes} bytes")
+        if payload.cells is not None:
+            legacy.note_binary(payload, source, fmt, compressor, nbytes)
+    legacy.check(declared)

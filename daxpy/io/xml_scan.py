@@ -96,6 +96,8 @@ class _Scanner:
         self.whole_extent = self.whole_dims = None  # structured files only
         self.coordinate_axis = 0
         self.piece_cells: dict[str, int] = {}  # PolyData: cells of each section
+        self.pieces = 0
+        self.legacy_offsets = False
 
     def refuse(self, problem: str):
         raise file_error(self.path, problem)
@@ -151,8 +153,9 @@ class _Scanner:
             if key in attrs and attrs[key] not in allowed:
                 self.refuse(f"has {key}=\"{attrs[key][:80]}\"; expected one of "
                             f"{', '.join(allowed)}")
-        _numbers(self.path, name, {"version": attrs.get("version", "0.1")},
-                 "version", 1, float)
+        version = _numbers(self.path, name, {"version": attrs.get("version", "0.1")},
+                           "version", 1, float)[0]
+        self.legacy_offsets = version < 2  # one offset per cell, no leading 0
         self.file_attrs = attrs
 
     def dataset_element(self, attrs: dict) -> None:
@@ -173,6 +176,7 @@ class _Scanner:
                             "spacing must be positive")
 
     def piece_element(self, attrs: dict) -> None:
+        self.pieces += 1
         if self.root in _EXPLICIT:
             keys = ("NumberOfPoints",) + (tuple(_POLY_CELLS.values()) if self.root ==
                                           "PolyData" else ("NumberOfCells",))
@@ -223,6 +227,8 @@ class _Scanner:
                                None if tuples is None else tuples * components,
                                attrs.get("format", "ascii"), offset=None,
                                exact=not (section == "cells" and name == "offsets"))
+        if section == "cells" and self.legacy_offsets and name in ("connectivity", "offsets"):
+            payload.cells = (self.pieces, parent, name)
         if payload.format == "appended":
             offset = _numbers(self.path, "DataArray", attrs, "offset", 1, int)
             if offset is None or offset[0] < 0:
