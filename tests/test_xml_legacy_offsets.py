@@ -1,11 +1,11 @@
 """Cell offsets of VTK XML files before version 2 (``daxpy.io.xml_offsets``).
 
-VTK's reader sizes such a file's connectivity from the last cell's offset, so
+VTK's readers size such a file's connectivity from the last cell's offset, so
 a corrupt one (found by the file fuzz) aborted the process with
 ``std::bad_alloc``. The files here are written by a small writer of that format
 in every encoding VTK reads: ascii, inline base64, appended raw or base64;
 uncompressed or in blocks of zlib, LZ4 or LZMA (blocks small enough that the
-last offset straddles two); 32- or 64-bit headers. Each is read in a child
+last offset straddles two); 32- or 64-bit headers; ``.vtu`` and ``.vtp``. Each is read in a child
 process: the valid file must read, the corrupt one must be refused naming the
 offset it read.
 """
@@ -46,11 +46,13 @@ def _stored(data: bytes, compressor, header: str) -> list[bytes]:
     return [head, b"".join(blocks)]
 
 
-def legacy_vtu(offsets: list[int], fmt: str, compressor, header: str) -> bytes:
-    """A version-1.0 ``.vtu`` of two tetrahedra whose offsets array is ``offsets``."""
+def legacy_file(offsets: list[int], fmt: str, compressor, header: str, root: str) -> bytes:
+    """A version-1.0 ``.vtu`` of two tetrahedra, or ``.vtp`` of two quads, whose
+    offsets array is ``offsets``."""
     arrays = {"connectivity": np.array([0, 1, 2, 3, 1, 2, 3, 4], np.int64),
-              "offsets": np.array(offsets, np.int64),
-              "types": np.array([10, 10], np.uint8)}
+              "offsets": np.array(offsets, np.int64)}
+    if root == "UnstructuredGrid":
+        arrays["types"] = np.array([10, 10], np.uint8)
     kinds = {"connectivity": "Int64", "offsets": "Int64", "types": "UInt8"}
     appended, elements = b"", []
     for name, values in arrays.items():
@@ -68,12 +70,14 @@ def legacy_vtu(offsets: list[int], fmt: str, compressor, header: str) -> bytes:
             appended += body
     points = " ".join(map(str, [0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 1, 1, 1]))
     compressed = f' compressor="{compressor}"' if compressor else ""
-    text = (f'<VTKFile type="UnstructuredGrid" version="1.0" byte_order="LittleEndian" '
-            f'header_type="{header}"{compressed}><UnstructuredGrid>'
-            '<Piece NumberOfPoints="5" NumberOfCells="2"><Points>'
+    cells, count = ("Cells", "NumberOfCells") if root == "UnstructuredGrid" else \
+        ("Polys", "NumberOfPolys")
+    text = (f'<VTKFile type="{root}" version="1.0" byte_order="LittleEndian" '
+            f'header_type="{header}"{compressed}><{root}>'
+            f'<Piece NumberOfPoints="5" {count}="2"><Points>'
             '<DataArray type="Float64" NumberOfComponents="3" format="ascii">'
-            f'{points}</DataArray></Points><Cells>{"".join(elements)}</Cells></Piece>'
-            '</UnstructuredGrid>')
+            f'{points}</DataArray></Points><{cells}>{"".join(elements)}</{cells}></Piece>'
+            f'</{root}>')
     if fmt in ("raw", "base64"):
         return (text + f'<AppendedData encoding="{fmt}">_').encode() + appended + \
             b"</AppendedData></VTKFile>"
@@ -84,7 +88,8 @@ def _cases():
     for fmt in FORMATS:
         for compressor in [None] if fmt == "ascii" else COMPRESSORS:
             for header in ["UInt32"] if fmt == "ascii" else ["UInt32", "UInt64"]:
-                yield fmt, compressor, header
+                for root, suffix in (("UnstructuredGrid", ".vtu"), ("PolyData", ".vtp")):
+                    yield fmt, compressor, header, root, suffix
 
 
 def test_legacy_offsets_are_read_before_vtk_sizes_the_connectivity(tmp_path):
@@ -92,12 +97,12 @@ def test_legacy_offsets_are_read_before_vtk_sizes_the_connectivity(tmp_path):
     offset; [4, HUGE, 8] (a third value past the cells) reads, as VTK reads
     only one offset per cell."""
     expected = {}
-    for fmt, compressor, header in _cases():
+    for fmt, compressor, header, root, suffix in _cases():
         label = f"{fmt}-{(compressor or 'none')[3:7]}-{header}"
         for offsets, outcome in (([4, 8], "ok "), ([4, HUGE], f"ends at {HUGE},"),
                                  ([4, 9], "ends at 9,"), ([4, 8, HUGE], "ok ")):
-            path = tmp_path / f"{label}-{len(offsets)}-{offsets[1]}.vtu"
-            path.write_bytes(legacy_vtu(offsets, fmt, compressor, header))
+            path = tmp_path / f"{label}-{len(offsets)}-{offsets[1]}{suffix}"
+            path.write_bytes(legacy_file(offsets, fmt, compressor, header, root))
             expected[str(path)] = outcome
     outcomes = read_all(list(expected), tmp_path)
     wrong = {path: outcomes[path] for path, want in expected.items()
