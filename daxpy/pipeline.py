@@ -184,7 +184,7 @@ class Pipeline:
             raise ArgumentError(f"to must be 'host' or 'device', got {to!r}")
         wanted = self._output_names(outputs)
         dataset, report = run_stages(self.dataset, self.stages, wanted, backend, to,
-                                     fuse=fuse, concurrent=concurrent)
+                                     fuse=fuse, concurrent=concurrent, timed=profile)
         return (dataset, report) if profile else dataset
 
     def _output_names(self, outputs) -> list[str]:

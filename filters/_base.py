@@ -226,7 +226,8 @@ class Filter:
         outputs = self.outputs()
         stage = Stage(1, self.verb or type(self).__name__, self, inputs,
                       outputs[0] if outputs else getattr(self, "result", ""))
-        ran, report = run_stages(dataset, [stage], list(outputs), self.backend, to)
+        ran, report = run_stages(dataset, [stage], list(outputs), self.backend, to,
+                                 timed=profile)
         result = dataset.with_fields(ran.point_data, ran.cell_data)
         return (result, report) if profile else result
 

@@ -98,6 +98,23 @@ def test_gpu_replayed_runs_equal_runs_without_graphs(chain, structured):
     for want, got in zip(plain, replayed):
         np.testing.assert_array_equal(got, want)
     assert _entries(pipe2), "the later runs were not replayed from graphs"
+    if structured:  # slabs own contiguous rows: the entries keep them as views
+        assert all(entry.owned is not None for entry in _entries(pipe2))
+
+
+@pytest.mark.gpu
+def test_gpu_profiled_replays_time_their_stages_and_others_give_the_same_values():
+    grid = daxpy.UniformGrid(dims=(48, 40, 36), spacing=(0.5, 1.0, 2.0))
+    values = np.random.default_rng(5).random(grid.n_points, np.float32)
+    pipe = daxpy.pipeline(grid.with_fields(point_data={"f": values}))
+    gradient = pipe.field("f").gradient()
+    with configure(chunk_bytes=1 << 17):
+        quiet = [pipe.run(backend="cuda").field(gradient.name)[0].copy() for _ in range(RUNS)]
+        out, profile = pipe.run(backend="cuda", profile=True)
+    assert _entries(pipe), "the later runs were not replayed from graphs"
+    for got in quiet[1:] + [out.field(gradient.name)[0]]:
+        np.testing.assert_array_equal(got, quiet[0])
+    assert profile.chunks > 1 and profile.stages[0].time_ms > 0
 
 
 @pytest.mark.gpu

@@ -184,12 +184,16 @@ class Entry:
         owned rows out.
     held : list
         Allocations made while capturing, and the chunk grid's cached objects.
+    owned : dict of str to cupy.ndarray, optional
+        The owned rows of ``results``, once found to be contiguous views of them
+        (the loop copies them out as they are at every replay).
     """
 
     inputs: dict
     units: list = field(default_factory=list)
     results: dict = field(default_factory=dict)
     held: list = field(default_factory=list)
+    owned: dict | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 

@@ -119,7 +119,8 @@ def _allocate(mover, dataset, program, storage: dict) -> dict:
 
 
 def stream_chunks(mover, dataset, stages, program, chunks, storage: dict,
-                  fuse: bool = True, key=None, capture: bool = False) -> LoopResult:
+                  fuse: bool = True, key=None, capture: bool = False,
+                  timed: bool = True) -> LoopResult:
     """Run every chunk through ``mover``.
 
     Parameters
@@ -142,6 +143,9 @@ def stream_chunks(mover, dataset, stages, program, chunks, storage: dict,
         every chunk without graphs.
     capture : bool
         Capture the chunks not captured yet (the pipeline ran over the grid before).
+    timed : bool
+        Time each stage (two CUDA events a unit and chunk); False leaves
+        ``stage_ms`` empty, for runs whose profile nobody reads.
 
     Returns
     -------
@@ -154,13 +158,15 @@ def stream_chunks(mover, dataset, stages, program, chunks, storage: dict,
     errors = {name: [] for name in storage}
     timeline: list = []
     replayed: list = []
+    mark = mover.mark if timed else _no_mark
     try:
         for chunk in chunks:
             slot = mover.slot(chunk.index)
             state = captured.lookup(chunk, key) if key is not None else captured.NEVER
             if isinstance(state, captured.Entry) and state.lock.acquire(blocking=False):
                 replayed.append(state)
-                _replay(mover, state, chunk, slot, sources, program.reads, raw, keep, timeline)
+                _replay(mover, state, chunk, slot, sources, program.reads, raw, keep,
+                        timeline, mark)
                 continue
             recorder = None
             if capture and captured.capturable(state):
@@ -173,7 +179,7 @@ def stream_chunks(mover, dataset, stages, program, chunks, storage: dict,
 
             def run(data=data, chunk=chunk, slot=slot, recorder=recorder):
                 results, marks = run_stages_on(stages, data, keep, mover.backend,
-                                               lambda: mover.mark(slot), fuse, recorder)
+                                               lambda: mark(slot), fuse, recorder)
                 timeline.extend(marks)
                 if recorder is not None:
                     recorder.results = dict(results)
@@ -204,28 +210,39 @@ def stream_chunks(mover, dataset, stages, program, chunks, storage: dict,
                 entry.lock.release()
     stage_ms: dict[int, float] = {}
     for index, begin, end in timeline:
-        stage_ms[index] = stage_ms.get(index, 0.0) + mover.elapsed_ms(begin, end)
+        if begin is not None:
+            stage_ms[index] = stage_ms.get(index, 0.0) + mover.elapsed_ms(begin, end)
     outputs = {name: values.view(storage_dtype(storage[name])) if storage.get(name)
                else values for name, values in raw.items()}
     return LoopResult(outputs, sources, stage_ms, errors)
 
 
+def _no_mark(_slot) -> None:
+    return None
+
+
 def _replay(mover, entry, chunk, slot, sources: dict, reads: dict, raw: dict, keep: dict,
-            timeline: list) -> None:
+            timeline: list, mark) -> None:
     """One chunk from its captured graphs: its inputs into the entry's buffers,
     each unit's graph between two time marks, its owned results out."""
     for name, association in reads.items():
         mover.upload(sources[name], name, chunk.read(association), slot,
                      into=entry.inputs[name])
     for index, graph in entry.units:
-        begin = mover.mark(slot)
+        begin = mark(slot)
         graph.launch(slot.stream)
-        timeline.append((index, begin, mover.mark(slot)))
-    # Owned rows as the plain path takes them (a view, or a gather on the slot's
-    # stream), from the results the graphs just wrote.
-    with slot.stream:
-        pieces = {name: chunk.keep(entry.results[name], association)
-                  for name, association in keep.items()}
+        timeline.append((index, begin, mark(slot)))
+    pieces = entry.owned
+    if pieces is None:
+        # Owned rows as the plain path takes them (a view, or a gather on the
+        # slot's stream), from the results the graphs just wrote.
+        with slot.stream:
+            pieces = {name: chunk.keep(entry.results[name], association)
+                      for name, association in keep.items()}
+        if all(piece.base is not None and piece.flags.c_contiguous
+               for piece in pieces.values()):
+            # Contiguous views of the results: the same memory every replay.
+            entry.owned = pieces
     _copy_out(mover, chunk, slot, pieces, raw, keep)
     mover.retire(slot, [pieces], [])
 

@@ -235,8 +235,9 @@ class CudaMover(NumpyMover):
 
     def download(self, values, host: np.ndarray, slot: Slot) -> None:
         """Enqueue the copy of a chunk's owned results into the pinned output."""
-        with slot.stream:
-            values = self.xp.ascontiguousarray(values)
+        if not values.flags.c_contiguous:
+            with slot.stream:
+                values = self.xp.ascontiguousarray(values)
         transfer.copy_to_host(values, host, slot.stream)
 
     def retire(self, slot: Slot, keep: list, grids: list) -> None:

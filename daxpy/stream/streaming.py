@@ -239,12 +239,19 @@ def run_streamed(dataset, stages, wanted, backend: str = "cuda", fuse: bool = Tr
     >>> out.cell_data[c.name].tolist()[:3]
     [3.0, 4.0, 5.0]
     """
-    settings = replaced_settings(current_settings(), overrides)
+    settings = replaced_settings(current_settings(), overrides) if overrides \
+        else current_settings()
     if backend not in ("cpu", "cuda"):
         raise ArgumentError(f"backend must be 'cpu' or 'cuda', got {backend!r}")
     program = program_of(dataset, stages, wanted)
     if not program.position_free:
         raise NotStreamable(position_dependent("in chunks"))
+    return _run_program(dataset, stages, program, settings, backend, fuse)
+
+
+def _run_program(dataset, stages, program, settings: Settings, backend: str, fuse: bool,
+                 timed: bool = True):
+    """:func:`run_streamed` of a streamable ``program`` (``timed``: time its stages)."""
     storage = _storage(settings, program)
     profile = StreamProfile(backend=backend, depth=program.depth)
     if settings.mapped:
@@ -265,7 +272,7 @@ def run_streamed(dataset, stages, wanted, backend: str = "cuda", fuse: bool = Tr
         else:
             mover = make_mover(backend, streams, settings.staging, found.resident)
             run = stream_chunks(mover, dataset, stages, program, found.chunks, storage, fuse,
-                                key, capture=ran)
+                                key, capture=ran, timed=timed)
             captured.mark_ran(dataset, key)
             profile.chunks, profile.peak_bytes = len(found.chunks), mover.peak_bytes
             profile.streams = streams
@@ -308,9 +315,10 @@ def wants_streaming(dataset, stages) -> bool:
     return True
 
 
-def stream_or_none(dataset, stages, wanted, fuse: bool = True):
+def stream_or_none(dataset, stages, wanted, fuse: bool = True, timed: bool = True):
     """:func:`run_streamed` on the GPU, or None where the pipeline cannot stream
-    (the caller then runs it on the whole grid, which reports any error).
+    (the caller then runs it on the whole grid, which reports any error);
+    ``timed=False`` leaves the stages' times out of its profile.
 
     Examples
     --------
@@ -325,17 +333,18 @@ def stream_or_none(dataset, stages, wanted, fuse: bool = True):
         return None
     if not program.position_free:
         return None
-    return run_streamed(dataset, stages, wanted, backend="cuda", fuse=fuse)
+    return _run_program(dataset, stages, program, current_settings(), "cuda", fuse, timed)
 
 
 def run_stages(dataset, stages, wanted, backend: str, to: str,
-               fuse: bool = True, concurrent: bool = True):
+               fuse: bool = True, concurrent: bool = True, timed: bool = True):
     """Run ``stages`` over ``dataset``; return ``(outputs dataset, Profile)``.
 
     Host inputs to host outputs on the CUDA backend stream in chunks where the
     pipeline can (:func:`stream_or_none`); every other run, and a pipeline that
     cannot stream, runs on the whole grid (:func:`daxpy.engine.run.run_in_core`,
-    which also says what ``fuse`` and ``concurrent`` do).
+    which also says what ``fuse`` and ``concurrent`` do). ``timed=False`` lets a
+    streamed run skip its stages' timing events (the caller drops the profile).
 
     Examples
     --------
@@ -353,7 +362,7 @@ def run_stages(dataset, stages, wanted, backend: str, to: str,
             return run_to_new_dataset(dataset, stages, backend, to, fuse, concurrent)
         if to == "host" and resolve_backend(backend) == "cuda":
             # Host inputs to host outputs: chunked, overlapped copies.
-            streamed = stream_or_none(dataset, stages, list(wanted), fuse)
+            streamed = stream_or_none(dataset, stages, list(wanted), fuse, timed)
             if streamed is not None:
                 return streamed
         return run_in_core(dataset, stages, wanted, backend, to, fuse, concurrent)
