@@ -320,10 +320,15 @@ def store(chunk, key: tuple, state) -> None:
         table.pop(next(iter(table)))
 
 
-def finished_capture(chunk, key: tuple, recorder: Recorder, inputs: dict, state: int) -> list:
+def finished_capture(chunk, key: tuple, recorder: Recorder, inputs: dict, state: int,
+                     held: list) -> list:
     """Keep what ``recorder`` captured for ``chunk``, or mark it never capturable;
     return what the slot must hold until the chunk's copies out are done (the
     graphs already launched read it).
+
+    A new entry is stored locked and appended to ``held``: the run that captured
+    it still copies its results out, so another thread's run must not replay it
+    into the same buffers until that run releases it.
 
     A capture that added entries to the chunk grid's cache (a device object
     built lazily while capturing, written when its graph ran) keeps them but
@@ -347,5 +352,7 @@ def finished_capture(chunk, key: tuple, recorder: Recorder, inputs: dict, state:
         # cached device objects, the parameter arrays (their cache may drop them).
         entry.held = (recorder.allocations + list(constants().values())
                       + [v for k, v in recorder.cache.items() if k not in (_KEY, _RAN)])
+        entry.lock.acquire()
+        held.append(entry)
         store(chunk, key, entry)
     return recorder.allocations

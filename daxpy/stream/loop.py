@@ -157,14 +157,14 @@ def stream_chunks(mover, dataset, stages, program, chunks, storage: dict,
     keep = program.kept
     errors = {name: [] for name in storage}
     timeline: list = []
-    replayed: list = []
+    held_entries: list = []
     mark = mover.mark if timed else _no_mark
     try:
         for chunk in chunks:
             slot = mover.slot(chunk.index)
             state = captured.lookup(chunk, key) if key is not None else captured.NEVER
             if isinstance(state, captured.Entry) and state.lock.acquire(blocking=False):
-                replayed.append(state)
+                held_entries.append(state)
                 _replay(mover, state, chunk, slot, sources, program.reads, raw, keep,
                         timeline, mark)
                 continue
@@ -199,14 +199,16 @@ def stream_chunks(mover, dataset, stages, program, chunks, storage: dict,
             in_flight: list = []
             if recorder is not None:
                 inputs = {n: fields[a][n] for n, a in program.reads.items()}
-                in_flight = captured.finished_capture(chunk, key, recorder, inputs, state)
+                in_flight = captured.finished_capture(chunk, key, recorder, inputs, state,
+                                                      held_entries)
             mover.retire(slot, [data, pieces, in_flight], [chunk.grid])
         mover.finish()
     finally:
-        if replayed:
-            # The entries' buffers are free once every copy out is done.
+        if held_entries:
+            # The entries (replayed, or captured by this run) are free for other
+            # runs once every copy out is done.
             mover.finish()
-            for entry in replayed:
+            for entry in held_entries:
                 entry.lock.release()
     stage_ms: dict[int, float] = {}
     for index, begin, end in timeline:
