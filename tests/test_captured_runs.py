@@ -6,6 +6,7 @@ the CUDA mover through its first (plain), second (captured) and later
 (replayed) runs.
 """
 
+import sys
 import threading
 
 import numpy as np
@@ -51,6 +52,33 @@ def test_a_key_follows_what_the_stages_do_and_the_inputs_dtype():
     pipe.stages[0].filter.nan_policy = "raise"
     assert first != captured.signature(pipe.stages, {pipe.stages[0].output: "points"},
                                        {"p": "points"}, {"p": np.zeros(64, np.float32)})
+
+
+def test_threads_storing_entries_and_runs_of_one_grid_at_once_raise_nothing():
+    from daxpy.data.decomposition import Piece
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads often: the eviction raced before
+    chunk, errors = Piece(0, grid=daxpy.UniformGrid(dims=(2,))), []
+
+    def work(thread):
+        try:
+            for i in range(5000):
+                captured.store(chunk, (thread, i), captured.NEVER)
+                captured.mark_ran(chunk.grid, (thread, i))
+        except Exception as error:  # noqa: BLE001 - reported below
+            errors.append(repr(error))
+
+    try:
+        threads = [threading.Thread(target=work, args=(t,)) for t in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert errors == []
+    assert len(chunk.grid._cache[captured._KEY]) == captured.KEYS_KEPT
 
 
 def _runs(pipe, name, values_by_run, graphs=True, **settings):

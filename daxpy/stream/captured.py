@@ -68,6 +68,10 @@ CAPTURE_TRIES = 2
 without graphs for good."""
 
 _KEY = _PREFIX + "stream:captured"
+_TABLES = threading.Lock()
+"""Held while a chunk's table of entries or a grid's runs are changed: threads
+running pipelines over one grid change them at once (one thread's eviction of the
+oldest key raced another's)."""
 _RAN = _PREFIX + "stream:ran"
 NEVER = "never"
 """A chunk's state once a capture failed: it runs without graphs."""
@@ -162,11 +166,12 @@ def mark_ran(dataset, key) -> None:
     """
     if key is None:
         return
-    ran = dataset._cache.setdefault(_RAN, {})
-    ran.pop(key, None)
-    ran[key] = True
-    while len(ran) > 4 * KEYS_KEPT:
-        ran.pop(next(iter(ran)))
+    with _TABLES:
+        ran = dataset._cache.setdefault(_RAN, {})
+        ran.pop(key, None)
+        ran[key] = True
+        while len(ran) > 4 * KEYS_KEPT:
+            ran.pop(next(iter(ran)))
 
 
 @dataclass
@@ -313,11 +318,12 @@ def store(chunk, key: tuple, state) -> None:
     >>> lookup(chunk, ("a",)), lookup(chunk, ("c",))
     (0, 'never')
     """
-    table = chunk.grid._cache.setdefault(_KEY, {})
-    table.pop(key, None)
-    table[key] = state
-    while len(table) > KEYS_KEPT:
-        table.pop(next(iter(table)))
+    with _TABLES:
+        table = chunk.grid._cache.setdefault(_KEY, {})
+        table.pop(key, None)
+        table[key] = state
+        while len(table) > KEYS_KEPT:
+            table.pop(next(iter(table)))
 
 
 def finished_capture(chunk, key: tuple, recorder: Recorder, inputs: dict, state: int,
