@@ -288,3 +288,33 @@ def test_gpu_a_changed_source_drops_its_graphs():
     with configure(graphs=False, chunk_bytes=1 << 14):
         want = pipe.run(backend="cuda").field(node.name)[0]
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.gpu
+def test_gpu_threads_making_parameter_arrays_at_once_share_one_table(monkeypatch):
+    from daxpy.cuda import device
+
+    monkeypatch.setattr(device, "_CONSTANT_BYTES_LIMIT", 512)  # evict at every insert
+    interval, errors = sys.getswitchinterval(), []
+
+    def work(thread):
+        try:
+            for i in range(400):
+                values = np.full(4, float((thread + i) % 40))
+                if not np.array_equal(device.constant(values).get(), values):
+                    errors.append((thread, i))
+                device.constants()
+        except Exception as error:  # noqa: BLE001 - reported below
+            errors.append(repr(error))
+
+    sys.setswitchinterval(1e-6)
+    try:
+        threads = [threading.Thread(target=work, args=(t,)) for t in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert errors == []
+    assert device._constant_bytes == sum(v.nbytes for v in device.constants().values())

@@ -15,6 +15,7 @@ True
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from typing import Any, Callable
 
@@ -157,6 +158,8 @@ def alignment(array: Any) -> int:
 _CONSTANTS: "OrderedDict[tuple, Any]" = OrderedDict()
 _CONSTANT_BYTES_LIMIT = 64 << 20
 _constant_bytes = 0
+_CONSTANTS_LOCK = threading.Lock()
+"""Held while the table changes or is copied: threads launching kernels share it."""
 
 
 def constants() -> dict:
@@ -169,7 +172,8 @@ def constants() -> dict:
     >>> isinstance(constants(), dict)
     True
     """
-    return dict(_CONSTANTS)
+    with _CONSTANTS_LOCK:
+        return dict(_CONSTANTS)
 
 
 def drop_constants(keys) -> None:
@@ -180,10 +184,11 @@ def drop_constants(keys) -> None:
     >>> drop_constants([])
     """
     global _constant_bytes
-    for key in keys:
-        device = _CONSTANTS.pop(key, None)
-        if device is not None:
-            _constant_bytes -= device.nbytes
+    with _CONSTANTS_LOCK:
+        for key in keys:
+            device = _CONSTANTS.pop(key, None)
+            if device is not None:
+                _constant_bytes -= device.nbytes
 
 
 def constant(values: np.ndarray) -> Any:
@@ -204,11 +209,18 @@ def constant(values: np.ndarray) -> Any:
     global _constant_bytes
     host = np.ascontiguousarray(values)
     key = (cupy.cuda.Device().id, host.dtype.str, host.shape, host.tobytes())
-    if key in _CONSTANTS:
-        _CONSTANTS.move_to_end(key)
-        return _CONSTANTS[key]
-    device = _CONSTANTS[key] = cupy.asarray(host)
-    _constant_bytes += device.nbytes
-    while _constant_bytes > _CONSTANT_BYTES_LIMIT and len(_CONSTANTS) > 1:
-        _constant_bytes -= _CONSTANTS.popitem(last=False)[1].nbytes
-    return device
+    with _CONSTANTS_LOCK:
+        device = _CONSTANTS.get(key)
+        if device is not None:
+            _CONSTANTS.move_to_end(key)
+            return device
+    made = cupy.asarray(host)
+    with _CONSTANTS_LOCK:
+        device = _CONSTANTS.get(key)
+        if device is not None:  # another thread made it meanwhile
+            return device
+        _CONSTANTS[key] = made
+        _constant_bytes += made.nbytes
+        while _constant_bytes > _CONSTANT_BYTES_LIMIT and len(_CONSTANTS) > 1:
+            _constant_bytes -= _CONSTANTS.popitem(last=False)[1].nbytes
+    return made
