@@ -247,6 +247,18 @@ def test_unknown_settings_are_refused():
         run_streamed(source, pipe.stages, [name], backend="cpu", staging="magic")
 
 
+def test_the_default_settings_follow_the_environments_device_budget(monkeypatch):
+    from daxpy.stream.settings import current_settings
+
+    monkeypatch.delenv("DAXPY_MAX_DEVICE_BYTES", raising=False)
+    assert current_settings().max_device_bytes is None
+    monkeypatch.setenv("DAXPY_MAX_DEVICE_BYTES", "4096")
+    assert current_settings().max_device_bytes == 4096
+    monkeypatch.setenv("DAXPY_MAX_DEVICE_BYTES", "-1")
+    with pytest.raises(daxpy.errors.ArgumentError, match="DAXPY_MAX_DEVICE_BYTES"):
+        current_settings()
+
+
 def test_position_dependent_maps_do_not_stream():
     grid = daxpy.UniformGrid(dims=(3, 3, 3))
     source = grid.with_fields(point_data={"f": np.ones(27)})

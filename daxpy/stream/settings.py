@@ -78,6 +78,7 @@ class Settings:
 
 
 _SETTINGS: ContextVar[Settings | None] = ContextVar("daxpy_stream_settings", default=None)
+_DEFAULTS: dict[str | None, Settings] = {}
 
 
 def current_settings() -> Settings:
@@ -88,7 +89,15 @@ def current_settings() -> Settings:
     >>> current_settings().streams
     3
     """
-    return _SETTINGS.get() or Settings()
+    settings = _SETTINGS.get()
+    if settings is None:
+        # The defaults, made once for each value of the environment's budget: a run
+        # asks for its settings several times, and each Settings() checks every field.
+        env = os.environ.get("DAXPY_MAX_DEVICE_BYTES")
+        settings = _DEFAULTS.get(env)
+        if settings is None:
+            settings = _DEFAULTS[env] = Settings()
+    return settings
 
 
 def replaced_settings(settings: Settings, changes: dict) -> Settings:

@@ -30,6 +30,7 @@ Examples
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -76,9 +77,9 @@ def item_bytes(dataset, program: Program) -> tuple[int, int]:
     per = {"points": 0, "cells": 0}
     for name, association in program.reads.items():
         values = dataset.fields(association)[name]
-        per[association] += np.dtype(values.dtype).itemsize * int(np.prod(values.shape[1:]))
+        per[association] += np.dtype(values.dtype).itemsize * math.prod(values.shape[1:])
     for association, dtype, comps in program.fields.values():
-        per[association] += dtype.itemsize * int(np.prod(comps))
+        per[association] += dtype.itemsize * math.prod(comps)
     return per["points"], per["cells"]
 
 

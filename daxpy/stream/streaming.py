@@ -56,9 +56,8 @@ Examples
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
-
-import numpy as np
 
 from ..data.arrays import is_device_array
 from ..data.fingerprint import one_check_per_run
@@ -197,7 +196,7 @@ def _stage_bytes(dataset, program, stage) -> int:
         if name in program.fields:
             association, dtype, comps = program.fields[name]
             rows = dataset.n_points if association == "points" else dataset.n_cells
-            total += rows * dtype.itemsize * int(np.prod(comps))
+            total += rows * dtype.itemsize * math.prod(comps)
         elif name in program.reads:
             total += int(dataset.fields(program.reads[name])[name].nbytes)
     return total
