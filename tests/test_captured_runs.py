@@ -54,30 +54,40 @@ def test_a_key_follows_what_the_stages_do_and_the_inputs_dtype():
                                        {"p": "points"}, {"p": np.zeros(64, np.float32)})
 
 
-def test_threads_storing_entries_and_runs_of_one_grid_at_once_raise_nothing():
-    from daxpy.data.decomposition import Piece
+def _on_threads_switching_often(work, count: int = 8) -> list:
+    """Run ``work(thread, errors)`` on ``count`` threads that switch every
+    microsecond (races show up); return the errors they appended."""
+    interval, errors = sys.getswitchinterval(), []
 
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)  # switch threads often: the eviction raced before
-    chunk, errors = Piece(0, grid=daxpy.UniformGrid(dims=(2,))), []
-
-    def work(thread):
+    def guarded(thread):
         try:
-            for i in range(5000):
-                captured.store(chunk, (thread, i), captured.NEVER)
-                captured.mark_ran(chunk.grid, (thread, i))
-        except Exception as error:  # noqa: BLE001 - reported below
+            work(thread, errors)
+        except Exception as error:  # noqa: BLE001 - reported by the caller
             errors.append(repr(error))
 
+    sys.setswitchinterval(1e-6)
     try:
-        threads = [threading.Thread(target=work, args=(t,)) for t in range(8)]
+        threads = [threading.Thread(target=guarded, args=(t,)) for t in range(count)]
         for thread in threads:
             thread.start()
         for thread in threads:
             thread.join()
     finally:
         sys.setswitchinterval(interval)
-    assert errors == []
+    return errors
+
+
+def test_threads_storing_entries_and_runs_of_one_grid_at_once_raise_nothing():
+    from daxpy.data.decomposition import Piece
+
+    chunk = Piece(0, grid=daxpy.UniformGrid(dims=(2,)))
+
+    def work(thread, _errors):
+        for i in range(5000):  # each store evicts the oldest key: this raced before
+            captured.store(chunk, (thread, i), captured.NEVER)
+            captured.mark_ran(chunk.grid, (thread, i))
+
+    assert _on_threads_switching_often(work) == []
     assert len(chunk.grid._cache[captured._KEY]) == captured.KEYS_KEPT
 
 
@@ -295,26 +305,13 @@ def test_gpu_threads_making_parameter_arrays_at_once_share_one_table(monkeypatch
     from daxpy.cuda import device
 
     monkeypatch.setattr(device, "_CONSTANT_BYTES_LIMIT", 512)  # evict at every insert
-    interval, errors = sys.getswitchinterval(), []
 
-    def work(thread):
-        try:
-            for i in range(400):
-                values = np.full(4, float((thread + i) % 40))
-                if not np.array_equal(device.constant(values).get(), values):
-                    errors.append((thread, i))
-                device.constants()
-        except Exception as error:  # noqa: BLE001 - reported below
-            errors.append(repr(error))
+    def work(thread, errors):
+        for i in range(400):
+            values = np.full(4, float((thread + i) % 40))
+            if not np.array_equal(device.constant(values).get(), values):
+                errors.append((thread, i))
+            device.constants()
 
-    sys.setswitchinterval(1e-6)
-    try:
-        threads = [threading.Thread(target=work, args=(t,)) for t in range(8)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-    finally:
-        sys.setswitchinterval(interval)
-    assert errors == []
+    assert _on_threads_switching_often(work) == []
     assert device._constant_bytes == sum(v.nbytes for v in device.constants().values())
