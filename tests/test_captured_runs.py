@@ -91,6 +91,20 @@ def test_threads_storing_entries_and_runs_of_one_grid_at_once_raise_nothing():
     assert len(chunk.grid._cache[captured._KEY]) == captured.KEYS_KEPT
 
 
+def test_threads_forgetting_and_filling_one_grids_device_cache_raise_nothing():
+    from daxpy.cuda.device import _PREFIX, forget
+
+    grid = daxpy.UniformGrid(dims=(2,))
+
+    def work(_thread, _errors):
+        for i in range(2000):  # every thread fills the cache and empties it
+            for key in range(20):
+                grid._cache[f"{_PREFIX}test:{key}"] = i
+            forget(grid)
+
+    assert _on_threads_switching_often(work) == []
+
+
 def _runs(pipe, name, values_by_run, graphs=True, **settings):
     """The outputs of consecutive runs, each with that run's input values."""
     results = []

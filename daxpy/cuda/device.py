@@ -136,8 +136,10 @@ def forget(dataset: Any) -> None:
     """
     cache = getattr(dataset, "_cache", None)
     if cache:
-        for key in [k for k in cache if isinstance(k, str) and k.startswith(_PREFIX)]:
-            del cache[key]
+        # list() copies the keys in one step: another thread may add or drop
+        # entries of a shared grid meanwhile.
+        for key in [k for k in list(cache) if isinstance(k, str) and k.startswith(_PREFIX)]:
+            cache.pop(key, None)
 
 
 def alignment(array: Any) -> int:

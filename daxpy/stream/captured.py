@@ -255,8 +255,8 @@ class Recorder:
             # The unit's capture failed (it reads values back, or synchronizes).
             # What it cached was never written: drop it, run the unit as always,
             # and never capture this chunk again.
-            for key in [k for k in self.cache if k not in keys]:
-                del self.cache[key]
+            for key in [k for k in list(self.cache) if k not in keys]:
+                self.cache.pop(key, None)
             drop_constants([k for k in constants() if k not in params])
             self.failed = True
             return self.run_unit(unit, working)
@@ -346,7 +346,7 @@ def finished_capture(chunk, key: tuple, recorder: Recorder, inputs: dict, state:
     >>> callable(finished_capture)  # needs a GPU: see tests/test_captured_runs.py
     True
     """
-    added = [k for k in recorder.cache if k not in recorder.cache_before
+    added = [k for k in list(recorder.cache) if k not in recorder.cache_before
              and k not in (_KEY, _RAN)]
     if recorder.failed:
         store(chunk, key, NEVER)
@@ -357,7 +357,7 @@ def finished_capture(chunk, key: tuple, recorder: Recorder, inputs: dict, state:
         # Everything the graphs may read: what they allocated, the chunk grid's
         # cached device objects, the parameter arrays (their cache may drop them).
         entry.held = (recorder.allocations + list(constants().values())
-                      + [v for k, v in recorder.cache.items() if k not in (_KEY, _RAN)])
+                      + [v for k, v in list(recorder.cache.items()) if k not in (_KEY, _RAN)])
         entry.lock.acquire()
         held.append(entry)
         store(chunk, key, entry)
