@@ -162,6 +162,7 @@ def guarded(run: Callable[..., Any], dataset: Any, what: str, /, *args, **kwargs
 def _drop_new(cache, cached_before: set) -> None:
     """Drop the device copies cached on a dataset since ``cached_before``."""
     if cache is not None:
-        for key in [k for k in cache if k not in cached_before
+        # Keys copied first, dropped if present: other threads share the grid's cache.
+        for key in [k for k in list(cache) if k not in cached_before
                     and isinstance(k, str) and k.startswith(_CACHE_PREFIX)]:
-            del cache[key]
+            cache.pop(key, None)
