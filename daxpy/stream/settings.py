@@ -113,6 +113,8 @@ def replaced_settings(settings: Settings, changes: dict) -> Settings:
     >>> replaced_settings(Settings(), {"streams": 2}).streams
     2
     """
+    if not changes:
+        return settings  # frozen: nothing to copy
     unknown = sorted(set(changes) - {f.name for f in dataclasses.fields(Settings)})
     if unknown:
         raise ArgumentError(f"unknown streaming setting(s) {unknown}; the settings are "

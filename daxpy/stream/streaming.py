@@ -238,8 +238,7 @@ def run_streamed(dataset, stages, wanted, backend: str = "cuda", fuse: bool = Tr
     >>> out.cell_data[c.name].tolist()[:3]
     [3.0, 4.0, 5.0]
     """
-    settings = replaced_settings(current_settings(), overrides) if overrides \
-        else current_settings()
+    settings = replaced_settings(current_settings(), overrides)
     if backend not in ("cpu", "cuda"):
         raise ArgumentError(f"backend must be 'cpu' or 'cuda', got {backend!r}")
     program = program_of(dataset, stages, wanted)
