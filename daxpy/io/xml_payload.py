@@ -83,8 +83,8 @@ class ArrayPayload:
         if len(self.head) < _HEAD_CHARS:
             self.head += joined[:_HEAD_CHARS - len(self.head)]
 
-
     def _keep(self, words: list, joins: bool, joined: str) -> None:
+        """Note the word ending the last cell and, when binary, the text."""
         if joins:  # the first word goes on with the last one
             words[0] = (self._last_word + words[0])[:64]  # longer is no number
         self._last_word = words[-1][:64]
