@@ -49,6 +49,59 @@ _CHILD = textwrap.dedent("""
 """)
 
 
+_GEOMETRY_CHILD = textwrap.dedent("""
+    import sys, threading, numpy as np, daxpy
+    from daxpy.filters import Clip, Contour, Slice, Threshold
+    rng = np.random.default_rng(0)
+    nx, ny, nz = 24, 20, 18
+    grid = daxpy.UniformGrid(dims=(nx, ny, nz))
+    if sys.argv[1] == "unstructured":  # the same cells as hexahedra
+        k, j, i = np.meshgrid(np.arange(nz - 1), np.arange(ny - 1), np.arange(nx - 1),
+                              indexing="ij")
+        corners = np.array([0, 1, 1 + nx, nx, nx * ny, 1 + nx * ny, 1 + nx + nx * ny,
+                            nx + nx * ny])
+        ids = (i + nx * (j + ny * k)).reshape(-1, 1) + corners
+        grid = daxpy.UnstructuredGrid.from_blocks(
+            grid.points(), {daxpy.data.celltypes.HEXAHEDRON: ids})
+    grid = grid.with_fields(point_data={"t": rng.random(grid.n_points)})
+    def filters():
+        return [Threshold("t", 0.3, 0.7, backend="cpu"), Clip("t", 0.5, backend="cpu"),
+                Clip(plane=((9.0, 8.0, 7.0), (1.0, 0.5, 0.2)), backend="cpu"),
+                Slice((1.0, 0.5, 0.2), (9.0, 8.0, 7.0), backend="cpu"),
+                Contour("t", values=[0.5], backend="cpu")]
+    def bits(out):
+        arrays = [out.points()] + [v for a in ("points", "cells")
+                                   for _, v in sorted(out.fields(a).items())]
+        return b"".join(np.ascontiguousarray(v).tobytes() for v in arrays)
+    expected = [bits(f(grid)) for f in filters()]
+    failures = []
+    def work(i):
+        try:
+            for r in range(int(sys.argv[2])):
+                for k, f in enumerate(filters()):
+                    if bits(f(grid)) != expected[k]:
+                        failures.append((i, r, k))
+        except Exception as err:  # reported to the parent, which fails the test
+            failures.append(repr(err))
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    print(failures)
+""")
+
+
+@pytest.mark.parametrize("family", ["uniform", "unstructured"])
+def test_geometry_filters_from_eight_threads(family):
+    """Threshold, clips, slice and contour on the CPU from 8 threads at once: each
+    gets the serial call's bits, and the process lives."""
+    done = subprocess.run([sys.executable, "-c", _GEOMETRY_CHILD, family, "3"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, (done.returncode, done.stderr[-2000:])
+    assert done.stdout.strip() == "[]", done.stdout
+
+
 @pytest.mark.parametrize("mode", ["plain", "profile", "mixed"])
 def test_pipelines_from_eight_threads(mode):
     done = subprocess.run([sys.executable, "-c", _CHILD, mode, "60"], capture_output=True,
