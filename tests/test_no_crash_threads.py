@@ -15,8 +15,25 @@ import pytest
 import daxpy
 from daxpy.filters import Gradient
 
-_CHILD = textwrap.dedent("""
-    import sys, threading, numpy as np, daxpy
+_ON_EIGHT_THREADS = textwrap.dedent("""
+    import threading
+    def on_eight_threads(body):
+        failures = []
+        def work(i):
+            try:
+                body(i, failures)
+            except Exception as err:  # reported to the parent, which fails the test
+                failures.append(repr(err))
+        threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        return failures
+""")
+
+_CHILD = _ON_EIGHT_THREADS + textwrap.dedent("""
+    import sys, numpy as np, daxpy
     from daxpy.filters import Gradient, PointToCell
     mode, rounds = sys.argv[1], int(sys.argv[2])
     rng = np.random.default_rng(0)
@@ -26,31 +43,22 @@ _CHILD = textwrap.dedent("""
         pipe.gradient("t").magnitude().point_to_cell()
         return pipe
     expected = build().run(backend="cpu")
-    failures = []
-    def work(i):
-        try:
-            for r in range(rounds):
-                profiled = mode == "profile" or (mode == "mixed" and (i + r) % 2 == 0)
-                out = build().run(backend="cpu", profile=profiled)
-                out = out[0] if profiled else out
-                for name, values in expected.cell_data.items():
-                    if not np.array_equal(out.cell_data[name], values):
-                        failures.append((i, r, name))
-                Gradient("t")(grid)
-        except Exception as err:  # reported to the parent, which fails the test
-            failures.append(repr(err))
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    def body(i, failures):
+        for r in range(rounds):
+            profiled = mode == "profile" or (mode == "mixed" and (i + r) % 2 == 0)
+            out = build().run(backend="cpu", profile=profiled)
+            out = out[0] if profiled else out
+            for name, values in expected.cell_data.items():
+                if not np.array_equal(out.cell_data[name], values):
+                    failures.append((i, r, name))
+            Gradient("t")(grid)
+    failures = on_eight_threads(body)
     import tracemalloc
     print("tracing" if tracemalloc.is_tracing() else "not tracing", failures)
 """)
 
-
-_GEOMETRY_CHILD = textwrap.dedent("""
-    import sys, threading, numpy as np, daxpy
+_GEOMETRY_CHILD = _ON_EIGHT_THREADS + textwrap.dedent("""
+    import sys, numpy as np, daxpy
     from daxpy.filters import Clip, Contour, Slice, Threshold
     rng = np.random.default_rng(0)
     nx, ny, nz = 24, 20, 18
@@ -74,21 +82,12 @@ _GEOMETRY_CHILD = textwrap.dedent("""
                                    for _, v in sorted(out.fields(a).items())]
         return b"".join(np.ascontiguousarray(v).tobytes() for v in arrays)
     expected = [bits(f(grid)) for f in filters()]
-    failures = []
-    def work(i):
-        try:
-            for r in range(int(sys.argv[2])):
-                for k, f in enumerate(filters()):
-                    if bits(f(grid)) != expected[k]:
-                        failures.append((i, r, k))
-        except Exception as err:  # reported to the parent, which fails the test
-            failures.append(repr(err))
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    print(failures)
+    def body(i, failures):
+        for r in range(int(sys.argv[2])):
+            for k, f in enumerate(filters()):
+                if bits(f(grid)) != expected[k]:
+                    failures.append((i, r, k))
+    print(on_eight_threads(body))
 """)
 
 
