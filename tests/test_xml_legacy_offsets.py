@@ -109,3 +109,51 @@ def test_legacy_offsets_are_read_before_vtk_sizes_the_connectivity(tmp_path):
              if not (outcomes[path].startswith(want) if want == "ok " else
                      outcomes[path].startswith("refused ") and want in outcomes[path])}
     assert wrong == {}
+
+
+def test_files_vtk_writes_give_the_scan_their_true_last_offset(tmp_path, monkeypatch):
+    """VTK 9's writer still writes version 0.1 and 1.0 files (one offset a cell) in
+    every mode: the scan reads each one's last offset as the connectivity's size."""
+    import itertools
+
+    import vtk
+
+    from daxpy.io import xml_offsets
+    from daxpy.io.xml_scan import scan_xml
+
+    grid, points = vtk.vtkUnstructuredGrid(), vtk.vtkPoints()
+    rng = np.random.default_rng(1)
+    for point in rng.random((300, 3)):
+        points.InsertNextPoint(*point)
+    grid.SetPoints(points)
+    for _ in range(200):
+        ids = vtk.vtkIdList()
+        for i in rng.choice(300, 4, replace=False):
+            ids.InsertNextId(int(i))
+        grid.InsertNextCell(vtk.VTK_TETRA, ids)
+    read = {}
+
+    def recorded(self, declared):
+        read[declared.path] = ([end for _, end in self.last], list(self.connectivity.values()))
+
+    monkeypatch.setattr(xml_offsets.LegacyCells, "check", recorded)
+    modes = itertools.product(["Binary", "Appended"], ["None", "ZLib", "LZ4", "LZMA"],
+                              ["32", "64"], [True, False])
+    for mode, compressor, header, encoded in modes:
+        if mode == "Binary" and not encoded:
+            continue  # inline data is always base64
+        writer = vtk.vtkXMLUnstructuredGridWriter()
+        writer.SetInputData(grid)
+        getattr(writer, f"SetDataModeTo{mode}")()
+        getattr(writer, f"SetCompressorTypeTo{compressor}")()
+        getattr(writer, f"SetHeaderTypeToUInt{header}")()
+        writer.SetEncodeAppendedData(encoded)
+        writer.SetBlockSize(100)  # several blocks; the last offset in the last
+        path = str(tmp_path / f"{mode}-{compressor}-{header}-{encoded}.vtu")
+        writer.SetFileName(path)
+        writer.Write()
+        with open(path, "rb") as f:
+            head = f.read(200)
+        assert b'version="0.1"' in head or b'version="1.0"' in head, path
+        scan_xml(path, "unstructured")
+        assert read[path] == ([800], [800]), path
