@@ -51,9 +51,9 @@ class ArrayPayload:
     tokens: int = 0  # whitespace-separated words of inline text
     head: str = ""  # first characters of inline text, whitespace removed
     # (piece, section, name) of a connectivity or offsets array in a file
-    # before version 2 (see :mod:`daxpy.io.xml_offsets`): it also keeps the
-    # word that ends the last cell (the one at ``values - 2``) and, when
-    # binary, all of its text.
+    # before version 2 (see :mod:`daxpy.io.xml_offsets`). An offsets array also
+    # keeps the word that ends the last cell (the one at ``values - 2``) and,
+    # when binary, all of its text (a connectivity's size is its header's).
     cells: tuple | None = None
     cell_end: str = ""
     pieces: list = field(default_factory=list)
@@ -75,7 +75,7 @@ class ArrayPayload:
         joined = "".join(words)
         self.chars += len(joined)
         joins = self._in_word and bool(data) and not data[0].isspace()
-        if self.cells is not None and words:
+        if self.cells is not None and self.cells[-1] == "offsets" and words:
             self._keep(words, joins, joined)
         self.tokens += len(words) - joins
         if data:
