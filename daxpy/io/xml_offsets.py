@@ -47,7 +47,7 @@ def _decompress(compressor: str, block: bytes, size: int) -> bytes:
 
     with vtk_messages():
         out = getattr(vtkIOCore, compressor)().Uncompress(block, len(block), size)
-    return b"" if out is None else out  # numpy reads a vtkUnsignedCharArray's buffer
+    return b"" if out is None else out  # a vtkUnsignedCharArray: a buffer, read as bytes
 
 
 class LegacyCells:

@@ -68,11 +68,11 @@ CAPTURE_TRIES = 2
 without graphs for good."""
 
 _KEY = _PREFIX + "stream:captured"
+_RAN = _PREFIX + "stream:ran"
 _TABLES = threading.Lock()
 """Held while a chunk's table of entries or a grid's runs are changed: threads
 running pipelines over one grid change them at once (one thread's eviction of the
 oldest key raced another's)."""
-_RAN = _PREFIX + "stream:ran"
 NEVER = "never"
 """A chunk's state once a capture failed: it runs without graphs."""
 
